@@ -1,0 +1,132 @@
+#include "comm_bench.h"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <nlohmann/json.hpp>
+
+namespace tierzero::bench {
+
+namespace {
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+// Mean seconds per call of `op` on the slowest rank.
+double time_op(Communicator& world, int warmup, int iters, const std::function<void()>& op) {
+  for (int i = 0; i < warmup; ++i) op();
+  world.barrier();
+  const double t0 = now();
+  for (int i = 0; i < iters; ++i) op();
+  double t = (now() - t0) / iters;
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return t;
+}
+}  // namespace
+
+std::vector<CommBenchRow> run_comm_bench(Hierarchy& hier, const CommBenchOptions& opt) {
+  Communicator& world = hier.world();
+  const int w = world.size();
+  const std::size_t esize = dtype_size(opt.dtype);
+  std::vector<CommBenchRow> rows;
+  std::vector<std::byte> in, out;
+  for (std::size_t m : opt.sizes_bytes) {
+    const std::size_t total = std::max<std::size_t>(m / esize / w, 1) * w;  // elements, divisible by w
+    const std::size_t shard = total / w;
+    in.assign(total * esize, std::byte{1});
+    out.assign(total * esize, std::byte{0});
+    struct Case {
+      const char* collective;
+      const char* algorithm;
+      std::function<void()> op;
+    };
+    const DType t = opt.dtype;
+    std::vector<Case> cases = {
+        {"all_gather", "flat", [&] { world.all_gather(in.data(), out.data(), shard, t); }},
+        {"all_gather", "hier", [&] { hier.all_gather(in.data(), out.data(), shard, t); }},
+        {"reduce_scatter", "flat", [&] { world.reduce_scatter(in.data(), out.data(), shard, t, ReduceOp::sum); }},
+        {"reduce_scatter", "hier", [&] { hier.reduce_scatter(in.data(), out.data(), shard, t, ReduceOp::sum); }},
+        {"all_reduce", "flat", [&] { world.all_reduce(in.data(), out.data(), total, t, ReduceOp::sum); }},
+        {"all_reduce", "hier", [&] { hier.all_reduce(in.data(), out.data(), total, t, ReduceOp::sum); }},
+    };
+    for (auto& c : cases) {
+      CommBenchRow row{c.collective, c.algorithm, total * esize};
+      const auto before = world.traffic().snapshot();
+      c.op();
+      const auto delta = traffic_delta(before, world.traffic().snapshot());
+      double per_level[kNumLevels];
+      for (int l = 0; l < kNumLevels; ++l) per_level[l] = static_cast<double>(delta[l]);
+      MPI_Allreduce(MPI_IN_PLACE, per_level, kNumLevels, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      for (int l = 0; l < kNumLevels; ++l) row.bytes_per_level[l] = per_level[l] / w;
+      row.time_s = time_op(world, opt.warmup, opt.iters, c.op);
+      row.algbw_gbs = static_cast<double>(row.bytes) / row.time_s / 1e9;
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+std::string to_json_line(const CommBenchRow& row, const Topology& topo) {
+  nlohmann::ordered_json j;
+  j["collective"] = row.collective;
+  j["algorithm"] = row.algorithm;
+  j["topology"] = topo.to_string();
+  j["bytes"] = row.bytes;
+  j["time_s"] = row.time_s;
+  j["algbw_gbs"] = row.algbw_gbs;
+  nlohmann::ordered_json levels = nlohmann::ordered_json::object();
+  for (Level l : topo.levels()) levels[std::string(level_name(l))] = row.bytes_per_level[static_cast<int>(l)];
+  j["bytes_per_level"] = levels;
+  return j.dump();
+}
+
+System measure_system(Hierarchy& hier, const std::string& name) {
+  Communicator& world = hier.world();
+  const Topology& topo = world.topology();
+  // Per-rank shard sizes of the two all-gathers the α–β line is fitted to.
+  constexpr std::size_t kSmall = 256, kLarge = 1 << 20;
+  std::vector<std::byte> in(kLarge, std::byte{1}), out;
+  System sys;
+  sys.name = name;
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  const int per_node = topo.fanout(Level::gpu) * topo.fanout(Level::node);
+  sys.memory_bytes = static_cast<double>(pages) * static_cast<double>(page) / per_node;
+  sys.peak_flops = system_preset("cpu")->peak_flops;
+  std::optional<LinkSpec> inner;  // the last measured level
+  for (Level l : topo.levels()) {
+    LinkSpec link;
+    link.level = l;
+    link.fanout = l == Level::world ? 0 : topo.fanout(l);
+    const int f = topo.fanout(l);
+    if (f > 1) {
+      Communicator& hop = hier.hop(l);
+      out.resize(kLarge * f);
+      auto gather = [&](std::size_t bytes) {
+        return time_op(world, 2, 10, [&] { hop.all_gather(in.data(), out.data(), bytes, DType::u8); });
+      };
+      const double t1 = gather(kSmall), t2 = gather(kLarge);
+      // Ring model of an all-gather over f ranks: t = (f-1) * (alpha + c / beta).
+      link.bandwidth_Bps = (f - 1) * static_cast<double>(kLarge - kSmall) / std::max(t2 - t1, 1e-9);
+      link.latency_s = std::max(0.0, t1 / (f - 1) - kSmall / link.bandwidth_Bps);
+      link.source = "measured by tierzero bench comm (all-gather on the " + std::string(level_name(l)) + " hop groups, " +
+                    topo.to_string() + ")";
+    } else if (inner) {
+      link.bandwidth_Bps = inner->bandwidth_Bps;
+      link.latency_s = inner->latency_s;
+      link.source = "not measured (fan-out 1 in the measuring job); copied from level " + std::string(level_name(inner->level));
+    } else {
+      const LinkSpec& preset = system_preset("cpu")->link(Level::node);
+      link.bandwidth_Bps = preset.bandwidth_Bps;
+      link.latency_s = preset.latency_s;
+      link.source = "not measured (fan-out 1 in the measuring job); cpu preset's node link";
+    }
+    sys.links.push_back(link);
+    if (f > 1) inner = link;
+  }
+  return sys;
+}
+
+}  // namespace tierzero::bench

@@ -1,0 +1,44 @@
+// Measures flat and hierarchical collectives (bench comm) and fits an α–β
+// model per level to write a system file. Collective over the world
+// communicator; results are identical on every rank.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tierzero/hierarchy.h"
+#include "tierzero/system.h"
+
+namespace tierzero::bench {
+
+struct CommBenchOptions {
+  std::vector<std::size_t> sizes_bytes = {1 << 16, 1 << 20, 1 << 22, 1 << 24};  // M: the full tensor
+  int warmup = 2;
+  int iters = 5;
+  DType dtype = DType::f32;
+};
+
+// One measurement. `bytes` is M: the all-gather output, the reduce-scatter
+// input, the all-reduce buffer. time_s is the slowest rank's mean per call;
+// algbw_gbs = bytes / time_s / 1e9; bytes_per_level is received bytes per
+// rank per call, averaged over ranks.
+struct CommBenchRow {
+  std::string collective;  // all_gather | reduce_scatter | all_reduce
+  std::string algorithm;   // flat | hier
+  std::size_t bytes = 0;
+  double time_s = 0;
+  double algbw_gbs = 0;
+  std::array<double, kNumLevels> bytes_per_level{};
+};
+
+std::vector<CommBenchRow> run_comm_bench(Hierarchy& hier, const CommBenchOptions& opt);
+std::string to_json_line(const CommBenchRow& row, const Topology& topo);
+
+// Fits latency and bandwidth per declared level from all-gathers on that
+// level's hop groups, all running at once (so shared links are contended as
+// in training). Levels with fan-out 1 cannot be measured and copy the
+// nearest measured inner level (their `source` says so).
+System measure_system(Hierarchy& hier, const std::string& name);
+
+}  // namespace tierzero::bench

@@ -1,0 +1,124 @@
+// The transport-independent collective interface. A Communicator is a fixed
+// group of ranks inside a job whose world layout is a Topology; it knows the
+// world rank of each member so that every collective can charge the bytes it
+// delivers to the Traffic counter of the level they cross.
+//
+// Counting rule (docs/algorithms.md): the calling rank adds the bytes it
+// receives from each peer, as if each piece came straight from the rank that
+// owns it, whatever the backend does inside:
+//   all_gather      chunk j from member j
+//   reduce_scatter  my chunk of member j's input, from member j
+//   all_reduce      reduce_scatter + all_gather over a near-even split of the
+//                   count into size() chunks (the bandwidth-optimal schedule)
+//   all_to_all(v)   the block member j addresses to me, from member j
+//   broadcast       the whole buffer from the root
+//
+// Threading: one thread may issue collectives on a communicator at a time;
+// collectives must be issued in the same order on every member. Objects are
+// owned by whoever created them; split() results are independent objects.
+#pragma once
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "tierzero/dtype.h"
+#include "tierzero/topology.h"
+#include "tierzero/traffic.h"
+
+namespace tierzero {
+
+enum class ReduceOp { sum, avg };
+
+// A waitable handle for a non-blocking collective. Move-only; wait() is
+// idempotent; destroying an unfinished request waits for it.
+class Request {
+ public:
+  struct Impl {
+    virtual ~Impl() = default;
+    virtual void wait() = 0;
+    virtual bool test() = 0;
+  };
+  Request() = default;
+  explicit Request(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  Request(Request&&) noexcept = default;
+  Request& operator=(Request&& o) noexcept;
+  ~Request();
+  void wait();
+  // True when the operation has completed (then wait() returns at once).
+  bool test();
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // The world rank of member i.
+  int world_rank(int member) const { return members_[member]; }
+  const std::vector<int>& members() const { return members_; }
+  const Topology& topology() const { return topology_; }
+  Traffic& traffic() const { return *traffic_; }
+
+  // recv (size()*count elements) = concatenation of every member's send (count).
+  virtual Request iall_gather(const void* send, void* recv, std::size_t count, DType t) = 0;
+  // recv (count) = reduction over members of their send[rank*count .. +count].
+  virtual Request ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) = 0;
+  // buf (count) = reduction over members of their buf; send may equal recv.
+  virtual Request iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) = 0;
+  // recv[j*count..] = member j's send[rank*count..].
+  virtual Request iall_to_all(const void* send, void* recv, std::size_t count, DType t) = 0;
+  // Variable block sizes and displacements, in elements.
+  virtual Request iall_to_allv(const void* send, const std::vector<std::size_t>& send_counts,
+                               const std::vector<std::size_t>& send_displs, void* recv,
+                               const std::vector<std::size_t>& recv_counts,
+                               const std::vector<std::size_t>& recv_displs, DType t) = 0;
+  virtual Request ibroadcast(void* buf, std::size_t count, DType t, int root) = 0;
+  virtual void barrier() = 0;
+
+  void all_gather(const void* send, void* recv, std::size_t count, DType t) { iall_gather(send, recv, count, t).wait(); }
+  void reduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
+    ireduce_scatter(send, recv, count, t, op).wait();
+  }
+  void all_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
+    iall_reduce(send, recv, count, t, op).wait();
+  }
+  void all_to_all(const void* send, void* recv, std::size_t count, DType t) { iall_to_all(send, recv, count, t).wait(); }
+  void broadcast(void* buf, std::size_t count, DType t, int root) { ibroadcast(buf, count, t, root).wait(); }
+
+  // A new communicator over the members that share this rank's `color`,
+  // ordered by world rank. Collective over all members.
+  virtual std::unique_ptr<Communicator> split_by(int color) = 0;
+  // group(level) / cross group(level) / hop group(level) of design.md,
+  // intersected with this communicator's members.
+  std::unique_ptr<Communicator> split(Level level);
+  std::unique_ptr<Communicator> cross(Level level);
+  std::unique_ptr<Communicator> hop(Level level);
+
+ protected:
+  Communicator(Topology topology, std::vector<int> members, std::shared_ptr<Traffic> traffic);
+  // Charges `bytes` received from member `peer` (no-op for self).
+  void count_from(int peer, std::size_t bytes) const;
+  // The counting rules above, for this rank.
+  // all_gather, reduce_scatter and all_to_all: `bytes` from every peer.
+  void count_from_each(std::size_t bytes) const;
+  void count_all_reduce(std::size_t count, std::size_t elem_size) const;
+  std::shared_ptr<Traffic> shared_traffic() const { return traffic_; }
+
+ private:
+  Topology topology_;
+  std::vector<int> members_;
+  std::shared_ptr<Traffic> traffic_;
+};
+
+// Splits `count` elements into `parts` near-equal chunks (the first count%parts
+// one longer); returns the size of chunk i.
+inline std::size_t even_chunk(std::size_t count, int parts, int i) {
+  return count / parts + (static_cast<std::size_t>(i) < count % parts ? 1 : 0);
+}
+
+}  // namespace tierzero

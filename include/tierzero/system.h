@@ -1,0 +1,48 @@
+// A system: the levels of a machine with the link each rank has at that
+// level, plus device memory and peak FLOP/s per rank. Presets carry public
+// vendor/facility figures (sources in src/topo/presets.cc); TOML files
+// describe any other machine and are what `tierzero bench comm
+// --write-system` writes. Value type.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tierzero/topology.h"
+
+namespace tierzero {
+
+// The link a rank uses to reach peers that differ from it at one level.
+struct LinkSpec {
+  Level level = Level::world;
+  int fanout = 0;               // ranks per group at this level; 0 = as many as the job has (world)
+  double bandwidth_Bps = 0;     // per rank, per direction, bytes/s
+  double latency_s = 0;         // per message (the α of an α–β model)
+  std::string source;           // where the figures come from
+};
+
+struct System {
+  std::string name;
+  std::vector<LinkSpec> links;  // innermost first, one per level
+  double memory_bytes = 0;      // device memory per rank
+  double peak_flops = 0;        // peak bf16 FLOP/s per rank (fp32 for CPU)
+
+  // The link of `level`; throws ConfigError when the system lacks it.
+  const LinkSpec& link(Level level) const;
+  // The job layout for `ranks` ranks: inner fan-outs from the system, world inferred.
+  // Throws TopologyError when ranks is not a multiple of the ranks per node.
+  Topology topology(int ranks) const;
+  std::string to_toml() const;
+};
+
+// Names of the built-in presets: frontier, dgx-a100, dgx-h100, cpu.
+std::vector<std::string> system_preset_names();
+std::optional<System> system_preset(std::string_view name);
+// Parses a system TOML document; throws ConfigError naming the bad key or value.
+System parse_system_toml(std::string_view text, const std::string& origin);
+// A preset name or the path of a TOML file.
+System load_system(const std::string& name_or_path);
+void save_system(const System& s, const std::string& path);
+
+}  // namespace tierzero

@@ -1,0 +1,63 @@
+// The layout of a job: up to three levels of hierarchy, innermost first
+// (gpu = ranks in one package, node, world), each with a fan-out. Ranks are
+// numbered node-contiguously: r = c_gpu + f_gpu * (c_node + f_node * c_world).
+// A level the job does not declare has fan-out 1. Value type, thread-safe to read.
+#pragma once
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tierzero {
+
+enum class Level : int { gpu = 0, node = 1, world = 2 };
+inline constexpr int kNumLevels = 3;
+inline constexpr std::array<Level, kNumLevels> kAllLevels = {Level::gpu, Level::node, Level::world};
+
+std::string_view level_name(Level l);
+// Parses "gpu", "node" or "world"; throws ConfigError.
+Level parse_level(std::string_view name);
+
+class Topology {
+ public:
+  // One level spanning `world_size` ranks.
+  static Topology flat(int world_size);
+  // Parses "gpu=2,node=2,world=2" (levels innermost first, 1 to 3 of them,
+  // in the order gpu, node, world). `world` may be omitted and is then
+  // inferred from world_size. Throws TopologyError naming the problem when the
+  // string is malformed or its product differs from world_size.
+  static Topology parse(std::string_view spec, int world_size);
+  // Builds a topology from explicit fan-outs (1 for absent levels).
+  Topology(std::array<int, kNumLevels> fanout, std::vector<Level> declared);
+
+  int size() const { return fanout_[0] * fanout_[1] * fanout_[2]; }
+  int fanout(Level l) const { return fanout_[static_cast<int>(l)]; }
+  // The levels the layout declares, innermost first.
+  const std::vector<Level>& levels() const { return declared_; }
+  bool declares(Level l) const;
+  // Coordinate of `rank` at `level`.
+  int coord(int rank, Level l) const;
+  // Rank with the given coordinates.
+  int rank_of(std::array<int, kNumLevels> coords) const;
+  // The outermost level at which the two ranks' coordinates differ
+  // (the level whose link carries traffic between them). a != b.
+  Level separating_level(int a, int b) const;
+  // The members of group(level) that contains `rank`: ranks sharing every
+  // coordinate above `level`, in rank order.
+  std::vector<int> group(Level l, int rank) const;
+  // The cross group(level) of `rank`: ranks with the same position inside
+  // their group(level), one per group, in rank order.
+  std::vector<int> cross_group(Level l, int rank) const;
+  // The hop group at `level`: ranks sharing every coordinate except the one
+  // at `level` (fan-out(level) members). Hierarchical collectives run one
+  // step per hop group.
+  std::vector<int> hop_group(Level l, int rank) const;
+  // "gpu=2,node=2,world=2" for the declared levels.
+  std::string to_string() const;
+
+ private:
+  std::array<int, kNumLevels> fanout_;
+  std::vector<Level> declared_;
+};
+
+}  // namespace tierzero

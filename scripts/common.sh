@@ -1,0 +1,38 @@
+# Shared by demo.sh and test.sh: install what is missing, configure, build.
+# Sourced, not run. Re-running on a machine that has everything installs
+# nothing and rebuilds only what changed.
+set -euo pipefail
+TZ_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+TZ_BUILD=${TZ_BUILD:-$TZ_ROOT/build}
+TZ_PACKAGES=(cmake ninja-build g++ pkg-config python3
+  openmpi-bin libopenmpi-dev libopenblas-dev libgtest-dev
+  nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev libhwloc-dev
+  bible-kjv iproute2)
+
+tz_install() {
+  local missing=()
+  for p in "${TZ_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "tierzero: installing ${missing[*]}"
+  local sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+tz_build() {
+  if [ ! -f "$TZ_BUILD/build.ninja" ]; then
+    cmake -S "$TZ_ROOT" -B "$TZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+  fi
+  cmake --build "$TZ_BUILD" -j "$(nproc)"
+}
+
+# Environment for multi-rank runs on this kind of machine (see docs/architecture.md).
+tz_mpi_env() {
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+  export OMPI_MCA_rmaps_base_oversubscribe=1
+  export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184
+  export OPENBLAS_NUM_THREADS=1
+}

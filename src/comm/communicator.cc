@@ -1,0 +1,61 @@
+#include "tierzero/communicator.h"
+
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+Request& Request::operator=(Request&& o) noexcept {
+  if (this != &o) {
+    if (impl_) impl_->wait();
+    impl_ = std::move(o.impl_);
+  }
+  return *this;
+}
+
+Request::~Request() {
+  if (impl_) impl_->wait();
+}
+
+void Request::wait() {
+  if (impl_) {
+    impl_->wait();
+    impl_.reset();
+  }
+}
+
+bool Request::test() { return !impl_ || impl_->test(); }
+
+Communicator::Communicator(Topology topology, std::vector<int> members, std::shared_ptr<Traffic> traffic)
+    : topology_(std::move(topology)), members_(std::move(members)), traffic_(std::move(traffic)) {}
+
+void Communicator::count_from(int peer, std::size_t bytes) const {
+  const int me = members_[rank()];
+  const int other = members_[peer];
+  if (me != other && bytes > 0) traffic_->add(topology_.separating_level(me, other), bytes);
+}
+
+void Communicator::count_from_each(std::size_t bytes) const {
+  for (int j = 0; j < size(); ++j) count_from(j, bytes);
+}
+
+void Communicator::count_all_reduce(std::size_t count, std::size_t elem_size) const {
+  const std::size_t mine = even_chunk(count, size(), rank());
+  for (int j = 0; j < size(); ++j) count_from(j, (mine + even_chunk(count, size(), j)) * elem_size);
+}
+
+std::unique_ptr<Communicator> Communicator::split(Level level) {
+  const int me = members_[rank()];
+  return split_by(topology_.group(level, me).front());
+}
+
+std::unique_ptr<Communicator> Communicator::cross(Level level) {
+  const int me = members_[rank()];
+  return split_by(topology_.cross_group(level, me).front());
+}
+
+std::unique_ptr<Communicator> Communicator::hop(Level level) {
+  const int me = members_[rank()];
+  return split_by(topology_.hop_group(level, me).front());
+}
+
+}  // namespace tierzero

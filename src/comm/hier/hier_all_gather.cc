@@ -1,0 +1,38 @@
+// Hierarchical all-gather, outermost hop first.
+//
+// After the hop at level l every rank holds the shards of all ranks that
+// differ from it only at levels >= l. The outermost hop therefore moves one
+// shard per peer across the slowest link; each inner hop moves the bundle
+// gathered so far. The bundle is built innermost-coordinate-major, so one
+// final axis reversal puts the shards in rank order.
+#include <cstring>
+
+#include "comm/hier/hop_state.h"
+
+namespace tierzero {
+
+void hier_all_gather(HopState& s, const void* send, void* recv, std::size_t count, DType t) {
+  const std::size_t shard = count * dtype_size(t);
+  const std::size_t k = s.hops.size();
+  if (k == 0) {
+    if (send != recv) std::memmove(recv, send, shard);
+    return;
+  }
+  if (k == 1) {
+    s.hops[0]->all_gather(send, recv, count, t);
+    return;
+  }
+  const void* cur = send;
+  std::size_t cur_count = count;
+  for (std::size_t h = k; h-- > 0;) {
+    std::byte* next = s.buffer(static_cast<int>(h % 2), cur_count * s.fanout(h) * dtype_size(t));
+    s.hops[h]->all_gather(cur, next, cur_count, t);
+    cur = next;
+    cur_count *= s.fanout(h);
+  }
+  std::vector<int> dims(k);
+  for (std::size_t h = 0; h < k; ++h) dims[h] = s.fanout(h);  // innermost coordinate is major
+  reverse_axes(static_cast<const std::byte*>(cur), static_cast<std::byte*>(recv), dims, shard);
+}
+
+}  // namespace tierzero

@@ -1,0 +1,32 @@
+// Internal state shared by the hierarchical algorithms: the hop
+// communicators (fan-out > 1 only, innermost first) and two scratch buffers
+// that grow to the largest size asked for and are then reused.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "tierzero/communicator.h"
+
+namespace tierzero {
+
+struct HopState {
+  std::vector<Level> levels;                         // innermost first
+  std::vector<std::unique_ptr<Communicator>> hops;   // hops[i] runs levels[i]
+  std::vector<std::byte> scratch[2];
+  int world_size = 1;
+
+  std::byte* buffer(int which, std::size_t bytes);
+  int fanout(std::size_t i) const { return hops[i]->size(); }
+};
+
+// dst = src with its axes in reverse order. src is a row-major array of
+// blocks with extents dims[0] (major) .. dims[k-1] (minor), each block
+// `block` bytes; dst has extents dims[k-1] (major) .. dims[0] (minor).
+void reverse_axes(const std::byte* src, std::byte* dst, const std::vector<int>& dims, std::size_t block);
+
+void hier_all_gather(HopState& s, const void* send, void* recv, std::size_t count, DType t);
+void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t count, DType t, ReduceOp op);
+void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t count, DType t, ReduceOp op);
+
+}  // namespace tierzero

@@ -1,0 +1,63 @@
+// Built-in systems. Figures are per rank and per direction.
+#include "tierzero/system.h"
+
+namespace tierzero {
+
+namespace {
+constexpr double kGB = 1e9;
+constexpr double kUs = 1e-6;
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+System frontier() {
+  // OLCF Frontier User Guide, "System Overview" / "Node AMD GPUs": each node has
+  // 4 MI250X (8 GCDs, 64 GB HBM2e each); the two GCDs of one MI250X are joined
+  // by 4 Infinity Fabric links of 50 GB/s per direction (200 GB/s); GCDs on
+  // different MI250X by 1-2 such links (50-100 GB/s; the ring uses the slowest,
+  // 50); 4 HPE Slingshot NICs of 25 GB/s per node, i.e. 12.5 GB/s per GCD.
+  // Peak: AMD MI250X datasheet, 383 TFLOP/s bf16 per package = 191.5 per GCD.
+  // Latencies: typical MPI/RCCL small-message latencies for these links
+  // (assumed; `tierzero bench comm --write-system` measures real ones).
+  return System{"frontier",
+                {{Level::gpu, 2, 200 * kGB, 2 * kUs, "OLCF Frontier User Guide: 4 IF links x 50 GB/s between the GCDs of one MI250X"},
+                 {Level::node, 4, 50 * kGB, 4 * kUs, "OLCF Frontier User Guide: 1-2 IF links x 50 GB/s between MI250X in a node"},
+                 {Level::world, 0, 12.5 * kGB, 10 * kUs, "OLCF Frontier User Guide: 4 Slingshot NICs x 25 GB/s per 8 GCDs"}},
+                64 * kGB,
+                191.5e12};
+}
+
+System dgx(const char* name, double nvlink_gbs, double ib_gbs, double peak) {
+  // NVIDIA DGX A100 / DGX H100 datasheets: 8 GPUs per node with 80 GB; NVLink
+  // 600 (A100) / 900 (H100) GB/s bidirectional per GPU; one 200 (A100) / 400
+  // (H100) Gb/s InfiniBand adapter per GPU. Peak dense bf16: 312 / 989 TFLOP/s.
+  return System{name,
+                {{Level::node, 8, nvlink_gbs * kGB, 3 * kUs, "NVIDIA DGX datasheet: NVLink bandwidth per GPU, per direction"},
+                 {Level::world, 0, ib_gbs * kGB, 8 * kUs, "NVIDIA DGX datasheet: one InfiniBand adapter per GPU"}},
+                80 * kGB,
+                peak};
+}
+
+System cpu() {
+  // A generic CPU cluster: shared-memory MPI inside a node and 10 GbE between
+  // nodes. Node figures measured on the project's 2-vCPU development machine
+  // with Open MPI 4.1 (2 ranks, ~10 GB/s; shared/machine-notes.md); 10 GbE is
+  // 1.25 GB/s line rate; sgemm peak ~90 GFLOP/s per core (OpenBLAS 0.3.21).
+  // Replace with `tierzero bench comm --write-system` on the real cluster.
+  return System{"cpu",
+                {{Level::node, 0, 10 * kGB, 5 * kUs, "measured: Open MPI vader, 2 ranks, this project's dev machine"},
+                 {Level::world, 0, 1.25 * kGB, 30 * kUs, "10 GbE line rate"}},
+                16 * kGiB,
+                90e9};
+}
+}  // namespace
+
+std::vector<std::string> system_preset_names() { return {"frontier", "dgx-a100", "dgx-h100", "cpu"}; }
+
+std::optional<System> system_preset(std::string_view name) {
+  if (name == "frontier") return frontier();
+  if (name == "dgx-a100") return dgx("dgx-a100", 300, 25, 312e12);
+  if (name == "dgx-h100") return dgx("dgx-h100", 450, 50, 989e12);
+  if (name == "cpu") return cpu();
+  return std::nullopt;
+}
+
+}  // namespace tierzero

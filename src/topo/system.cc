@@ -1,0 +1,140 @@
+#include "tierzero/system.h"
+
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+const LinkSpec& System::link(Level level) const {
+  for (const LinkSpec& l : links)
+    if (l.level == level) return l;
+  TZ_THROW(ConfigError, "system '" + name + "' has no " + std::string(level_name(level)) + " level");
+}
+
+Topology System::topology(int ranks) const {
+  std::array<int, kNumLevels> fanout = {1, 1, 1};
+  std::vector<Level> declared;
+  int inner = 1;
+  for (const LinkSpec& l : links) {
+    declared.push_back(l.level);
+    if (l.level == Level::world) continue;
+    TZ_CHECK(l.fanout > 0, TopologyError,
+             "system '" + name + "' does not fix the fan-out of level " + std::string(level_name(l.level)) + "; give --topology");
+    fanout[static_cast<int>(l.level)] = l.fanout;
+    inner *= l.fanout;
+  }
+  TZ_CHECK(ranks > 0 && ranks % inner == 0, TopologyError,
+           "system '" + name + "' has " + std::to_string(inner) + " ranks per node; " + std::to_string(ranks) + " ranks is not a multiple");
+  fanout[2] = ranks / inner;
+  return Topology(fanout, declared);
+}
+
+std::string System::to_toml() const {
+  toml::table root;
+  root.insert("name", name);
+  root.insert("memory_gb", memory_bytes / 1e9);
+  root.insert("peak_tflops", peak_flops / 1e12);
+  toml::array levels;
+  for (const LinkSpec& l : links) {
+    toml::table t;
+    t.insert("name", std::string(level_name(l.level)));
+    t.insert("fanout", l.fanout);
+    t.insert("bandwidth_gbs", l.bandwidth_Bps / 1e9);
+    t.insert("latency_us", l.latency_s / 1e-6);
+    if (!l.source.empty()) t.insert("source", l.source);
+    levels.push_back(std::move(t));
+  }
+  root.insert("level", std::move(levels));
+  std::ostringstream os;
+  os << "# tierzero system description: per-rank, per-direction link figures per level, innermost first.\n"
+     << "# fanout = 0 means 'as many as the job has' (the outermost level).\n"
+     << root << "\n";
+  return os.str();
+}
+
+namespace {
+double number(const toml::node& n, const std::string& where) {
+  if (auto v = n.value<double>()) return *v;
+  TZ_THROW(ConfigError, where + " must be a number");
+}
+
+void reject_unknown(const toml::table& t, std::initializer_list<std::string_view> known, const std::string& where) {
+  for (auto&& [k, v] : t) {
+    bool ok = false;
+    for (auto name : known) ok = ok || k.str() == name;
+    TZ_CHECK(ok, ConfigError, where + ": unknown key '" + std::string(k.str()) + "'");
+  }
+}
+}  // namespace
+
+System parse_system_toml(std::string_view text, const std::string& origin) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << origin << ":" << e.source().begin.line << ": " << e.description();
+    TZ_THROW(ConfigError, os.str());
+  }
+  reject_unknown(root, {"name", "memory_gb", "peak_tflops", "level"}, origin);
+  System s;
+  s.name = root["name"].value_or(std::string("custom"));
+  TZ_CHECK(root.contains("memory_gb"), ConfigError, origin + ": missing key 'memory_gb'");
+  TZ_CHECK(root.contains("peak_tflops"), ConfigError, origin + ": missing key 'peak_tflops'");
+  s.memory_bytes = number(*root.get("memory_gb"), origin + ": memory_gb") * 1e9;
+  s.peak_flops = number(*root.get("peak_tflops"), origin + ": peak_tflops") * 1e12;
+  const toml::array* levels = root["level"].as_array();
+  TZ_CHECK(levels && !levels->empty(), ConfigError, origin + ": needs at least one [[level]] table");
+  for (std::size_t i = 0; i < levels->size(); ++i) {
+    const std::string where = origin + ": level[" + std::to_string(i) + "]";
+    const toml::table* t = (*levels)[i].as_table();
+    TZ_CHECK(t, ConfigError, where + " must be a table");
+    reject_unknown(*t, {"name", "fanout", "bandwidth_gbs", "latency_us", "source"}, where);
+    LinkSpec l;
+    auto lname = (*t)["name"].value<std::string>();
+    TZ_CHECK(lname, ConfigError, where + ": missing key 'name'");
+    l.level = parse_level(*lname);
+    TZ_CHECK(s.links.empty() || static_cast<int>(s.links.back().level) < static_cast<int>(l.level), ConfigError,
+             where + ": levels must be listed once each, innermost first");
+    l.fanout = static_cast<int>((*t)["fanout"].value_or(int64_t{0}));
+    TZ_CHECK(l.fanout >= 0, ConfigError, where + ": fanout must be >= 0");
+    TZ_CHECK(t->contains("bandwidth_gbs") && t->contains("latency_us"), ConfigError,
+             where + ": needs bandwidth_gbs and latency_us");
+    l.bandwidth_Bps = number(*t->get("bandwidth_gbs"), where + ": bandwidth_gbs") * 1e9;
+    l.latency_s = number(*t->get("latency_us"), where + ": latency_us") * 1e-6;
+    TZ_CHECK(l.bandwidth_Bps > 0 && l.latency_s >= 0, ConfigError, where + ": bandwidth must be > 0 and latency >= 0");
+    l.source = (*t)["source"].value_or(std::string());
+    s.links.push_back(std::move(l));
+  }
+  TZ_CHECK(s.links.back().level == Level::world, ConfigError, origin + ": the last level must be 'world'");
+  return s;
+}
+
+System load_system(const std::string& name_or_path) {
+  if (auto p = system_preset(name_or_path)) return *p;
+  std::ifstream in(name_or_path);
+  if (!in) {
+    std::string names;
+    for (auto& n : system_preset_names()) names += (names.empty() ? "" : ", ") + n;
+    TZ_THROW(ConfigError, "system '" + name_or_path + "' is neither a preset (" + names + ") nor a readable file");
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_system_toml(ss.str(), name_or_path);
+}
+
+void save_system(const System& s, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    TZ_CHECK(out, ConfigError, "cannot write system file '" + path + "'");
+    out << s.to_toml();
+    TZ_CHECK(out.good(), ConfigError, "error writing system file '" + path + "'");
+  }
+  TZ_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, ConfigError, "cannot rename '" + tmp + "' to '" + path + "'");
+}
+
+}  // namespace tierzero

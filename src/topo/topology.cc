@@ -1,0 +1,138 @@
+#include "tierzero/topology.h"
+
+#include <charconv>
+
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+std::string_view level_name(Level l) {
+  switch (l) {
+    case Level::gpu: return "gpu";
+    case Level::node: return "node";
+    case Level::world: return "world";
+  }
+  return "?";
+}
+
+Level parse_level(std::string_view s) {
+  for (Level l : kAllLevels)
+    if (s == level_name(l)) return l;
+  TZ_THROW(ConfigError, "unknown level '" + std::string(s) + "' (expected gpu, node or world)");
+}
+
+Topology::Topology(std::array<int, kNumLevels> fanout, std::vector<Level> declared)
+    : fanout_(fanout), declared_(std::move(declared)) {
+  for (int f : fanout_) TZ_CHECK(f >= 1, TopologyError, "fan-out must be at least 1");
+}
+
+Topology Topology::flat(int world_size) { return Topology({1, 1, world_size}, {Level::world}); }
+
+Topology Topology::parse(std::string_view spec, int world_size) {
+  const std::string quoted = "topology '" + std::string(spec) + "'";
+  std::array<int, kNumLevels> fanout = {1, 1, 1};
+  std::vector<Level> declared;
+  std::size_t pos = 0;
+  while (pos <= spec.size()) {
+    std::size_t comma = spec.find(',', pos);
+    if (comma == std::string_view::npos) comma = spec.size();
+    const std::string_view item = spec.substr(pos, comma - pos);
+    const std::size_t eq = item.find('=');
+    TZ_CHECK(eq != std::string_view::npos && eq > 0, TopologyError,
+             quoted + ": expected LEVEL=FANOUT items such as gpu=2,node=4,world=2, got '" + std::string(item) + "'");
+    Level level;
+    try {
+      level = parse_level(item.substr(0, eq));
+    } catch (const ConfigError&) {
+      TZ_THROW(TopologyError, quoted + ": unknown level '" + std::string(item.substr(0, eq)) + "' (expected gpu, node or world)");
+    }
+    const std::string_view num = item.substr(eq + 1);
+    int value = 0;
+    auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), value);
+    TZ_CHECK(ec == std::errc() && end == num.data() + num.size() && value >= 1, TopologyError,
+             quoted + ": fan-out of " + std::string(level_name(level)) + " must be a positive integer, got '" + std::string(num) + "'");
+    TZ_CHECK(declared.empty() || static_cast<int>(declared.back()) < static_cast<int>(level), TopologyError,
+             quoted + ": levels must appear once each, innermost first (gpu, node, world)");
+    declared.push_back(level);
+    fanout[static_cast<int>(level)] = value;
+    pos = comma + 1;
+  }
+  const int inner = fanout[0] * fanout[1];
+  if (declared.back() != Level::world) {
+    TZ_CHECK(world_size % inner == 0, TopologyError,
+             quoted + " needs a multiple of " + std::to_string(inner) + " ranks but the job has " + std::to_string(world_size));
+    fanout[2] = world_size / inner;
+    declared.push_back(Level::world);
+  }
+  Topology t(fanout, declared);
+  TZ_CHECK(t.size() == world_size, TopologyError,
+           quoted + " has " + std::to_string(t.size()) + " ranks but the job has " + std::to_string(world_size));
+  return t;
+}
+
+bool Topology::declares(Level l) const {
+  for (Level d : declared_)
+    if (d == l) return true;
+  return false;
+}
+
+int Topology::coord(int rank, Level l) const {
+  int r = rank;
+  for (int i = 0; i < static_cast<int>(l); ++i) r /= fanout_[i];
+  return r % fanout_[static_cast<int>(l)];
+}
+
+int Topology::rank_of(std::array<int, kNumLevels> c) const {
+  return c[0] + fanout_[0] * (c[1] + fanout_[1] * c[2]);
+}
+
+Level Topology::separating_level(int a, int b) const {
+  for (int i = kNumLevels - 1; i >= 0; --i)
+    if (coord(a, static_cast<Level>(i)) != coord(b, static_cast<Level>(i))) return static_cast<Level>(i);
+  TZ_THROW(TopologyError, "separating_level of a rank with itself");
+}
+
+namespace {
+// Ranks whose coordinates equal those of `rank` at every level where keep[i]
+// is true; the others vary over their fan-outs.
+std::vector<int> members(const Topology& t, int rank, std::array<bool, kNumLevels> keep) {
+  std::vector<int> out;
+  std::array<int, kNumLevels> c{};
+  for (int i = 0; i < kNumLevels; ++i) c[i] = t.coord(rank, static_cast<Level>(i));
+  for (int r = 0; r < t.size(); ++r) {
+    bool same = true;
+    for (int i = 0; i < kNumLevels && same; ++i) same = !keep[i] || t.coord(r, static_cast<Level>(i)) == c[i];
+    if (same) out.push_back(r);
+  }
+  return out;
+}
+}  // namespace
+
+std::vector<int> Topology::group(Level l, int rank) const {
+  std::array<bool, kNumLevels> keep{};
+  for (int i = 0; i < kNumLevels; ++i) keep[i] = i > static_cast<int>(l);
+  return members(*this, rank, keep);
+}
+
+std::vector<int> Topology::cross_group(Level l, int rank) const {
+  std::array<bool, kNumLevels> keep{};
+  for (int i = 0; i < kNumLevels; ++i) keep[i] = i <= static_cast<int>(l);
+  return members(*this, rank, keep);
+}
+
+std::vector<int> Topology::hop_group(Level l, int rank) const {
+  std::array<bool, kNumLevels> keep{};
+  for (int i = 0; i < kNumLevels; ++i) keep[i] = i != static_cast<int>(l);
+  return members(*this, rank, keep);
+}
+
+std::string Topology::to_string() const {
+  std::string s;
+  for (Level l : declared_) {
+    if (!s.empty()) s += ',';
+    s += std::string(level_name(l)) + "=" + std::to_string(fanout(l));
+  }
+  return s;
+}
+
+}  // namespace tierzero

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Bad layouts give a clear error on every rank and exit code 2; the bench
+# prints JSON whose hierarchical all-gather moves fewer world bytes.
+set -u
+tz=$1
+mpirun=$2
+fail=0
+expect_exit() {  # expect_exit CODE PATTERN COUNT -- command...
+  local code=$1 pattern=$2 count=$3
+  shift 4
+  local out rc
+  out=$("$@" 2>&1); rc=$?
+  if [ "$rc" != "$code" ]; then echo "FAIL: '$*' exited $rc, expected $code"; echo "$out"; fail=1; return; fi
+  local n
+  n=$(grep -c -- "$pattern" <<<"$out")
+  if [ "$n" -lt "$count" ]; then echo "FAIL: '$*' printed '$pattern' $n times, expected $count"; echo "$out"; fail=1; return; fi
+  echo "ok: $*"
+}
+run8() { "$mpirun" --oversubscribe -np 8 "$tz" "$@"; }
+expect_exit 2 "has 12 ranks but the job has 8" 8 -- run8 bench comm --topology gpu=2,node=2,world=3 --sizes 4096
+expect_exit 2 "needs a multiple of 6 ranks" 8 -- run8 bench comm --topology gpu=2,node=3 --sizes 4096
+expect_exit 2 "unknown level 'rack'" 8 -- run8 bench comm --topology rack=8 --sizes 4096
+expect_exit 2 "must be a positive integer" 8 -- run8 bench comm --topology gpu=two,world=4 --sizes 4096
+expect_exit 2 "unknown dtype" 1 -- "$tz" bench comm --dtype fp8 --sizes 4096
+expect_exit 2 "" 0 -- "$tz" bench nosuch
+
+json=$(run8 bench comm --topology gpu=2,node=2,world=2 --sizes 65536 --iters 1 --json 2>/dev/null)
+python3 - "$json" <<'PY' || fail=1
+import json, sys
+rows = [json.loads(l) for l in sys.argv[1].splitlines() if l.strip()]
+ag = {r["algorithm"]: r for r in rows if r["collective"] == "all_gather"}
+M, W, per_node = 65536, 8, 4
+flat, hier = ag["flat"]["bytes_per_level"]["world"], ag["hier"]["bytes_per_level"]["world"]
+assert flat == M * (W - W // 2) / W, flat        # every shard of the other node
+assert hier == M / W * (2 - 1), hier             # one shard from the peer node
+assert flat == per_node * hier
+for r in rows:
+    assert set(r) >= {"collective", "algorithm", "bytes", "time_s", "algbw_gbs", "bytes_per_level"}, r
+print("ok: bench comm JSON (world bytes flat", flat, "hier", hier, ")")
+PY
+exit $fail

@@ -1,0 +1,84 @@
+// Helpers for multi-rank tests: every layout of the job's rank count,
+// rank-derived test values and the closed-form traffic formulas of
+// docs/algorithms.md, written out independently of the library.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "tierzero/communicator.h"
+#include "tierzero/dtype.h"
+
+namespace tierzero::test {
+
+inline int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+// Every (gpu, node, world) factorisation of n, as a Topology with all three levels declared.
+inline std::vector<Topology> all_layouts(int n) {
+  std::vector<Topology> out;
+  for (int g = 1; g <= n; ++g)
+    for (int nd = 1; g * nd <= n; ++nd)
+      if (n % (g * nd) == 0) out.emplace_back(std::array<int, kNumLevels>{g, nd, n / (g * nd)}, std::vector<Level>{Level::gpu, Level::node, Level::world});
+  return out;
+}
+
+// A small integer in [-8, 8] (or [0, 16] for uint8): sums over up to 8 ranks
+// are exact in every type, so reductions can be checked for equality.
+inline int value(int rank, std::size_t i, DType t) {
+  const int v = static_cast<int>((rank * 7 + i * 3 + i / 5) % 17);
+  return t == DType::u8 ? v : v - 8;
+}
+
+inline void store(DType t, void* buf, std::size_t i, double v) {
+  switch (t) {
+    case DType::f32: static_cast<float*>(buf)[i] = static_cast<float>(v); break;
+    case DType::bf16: static_cast<std::uint16_t*>(buf)[i] = f32_to_bf16(static_cast<float>(v)); break;
+    case DType::f16: static_cast<std::uint16_t*>(buf)[i] = f32_to_f16(static_cast<float>(v)); break;
+    case DType::i8: static_cast<std::int8_t*>(buf)[i] = static_cast<std::int8_t>(v); break;
+    case DType::u8: static_cast<std::uint8_t*>(buf)[i] = static_cast<std::uint8_t>(v); break;
+  }
+}
+
+inline double load(DType t, const void* buf, std::size_t i) {
+  switch (t) {
+    case DType::f32: return static_cast<const float*>(buf)[i];
+    case DType::bf16: return bf16_to_f32(static_cast<const std::uint16_t*>(buf)[i]);
+    case DType::f16: return f16_to_f32(static_cast<const std::uint16_t*>(buf)[i]);
+    case DType::i8: return static_cast<const std::int8_t*>(buf)[i];
+    case DType::u8: return static_cast<const std::uint8_t*>(buf)[i];
+  }
+  return 0;
+}
+
+inline std::vector<DType> all_dtypes() { return {DType::f32, DType::bf16, DType::f16, DType::i8, DType::u8}; }
+
+inline std::size_t prod_below(const Topology& t, int l) {
+  std::size_t p = 1;
+  for (int i = 0; i < l; ++i) p *= t.fanout(static_cast<Level>(i));
+  return p;
+}
+
+inline std::size_t prod_above(const Topology& t, int l) {
+  std::size_t p = 1;
+  for (int i = l + 1; i < kNumLevels; ++i) p *= t.fanout(static_cast<Level>(i));
+  return p;
+}
+
+// Flat all-gather / reduce-scatter / all-to-all, `b` bytes per peer:
+// level l carries b * prod_{i<l} f_i * (f_l - 1).
+inline std::uint64_t flat_bytes(const Topology& t, int l, std::size_t b) {
+  return b * prod_below(t, l) * (t.fanout(static_cast<Level>(l)) - 1);
+}
+
+// Hierarchical all-gather / reduce-scatter with a shard of `b` bytes:
+// level l carries b * (f_l - 1) * prod_{i>l} f_i.
+inline std::uint64_t hier_bytes(const Topology& t, int l, std::size_t b) {
+  return b * (t.fanout(static_cast<Level>(l)) - 1) * prod_above(t, l);
+}
+
+}  // namespace tierzero::test

@@ -1,0 +1,59 @@
+#include "tierzero/system.h"
+
+#include <gtest/gtest.h>
+
+#include "tierzero/error.h"
+
+namespace tierzero {
+namespace {
+
+TEST(System, FrontierPreset) {
+  const System s = load_system("frontier");
+  EXPECT_DOUBLE_EQ(s.link(Level::gpu).bandwidth_Bps, 200e9);
+  EXPECT_DOUBLE_EQ(s.link(Level::world).bandwidth_Bps, 12.5e9);
+  EXPECT_DOUBLE_EQ(s.peak_flops, 191.5e12);
+  const Topology t = s.topology(384);
+  EXPECT_EQ(t.to_string(), "gpu=2,node=4,world=48");
+  EXPECT_THROW(s.topology(12), TopologyError);
+}
+
+TEST(System, AllPresetsRoundTripThroughToml) {
+  for (const std::string& name : system_preset_names()) {
+    const System a = *system_preset(name);
+    const System b = parse_system_toml(a.to_toml(), name + ".toml");
+    EXPECT_EQ(b.name, a.name);
+    ASSERT_EQ(b.links.size(), a.links.size());
+    for (std::size_t i = 0; i < a.links.size(); ++i) {
+      EXPECT_EQ(b.links[i].level, a.links[i].level);
+      EXPECT_EQ(b.links[i].fanout, a.links[i].fanout);
+      EXPECT_NEAR(b.links[i].bandwidth_Bps, a.links[i].bandwidth_Bps, 1e-3);
+      EXPECT_NEAR(b.links[i].latency_s, a.links[i].latency_s, 1e-15);
+    }
+    EXPECT_NEAR(b.memory_bytes, a.memory_bytes, 1.0);
+    EXPECT_NEAR(b.peak_flops, a.peak_flops, 1.0);
+  }
+}
+
+void expect_error(const std::string& text, const char* fragment) {
+  try {
+    parse_system_toml(text, "sys.toml");
+    FAIL() << "accepted: " << text;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find(fragment), std::string::npos) << e.message();
+  }
+}
+
+TEST(System, RejectsBadFiles) {
+  const std::string ok_level = "[[level]]\nname='world'\nbandwidth_gbs=1\nlatency_us=1\n";
+  expect_error("memory_gb=1\npeak_tflops=1\ncolor='red'\n" + ok_level, "unknown key 'color'");
+  expect_error("peak_tflops=1\n" + ok_level, "missing key 'memory_gb'");
+  expect_error("memory_gb=1\npeak_tflops=1\n", "at least one [[level]]");
+  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=1\n", "needs bandwidth_gbs and latency_us");
+  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='node'\nbandwidth_gbs=1\nlatency_us=1\n", "last level must be 'world'");
+  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=-1\nlatency_us=1\n", "bandwidth must be > 0");
+  expect_error("memory_gb=[\n", "sys.toml:");
+  EXPECT_THROW(load_system("no-such-system"), ConfigError);
+}
+
+}  // namespace
+}  // namespace tierzero

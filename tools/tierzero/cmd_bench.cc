@@ -1,0 +1,72 @@
+// tierzero bench comm: flat vs hierarchical collectives, JSON lines, and a
+// measured system file.
+#include <cstdio>
+#include <iostream>
+
+#include "comm_bench.h"
+#include "commands.h"
+#include "tierzero/mpi.h"
+
+namespace tierzero::cli {
+
+namespace {
+struct CommArgs {
+  std::string topology;
+  std::vector<std::size_t> sizes;
+  int iters = 5;
+  std::string dtype = "fp32";
+  bool json = false;
+  std::string write_system;
+  std::string system_name = "measured";
+};
+
+int run_comm(const CommArgs& a, Context& ctx) {
+  MpiSession& mpi = ctx.start_mpi();
+  const Topology topo = resolve_topology(a.topology);
+  auto world = mpi_world(topo);
+  Hierarchy hier(*world);
+  bench::CommBenchOptions opt;
+  if (!a.sizes.empty()) opt.sizes_bytes = a.sizes;
+  opt.iters = a.iters;
+  opt.dtype = parse_dtype(a.dtype);
+  const auto rows = bench::run_comm_bench(hier, opt);
+  if (mpi.rank() == 0) {
+    if (!a.json) std::printf("%-15s %-5s %12s %12s %10s   bytes per rank per level\n", "collective", "algo", "bytes", "time_s", "algbw_GB/s");
+    for (const auto& r : rows) {
+      if (a.json) {
+        std::cout << bench::to_json_line(r, topo) << "\n";
+        continue;
+      }
+      std::printf("%-15s %-5s %12zu %12.6f %10.3f  ", r.collective.c_str(), r.algorithm.c_str(), r.bytes, r.time_s, r.algbw_gbs);
+      for (Level l : topo.levels()) std::printf(" %s=%.0f", std::string(level_name(l)).c_str(), r.bytes_per_level[static_cast<int>(l)]);
+      std::printf("\n");
+    }
+    std::cout.flush();
+  }
+  if (!a.write_system.empty()) {
+    const System sys = bench::measure_system(hier, a.system_name);
+    if (mpi.rank() == 0) {
+      save_system(sys, a.write_system);
+      std::fprintf(stderr, "tierzero: wrote system '%s' to %s\n", sys.name.c_str(), a.write_system.c_str());
+    }
+  }
+  return 0;
+}
+}  // namespace
+
+void add_bench_command(CLI::App& app, Context& ctx) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks (JSON output)");
+  bench->require_subcommand(1);
+  auto args = std::make_shared<CommArgs>();
+  CLI::App* comm = bench->add_subcommand("comm", "Flat vs hierarchical all-gather, reduce-scatter and all-reduce");
+  comm->add_option("--topology", args->topology, "Layout, innermost first, e.g. gpu=2,node=2,world=2 (default: detect nodes)");
+  comm->add_option("--sizes", args->sizes, "Tensor sizes M in bytes")->delimiter(',');
+  comm->add_option("--iters", args->iters, "Timed iterations per size")->check(CLI::PositiveNumber);
+  comm->add_option("--dtype", args->dtype, "Element type: fp32, bf16, fp16");
+  comm->add_flag("--json", args->json, "One JSON object per line");
+  comm->add_option("--write-system", args->write_system, "Write a system TOML with the measured latency and bandwidth per level");
+  comm->add_option("--system-name", args->system_name, "Name recorded in the written system file");
+  comm->callback([args, &ctx] { ctx.exit_code = run_comm(*args, ctx); });
+}
+
+}  // namespace tierzero::cli

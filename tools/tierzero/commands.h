@@ -1,0 +1,29 @@
+// Registration of the CLI's subcommands; one file per subcommand. Each
+// add_* function adds its subcommand to `app` with a callback that runs it
+// and stores the process exit code in the Context.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <optional>
+
+#include "tierzero/mpi.h"
+
+namespace tierzero::cli {
+
+// State shared by main and the subcommands. MPI is started only by the
+// commands that need it and finalised after main has reported any error, so
+// that every rank can print its message before the job is torn down.
+struct Context {
+  int* argc;
+  char*** argv;
+  int exit_code = 0;
+  std::optional<MpiSession> mpi;
+
+  MpiSession& start_mpi() {
+    if (!mpi) mpi.emplace(argc, argv);
+    return *mpi;
+  }
+};
+
+void add_bench_command(CLI::App& app, Context& ctx);
+
+}  // namespace tierzero::cli

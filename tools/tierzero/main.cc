@@ -1,0 +1,41 @@
+// tierzero: topology-aware sharded data-parallel training.
+// Exit codes: 0 success, 1 internal failure, 2 bad input (usage, config,
+// topology, file format).
+#include <cstdio>
+
+#include "commands.h"
+#include "tierzero/error.h"
+
+namespace {
+int report(const char* kind, const std::string& message) {
+  std::fprintf(stderr, "tierzero: %s: %s\n", kind, message.c_str());
+  std::fflush(stderr);
+  return 2;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"tierzero: topology-aware sharded data-parallel training (ZeRO-3, ZeRO++, hier3)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "tierzero 0.1.0");
+  tierzero::cli::Context ctx{&argc, &argv};
+  tierzero::cli::add_bench_command(app, ctx);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  } catch (const tierzero::ConfigError& e) {
+    return report("error", e.message());
+  } catch (const tierzero::TopologyError& e) {
+    return report("error", e.message());
+  } catch (const tierzero::FormatError& e) {
+    return report("error", e.message());
+  } catch (const std::exception& e) {
+    report("internal error", e.what());
+    return 1;
+  }
+  return ctx.exit_code;
+}
