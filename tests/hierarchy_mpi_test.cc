@@ -119,10 +119,7 @@ TEST(Hierarchical, RandomFloatsWithinRoundingOfDoubleReference) {
     Hierarchy hier(*world);
     const int w = world->size(), me = world->rank();
     const std::size_t n = 513;
-    auto x = [](int r, std::size_t i) {
-      std::mt19937 g(static_cast<unsigned>(r * 100003 + i));
-      return std::normal_distribution<float>(0.0f, 1.0f)(g);
-    };
+    auto x = [](int r, std::size_t i) { return test::gauss(r, i); };
     std::vector<float> send(n * w), rs(n), ar(n * w);
     for (std::size_t i = 0; i < n * w; ++i) send[i] = x(me, i);
     hier.reduce_scatter(send.data(), rs.data(), n, DType::f32, ReduceOp::avg);
@@ -132,7 +129,9 @@ TEST(Hierarchical, RandomFloatsWithinRoundingOfDoubleReference) {
       for (int r = 0; r < w; ++r) ref += x(r, i), mag += std::abs(x(r, i));
       const double tol = w * 0x1p-24 * mag + 1e-30;
       ASSERT_NEAR(ar[i], ref, tol);
-      if (i / n == static_cast<std::size_t>(me)) ASSERT_NEAR(rs[i % n], ref / w, tol / w + 0x1p-24 * std::abs(ref / w));
+      if (i / n == static_cast<std::size_t>(me)) {
+        ASSERT_NEAR(rs[i % n], ref / w, tol / w + 0x1p-24 * std::abs(ref / w));
+      }
     }
   }
 }

@@ -4,6 +4,7 @@
 #pragma once
 #include <mpi.h>
 
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -53,6 +54,20 @@ inline double load(DType t, const void* buf, std::size_t i) {
     case DType::u8: return static_cast<const std::uint8_t*>(buf)[i];
   }
   return 0;
+}
+
+// A standard normal sample that is a pure, cheap function of (rank, i):
+// Box-Muller on two splitmix64 hashes.
+inline float gauss(int rank, std::size_t i) {
+  auto mix = [](std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  };
+  const std::uint64_t h = mix((static_cast<std::uint64_t>(rank) << 40) ^ i);
+  const double u1 = (static_cast<double>(h >> 11) + 1.0) * 0x1p-53, u2 = static_cast<double>(mix(h) >> 11) * 0x1p-53;
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
 }
 
 inline std::vector<DType> all_dtypes() { return {DType::f32, DType::bf16, DType::f16, DType::i8, DType::u8}; }

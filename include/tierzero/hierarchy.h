@@ -6,19 +6,42 @@
 //   all_gather      world -> node -> gpu (the network carries each shard once)
 //   reduce_scatter  gpu -> node -> world (each hop shrinks the data)
 //   all_reduce      reduce_scatter gpu->world, then all_gather world->gpu
+// and the quantised ones of ZeRO++, generalised to any number of levels:
+//   all_gather_quantized (qwZ)      each shard quantised once by its owner,
+//                                   packed shards gathered world -> gpu,
+//                                   every shard dequantised by the receiver
+//   reduce_scatter_quantized (qgZ)  per hop, innermost first: quantise the
+//                                   piece for each peer, all-to-all,
+//                                   dequantise and sum in fp32
+// A NaN/Inf in the input travels as a bad block (tierzero/quant.h) and
+// comes out as NaN, so a caller's finiteness check on the result sees it.
 //
 // Ownership: borrows the world communicator, which must outlive it, and owns
 // the hop communicators, scratch buffers (grown on first use, then reused)
 // and one worker thread. Threading: all calls, blocking or not, run in
 // submission order on the worker; call from one thread at a time.
 #pragma once
+#include <array>
 #include <cstddef>
+#include <string>
+#include <string_view>
 #include <memory>
 #include <vector>
 
 #include "tierzero/communicator.h"
+#include "tierzero/quant.h"
 
 namespace tierzero {
+
+// Bits of each hop of a quantised hierarchical reduction: 16 = unquantised
+// (shipped in the tensor's own type), 8 or 4 = blockwise int8/int4.
+struct HopBits {
+  std::array<int, kNumLevels> bits = {16, 16, 16};
+  int at(Level l) const { return bits[static_cast<int>(l)]; }
+  std::string to_string() const;
+};
+// Parses "gpu=16,node=8,world=4"; omitted levels are 16. Throws ConfigError.
+HopBits parse_hop_bits(std::string_view spec);
 
 struct HopState;
 class CommThread;
@@ -46,6 +69,22 @@ class Hierarchy {
   }
   void all_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
     iall_reduce(send, recv, count, t, op).wait();
+  }
+
+  // qwZ: recv (size()*count, float type t) = every rank's shard after a
+  // quantise/dequantise round trip with `q`.
+  Request iall_gather_quantized(const void* send, void* recv, std::size_t count, DType t, const QuantSpec& q);
+  // qgZ: recv (count) = sum/mean over all ranks of their chunk, with hop
+  // `bits` per level and q's block size and mode. The result is in
+  // exactly the place a plain reduce_scatter puts it.
+  Request ireduce_scatter_quantized(const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
+                                    const HopBits& bits, const QuantSpec& q);
+  void all_gather_quantized(const void* send, void* recv, std::size_t count, DType t, const QuantSpec& q) {
+    iall_gather_quantized(send, recv, count, t, q).wait();
+  }
+  void reduce_scatter_quantized(const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
+                                const HopBits& bits, const QuantSpec& q) {
+    ireduce_scatter_quantized(send, recv, count, t, op, bits, q).wait();
   }
 
  private:

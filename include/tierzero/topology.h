@@ -18,6 +18,17 @@ std::string_view level_name(Level l);
 // Parses "gpu", "node" or "world"; throws ConfigError.
 Level parse_level(std::string_view name);
 
+// One "LEVEL=VALUE" item of a comma-separated per-level list.
+struct LevelItem {
+  std::string_view level;
+  std::string_view value;
+};
+// Splits "gpu=2,node=4" into items; false when an item is empty or has no
+// '=' before its value (the caller names the list in its error).
+bool split_level_items(std::string_view spec, std::vector<LevelItem>& items);
+// Parses a whole string as a positive int; false otherwise.
+bool parse_positive_int(std::string_view s, int& out);
+
 class Topology {
  public:
   // One level spanning `world_size` ranks.

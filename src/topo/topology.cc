@@ -28,34 +28,47 @@ Topology::Topology(std::array<int, kNumLevels> fanout, std::vector<Level> declar
 
 Topology Topology::flat(int world_size) { return Topology({1, 1, world_size}, {Level::world}); }
 
-Topology Topology::parse(std::string_view spec, int world_size) {
-  const std::string quoted = "topology '" + std::string(spec) + "'";
-  std::array<int, kNumLevels> fanout = {1, 1, 1};
-  std::vector<Level> declared;
+bool split_level_items(std::string_view spec, std::vector<LevelItem>& items) {
+  items.clear();
   std::size_t pos = 0;
   while (pos <= spec.size()) {
     std::size_t comma = spec.find(',', pos);
     if (comma == std::string_view::npos) comma = spec.size();
     const std::string_view item = spec.substr(pos, comma - pos);
     const std::size_t eq = item.find('=');
-    TZ_CHECK(eq != std::string_view::npos && eq > 0, TopologyError,
-             quoted + ": expected LEVEL=FANOUT items such as gpu=2,node=4,world=2, got '" + std::string(item) + "'");
+    if (eq == std::string_view::npos || eq == 0) return false;
+    items.push_back({item.substr(0, eq), item.substr(eq + 1)});
+    pos = comma + 1;
+  }
+  return true;
+}
+
+bool parse_positive_int(std::string_view s, int& out) {
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size() && out >= 1;
+}
+
+Topology Topology::parse(std::string_view spec, int world_size) {
+  const std::string quoted = "topology '" + std::string(spec) + "'";
+  std::vector<LevelItem> items;
+  TZ_CHECK(split_level_items(spec, items), TopologyError,
+           quoted + ": expected LEVEL=FANOUT items such as gpu=2,node=4,world=2");
+  std::array<int, kNumLevels> fanout = {1, 1, 1};
+  std::vector<Level> declared;
+  for (const LevelItem& item : items) {
     Level level;
     try {
-      level = parse_level(item.substr(0, eq));
+      level = parse_level(item.level);
     } catch (const ConfigError&) {
-      TZ_THROW(TopologyError, quoted + ": unknown level '" + std::string(item.substr(0, eq)) + "' (expected gpu, node or world)");
+      TZ_THROW(TopologyError, quoted + ": unknown level '" + std::string(item.level) + "' (expected gpu, node or world)");
     }
-    const std::string_view num = item.substr(eq + 1);
     int value = 0;
-    auto [end, ec] = std::from_chars(num.data(), num.data() + num.size(), value);
-    TZ_CHECK(ec == std::errc() && end == num.data() + num.size() && value >= 1, TopologyError,
-             quoted + ": fan-out of " + std::string(level_name(level)) + " must be a positive integer, got '" + std::string(num) + "'");
+    TZ_CHECK(parse_positive_int(item.value, value), TopologyError,
+             quoted + ": fan-out of " + std::string(level_name(level)) + " must be a positive integer, got '" + std::string(item.value) + "'");
     TZ_CHECK(declared.empty() || static_cast<int>(declared.back()) < static_cast<int>(level), TopologyError,
              quoted + ": levels must appear once each, innermost first (gpu, node, world)");
     declared.push_back(level);
     fanout[static_cast<int>(level)] = value;
-    pos = comma + 1;
   }
   const int inner = fanout[0] * fanout[1];
   if (declared.back() != Level::world) {

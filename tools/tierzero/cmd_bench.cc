@@ -4,7 +4,9 @@
 #include <iostream>
 
 #include "comm_bench.h"
+#include "quant_bench.h"
 #include "commands.h"
+#include "tierzero/error.h"
 #include "tierzero/mpi.h"
 
 namespace tierzero::cli {
@@ -52,6 +54,33 @@ int run_comm(const CommArgs& a, Context& ctx) {
   }
   return 0;
 }
+struct QuantArgs {
+  std::size_t elements = std::size_t{1} << 22;
+  std::string impl = "best";
+  int reps = 5;
+  bool json = false;
+};
+
+int run_quant(const QuantArgs& a) {
+  QuantImpl impl = QuantImpl::best;
+  bool known = false;
+  for (QuantImpl i : {QuantImpl::reference, QuantImpl::avx2, QuantImpl::avx512, QuantImpl::best})
+    if (a.impl == quant_impl_name(i)) impl = i, known = true;
+  if (!known) throw ConfigError("unknown --impl '" + a.impl + "' (expected best, reference, avx2 or avx512)", __FILE__, __LINE__);
+  const auto rows = bench::run_quant_bench(a.elements, impl, a.reps);
+  if (!a.json)
+    std::printf("%-5s %4s %-5s %5s %-9s %10s %10s %10s\n", "dtype", "bits", "mode", "block", "impl", "quant_GB/s", "deq_GB/s", "memcpy");
+  for (const auto& r : rows) {
+    if (a.json) {
+      std::cout << bench::to_json_line(r) << "\n";
+      continue;
+    }
+    std::printf("%-5s %4d %-5s %5zu %-9s %10.2f %10.2f %10.2f\n", std::string(dtype_name(r.dtype)).c_str(), r.spec.bits,
+                r.spec.asymmetric ? "asym" : "sym", r.spec.block, std::string(quant_impl_name(r.impl)).c_str(), r.quantize_gbs,
+                r.dequantize_gbs, r.memcpy_gbs);
+  }
+  return 0;
+}
 }  // namespace
 
 void add_bench_command(CLI::App& app, Context& ctx) {
@@ -67,6 +96,14 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   comm->add_option("--write-system", args->write_system, "Write a system TOML with the measured latency and bandwidth per level");
   comm->add_option("--system-name", args->system_name, "Name recorded in the written system file");
   comm->callback([args, &ctx] { ctx.exit_code = run_comm(*args, ctx); });
+
+  auto qargs = std::make_shared<QuantArgs>();
+  CLI::App* quant = bench->add_subcommand("quant", "Single-thread quantise/dequantise GB/s vs memcpy");
+  quant->add_option("--elements", qargs->elements, "Tensor size in elements")->check(CLI::PositiveNumber);
+  quant->add_option("--impl", qargs->impl, "best, reference, avx2 or avx512");
+  quant->add_option("--reps", qargs->reps, "Timed repetitions (best is reported)")->check(CLI::PositiveNumber);
+  quant->add_flag("--json", qargs->json, "One JSON object per line");
+  quant->callback([qargs, &ctx] { ctx.exit_code = run_quant(*qargs); });
 }
 
 }  // namespace tierzero::cli

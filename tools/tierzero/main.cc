@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tierzero: topology-aware sharded data-parallel training (ZeRO-3, ZeRO++, hier3)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tierzero 0.1.0");
-  tierzero::cli::Context ctx{&argc, &argv};
+  tierzero::cli::Context ctx{&argc, &argv, 0, std::nullopt};
   tierzero::cli::add_bench_command(app, ctx);
   try {
     app.parse(argc, argv);

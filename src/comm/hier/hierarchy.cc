@@ -40,4 +40,17 @@ Request Hierarchy::iall_reduce(const void* send, void* recv, std::size_t count, 
   return thread_->submit([=, s = state_.get()] { hier_all_reduce(*s, send, recv, count, t, op); });
 }
 
+Request Hierarchy::iall_gather_quantized(const void* send, void* recv, std::size_t count, DType t, const QuantSpec& q) {
+  validate(q);
+  TZ_CHECK(is_float(t), CommError, "quantised all-gather needs a float type");
+  return thread_->submit([=, s = state_.get()] { hier_quant_all_gather(*s, send, recv, count, t, q); });
+}
+
+Request Hierarchy::ireduce_scatter_quantized(const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
+                                             const HopBits& bits, const QuantSpec& q) {
+  validate(q);
+  TZ_CHECK(is_float(t), CommError, "quantised reduce-scatter needs a float type");
+  return thread_->submit([=, s = state_.get()] { hier_quant_reduce_scatter(*s, send, recv, count, t, op, bits, q); });
+}
+
 }  // namespace tierzero

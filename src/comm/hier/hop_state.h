@@ -1,19 +1,22 @@
 // Internal state shared by the hierarchical algorithms: the hop
-// communicators (fan-out > 1 only, innermost first) and two scratch buffers
-// that grow to the largest size asked for and are then reused.
+// communicators (fan-out > 1 only, innermost first) and scratch buffers
+// that grow to the largest size asked for and are then reused. The plain
+// algorithms use buffers 0 and 1; the quantised ones 2 to 5 (the quantised
+// all-gather runs the plain one on packed bytes).
 #pragma once
 #include <cstddef>
 #include <memory>
 #include <vector>
 
-#include "tierzero/communicator.h"
+#include "tierzero/hierarchy.h"
 
 namespace tierzero {
 
 struct HopState {
   std::vector<Level> levels;                         // innermost first
   std::vector<std::unique_ptr<Communicator>> hops;   // hops[i] runs levels[i]
-  std::vector<std::byte> scratch[2];
+  std::vector<std::byte> scratch[6];
+  std::vector<float> f32_tmp;
   int world_size = 1;
 
   std::byte* buffer(int which, std::size_t bytes);
@@ -28,5 +31,8 @@ void reverse_axes(const std::byte* src, std::byte* dst, const std::vector<int>& 
 void hier_all_gather(HopState& s, const void* send, void* recv, std::size_t count, DType t);
 void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t count, DType t, ReduceOp op);
 void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t count, DType t, ReduceOp op);
+void hier_quant_all_gather(HopState& s, const void* send, void* recv, std::size_t count, DType t, const QuantSpec& q);
+void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
+                               const HopBits& bits, const QuantSpec& q);
 
 }  // namespace tierzero

@@ -1,0 +1,73 @@
+#include "quant_bench.h"
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <random>
+
+namespace tierzero::bench {
+
+namespace {
+// Best of `reps` timings, after one warm-up call (buffers are touched once
+// beforehand, so page faults are not measured).
+double best_seconds(int reps, const std::function<void()>& f) {
+  f();
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+}  // namespace
+
+std::vector<QuantBenchRow> run_quant_bench(std::size_t n, QuantImpl impl, int reps) {
+  std::vector<QuantBenchRow> rows;
+  std::vector<float> f32(n);
+  std::mt19937 g(3);
+  std::normal_distribution<float> d;
+  for (float& v : f32) v = d(g);
+  std::vector<std::byte> src(n * 4), dst(n * 4), packed(quant_packed_bytes(n, {8, true, 1}));
+  std::memset(dst.data(), 0, dst.size());
+  std::memset(packed.data(), 0, packed.size());
+  for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+    const std::size_t bytes = n * dtype_size(t);
+    from_f32(t, f32.data(), src.data(), n);
+    const double copy = best_seconds(reps, [&] { std::memcpy(dst.data(), src.data(), bytes); });
+    for (int bits : {8, 4}) {
+      for (bool asym : {false, true}) {
+        for (std::size_t block : {64, 256, 1024}) {
+          const QuantSpec s{bits, asym, block};
+          QuantBenchRow row{t, s, impl == QuantImpl::best ? quant_best_impl() : impl, n};
+          const double q = best_seconds(reps, [&] { quantize(src.data(), t, n, s, packed.data(), impl); });
+          const double dq = best_seconds(reps, [&] { dequantize(packed.data(), n, s, dst.data(), t, impl); });
+          row.quantize_gbs = static_cast<double>(bytes) / q / 1e9;
+          row.dequantize_gbs = static_cast<double>(bytes) / dq / 1e9;
+          row.memcpy_gbs = static_cast<double>(bytes) / copy / 1e9;
+          rows.push_back(row);
+        }
+      }
+    }
+  }
+  return rows;
+}
+
+std::string to_json_line(const QuantBenchRow& r) {
+  nlohmann::ordered_json j;
+  j["dtype"] = std::string(dtype_name(r.dtype));
+  j["bits"] = r.spec.bits;
+  j["mode"] = r.spec.asymmetric ? "asym" : "sym";
+  j["block"] = r.spec.block;
+  j["impl"] = std::string(quant_impl_name(r.impl));
+  j["elements"] = r.elements;
+  j["quantize_gbs"] = r.quantize_gbs;
+  j["dequantize_gbs"] = r.dequantize_gbs;
+  j["memcpy_gbs"] = r.memcpy_gbs;
+  j["quantize_vs_memcpy"] = r.quantize_gbs / r.memcpy_gbs;
+  j["dequantize_vs_memcpy"] = r.dequantize_gbs / r.memcpy_gbs;
+  return j.dump();
+}
+
+}  // namespace tierzero::bench

@@ -1,0 +1,23 @@
+// qwZ: quantised (hierarchical) all-gather.
+//
+// The owner quantises its shard once (P = quant_packed_bytes(count) bytes:
+// values + one scale per block); the packed shards, opaque bytes, go through
+// the hierarchical all-gather (world -> node -> gpu), so every hop carries
+// P bytes per shard instead of count * sizeof(t); receivers dequantise each
+// shard into its place. Bytes per rank at level l: P * (f_l - 1) * P_>l.
+#include "comm/hier/hop_state.h"
+
+namespace tierzero {
+
+void hier_quant_all_gather(HopState& s, const void* send, void* recv, std::size_t count, DType t, const QuantSpec& q) {
+  const std::size_t packed = quant_packed_bytes(count, q);
+  const std::size_t w = static_cast<std::size_t>(s.world_size);
+  std::byte* mine = s.buffer(2, packed);
+  std::byte* all = s.buffer(3, packed * w);
+  quantize(send, t, count, q, mine);
+  hier_all_gather(s, mine, all, packed, DType::u8);
+  auto* out = static_cast<std::byte*>(recv);
+  for (std::size_t j = 0; j < w; ++j) dequantize(all + j * packed, count, q, out + j * count * dtype_size(t), t);
+}
+
+}  // namespace tierzero

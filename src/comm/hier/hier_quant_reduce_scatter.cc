@@ -1,0 +1,72 @@
+// qgZ generalised to L levels: quantised hierarchical reduce-scatter.
+//
+// The input is converted to fp32 and reordered innermost-coordinate-major
+// (as in hier_reduce_scatter.cc). At each hop, innermost first, the current
+// data (D elements) is cut into f_l contiguous pieces, one per member of the
+// hop group; each piece is quantised with that hop's bits (or converted to
+// the tensor's type when the hop is unquantised), exchanged by all-to-all,
+// and the f_l received pieces are dequantised and summed in fp32 in member
+// order. After the last hop a rank holds the sum over all W ranks of exactly
+// the chunk a plain reduce-scatter gives it; avg divides by W once.
+// Bytes per rank at level l: (f_l - 1) * P_l(count * P_>l), where P_l(m) is
+// quant_packed_bytes(m) at the hop's bits, or m * sizeof(t) unquantised.
+#include <cstring>
+
+#include "comm/hier/hop_state.h"
+
+namespace tierzero {
+
+namespace {
+// Sends the f pieces of `acc` (piece elements each) over `hop` and writes
+// their sum over the hop group into `out` (piece elements, fp32).
+void exchange_and_sum(HopState& s, Communicator& hop, const float* acc, std::size_t piece, int bits, DType t,
+                      const QuantSpec& q, float* out) {
+  const int f = hop.size();
+  std::memset(out, 0, piece * sizeof(float));
+  if (bits == 16) {
+    const std::size_t esize = dtype_size(t);
+    std::byte* send = s.buffer(4, piece * f * esize);
+    std::byte* recv = s.buffer(5, piece * f * esize);
+    from_f32(t, acc, send, piece * f);
+    hop.all_to_all(send, recv, piece, t);
+    std::vector<float>& tmp = s.f32_tmp;
+    tmp.resize(piece);
+    for (int j = 0; j < f; ++j) {
+      to_f32(t, recv + j * piece * esize, tmp.data(), piece);
+      for (std::size_t i = 0; i < piece; ++i) out[i] += tmp[i];
+    }
+    return;
+  }
+  QuantSpec qs = q;
+  qs.bits = bits;
+  const std::size_t packed = quant_packed_bytes(piece, qs);
+  std::byte* send = s.buffer(4, packed * f);
+  std::byte* recv = s.buffer(5, packed * f);
+  for (int j = 0; j < f; ++j) quantize(acc + j * piece, DType::f32, piece, qs, send + j * packed);
+  hop.all_to_all(send, recv, packed, DType::u8);
+  for (int j = 0; j < f; ++j) dequantize_add(recv + j * packed, piece, qs, out);
+}
+}  // namespace
+
+void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
+                               const HopBits& bits, const QuantSpec& q) {
+  const std::size_t k = s.hops.size();
+  std::size_t cur = count * static_cast<std::size_t>(s.world_size);
+  // fp32 copy of the input, innermost coordinate major.
+  auto* as_f32 = reinterpret_cast<float*>(s.buffer(2, cur * sizeof(float)));
+  auto* acc = reinterpret_cast<float*>(s.buffer(3, cur * sizeof(float)));
+  to_f32(t, send, as_f32, cur);
+  std::vector<int> dims(k);
+  for (std::size_t h = 0; h < k; ++h) dims[h] = s.fanout(k - 1 - h);
+  reverse_axes(reinterpret_cast<const std::byte*>(as_f32), reinterpret_cast<std::byte*>(acc), dims, count * sizeof(float));
+  float* out = as_f32;
+  for (std::size_t h = 0; h < k; ++h) {
+    cur /= s.fanout(h);
+    exchange_and_sum(s, *s.hops[h], acc, cur, bits.at(s.levels[h]), t, q, out);
+    std::swap(acc, out);
+  }
+  if (op == ReduceOp::avg) divide_elements(acc, count, DType::f32, s.world_size);
+  from_f32(t, acc, recv, count);
+}
+
+}  // namespace tierzero
