@@ -20,6 +20,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "tierzero 0.1.0");
   tierzero::cli::Context ctx{&argc, &argv, 0, std::nullopt};
   tierzero::cli::add_bench_command(app, ctx);
+  tierzero::cli::add_train_command(app, ctx);
+  tierzero::cli::add_data_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

@@ -1,0 +1,80 @@
+// Token data (design.md section 9, docs/formats.md): a flat file of
+// little-endian token ids behind a 32-byte header, memory-mapped; the
+// built-in corpus; the byte-level tokenizer; and the batch sampler, a pure
+// function of (seed, step, micro-batch, sample) so runs resume exactly and
+// data-parallel ranks see distinct samples.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tierzero {
+
+// On-disk header, little-endian.
+struct TokenFileHeader {
+  char magic[8];              // "TZTOKENS"
+  std::uint32_t version;      // 1
+  std::uint32_t token_bytes;  // 2 (uint16 ids) or 4 (uint32 ids)
+  std::uint64_t count;        // number of tokens after the header
+  std::uint32_t vocab;        // every id is < vocab
+  std::uint32_t reserved;     // 0
+};
+static_assert(sizeof(TokenFileHeader) == 32, "token file header is 32 bytes");
+
+// A read-only sequence of token ids. Thread-safe to read.
+class TokenData {
+ public:
+  // Maps a token file; throws FormatError naming the file and the problem
+  // (missing, bad magic or version, bad dtype, truncated, id >= vocab).
+  static TokenData open(const std::string& path);
+  // The built-in corpus (data/kjv.txt, byte-level).
+  static TokenData builtin();
+  // "builtin" or a path.
+  static TokenData load(const std::string& spec);
+  static TokenData from_tokens(std::vector<std::uint32_t> tokens, std::uint32_t vocab, std::string origin);
+
+  std::size_t size() const { return count_; }
+  std::uint32_t vocab() const { return vocab_; }
+  const std::string& origin() const { return origin_; }
+  std::uint32_t operator[](std::size_t i) const {
+    return token_bytes_ == 2 ? reinterpret_cast<const std::uint16_t*>(data_)[i] : reinterpret_cast<const std::uint32_t*>(data_)[i];
+  }
+
+ private:
+  struct Storage;
+  std::shared_ptr<Storage> storage_;
+  const void* data_ = nullptr;
+  std::size_t count_ = 0;
+  std::uint32_t vocab_ = 0, token_bytes_ = 4;
+  std::string origin_;
+};
+
+// Writes a token file atomically (temporary name, then rename). ids must be
+// < vocab; uint16 storage when vocab <= 65536, else uint32.
+void write_token_file(const std::string& path, const std::vector<std::uint32_t>& tokens, std::uint32_t vocab);
+
+// Byte-level tokenizer: vocabulary 256, id = byte value.
+std::vector<std::uint32_t> byte_encode(std::string_view text);
+std::string byte_decode(const std::vector<std::uint32_t>& ids);
+
+// Picks training windows. Sample `global_index` of micro-batch `micro` of
+// step `step` starts at a position drawn from a counter-based hash of
+// (seed, step, micro, global_index): no state, so any rank can compute any
+// sample and a resumed run continues with exactly the same data. Data-
+// parallel rank r of W with micro-batch B uses global indices r*B .. r*B+B-1,
+// so W ranks together see exactly what one rank with micro-batch W*B sees.
+class BatchSampler {
+ public:
+  BatchSampler(const TokenData& data, int seq_len, std::uint64_t seed);
+  // tokens, targets: [count, seq_len]; targets are tokens shifted by one.
+  void fill(std::uint64_t step, int micro, int first_global_index, int count, int* tokens, int* targets) const;
+
+ private:
+  const TokenData& data_;
+  int seq_len_;
+  std::uint64_t seed_;
+};
+
+}  // namespace tierzero

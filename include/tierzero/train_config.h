@@ -1,0 +1,41 @@
+// Everything a training run is configured with, and the one reader for it:
+// a TOML file (`--config run.toml`, keys as the fields below) overridden by
+// command-line flags. Unknown keys and bad values are ConfigErrors that
+// name the key. Value type.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "tierzero/dtype.h"
+#include "tierzero/gpt_config.h"
+#include "tierzero/optim.h"
+
+namespace tierzero {
+
+struct TrainConfig {
+  GptConfig model = gpt_preset("gpt-tiny");  // key "model": a preset name, or a [model] table
+  std::string data = "builtin";              // "builtin" or a token file
+  std::int64_t steps = 300;
+  int micro_batch = 8;    // sequences per rank per micro-batch
+  int grad_accum = 1;     // micro-batches per step
+  int seq_len = 0;        // 0: the model's context
+  std::uint64_t seed = 1234;
+  LrSchedule schedule{3e-3f, 0.1f, 20, 0};  // total 0: = steps
+  AdamWConfig adamw{};
+  float grad_clip = 1.0f;  // 0 disables
+  DType param_dtype = DType::f32;  // storage of the working parameters
+  bool recompute = false;
+  std::string metrics;     // JSONL file, one object per step
+  int log_every = 10;      // plain-log cadence when not on a terminal
+
+  // Throws ConfigError naming the bad field.
+  void validate() const;
+  int effective_seq_len() const { return seq_len > 0 ? seq_len : model.context; }
+};
+
+// Reads a TOML file into `cfg` (keys not given keep their values).
+void load_train_config(const std::string& path, TrainConfig& cfg);
+// Parses TOML text (origin names it in errors).
+void parse_train_config(const std::string& text, const std::string& origin, TrainConfig& cfg);
+
+}  // namespace tierzero

@@ -1,0 +1,59 @@
+// Training steps. A Trainer runs one optimisation step at a time (all
+// micro-batches, clipping, AdamW) and reports what happened; the loop around
+// it (logging, metrics, progress) lives in the CLI. LocalTrainer is the
+// single-rank implementation: the whole model on one process, parameters
+// stored in the configured dtype with an fp32 master copy.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tierzero/data.h"
+#include "tierzero/gpt.h"
+#include "tierzero/train_config.h"
+
+namespace tierzero {
+
+struct StepStats {
+  std::int64_t step = 0;     // 0-based index of the step just taken
+  double loss = 0;           // mean over the step's micro-batches (and ranks)
+  double grad_norm = 0;      // global L2 norm before clipping
+  float lr = 0;
+  bool skipped = false;      // non-finite gradients: parameters left unchanged
+  std::int64_t tokens = 0;   // tokens processed by the step, all ranks
+};
+
+class Trainer {
+ public:
+  virtual ~Trainer() = default;
+  virtual StepStats step() = 0;
+  virtual std::int64_t next_step() const = 0;
+};
+
+class LocalTrainer final : public Trainer {
+ public:
+  // Initialises the parameters from cfg.seed (gpt_init). `data` must outlive it.
+  LocalTrainer(const TrainConfig& cfg, const TokenData& data);
+  StepStats step() override;
+  std::int64_t next_step() const override { return step_; }
+  // The fp32 master parameters (the flat arena of GptLayout).
+  const std::vector<float>& master() const { return master_; }
+  std::vector<float>& master() { return master_; }
+  // Re-derives the working parameters after master() was changed.
+  void refresh_working();
+  const GptLayout& layout() const { return layout_; }
+
+ private:
+  TrainConfig cfg_;
+  GptLayout layout_;
+  BatchSampler sampler_;
+  GptModel<float> model_;
+  std::vector<float> master_, m_, v_, grads_, compute_;
+  std::vector<std::byte> stored_;  // working parameters in cfg.param_dtype
+  std::vector<int> tokens_, targets_;
+  std::int64_t step_ = 0;
+};
+
+}  // namespace tierzero

@@ -1,0 +1,115 @@
+#include "tierzero/train_config.h"
+
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+void TrainConfig::validate() const {
+  model.validate();
+  auto check = [](bool ok, const std::string& msg) { TZ_CHECK(ok, ConfigError, msg); };
+  check(steps >= 1, "steps must be at least 1");
+  check(micro_batch >= 1, "micro_batch must be at least 1");
+  check(grad_accum >= 1, "grad_accum must be at least 1");
+  check(seq_len >= 0 && seq_len <= model.context,
+        "seq_len must be between 1 and the model's context (" + std::to_string(model.context) + "), got " + std::to_string(seq_len));
+  check(schedule.lr > 0, "lr must be positive");
+  check(schedule.min_lr_ratio >= 0 && schedule.min_lr_ratio <= 1, "min_lr_ratio must be in [0, 1]");
+  check(schedule.warmup >= 0, "warmup must be >= 0");
+  check(adamw.beta1 >= 0 && adamw.beta1 < 1 && adamw.beta2 >= 0 && adamw.beta2 < 1, "beta1 and beta2 must be in [0, 1)");
+  check(adamw.eps > 0, "eps must be positive");
+  check(adamw.weight_decay >= 0, "weight_decay must be >= 0");
+  check(grad_clip >= 0, "grad_clip must be >= 0");
+  check(is_float(param_dtype), "param_dtype must be fp32, bf16 or fp16");
+  check(log_every >= 1, "log_every must be at least 1");
+}
+
+namespace {
+template <class T>
+T get(const toml::node& n, const std::string& key, const std::string& origin) {
+  if constexpr (std::is_same_v<T, double>) {
+    if (auto v = n.value<double>()) return *v;
+  } else if constexpr (std::is_same_v<T, std::int64_t>) {
+    if (n.is_integer()) return *n.value<std::int64_t>();
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (auto v = n.value<bool>()) return *v;
+  } else {
+    if (auto v = n.value<std::string>()) return *v;
+  }
+  TZ_THROW(ConfigError, origin + ": key '" + key + "' has the wrong type");
+}
+
+void read_model(const toml::node& n, const std::string& origin, GptConfig& m) {
+  if (n.is_string()) {
+    m = gpt_preset(*n.value<std::string>());
+    return;
+  }
+  const toml::table* t = n.as_table();
+  TZ_CHECK(t, ConfigError, origin + ": key 'model' must be a preset name or a table");
+  if (auto p = (*t)["preset"].value<std::string>()) m = gpt_preset(*p);
+  for (auto&& [k, v] : *t) {
+    const std::string key(k.str());
+    const std::string full = "model." + key;
+    if (key == "preset") continue;
+    else if (key == "vocab") m.vocab = static_cast<int>(get<std::int64_t>(v, full, origin));
+    else if (key == "context") m.context = static_cast<int>(get<std::int64_t>(v, full, origin));
+    else if (key == "layers") m.layers = static_cast<int>(get<std::int64_t>(v, full, origin));
+    else if (key == "channels") m.channels = static_cast<int>(get<std::int64_t>(v, full, origin));
+    else if (key == "heads") m.heads = static_cast<int>(get<std::int64_t>(v, full, origin));
+    else TZ_THROW(ConfigError, origin + ": unknown key '" + full + "'");
+  }
+  m.name = "custom";
+}
+}  // namespace
+
+void parse_train_config(const std::string& text, const std::string& origin, TrainConfig& c) {
+  toml::table root;
+  try {
+    root = toml::parse(text, origin);
+  } catch (const toml::parse_error& e) {
+    std::ostringstream os;
+    os << origin << ":" << e.source().begin.line << ": " << e.description();
+    TZ_THROW(ConfigError, os.str());
+  }
+  for (auto&& [k, v] : root) {
+    const std::string key(k.str());
+    if (key == "model") read_model(v, origin, c.model);
+    else if (key == "data") c.data = get<std::string>(v, key, origin);
+    else if (key == "steps") c.steps = get<std::int64_t>(v, key, origin);
+    else if (key == "micro_batch") c.micro_batch = static_cast<int>(get<std::int64_t>(v, key, origin));
+    else if (key == "grad_accum") c.grad_accum = static_cast<int>(get<std::int64_t>(v, key, origin));
+    else if (key == "seq_len") c.seq_len = static_cast<int>(get<std::int64_t>(v, key, origin));
+    else if (key == "seed") c.seed = static_cast<std::uint64_t>(get<std::int64_t>(v, key, origin));
+    else if (key == "lr") c.schedule.lr = static_cast<float>(get<double>(v, key, origin));
+    else if (key == "min_lr_ratio") c.schedule.min_lr_ratio = static_cast<float>(get<double>(v, key, origin));
+    else if (key == "warmup") c.schedule.warmup = get<std::int64_t>(v, key, origin);
+    else if (key == "beta1") c.adamw.beta1 = static_cast<float>(get<double>(v, key, origin));
+    else if (key == "beta2") c.adamw.beta2 = static_cast<float>(get<double>(v, key, origin));
+    else if (key == "eps") c.adamw.eps = static_cast<float>(get<double>(v, key, origin));
+    else if (key == "weight_decay") c.adamw.weight_decay = static_cast<float>(get<double>(v, key, origin));
+    else if (key == "grad_clip") c.grad_clip = static_cast<float>(get<double>(v, key, origin));
+    else if (key == "param_dtype") c.param_dtype = parse_dtype(get<std::string>(v, key, origin));
+    else if (key == "recompute") c.recompute = get<bool>(v, key, origin);
+    else if (key == "metrics") c.metrics = get<std::string>(v, key, origin);
+    else if (key == "log_every") c.log_every = static_cast<int>(get<std::int64_t>(v, key, origin));
+    else TZ_THROW(ConfigError, origin + ": unknown key '" + key + "'");
+  }
+  try {
+    c.validate();
+  } catch (const ConfigError& e) {
+    TZ_THROW(ConfigError, origin + ": " + e.message());
+  }
+}
+
+void load_train_config(const std::string& path, TrainConfig& c) {
+  std::ifstream in(path);
+  TZ_CHECK(in, ConfigError, "cannot read config file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  parse_train_config(ss.str(), path, c);
+}
+
+}  // namespace tierzero

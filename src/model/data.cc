@@ -1,0 +1,161 @@
+#include "tierzero/data.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "tierzero/error.h"
+
+#ifndef TZ_DATA_DIR
+#error "TZ_DATA_DIR must name the folder holding the built-in corpus"
+#endif
+
+namespace tierzero {
+
+struct TokenData::Storage {
+  void* map = nullptr;
+  std::size_t map_bytes = 0;
+  std::vector<std::uint32_t> owned;
+  ~Storage() {
+    if (map) munmap(map, map_bytes);
+  }
+};
+
+TokenData TokenData::open(const std::string& path) {
+  const std::string where = "token file '" + path + "'";
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  TZ_CHECK(fd >= 0, FormatError, where + ": cannot open (" + std::strerror(errno) + ")");
+  struct stat st {};
+  fstat(fd, &st);
+  const std::size_t bytes = static_cast<std::size_t>(st.st_size);
+  if (bytes < sizeof(TokenFileHeader)) {
+    ::close(fd);
+    TZ_THROW(FormatError, where + ": truncated: " + std::to_string(bytes) + " bytes is shorter than the 32-byte header");
+  }
+  void* map = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  TZ_CHECK(map != MAP_FAILED, FormatError, where + ": cannot map (" + std::strerror(errno) + ")");
+  auto storage = std::make_shared<Storage>();
+  storage->map = map;
+  storage->map_bytes = bytes;
+  TokenFileHeader h;
+  std::memcpy(&h, map, sizeof h);
+  TZ_CHECK(std::memcmp(h.magic, "TZTOKENS", 8) == 0, FormatError,
+           where + ": not a tierzero token file (bad magic; create one with 'tierzero data prepare')");
+  TZ_CHECK(h.version == 1, FormatError, where + ": unsupported version " + std::to_string(h.version) + " (expected 1)");
+  TZ_CHECK(h.token_bytes == 2 || h.token_bytes == 4, FormatError,
+           where + ": bad token dtype: " + std::to_string(h.token_bytes) + " bytes per id (expected 2 for uint16 or 4 for uint32)");
+  const std::size_t expect = sizeof h + h.count * h.token_bytes;
+  TZ_CHECK(bytes == expect, FormatError,
+           where + (bytes < expect ? ": truncated: " : ": has trailing bytes: ") + "header says " + std::to_string(h.count) +
+               " tokens (" + std::to_string(expect) + " bytes) but the file has " + std::to_string(bytes) + " bytes");
+  TokenData d;
+  d.storage_ = storage;
+  d.data_ = static_cast<const char*>(map) + sizeof h;
+  d.count_ = h.count;
+  d.vocab_ = h.vocab;
+  d.token_bytes_ = h.token_bytes;
+  d.origin_ = path;
+  for (std::size_t i = 0; i < d.count_; ++i)
+    TZ_CHECK(d[i] < h.vocab, FormatError,
+             where + ": token " + std::to_string(i) + " has id " + std::to_string(d[i]) + ", not below the vocabulary size " +
+                 std::to_string(h.vocab));
+  return d;
+}
+
+TokenData TokenData::from_tokens(std::vector<std::uint32_t> tokens, std::uint32_t vocab, std::string origin) {
+  auto storage = std::make_shared<Storage>();
+  storage->owned = std::move(tokens);
+  TokenData d;
+  d.storage_ = storage;
+  d.data_ = storage->owned.data();
+  d.count_ = storage->owned.size();
+  d.vocab_ = vocab;
+  d.token_bytes_ = 4;
+  d.origin_ = std::move(origin);
+  return d;
+}
+
+TokenData TokenData::builtin() {
+  const std::string path = std::string(TZ_DATA_DIR) + "/kjv.txt";
+  std::ifstream in(path, std::ios::binary);
+  TZ_CHECK(in, FormatError, "built-in corpus '" + path + "' is missing (regenerate it with scripts/make_corpus.sh)");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return from_tokens(byte_encode(ss.str()), 256, "builtin (" + path + ")");
+}
+
+TokenData TokenData::load(const std::string& spec) { return spec == "builtin" ? builtin() : open(spec); }
+
+void write_token_file(const std::string& path, const std::vector<std::uint32_t>& tokens, std::uint32_t vocab) {
+  TokenFileHeader h{};
+  std::memcpy(h.magic, "TZTOKENS", 8);
+  h.version = 1;
+  h.token_bytes = vocab <= 65536 ? 2 : 4;
+  h.count = tokens.size();
+  h.vocab = vocab;
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    TZ_CHECK(out, FormatError, "cannot write '" + path + "'");
+    out.write(reinterpret_cast<const char*>(&h), sizeof h);
+    for (std::uint32_t t : tokens) {
+      TZ_CHECK(t < vocab, FormatError, "token id " + std::to_string(t) + " is not below the vocabulary size " + std::to_string(vocab));
+      if (h.token_bytes == 2) {
+        const std::uint16_t v = static_cast<std::uint16_t>(t);
+        out.write(reinterpret_cast<const char*>(&v), 2);
+      } else {
+        out.write(reinterpret_cast<const char*>(&t), 4);
+      }
+    }
+    TZ_CHECK(out.good(), FormatError, "error writing '" + path + "' (disk full?)");
+  }
+  TZ_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, FormatError, "cannot rename '" + tmp + "' to '" + path + "'");
+}
+
+std::vector<std::uint32_t> byte_encode(std::string_view text) {
+  std::vector<std::uint32_t> ids(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) ids[i] = static_cast<unsigned char>(text[i]);
+  return ids;
+}
+
+std::string byte_decode(const std::vector<std::uint32_t>& ids) {
+  std::string s(ids.size(), '\0');
+  for (std::size_t i = 0; i < ids.size(); ++i) s[i] = static_cast<char>(ids[i] & 0xff);
+  return s;
+}
+
+BatchSampler::BatchSampler(const TokenData& data, int seq_len, std::uint64_t seed) : data_(data), seq_len_(seq_len), seed_(seed) {
+  TZ_CHECK(data.size() > static_cast<std::size_t>(seq_len) + 1, FormatError,
+           "data '" + data.origin() + "' has " + std::to_string(data.size()) + " tokens, fewer than one window of " +
+               std::to_string(seq_len + 1));
+}
+
+namespace {
+std::uint64_t mix(std::uint64_t z) {
+  z += 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+void BatchSampler::fill(std::uint64_t step, int micro, int first, int count, int* tokens, int* targets) const {
+  const std::uint64_t windows = data_.size() - static_cast<std::uint64_t>(seq_len_);
+  for (int s = 0; s < count; ++s) {
+    const std::uint64_t h = mix(mix(mix(mix(seed_) ^ step) ^ static_cast<std::uint64_t>(micro)) ^ static_cast<std::uint64_t>(first + s));
+    const std::uint64_t start = h % windows;
+    for (int t = 0; t < seq_len_; ++t) {
+      tokens[s * seq_len_ + t] = static_cast<int>(data_[start + t]);
+      targets[s * seq_len_ + t] = static_cast<int>(data_[start + t + 1]);
+    }
+  }
+}
+
+}  // namespace tierzero

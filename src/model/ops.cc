@@ -1,0 +1,241 @@
+#include "model/ops.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+namespace tierzero::ops {
+
+template <>
+void gemm<float>(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+                 float beta, float* c, int ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
+              ldb, beta, c, ldc);
+}
+
+template <>
+void gemm<double>(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
+                  double beta, double* c, int ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
+              ldb, beta, c, ldc);
+}
+
+template <class T>
+void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int B, int Tn, int C) {
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t) {
+      T* o = out + (static_cast<std::size_t>(b) * Tn + t) * C;
+      const T* e = wte + static_cast<std::size_t>(tokens[b * Tn + t]) * C;
+      const T* p = wpe + static_cast<std::size_t>(t) * C;
+      for (int i = 0; i < C; ++i) o[i] = e[i] + p[i];
+    }
+}
+
+template <class T>
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int B, int Tn, int C) {
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t) {
+      const T* d = dout + (static_cast<std::size_t>(b) * Tn + t) * C;
+      T* e = dwte + static_cast<std::size_t>(tokens[b * Tn + t]) * C;
+      T* p = dwpe + static_cast<std::size_t>(t) * C;
+      for (int i = 0; i < C; ++i) e[i] += d[i], p[i] += d[i];
+    }
+}
+
+template <class T>
+void layernorm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b, int N, int C) {
+  for (int n = 0; n < N; ++n) {
+    const T* xr = x + static_cast<std::size_t>(n) * C;
+    T m = 0;
+    for (int i = 0; i < C; ++i) m += xr[i];
+    m /= C;
+    T v = 0;
+    for (int i = 0; i < C; ++i) v += (xr[i] - m) * (xr[i] - m);
+    v /= C;
+    const T s = T(1) / std::sqrt(v + T(1e-5));
+    T* o = out + static_cast<std::size_t>(n) * C;
+    for (int i = 0; i < C; ++i) o[i] = (xr[i] - m) * s * w[i] + b[i];
+    mean[n] = m;
+    rstd[n] = s;
+  }
+}
+
+template <class T>
+void layernorm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean, const T* rstd, int N,
+                        int C) {
+  for (int n = 0; n < N; ++n) {
+    const T* d = dout + static_cast<std::size_t>(n) * C;
+    const T* xr = x + static_cast<std::size_t>(n) * C;
+    T* dxr = dx + static_cast<std::size_t>(n) * C;
+    const T m = mean[n], s = rstd[n];
+    T dnorm_mean = 0, dnorm_norm_mean = 0;
+    for (int i = 0; i < C; ++i) {
+      const T norm = (xr[i] - m) * s;
+      const T dnorm = w[i] * d[i];
+      dnorm_mean += dnorm;
+      dnorm_norm_mean += dnorm * norm;
+    }
+    dnorm_mean /= C;
+    dnorm_norm_mean /= C;
+    for (int i = 0; i < C; ++i) {
+      const T norm = (xr[i] - m) * s;
+      const T dnorm = w[i] * d[i];
+      db[i] += d[i];
+      dw[i] += norm * d[i];
+      dxr[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
+    }
+  }
+}
+
+template <class T>
+void matmul_forward(T* out, const T* x, const T* w, const T* b, int N, int IC, int OC) {
+  gemm<T>(false, true, N, OC, IC, T(1), x, IC, w, IC, T(0), out, OC);
+  if (!b) return;
+  for (int n = 0; n < N; ++n) {
+    T* o = out + static_cast<std::size_t>(n) * OC;
+    for (int j = 0; j < OC; ++j) o[j] += b[j];
+  }
+}
+
+template <class T>
+void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, int N, int IC, int OC) {
+  gemm<T>(false, false, N, IC, OC, T(1), dout, OC, w, IC, T(1), dx, IC);
+  gemm<T>(true, false, OC, IC, N, T(1), dout, OC, x, IC, T(1), dw, IC);
+  if (!db) return;
+  for (int n = 0; n < N; ++n) {
+    const T* d = dout + static_cast<std::size_t>(n) * OC;
+    for (int j = 0; j < OC; ++j) db[j] += d[j];
+  }
+}
+
+template <class T>
+void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H) {
+  const int hs = C / H, C3 = 3 * C;
+  const T scale = T(1) / std::sqrt(static_cast<T>(hs));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      const T* q = qkv + static_cast<std::size_t>(b) * Tn * C3 + h * hs;
+      T* a = att + (static_cast<std::size_t>(b) * H + h) * Tn * Tn;
+      gemm<T>(false, true, Tn, Tn, hs, scale, q, C3, q + C, C3, T(0), a, Tn);  // scores = q k^T / sqrt(hs)
+      for (int t = 0; t < Tn; ++t) {  // causal softmax over t2 <= t
+        T* row = a + static_cast<std::size_t>(t) * Tn;
+        T mx = row[0];
+        for (int u = 1; u <= t; ++u) mx = std::max(mx, row[u]);
+        T sum = 0;
+        for (int u = 0; u <= t; ++u) sum += (row[u] = std::exp(row[u] - mx));
+        const T inv = T(1) / sum;
+        for (int u = 0; u <= t; ++u) row[u] *= inv;
+        for (int u = t + 1; u < Tn; ++u) row[u] = 0;
+      }
+      gemm<T>(false, false, Tn, hs, Tn, T(1), a, Tn, q + 2 * C, C3, T(0), out + static_cast<std::size_t>(b) * Tn * C + h * hs, C);
+    }
+}
+
+template <class T>
+void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H) {
+  const int hs = C / H, C3 = 3 * C;
+  const T scale = T(1) / std::sqrt(static_cast<T>(hs));
+  for (int b = 0; b < B; ++b)
+    for (int h = 0; h < H; ++h) {
+      const std::size_t qo = static_cast<std::size_t>(b) * Tn * C3 + h * hs;
+      const T* q = qkv + qo;
+      T* dq = dqkv + qo;
+      const T* a = att + (static_cast<std::size_t>(b) * H + h) * Tn * Tn;
+      const T* dy = dout + static_cast<std::size_t>(b) * Tn * C + h * hs;
+      T* da = scratch;
+      gemm<T>(false, true, Tn, Tn, hs, T(1), dy, C, q + 2 * C, C3, T(0), da, Tn);      // dP = dY V^T
+      gemm<T>(true, false, Tn, hs, Tn, T(1), a, Tn, dy, C, T(1), dq + 2 * C, C3);      // dV += P^T dY
+      for (int t = 0; t < Tn; ++t) {  // dS = P * (dP - sum(dP * P)), causal part only
+        T* row = da + static_cast<std::size_t>(t) * Tn;
+        const T* p = a + static_cast<std::size_t>(t) * Tn;
+        T dot = 0;
+        for (int u = 0; u <= t; ++u) dot += row[u] * p[u];
+        for (int u = 0; u <= t; ++u) row[u] = p[u] * (row[u] - dot);
+        for (int u = t + 1; u < Tn; ++u) row[u] = 0;
+      }
+      gemm<T>(false, false, Tn, hs, Tn, scale, da, Tn, q + C, C3, T(1), dq, C3);       // dQ += dS K / sqrt(hs)
+      gemm<T>(true, false, Tn, hs, Tn, scale, da, Tn, q, C3, T(1), dq + C, C3);        // dK += dS^T Q / sqrt(hs)
+    }
+}
+
+namespace {
+template <class T>
+constexpr T kGeluScale = T(0.7978845608028654);  // sqrt(2 / pi)
+}
+
+template <class T>
+void gelu_forward(T* out, const T* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const T v = x[i];
+    out[i] = T(0.5) * v * (T(1) + std::tanh(kGeluScale<T> * (v + T(0.044715) * v * v * v)));
+  }
+}
+
+template <class T>
+void gelu_backward(T* dx, const T* x, const T* dout, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) {
+    const T v = x[i];
+    const T u = kGeluScale<T> * (v + T(0.044715) * v * v * v);
+    const T th = std::tanh(u);
+    const T sech2 = T(1) - th * th;
+    const T grad = T(0.5) * (T(1) + th) + T(0.5) * v * sech2 * kGeluScale<T> * (T(1) + T(3 * 0.044715) * v * v);
+    dx[i] += grad * dout[i];
+  }
+}
+
+template <class T>
+void residual_forward(T* out, const T* a, const T* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
+}
+
+template <class T>
+double head_forward(T* probs, const T* x, const T* wte, const int* targets, int N, int C, int V) {
+  gemm<T>(false, true, N, V, C, T(1), x, C, wte, C, T(0), probs, V);
+  double loss = 0;
+  for (int n = 0; n < N; ++n) {
+    T* row = probs + static_cast<std::size_t>(n) * V;
+    T mx = row[0];
+    for (int v = 1; v < V; ++v) mx = std::max(mx, row[v]);
+    T sum = 0;
+    for (int v = 0; v < V; ++v) sum += (row[v] = std::exp(row[v] - mx));
+    const T inv = T(1) / sum;
+    for (int v = 0; v < V; ++v) row[v] *= inv;
+    loss -= std::log(static_cast<double>(row[targets[n]]));
+  }
+  return loss / N;
+}
+
+template <class T>
+void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int* targets, T dloss, int N, int C, int V) {
+  const T s = dloss / static_cast<T>(N);
+  for (int n = 0; n < N; ++n) {
+    T* row = probs + static_cast<std::size_t>(n) * V;
+    row[targets[n]] -= T(1);
+    for (int v = 0; v < V; ++v) row[v] *= s;
+  }
+  gemm<T>(false, false, N, C, V, T(1), probs, V, wte, C, T(1), dx, C);
+  gemm<T>(true, false, V, C, N, T(1), probs, V, x, C, T(1), dwte, C);
+}
+
+#define TZ_INSTANTIATE(T)                                                                                         \
+  template void encoder_forward<T>(T*, const int*, const T*, const T*, int, int, int);                           \
+  template void encoder_backward<T>(T*, T*, const T*, const int*, int, int, int);                                \
+  template void layernorm_forward<T>(T*, T*, T*, const T*, const T*, const T*, int, int);                        \
+  template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int);   \
+  template void matmul_forward<T>(T*, const T*, const T*, const T*, int, int, int);                              \
+  template void matmul_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int);                     \
+  template void attention_forward<T>(T*, T*, const T*, int, int, int, int);                                     \
+  template void attention_backward<T>(T*, const T*, const T*, const T*, T*, int, int, int, int);                 \
+  template void gelu_forward<T>(T*, const T*, std::size_t);                                                      \
+  template void gelu_backward<T>(T*, const T*, const T*, std::size_t);                                           \
+  template void residual_forward<T>(T*, const T*, const T*, std::size_t);                                        \
+  template double head_forward<T>(T*, const T*, const T*, const int*, int, int, int);                            \
+  template void head_backward<T>(T*, T*, T*, const T*, const T*, const int*, T, int, int, int);
+TZ_INSTANTIATE(float)
+TZ_INSTANTIATE(double)
+#undef TZ_INSTANTIATE
+
+}  // namespace tierzero::ops

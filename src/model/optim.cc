@@ -1,0 +1,36 @@
+#include "tierzero/optim.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace tierzero {
+
+void adamw_update(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWConfig& c, std::int64_t t,
+                  float lr, bool decay) {
+  // Bias corrections in double, as PyTorch computes them in Python floats.
+  const double bc1 = 1.0 - std::pow(static_cast<double>(c.beta1), static_cast<double>(t));
+  const float bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(c.beta2), static_cast<double>(t))));
+  const float step = static_cast<float>(lr / bc1);
+  const float keep = decay ? 1.0f - lr * c.weight_decay : 1.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    m[i] = c.beta1 * m[i] + (1.0f - c.beta1) * g[i];
+    v[i] = c.beta2 * v[i] + (1.0f - c.beta2) * g[i] * g[i];
+    const float denom = std::sqrt(v[i]) / bc2_sqrt + c.eps;
+    p[i] = p[i] * keep - step * m[i] / denom;
+  }
+}
+
+float LrSchedule::at(std::int64_t s) const {
+  if (s < warmup) return lr * static_cast<float>(s + 1) / static_cast<float>(warmup);
+  const double span = static_cast<double>(std::max<std::int64_t>(1, total - warmup));
+  const double progress = std::min(1.0, static_cast<double>(s - warmup) / span);
+  const double min_lr = static_cast<double>(lr) * min_lr_ratio;
+  return static_cast<float>(min_lr + 0.5 * (1.0 + std::cos(M_PI * progress)) * (lr - min_lr));
+}
+
+float clip_coefficient(double norm, float max_norm) {
+  if (max_norm <= 0) return 1.0f;
+  return static_cast<float>(std::min(1.0, max_norm / (norm + 1e-6)));
+}
+
+}  // namespace tierzero

@@ -1,0 +1,74 @@
+// tierzero train: a training run configured by --config run.toml and flags.
+#include "commands.h"
+#include "tierzero/error.h"
+#include "tierzero/trainer.h"
+#include "train_report.h"
+
+namespace tierzero::cli {
+
+namespace {
+struct TrainArgs {
+  std::string config, model, data, metrics, param_dtype;
+  std::int64_t steps = 0;
+  int micro_batch = 0, grad_accum = 0, seq_len = -1, log_every = 0, warmup = -1;
+  double lr = 0;
+  std::int64_t seed = -1;
+  bool recompute = false;
+};
+
+TrainConfig resolve(const TrainArgs& a) {
+  TrainConfig c;
+  if (!a.config.empty()) load_train_config(a.config, c);
+  if (!a.model.empty()) c.model = gpt_preset(a.model);
+  if (!a.data.empty()) c.data = a.data;
+  if (a.steps > 0) c.steps = a.steps;
+  if (a.micro_batch > 0) c.micro_batch = a.micro_batch;
+  if (a.grad_accum > 0) c.grad_accum = a.grad_accum;
+  if (a.seq_len >= 0) c.seq_len = a.seq_len;
+  if (a.lr > 0) c.schedule.lr = static_cast<float>(a.lr);
+  if (a.warmup >= 0) c.schedule.warmup = a.warmup;
+  if (a.seed >= 0) c.seed = static_cast<std::uint64_t>(a.seed);
+  if (!a.metrics.empty()) c.metrics = a.metrics;
+  if (!a.param_dtype.empty()) c.param_dtype = parse_dtype(a.param_dtype);
+  if (a.recompute) c.recompute = true;
+  if (a.log_every > 0) c.log_every = a.log_every;
+  c.validate();
+  return c;
+}
+
+int run_train(const TrainArgs& a) {
+  const TrainConfig cfg = resolve(a);
+  const TokenData data = TokenData::load(cfg.data);
+  LocalTrainer trainer(cfg, data);
+  std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens\n",
+               cfg.model.name.c_str(), trainer.layout().num_params(), data.origin().c_str(),
+               static_cast<long long>(cfg.steps), cfg.micro_batch, cfg.grad_accum, cfg.effective_seq_len());
+  TrainReport report(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), 1, cfg.metrics, cfg.log_every);
+  report.set_extra("strategy", "\"single\"");
+  while (trainer.next_step() < cfg.steps) report.record(trainer.step());
+  report.finish();
+  return 0;
+}
+}  // namespace
+
+void add_train_command(CLI::App& app, Context& ctx) {
+  auto a = std::make_shared<TrainArgs>();
+  CLI::App* c = app.add_subcommand("train", "Train a GPT model");
+  c->add_option("--config", a->config, "TOML run configuration (flags override it)");
+  c->add_option("--model", a->model, "Model preset: gpt-tiny, gpt-mini, gpt2-124m, ...");
+  c->add_option("--data", a->data, "'builtin' or a token file made by 'tierzero data prepare'");
+  c->add_option("--steps", a->steps, "Optimisation steps")->check(CLI::PositiveNumber);
+  c->add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch per rank")->check(CLI::PositiveNumber);
+  c->add_option("--grad-accum", a->grad_accum, "Micro-batches per step")->check(CLI::PositiveNumber);
+  c->add_option("--seq-len", a->seq_len, "Sequence length (default: the model's context)")->check(CLI::NonNegativeNumber);
+  c->add_option("--lr", a->lr, "Peak learning rate")->check(CLI::PositiveNumber);
+  c->add_option("--warmup", a->warmup, "Warmup steps")->check(CLI::NonNegativeNumber);
+  c->add_option("--seed", a->seed, "Seed of initialisation and data order")->check(CLI::NonNegativeNumber);
+  c->add_option("--param-dtype", a->param_dtype, "Working parameter storage: fp32, bf16, fp16");
+  c->add_flag("--recompute", a->recompute, "Recompute activations in backward");
+  c->add_option("--metrics", a->metrics, "Write one JSON object per step to this file");
+  c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(CLI::PositiveNumber);
+  c->callback([a, &ctx] { ctx.exit_code = run_train(*a); });
+}
+
+}  // namespace tierzero::cli

@@ -1,0 +1,66 @@
+#include "train_report.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "tierzero/error.h"
+
+namespace tierzero::cli {
+
+TrainReport::TrainReport(std::int64_t total, double flops_per_token, int devices, const std::string& path, int log_every)
+    : total_(total), flops_per_token_(flops_per_token), devices_(devices), log_every_(log_every), tty_(isatty(STDERR_FILENO)) {
+  if (!path.empty()) {
+    metrics_ = std::fopen(path.c_str(), "w");
+    TZ_CHECK(metrics_, ConfigError, "cannot write metrics file '" + path + "'");
+  }
+  start_ = last_ = std::chrono::steady_clock::now();
+}
+
+TrainReport::~TrainReport() {
+  if (metrics_) std::fclose(metrics_);
+}
+
+void TrainReport::record(const StepStats& s) {
+  const auto now = std::chrono::steady_clock::now();
+  const double dt = std::chrono::duration<double>(now - last_).count();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  last_ = now;
+  last_loss_ = s.loss;
+  const double tokens_per_s = static_cast<double>(s.tokens) / dt;
+  const double tflops = tokens_per_s * flops_per_token_ / devices_ / 1e12;  // per device
+  const std::int64_t done = s.step + 1;
+  const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total_ - done);
+  if (metrics_) {
+    std::string line = nlohmann::json{{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm},
+                                      {"skipped", s.skipped}, {"tokens", s.tokens}, {"step_time_s", dt},
+                                      {"tokens_per_s", tokens_per_s}, {"tflops", tflops}}.dump();
+    line.pop_back();  // append the extra fields verbatim
+    for (const auto& [k, v] : extra_) line += ",\"" + k + "\":" + v;
+    std::fprintf(metrics_, "%s}\n", line.c_str());
+    std::fflush(metrics_);
+  }
+  if (tty_) {
+    constexpr int kWidth = 24;
+    const int filled = static_cast<int>(kWidth * done / std::max<std::int64_t>(total_, 1));
+    std::string bar(static_cast<std::size_t>(filled), '=');
+    if (filled < kWidth) bar += '>' + std::string(static_cast<std::size_t>(kWidth - filled - 1), ' ');
+    std::fprintf(stderr, "\r[%s] step %lld/%lld loss %.4f %.0f tok/s %.4f TFLOPS ETA %d:%02d%s", bar.c_str(),
+                 static_cast<long long>(done), static_cast<long long>(total_), s.loss, tokens_per_s, tflops,
+                 static_cast<int>(eta) / 60, static_cast<int>(eta) % 60, s.skipped ? " (skipped)" : "   ");
+    std::fflush(stderr);
+  } else if (done % log_every_ == 0 || done == total_ || s.step == 0) {
+    std::fprintf(stderr, "step %lld/%lld loss %.4f lr %.3g grad_norm %.3f %.0f tok/s %.4f TFLOPS%s\n",
+                 static_cast<long long>(done), static_cast<long long>(total_), s.loss, s.lr, s.grad_norm, tokens_per_s,
+                 tflops, s.skipped ? " (skipped: non-finite gradients)" : "");
+  }
+}
+
+void TrainReport::finish() {
+  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (tty_) std::fprintf(stderr, "\n");
+  std::fprintf(stderr, "done: %lld steps in %.1f s, final loss %.4f\n", static_cast<long long>(total_), elapsed, last_loss_);
+}
+
+}  // namespace tierzero::cli

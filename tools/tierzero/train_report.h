@@ -1,0 +1,36 @@
+// What a training run shows: a live progress bar on a terminal (step,
+// loss, tokens/s, TFLOPS, ETA), plain log lines otherwise, and one JSON
+// object per step in the metrics file. Used on rank 0 only.
+#pragma once
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "tierzero/trainer.h"
+
+namespace tierzero::cli {
+
+class TrainReport {
+ public:
+  // flops_per_token: model FLOPs per trained token; devices: ranks sharing the work.
+  TrainReport(std::int64_t total_steps, double flops_per_token, int devices, const std::string& metrics_path, int log_every);
+  ~TrainReport();
+  // Extra fields (strategy, bytes_per_level, memory_bytes) go into each metrics line as given (JSON text).
+  void set_extra(const std::string& key, const std::string& json) { extra_[key] = json; }
+  void record(const StepStats& s);
+  void finish();
+
+ private:
+  std::int64_t total_;
+  double flops_per_token_;
+  int devices_;
+  std::FILE* metrics_ = nullptr;
+  int log_every_;
+  bool tty_;
+  std::chrono::steady_clock::time_point start_, last_;
+  std::map<std::string, std::string> extra_;
+  double last_loss_ = 0;
+};
+
+}  // namespace tierzero::cli
