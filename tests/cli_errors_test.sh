@@ -24,6 +24,27 @@ expect_exit 2 "must be a positive integer" 8 -- run8 bench comm --topology gpu=t
 expect_exit 2 "unknown dtype" 1 -- "$tz" bench comm --dtype fp8 --sizes 4096
 expect_exit 2 "" 0 -- "$tz" bench nosuch
 
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf 'GARBAGE!xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' > "$tmp/bad.bin"
+expect_exit 2 "bad magic" 1 -- "$tz" train --data "$tmp/bad.bin" --steps 1
+printf 'stepz = 3\n' > "$tmp/run.toml"
+expect_exit 2 "unknown key 'stepz'" 1 -- "$tz" train --config "$tmp/run.toml"
+expect_exit 2 "unknown model 'gpt-huge'" 1 -- "$tz" train --model gpt-huge
+expect_exit 2 "cannot open" 1 -- "$tz" train --data "$tmp/none.bin" --steps 1
+printf 'hello world, hello tierzero. ' > "$tmp/t.txt"
+for i in 1 2 3 4 5 6; do cat "$tmp/t.txt" "$tmp/t.txt" > "$tmp/t2.txt"; mv "$tmp/t2.txt" "$tmp/t.txt"; done
+expect_exit 0 "wrote" 1 -- "$tz" data prepare --input "$tmp/t.txt" --output "$tmp/t.bin"
+expect_exit 0 "done: 2 steps" 1 -- "$tz" train --data "$tmp/t.bin" --steps 2 --micro-batch 2 --seq-len 16 --metrics "$tmp/m.jsonl"
+python3 - "$tmp/m.jsonl" <<'PY' || fail=1
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1])]
+assert [l["step"] for l in lines] == [0, 1], lines
+for l in lines:
+    assert {"step", "loss", "lr", "tokens_per_s", "tflops"} <= set(l), l
+print("ok: metrics JSONL")
+PY
+
 json=$(run8 bench comm --topology gpu=2,node=2,world=2 --sizes 65536 --iters 1 --json 2>/dev/null)
 python3 - "$json" <<'PY' || fail=1
 import json, sys

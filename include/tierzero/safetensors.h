@@ -1,0 +1,40 @@
+// The safetensors format (Hugging Face): an 8-byte little-endian header
+// length N, N bytes of JSON {name: {dtype, shape, data_offsets: [begin,
+// end]}, "__metadata__": {str: str}}, then the raw little-endian tensor
+// bytes, offsets relative to the end of the header. Value types.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tierzero {
+
+struct SafeTensor {
+  std::string dtype;               // "F32", "F64", "BF16", "F16", "I32", "I64", "U8", ...
+  std::vector<std::int64_t> shape;
+  std::vector<std::byte> data;
+
+  std::size_t numel() const;
+  // The elements as fp32/fp64/int32 (F32, F64, BF16, F16 / I32, I64 accepted); throws FormatError otherwise.
+  std::vector<float> as_f32() const;
+  std::vector<double> as_f64() const;
+  std::vector<std::int32_t> as_i32() const;
+};
+
+struct SafeTensorsFile {
+  std::map<std::string, SafeTensor> tensors;
+  std::map<std::string, std::string> metadata;
+  // Throws FormatError naming `name` when absent.
+  const SafeTensor& at(const std::string& name) const;
+};
+
+// Throws FormatError naming the file and the problem (truncated, bad header
+// JSON, offsets out of range or overlapping, unknown dtype, size mismatch).
+SafeTensorsFile read_safetensors(const std::string& path);
+// Written under a temporary name and renamed.
+void write_safetensors(const std::string& path, const SafeTensorsFile& file);
+SafeTensor make_f32_tensor(std::vector<std::int64_t> shape, const float* data);
+
+}  // namespace tierzero

@@ -1,0 +1,118 @@
+// Token files, the built-in corpus, the tokenizer and the sampler.
+#include "tierzero/data.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+
+#include "tierzero/error.h"
+
+namespace tierzero {
+namespace {
+
+std::string temp_path(const char* name) { return testing::TempDir() + "tz_" + std::to_string(getpid()) + "_" + name; }
+
+void expect_format_error(const std::string& path, const char* fragment) {
+  try {
+    TokenData::open(path);
+    FAIL() << path << " was accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(e.message().find(fragment), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find(path), std::string::npos) << "the message names the file: " << e.message();
+  }
+}
+
+TEST(TokenFile, RoundTripUint16AndUint32) {
+  const std::string p16 = temp_path("a.bin"), p32 = temp_path("b.bin");
+  write_token_file(p16, {1, 2, 300, 255}, 512);
+  write_token_file(p32, {1, 70000, 3}, 100000);
+  const TokenData a = TokenData::open(p16), b = TokenData::open(p32);
+  EXPECT_EQ(a.size(), 4u);
+  EXPECT_EQ(a[2], 300u);
+  EXPECT_EQ(a.vocab(), 512u);
+  EXPECT_EQ(b[1], 70000u);
+  std::ifstream in(p16, std::ios::binary | std::ios::ate);
+  EXPECT_EQ(static_cast<std::size_t>(in.tellg()), 32u + 4 * 2) << "uint16 storage";
+  std::remove(p16.c_str());
+  std::remove(p32.c_str());
+}
+
+TEST(TokenFile, BadFilesAreClearErrors) {
+  const std::string p = temp_path("bad.bin");
+  expect_format_error(temp_path("missing.bin"), "cannot open");
+  write_token_file(p, {1, 2, 3, 4}, 256);
+  {  // wrong magic
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.write("GARBAGE!", 8);
+  }
+  expect_format_error(p, "bad magic");
+  write_token_file(p, {1, 2, 3, 4}, 256);
+  {  // wrong dtype
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(12);
+    const std::uint32_t three = 3;
+    f.write(reinterpret_cast<const char*>(&three), 4);
+  }
+  expect_format_error(p, "bad token dtype");
+  write_token_file(p, {1, 2, 3, 4}, 256);
+  truncate(p.c_str(), 32 + 5);
+  expect_format_error(p, "truncated");
+  truncate(p.c_str(), 10);
+  expect_format_error(p, "truncated");
+  write_token_file(p, {1, 2, 3, 4}, 256);
+  {  // id >= vocab
+    std::fstream f(p, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(32 + 2 * 2);
+    const std::uint16_t big = 999;
+    f.write(reinterpret_cast<const char*>(&big), 2);
+  }
+  expect_format_error(p, "token 2 has id 999");
+  std::remove(p.c_str());
+  EXPECT_THROW(write_token_file(p, {1, 300}, 256), FormatError);
+  EXPECT_FALSE(std::ifstream(p)) << "nothing written on error";
+}
+
+TEST(BuiltinCorpus, IsAtLeastAMegabyteOfEnglish) {
+  const TokenData d = TokenData::builtin();
+  EXPECT_GT(d.size(), 1'000'000u);
+  EXPECT_EQ(d.vocab(), 256u);
+  std::vector<std::uint32_t> head;
+  for (int i = 0; i < 16; ++i) head.push_back(d[i]);
+  EXPECT_EQ(byte_decode(head), "In the beginning");
+}
+
+TEST(Tokenizer, BytesRoundTrip) {
+  const std::string s = "caf\xc3\xa9 \x01\xff";
+  const auto ids = byte_encode(s);
+  EXPECT_EQ(ids.size(), s.size());
+  EXPECT_EQ(ids[3], 0xc3u);
+  EXPECT_EQ(byte_decode(ids), s);
+}
+
+TEST(BatchSampler, PureFunctionOfSeedStepMicroAndIndex) {
+  const TokenData d = TokenData::builtin();
+  BatchSampler s(d, 16, 7), other_seed(d, 16, 8);
+  std::vector<int> a(4 * 16), at(4 * 16), b(2 * 16), bt(2 * 16), c(2 * 16), ct(2 * 16);
+  s.fill(5, 1, 0, 4, a.data(), at.data());
+  // Two "ranks" with micro-batch 2 see exactly the samples of one with 4.
+  s.fill(5, 1, 0, 2, b.data(), bt.data());
+  s.fill(5, 1, 2, 2, c.data(), ct.data());
+  EXPECT_TRUE(std::equal(b.begin(), b.end(), a.begin()));
+  EXPECT_TRUE(std::equal(c.begin(), c.end(), a.begin() + 32));
+  EXPECT_NE(b, c) << "ranks see distinct data";
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(at[i], a[i + 1]) << "targets are the next tokens";
+  std::vector<int> again(4 * 16), again_t(4 * 16), other(4 * 16), other_t(4 * 16);
+  s.fill(5, 1, 0, 4, again.data(), again_t.data());
+  EXPECT_EQ(a, again);
+  s.fill(6, 1, 0, 4, other.data(), other_t.data());
+  EXPECT_NE(a, other) << "steps differ";
+  other_seed.fill(5, 1, 0, 4, other.data(), other_t.data());
+  EXPECT_NE(a, other) << "seeds differ";
+  EXPECT_THROW(BatchSampler(TokenData::from_tokens({1, 2, 3}, 256, "tiny"), 16, 1), FormatError);
+}
+
+}  // namespace
+}  // namespace tierzero

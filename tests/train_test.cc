@@ -1,0 +1,93 @@
+// Training: configuration errors, the schedule, determinism, and the loss
+// on the built-in corpus falling from ~ln(256) below 3.0 in 300 steps.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tierzero/error.h"
+#include "tierzero/trainer.h"
+
+namespace tierzero {
+namespace {
+
+void expect_config_error(const std::string& toml, const char* fragment) {
+  TrainConfig c;
+  try {
+    parse_train_config(toml, "run.toml", c);
+    FAIL() << "accepted: " << toml;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find(fragment), std::string::npos) << e.message();
+  }
+}
+
+TEST(TrainConfig, ValidFile) {
+  TrainConfig c;
+  parse_train_config("model = 'gpt-mini'\nsteps = 7\nlr = 0.01\nparam_dtype = 'bf16'\nrecompute = true\n", "x", c);
+  EXPECT_EQ(c.model.name, "gpt-mini");
+  EXPECT_EQ(c.steps, 7);
+  EXPECT_FLOAT_EQ(c.schedule.lr, 0.01f);
+  EXPECT_EQ(c.param_dtype, DType::bf16);
+  EXPECT_TRUE(c.recompute);
+  parse_train_config("[model]\npreset = 'gpt-tiny'\nlayers = 3\n", "x", c);
+  EXPECT_EQ(c.model.layers, 3);
+  EXPECT_EQ(c.model.channels, 64);
+}
+
+TEST(TrainConfig, Errors) {
+  expect_config_error("stepz = 3\n", "unknown key 'stepz'");
+  expect_config_error("steps = 'many'\n", "key 'steps' has the wrong type");
+  expect_config_error("steps = 0\n", "steps must be at least 1");
+  expect_config_error("model = 'gpt-huge'\n", "unknown model 'gpt-huge'");
+  expect_config_error("[model]\nheads = 5\n", "multiple of heads");
+  expect_config_error("[model]\nwidth = 5\n", "unknown key 'model.width'");
+  expect_config_error("param_dtype = 'int8'\n", "param_dtype must be");
+  expect_config_error("seq_len = 100000\n", "seq_len must be between");
+  expect_config_error("lr = [\n", "run.toml:1");
+  expect_config_error("[adamw]\nbeta1 = 0.9\n", "unknown key 'adamw'");
+}
+
+TEST(LrSchedule, WarmupThenCosineToFloor) {
+  const LrSchedule s{1.0f, 0.1f, 10, 110};
+  EXPECT_FLOAT_EQ(s.at(0), 0.1f);
+  EXPECT_FLOAT_EQ(s.at(9), 1.0f);
+  EXPECT_FLOAT_EQ(s.at(10), 1.0f);
+  EXPECT_NEAR(s.at(60), 0.55f, 1e-6);  // halfway down the cosine
+  EXPECT_NEAR(s.at(110), 0.1f, 1e-6);
+  EXPECT_NEAR(s.at(500), 0.1f, 1e-6);
+  EXPECT_FLOAT_EQ(clip_coefficient(4.0, 1.0f), static_cast<float>(1.0 / (4.0 + 1e-6)));
+  EXPECT_FLOAT_EQ(clip_coefficient(0.5, 1.0f), 1.0f);
+}
+
+TrainConfig tiny(std::int64_t steps) {
+  TrainConfig c;
+  c.model = gpt_preset("gpt-tiny");
+  c.steps = steps;
+  return c;
+}
+
+TEST(LocalTrainer, IsDeterministicForAGivenSeed) {
+  const TokenData data = TokenData::builtin();
+  TrainConfig a = tiny(3);
+  LocalTrainer t1(a, data), t2(a, data);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(t1.step().loss, t2.step().loss);
+  EXPECT_EQ(t1.master(), t2.master());
+}
+
+TEST(LocalTrainer, LossFallsBelowThreeWithin300Steps) {
+  const TokenData data = TokenData::builtin();
+  LocalTrainer t(tiny(300), data);
+  StepStats first = t.step(), last;
+  EXPECT_NEAR(first.loss, std::log(256.0), 0.1);
+  double best = first.loss;
+  while (t.next_step() < 300) best = std::min(best, (last = t.step()).loss);
+  EXPECT_LT(last.loss, 3.0);
+  EXPECT_FALSE(last.skipped);
+}
+
+TEST(LocalTrainer, RejectsDataWithALargerVocabulary) {
+  const TokenData big = TokenData::from_tokens(std::vector<std::uint32_t>(1000, 5), 1000, "big");
+  EXPECT_THROW(LocalTrainer(tiny(1), big), ConfigError);
+}
+
+}  // namespace
+}  // namespace tierzero
