@@ -102,7 +102,6 @@ void GptModel<T>::head_backward(const T* embed, const T* head, T* dembed, T* dhe
   const GptConfig& c = layout_.config();
   const int N = batch_ * seq_len_, C = c.channels;
   auto& b = *buf_;
-  zero(b.dln);
   ops::head_backward(b.dln.data(), dembed, b.probs.data(), b.lnf.data(), embed, targets, dloss, N, C, c.vocab);
   zero(b.dres);
   ops::layernorm_backward(b.dres.data(), dhead, dhead + C, b.dln.data(), b.residual[c.layers].data(), head,
@@ -119,19 +118,13 @@ void GptModel<T>::block_backward(int layer, const T* p, T* dp) {
   auto& k = b.blocks[recompute_ ? 0 : layer];
   const T* x = b.residual[layer].data();
   // b.dres holds dL/d(block output); on return it holds dL/d(block input).
-  zero(b.dfch_gelu);
   ops::matmul_backward(b.dfch_gelu.data(), dp + o.fcproj_w, dp + o.fcproj_b, b.dres.data(), k.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C);
-  zero(b.dfch);
   ops::gelu_backward(b.dfch.data(), k.fch.data(), b.dfch_gelu.data(), b.dfch.size());
-  zero(b.dln);
   ops::matmul_backward(b.dln.data(), dp + o.fc_w, dp + o.fc_b, b.dfch.data(), k.ln2.data(), p + o.fc_w, N, C, 4 * C);
   ops::layernorm_backward(b.dres.data(), dp + o.ln2_w, dp + o.ln2_b, b.dln.data(), k.res2.data(), p + o.ln2_w,
                           k.ln2_mean.data(), k.ln2_rstd.data(), N, C);
-  zero(b.datty);
   ops::matmul_backward(b.datty.data(), dp + o.proj_w, dp + o.proj_b, b.dres.data(), k.atty.data(), p + o.proj_w, N, C, C);
-  zero(b.dqkv);
   ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, C, c.heads);
-  zero(b.dln);
   ops::matmul_backward(b.dln.data(), dp + o.attn_w, dp + o.attn_b, b.dqkv.data(), k.ln1.data(), p + o.attn_w, N, C, 3 * C);
   ops::layernorm_backward(b.dres.data(), dp + o.ln1_w, dp + o.ln1_b, b.dln.data(), x, p + o.ln1_w, k.ln1_mean.data(),
                           k.ln1_rstd.data(), N, C);

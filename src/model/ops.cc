@@ -1,5 +1,7 @@
 #include "model/ops.h"
 
+#include "model/vec_kernels.h"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -102,7 +104,7 @@ void matmul_forward(T* out, const T* x, const T* w, const T* b, int N, int IC, i
 
 template <class T>
 void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, int N, int IC, int OC) {
-  gemm<T>(false, false, N, IC, OC, T(1), dout, OC, w, IC, T(1), dx, IC);
+  gemm<T>(false, false, N, IC, OC, T(1), dout, OC, w, IC, T(0), dx, IC);
   gemm<T>(true, false, OC, IC, N, T(1), dout, OC, x, IC, T(1), dw, IC);
   if (!db) return;
   for (int n = 0; n < N; ++n) {
@@ -122,13 +124,8 @@ void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H
       gemm<T>(false, true, Tn, Tn, hs, scale, q, C3, q + C, C3, T(0), a, Tn);  // scores = q k^T / sqrt(hs)
       for (int t = 0; t < Tn; ++t) {  // causal softmax over t2 <= t
         T* row = a + static_cast<std::size_t>(t) * Tn;
-        T mx = row[0];
-        for (int u = 1; u <= t; ++u) mx = std::max(mx, row[u]);
-        T sum = 0;
-        for (int u = 0; u <= t; ++u) sum += (row[u] = std::exp(row[u] - mx));
-        const T inv = T(1) / sum;
-        for (int u = 0; u <= t; ++u) row[u] *= inv;
-        for (int u = t + 1; u < Tn; ++u) row[u] = 0;
+        softmax_inplace(row, t + 1);
+        std::fill(row + t + 1, row + Tn, T(0));
       }
       gemm<T>(false, false, Tn, hs, Tn, T(1), a, Tn, q + 2 * C, C3, T(0), out + static_cast<std::size_t>(b) * Tn * C + h * hs, C);
     }
@@ -147,7 +144,7 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* s
       const T* dy = dout + static_cast<std::size_t>(b) * Tn * C + h * hs;
       T* da = scratch;
       gemm<T>(false, true, Tn, Tn, hs, T(1), dy, C, q + 2 * C, C3, T(0), da, Tn);      // dP = dY V^T
-      gemm<T>(true, false, Tn, hs, Tn, T(1), a, Tn, dy, C, T(1), dq + 2 * C, C3);      // dV += P^T dY
+      gemm<T>(true, false, Tn, hs, Tn, T(1), a, Tn, dy, C, T(0), dq + 2 * C, C3);      // dV = P^T dY
       for (int t = 0; t < Tn; ++t) {  // dS = P * (dP - sum(dP * P)), causal part only
         T* row = da + static_cast<std::size_t>(t) * Tn;
         const T* p = a + static_cast<std::size_t>(t) * Tn;
@@ -156,34 +153,19 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* s
         for (int u = 0; u <= t; ++u) row[u] = p[u] * (row[u] - dot);
         for (int u = t + 1; u < Tn; ++u) row[u] = 0;
       }
-      gemm<T>(false, false, Tn, hs, Tn, scale, da, Tn, q + C, C3, T(1), dq, C3);       // dQ += dS K / sqrt(hs)
-      gemm<T>(true, false, Tn, hs, Tn, scale, da, Tn, q, C3, T(1), dq + C, C3);        // dK += dS^T Q / sqrt(hs)
+      gemm<T>(false, false, Tn, hs, Tn, scale, da, Tn, q + C, C3, T(0), dq, C3);       // dQ = dS K / sqrt(hs)
+      gemm<T>(true, false, Tn, hs, Tn, scale, da, Tn, q, C3, T(0), dq + C, C3);        // dK = dS^T Q / sqrt(hs)
     }
-}
-
-namespace {
-template <class T>
-constexpr T kGeluScale = T(0.7978845608028654);  // sqrt(2 / pi)
 }
 
 template <class T>
 void gelu_forward(T* out, const T* x, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const T v = x[i];
-    out[i] = T(0.5) * v * (T(1) + std::tanh(kGeluScale<T> * (v + T(0.044715) * v * v * v)));
-  }
+  gelu_kernel(out, x, n);
 }
 
 template <class T>
 void gelu_backward(T* dx, const T* x, const T* dout, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) {
-    const T v = x[i];
-    const T u = kGeluScale<T> * (v + T(0.044715) * v * v * v);
-    const T th = std::tanh(u);
-    const T sech2 = T(1) - th * th;
-    const T grad = T(0.5) * (T(1) + th) + T(0.5) * v * sech2 * kGeluScale<T> * (T(1) + T(3 * 0.044715) * v * v);
-    dx[i] += grad * dout[i];
-  }
+  gelu_grad_kernel(dx, x, dout, n);
 }
 
 template <class T>
@@ -197,12 +179,7 @@ double head_forward(T* probs, const T* x, const T* wte, const int* targets, int 
   double loss = 0;
   for (int n = 0; n < N; ++n) {
     T* row = probs + static_cast<std::size_t>(n) * V;
-    T mx = row[0];
-    for (int v = 1; v < V; ++v) mx = std::max(mx, row[v]);
-    T sum = 0;
-    for (int v = 0; v < V; ++v) sum += (row[v] = std::exp(row[v] - mx));
-    const T inv = T(1) / sum;
-    for (int v = 0; v < V; ++v) row[v] *= inv;
+    softmax_inplace(row, V);
     loss -= std::log(static_cast<double>(row[targets[n]]));
   }
   return loss / N;
@@ -216,7 +193,7 @@ void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int
     row[targets[n]] -= T(1);
     for (int v = 0; v < V; ++v) row[v] *= s;
   }
-  gemm<T>(false, false, N, C, V, T(1), probs, V, wte, C, T(1), dx, C);
+  gemm<T>(false, false, N, C, V, T(1), probs, V, wte, C, T(0), dx, C);
   gemm<T>(true, false, V, C, N, T(1), probs, V, x, C, T(1), dwte, C);
 }
 
@@ -238,4 +215,8 @@ TZ_INSTANTIATE(float)
 TZ_INSTANTIATE(double)
 #undef TZ_INSTANTIATE
 
+}  // namespace tierzero::ops
+
+namespace tierzero::ops {
+void set_blas_threads(int n) { openblas_set_num_threads(n); }
 }  // namespace tierzero::ops

@@ -2,7 +2,10 @@
 // row-major arrays, templated on the compute type (float for training,
 // double for gradient checks). Shapes are written beside every argument:
 // B batch, T sequence, C channels, H heads, V vocabulary, OC/IC out/in
-// features. Backward functions *add* into their gradient outputs.
+// features. Backward functions *add* into parameter gradients (dw, db,
+// dwte, dwpe) and into layernorm_backward's dx; every other input gradient
+// (dx of matmul, gelu and head, dqkv of attention) is *written*, so callers
+// never clear scratch buffers.
 #pragma once
 #include <cstddef>
 
@@ -36,7 +39,7 @@ void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w,
 // columns h*C/H ..), out[B,T,C], att[B,H,T,T] softmax probabilities (saved).
 template <class T>
 void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H);
-// scratch: T*T elements.
+// scratch: T*T elements. Writes dqkv.
 template <class T>
 void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H);
 
@@ -59,4 +62,9 @@ double head_forward(T* probs, const T* x, const T* wte, const int* targets, int 
 template <class T>
 void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int* targets, T dloss, int N, int C, int V);
 
+}  // namespace tierzero::ops
+
+namespace tierzero::ops {
+// Threads OpenBLAS uses for GEMMs (the other layers run on the calling thread).
+void set_blas_threads(int n);
 }  // namespace tierzero::ops

@@ -5,6 +5,7 @@
 
 #include "comm_bench.h"
 #include "quant_bench.h"
+#include "step_bench.h"
 #include "commands.h"
 #include "tierzero/error.h"
 #include "tierzero/mpi.h"
@@ -54,6 +55,11 @@ int run_comm(const CommArgs& a, Context& ctx) {
   }
   return 0;
 }
+struct StepArgs {
+  std::string model = "gpt-mini";
+  int micro_batch = 8, seq_len = 256, threads = 1, steps = 5;
+};
+
 struct QuantArgs {
   std::size_t elements = std::size_t{1} << 22;
   std::string impl = "best";
@@ -104,6 +110,24 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   quant->add_option("--reps", qargs->reps, "Timed repetitions (best is reported)")->check(CLI::PositiveNumber);
   quant->add_flag("--json", qargs->json, "One JSON object per line");
   quant->callback([qargs, &ctx] { ctx.exit_code = run_quant(*qargs); });
+
+  auto sargs = std::make_shared<StepArgs>();
+  CLI::App* step = bench->add_subcommand("step", "Time training steps (forward + backward + AdamW) on one rank");
+  step->add_option("--model", sargs->model, "Model preset");
+  step->add_option("--micro-batch", sargs->micro_batch, "Sequences per step")->check(CLI::PositiveNumber);
+  step->add_option("--seq-len", sargs->seq_len, "Sequence length")->check(CLI::PositiveNumber);
+  step->add_option("--threads", sargs->threads, "OpenBLAS threads")->check(CLI::PositiveNumber);
+  step->add_option("--steps", sargs->steps, "Timed steps (median reported)")->check(CLI::PositiveNumber);
+  step->callback([sargs, &ctx] {
+    TrainConfig cfg;
+    cfg.model = gpt_preset(sargs->model);
+    cfg.micro_batch = sargs->micro_batch;
+    cfg.seq_len = sargs->seq_len;
+    cfg.validate();
+    const auto r = bench::run_step_bench(cfg, sargs->threads, 1, sargs->steps);
+    std::cout << bench::to_json_line(cfg, sargs->threads, r) << std::endl;
+    ctx.exit_code = 0;
+  });
 }
 
 }  // namespace tierzero::cli

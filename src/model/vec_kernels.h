@@ -1,0 +1,21 @@
+// The element-wise hot loops of the GPT layers (softmax rows, GELU), for
+// fp32 vectorised with a polynomial exp (Cephes' expf: range reduction by
+// ln 2 and a degree-6 polynomial, ~1 ulp) and compiled for AVX-512, AVX2 and
+// baseline x86-64 with run-time selection; for fp64 plain libm (used by
+// the gradient checks).
+#pragma once
+#include <cstddef>
+
+namespace tierzero::ops {
+
+// row[0..n) = softmax(row[0..n)) in place.
+void softmax_inplace(float* row, int n);
+void softmax_inplace(double* row, int n);
+// out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+void gelu_kernel(float* out, const float* x, std::size_t n);
+void gelu_kernel(double* out, const double* x, std::size_t n);
+// dx = gelu'(x) * dout (written)
+void gelu_grad_kernel(float* dx, const float* x, const float* dout, std::size_t n);
+void gelu_grad_kernel(double* dx, const double* x, const double* dout, std::size_t n);
+
+}  // namespace tierzero::ops
