@@ -103,7 +103,7 @@ TEST(Hierarchical, AllReduceMatchesClosedForm) {
           for (int r = 0; r < w; ++r) sum += value(r, i, t);
           ASSERT_EQ(load(t, recv.data(), i), sum);
         }
-        if (hier.hop_levels().size() >= 2) {
+        if (hier.num_hops() >= 2) {
           // Padded to c = ceil(n / W) per rank, reduce-scatter then all-gather.
           const std::size_t c = (n + w - 1) / w;
           expect_traffic(*world, before, hier_expect(topo, c * s, 2), "hier all_reduce");

@@ -18,7 +18,9 @@
 // owned by whoever created them; split() results are independent objects.
 #pragma once
 #include <cstddef>
-#include <functional>
+#include <cstddef>
+#include <new>
+#include <utility>
 #include <memory>
 #include <vector>
 
@@ -31,25 +33,41 @@ namespace tierzero {
 enum class ReduceOp { sum, avg };
 
 // A waitable handle for a non-blocking collective. Move-only; wait() is
-// idempotent; destroying an unfinished request waits for it.
+// idempotent; destroying an unfinished request waits for it. The backend's
+// state lives inside the handle (no heap allocation per collective).
 class Request {
  public:
   struct Impl {
     virtual ~Impl() = default;
     virtual void wait() = 0;
     virtual bool test() = 0;
+    // Moves this object into `where` (kStorage bytes, suitably aligned).
+    virtual Impl* move_to(void* where) noexcept = 0;
   };
+  static constexpr std::size_t kStorage = 96;
+
   Request() = default;
-  explicit Request(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-  Request(Request&&) noexcept = default;
+  // Constructs the backend's Impl in place.
+  template <class T, class... Args>
+  static Request make(Args&&... args) {
+    static_assert(sizeof(T) <= kStorage && alignof(T) <= alignof(std::max_align_t), "Request storage too small");
+    Request r;
+    r.impl_ = new (r.storage_) T(std::forward<Args>(args)...);
+    return r;
+  }
+  Request(Request&& o) noexcept;
   Request& operator=(Request&& o) noexcept;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
   ~Request();
   void wait();
   // True when the operation has completed (then wait() returns at once).
   bool test();
 
  private:
-  std::unique_ptr<Impl> impl_;
+  void reset() noexcept;
+  alignas(std::max_align_t) unsigned char storage_[kStorage];
+  Impl* impl_ = nullptr;
 };
 
 class Communicator {

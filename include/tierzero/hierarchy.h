@@ -16,10 +16,11 @@
 // A NaN/Inf in the input travels as a bad block (tierzero/quant.h) and
 // comes out as NaN, so a caller's finiteness check on the result sees it.
 //
-// Ownership: borrows the world communicator, which must outlive it, and owns
-// the hop communicators, scratch buffers (grown on first use, then reused)
-// and one worker thread. Threading: all calls, blocking or not, run in
-// submission order on the worker; call from one thread at a time.
+// Ownership: borrows the communicator, which must outlive it, and owns the
+// hop communicators, scratch buffers (grown on first use, then reused: no
+// allocation in steady state) and one worker thread. Threading: all calls,
+// blocking or not, run in submission order on the worker; call from one
+// thread at a time.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -46,17 +47,29 @@ HopBits parse_hop_bits(std::string_view spec);
 struct HopState;
 class CommThread;
 
+// How collectives are decomposed: one hop per entry, innermost first, each
+// hop the set of levels whose coordinates vary within it. {{gpu}, {node},
+// {world}} is the three-level scheme, {{gpu, node}, {world}} the two-level
+// one of ZeRO++/MiCS (intra-node, inter-node), {{gpu, node, world}} flat.
+using HopSpec = std::vector<std::vector<Level>>;
+HopSpec three_level_hops();
+HopSpec two_level_hops();
+HopSpec flat_hops();
+
 class Hierarchy {
  public:
-  // Collective over `world`: creates the hop communicators.
-  explicit Hierarchy(Communicator& world);
+  // Collective over `comm` (the world, or any group split from it): creates
+  // one communicator per hop of `hops` that has more than one member within
+  // `comm`. `comm` must outlive the Hierarchy.
+  explicit Hierarchy(Communicator& comm, const HopSpec& hops = three_level_hops());
   ~Hierarchy();
   Hierarchy(const Hierarchy&) = delete;
   Hierarchy& operator=(const Hierarchy&) = delete;
 
   Communicator& world() const { return world_; }
-  // Levels with fan-out > 1, innermost first.
-  const std::vector<Level>& hop_levels() const;
+  // Number of hops with more than one member.
+  std::size_t num_hops() const;
+  // The communicator of the hop containing `level` (throws if none).
   Communicator& hop(Level level) const;
 
   // Same contracts as Communicator's collectives of the same name.

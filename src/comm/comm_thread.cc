@@ -1,26 +1,18 @@
 #include "comm/comm_thread.h"
 
-#include <future>
-
 namespace tierzero {
 
 namespace {
-class FutureRequest final : public Request::Impl {
+class TicketRequest final : public Request::Impl {
  public:
-  explicit FutureRequest(std::future<void> f) : future_(std::move(f)) {}
-  void wait() override {
-    if (!done_) {
-      done_ = true;
-      future_.get();
-    }
-  }
-  bool test() override {
-    return done_ || future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
-  }
+  TicketRequest(CommThread* t, std::uint64_t ticket) : thread_(t), ticket_(ticket) {}
+  void wait() override { thread_->wait(ticket_); }
+  bool test() override { return thread_->done(ticket_); }
+  Impl* move_to(void* where) noexcept override { return new (where) TicketRequest(*this); }
 
  private:
-  std::future<void> future_;
-  bool done_ = false;
+  CommThread* thread_;
+  std::uint64_t ticket_;
 };
 }  // namespace
 
@@ -31,39 +23,56 @@ CommThread::~CommThread() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
-  ready_.notify_one();
+  work_.notify_one();
   worker_.join();
 }
 
-Request CommThread::submit(std::function<void()> task) {
-  auto promise = std::make_shared<std::promise<void>>();
-  std::future<void> future = promise->get_future();
+Request CommThread::submit(const CommJob& job) {
+  std::uint64_t ticket;
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back([promise, task = std::move(task)] {
-      try {
-        task();
-        promise->set_value();
-      } catch (...) {
-        promise->set_exception(std::current_exception());
-      }
-    });
+    std::unique_lock<std::mutex> lock(mutex_);
+    finished_.wait(lock, [this] { return queued_ - completed_ < kSlots; });
+    ticket = queued_++;
+    ring_[ticket % kSlots] = job;
   }
-  ready_.notify_one();
-  return Request(std::make_unique<FutureRequest>(std::move(future)));
+  work_.notify_one();
+  return Request::make<TicketRequest>(this, ticket);
+}
+
+void CommThread::wait(std::uint64_t ticket) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  finished_.wait(lock, [&] { return completed_ > ticket; });
+  if (error_ && failed_ticket_ <= ticket) std::rethrow_exception(error_);
+}
+
+bool CommThread::done(std::uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completed_ > ticket;
 }
 
 void CommThread::run() {
   for (;;) {
-    std::function<void()> task;
+    CommJob job;
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      ready_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      task = std::move(queue_.front());
-      queue_.pop_front();
+      work_.wait(lock, [this] { return stopping_ || queued_ > completed_; });
+      if (queued_ == completed_) return;
+      job = ring_[completed_ % kSlots];
     }
-    task();
+    std::exception_ptr err;
+    if (!error_) {  // after a failure the remaining jobs are not run: the collectives are out of step
+      try {
+        job.run(job);
+      } catch (...) {
+        err = std::current_exception();
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (err && !error_) error_ = err, failed_ticket_ = completed_;
+      ++completed_;
+    }
+    finished_.notify_all();
   }
 }
 

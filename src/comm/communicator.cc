@@ -4,22 +4,39 @@
 
 namespace tierzero {
 
+Request::Request(Request&& o) noexcept {
+  if (o.impl_) {
+    impl_ = o.impl_->move_to(storage_);
+    o.reset();
+  }
+}
+
 Request& Request::operator=(Request&& o) noexcept {
   if (this != &o) {
     if (impl_) impl_->wait();
-    impl_ = std::move(o.impl_);
+    reset();
+    if (o.impl_) {
+      impl_ = o.impl_->move_to(storage_);
+      o.reset();
+    }
   }
   return *this;
 }
 
 Request::~Request() {
   if (impl_) impl_->wait();
+  reset();
+}
+
+void Request::reset() noexcept {
+  if (impl_) impl_->~Impl();
+  impl_ = nullptr;
 }
 
 void Request::wait() {
   if (impl_) {
     impl_->wait();
-    impl_.reset();
+    reset();
   }
 }
 

@@ -30,9 +30,8 @@ void hier_all_gather(HopState& s, const void* send, void* recv, std::size_t coun
     cur = next;
     cur_count *= s.fanout(h);
   }
-  std::vector<int> dims(k);
-  for (std::size_t h = 0; h < k; ++h) dims[h] = s.fanout(h);  // innermost coordinate is major
-  reverse_axes(static_cast<const std::byte*>(cur), static_cast<std::byte*>(recv), dims, shard);
+  // The bundle is innermost coordinate major.
+  reverse_axes(static_cast<const std::byte*>(cur), static_cast<std::byte*>(recv), inner_first(s), shard);
 }
 
 }  // namespace tierzero

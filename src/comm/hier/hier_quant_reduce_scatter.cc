@@ -10,6 +10,7 @@
 // the chunk a plain reduce-scatter gives it; avg divides by W once.
 // Bytes per rank at level l: (f_l - 1) * P_l(count * P_>l), where P_l(m) is
 // quant_packed_bytes(m) at the hop's bits, or m * sizeof(t) unquantised.
+#include <algorithm>
 #include <cstring>
 
 #include "comm/hier/hop_state.h"
@@ -17,6 +18,13 @@
 namespace tierzero {
 
 namespace {
+// A hop spanning several levels uses the fewest bits any of them asks for.
+int hop_bits(const HopBits& bits, const std::vector<Level>& levels) {
+  int b = 16;
+  for (Level l : levels) b = std::min(b, bits.at(l));
+  return b;
+}
+
 // Sends the f pieces of `acc` (piece elements each) over `hop` and writes
 // their sum over the hop group into `out` (piece elements, fp32).
 void exchange_and_sum(HopState& s, Communicator& hop, const float* acc, std::size_t piece, int bits, DType t,
@@ -56,13 +64,11 @@ void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::s
   auto* as_f32 = reinterpret_cast<float*>(s.buffer(2, cur * sizeof(float)));
   auto* acc = reinterpret_cast<float*>(s.buffer(3, cur * sizeof(float)));
   to_f32(t, send, as_f32, cur);
-  std::vector<int> dims(k);
-  for (std::size_t h = 0; h < k; ++h) dims[h] = s.fanout(k - 1 - h);
-  reverse_axes(reinterpret_cast<const std::byte*>(as_f32), reinterpret_cast<std::byte*>(acc), dims, count * sizeof(float));
+  reverse_axes(reinterpret_cast<const std::byte*>(as_f32), reinterpret_cast<std::byte*>(acc), outer_first(s), count * sizeof(float));
   float* out = as_f32;
   for (std::size_t h = 0; h < k; ++h) {
     cur /= s.fanout(h);
-    exchange_and_sum(s, *s.hops[h], acc, cur, bits.at(s.levels[h]), t, q, out);
+    exchange_and_sum(s, *s.hops[h], acc, cur, hop_bits(bits, s.levels[h]), t, q, out);
     std::swap(acc, out);
   }
   if (op == ReduceOp::avg) divide_elements(acc, count, DType::f32, s.world_size);

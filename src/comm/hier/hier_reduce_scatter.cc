@@ -24,11 +24,9 @@ void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t 
     s.hops[0]->reduce_scatter(send, recv, count, t, op);
     return;
   }
-  std::vector<int> dims(k);
-  for (std::size_t h = 0; h < k; ++h) dims[h] = s.fanout(k - 1 - h);  // rank order: outermost major
   std::size_t cur_count = count * static_cast<std::size_t>(s.world_size);
   std::byte* cur = s.buffer(0, cur_count * esize);
-  reverse_axes(static_cast<const std::byte*>(send), cur, dims, count * esize);
+  reverse_axes(static_cast<const std::byte*>(send), cur, outer_first(s), count * esize);  // rank order: outermost major
   for (std::size_t h = 0; h < k; ++h) {
     cur_count /= s.fanout(h);
     void* next = h + 1 == k ? recv : s.buffer(static_cast<int>((h + 1) % 2), cur_count * esize);

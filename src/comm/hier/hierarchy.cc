@@ -6,51 +6,90 @@
 
 namespace tierzero {
 
-Hierarchy::Hierarchy(Communicator& world) : world_(world), state_(std::make_unique<HopState>()) {
-  state_->world_size = world.size();
-  for (Level l : kAllLevels) {
-    if (world.topology().fanout(l) == 1) continue;
-    state_->levels.push_back(l);
-    state_->hops.push_back(world.hop(l));
+HopSpec three_level_hops() { return {{Level::gpu}, {Level::node}, {Level::world}}; }
+HopSpec two_level_hops() { return {{Level::gpu, Level::node}, {Level::world}}; }
+HopSpec flat_hops() { return {{Level::gpu, Level::node, Level::world}}; }
+
+Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops) : world_(comm), state_(std::make_unique<HopState>()) {
+  state_->world_size = comm.size();
+  const Topology& topo = comm.topology();
+  const int me = comm.world_rank(comm.rank());
+  for (const std::vector<Level>& levels : hops) {
+    // The hop: ranks sharing every coordinate outside `levels`.
+    std::array<bool, kNumLevels> varies{};
+    for (Level l : levels) varies[static_cast<int>(l)] = true;
+    int color = 0;
+    for (int i = kNumLevels - 1; i >= 0; --i)
+      color = color * (topo.fanout(static_cast<Level>(i)) + 1) + (varies[i] ? topo.fanout(static_cast<Level>(i)) : topo.coord(me, static_cast<Level>(i)));
+    auto hop = comm.split_by(color);
+    if (hop->size() == 1) continue;
+    state_->levels.push_back(levels);
+    state_->hops.push_back(std::move(hop));
   }
+  int product = 1;
+  for (auto& h : state_->hops) product *= h->size();
+  TZ_CHECK(product == comm.size(), CommError, "the hops do not cover the communicator (a level is missing from the hop spec)");
   thread_ = std::make_unique<CommThread>();
 }
 
 Hierarchy::~Hierarchy() = default;
 
-const std::vector<Level>& Hierarchy::hop_levels() const { return state_->levels; }
+std::size_t Hierarchy::num_hops() const { return state_->hops.size(); }
 
 Communicator& Hierarchy::hop(Level level) const {
   for (std::size_t i = 0; i < state_->levels.size(); ++i)
-    if (state_->levels[i] == level) return *state_->hops[i];
-  TZ_THROW(CommError, "the topology has no " + std::string(level_name(level)) + " hop with fan-out > 1");
+    for (Level l : state_->levels[i])
+      if (l == level) return *state_->hops[i];
+  TZ_THROW(CommError, "no hop with more than one member spans level " + std::string(level_name(level)));
 }
 
+namespace {
+CommJob job(HopState* s, void (*run)(const CommJob&), const void* send, void* recv, std::size_t count, DType t) {
+  CommJob j;
+  j.run = run, j.state = s, j.send = send, j.recv = recv, j.count = count, j.type = t;
+  return j;
+}
+}  // namespace
+
 Request Hierarchy::iall_gather(const void* send, void* recv, std::size_t count, DType t) {
-  return thread_->submit([=, s = state_.get()] { hier_all_gather(*s, send, recv, count, t); });
+  return thread_->submit(job(state_.get(), [](const CommJob& j) { hier_all_gather(*j.state, j.send, j.recv, j.count, j.type); },
+                             send, recv, count, t));
 }
 
 Request Hierarchy::ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
   TZ_CHECK(op != ReduceOp::avg || is_float(t), CommError, "avg reduction needs a float type");
-  return thread_->submit([=, s = state_.get()] { hier_reduce_scatter(*s, send, recv, count, t, op); });
+  CommJob j = job(state_.get(), [](const CommJob& j) { hier_reduce_scatter(*j.state, j.send, j.recv, j.count, j.type, j.op); },
+                  send, recv, count, t);
+  j.op = op;
+  return thread_->submit(j);
 }
 
 Request Hierarchy::iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
   TZ_CHECK(op != ReduceOp::avg || is_float(t), CommError, "avg reduction needs a float type");
-  return thread_->submit([=, s = state_.get()] { hier_all_reduce(*s, send, recv, count, t, op); });
+  CommJob j = job(state_.get(), [](const CommJob& j) { hier_all_reduce(*j.state, j.send, j.recv, j.count, j.type, j.op); },
+                  send, recv, count, t);
+  j.op = op;
+  return thread_->submit(j);
 }
 
 Request Hierarchy::iall_gather_quantized(const void* send, void* recv, std::size_t count, DType t, const QuantSpec& q) {
   validate(q);
   TZ_CHECK(is_float(t), CommError, "quantised all-gather needs a float type");
-  return thread_->submit([=, s = state_.get()] { hier_quant_all_gather(*s, send, recv, count, t, q); });
+  CommJob j = job(state_.get(), [](const CommJob& j) { hier_quant_all_gather(*j.state, j.send, j.recv, j.count, j.type, j.quant); },
+                  send, recv, count, t);
+  j.quant = q;
+  return thread_->submit(j);
 }
 
 Request Hierarchy::ireduce_scatter_quantized(const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
                                              const HopBits& bits, const QuantSpec& q) {
   validate(q);
   TZ_CHECK(is_float(t), CommError, "quantised reduce-scatter needs a float type");
-  return thread_->submit([=, s = state_.get()] { hier_quant_reduce_scatter(*s, send, recv, count, t, op, bits, q); });
+  CommJob j = job(state_.get(), [](const CommJob& j) {
+    hier_quant_reduce_scatter(*j.state, j.send, j.recv, j.count, j.type, j.op, j.bits, j.quant);
+  }, send, recv, count, t);
+  j.op = op, j.bits = bits, j.quant = q;
+  return thread_->submit(j);
 }
 
 }  // namespace tierzero

@@ -10,24 +10,40 @@ std::byte* HopState::buffer(int which, std::size_t bytes) {
   return b.data();
 }
 
-void reverse_axes(const std::byte* src, std::byte* dst, const std::vector<int>& dims, std::size_t block) {
-  const std::size_t k = dims.size();
+void reverse_axes(const std::byte* src, std::byte* dst, const Dims& dims, std::size_t block) {
+  const std::size_t k = dims.k;
   // In dst, axis j has stride prod(dims[0..j-1]) blocks.
-  std::vector<std::size_t> dst_stride(k, 1);
-  for (std::size_t j = 1; j < k; ++j) dst_stride[j] = dst_stride[j - 1] * dims[j - 1];
+  std::array<std::size_t, kNumLevels> dst_stride{};
+  std::array<int, kNumLevels> idx{};
   std::size_t total = 1;
-  for (int d : dims) total *= d;
-  std::vector<int> idx(k, 0);
+  for (std::size_t j = 0; j < k; ++j) {
+    dst_stride[j] = total;
+    total *= static_cast<std::size_t>(dims.d[j]);
+  }
   std::size_t off = 0;  // dst offset (in blocks) of the current src block
   for (std::size_t s = 0; s < total; ++s) {
     std::memcpy(dst + off * block, src + s * block, block);
     for (std::size_t j = k; j-- > 0;) {  // odometer over src, minor axis fastest
       off += dst_stride[j];
-      if (++idx[j] < dims[j]) break;
-      off -= dst_stride[j] * dims[j];
+      if (++idx[j] < dims.d[j]) break;
+      off -= dst_stride[j] * static_cast<std::size_t>(dims.d[j]);
       idx[j] = 0;
     }
   }
+}
+
+Dims inner_first(const HopState& s) {
+  Dims d;
+  d.k = s.hops.size();
+  for (std::size_t h = 0; h < d.k; ++h) d.d[h] = s.fanout(h);
+  return d;
+}
+
+Dims outer_first(const HopState& s) {
+  Dims d;
+  d.k = s.hops.size();
+  for (std::size_t h = 0; h < d.k; ++h) d.d[h] = s.fanout(d.k - 1 - h);
+  return d;
 }
 
 }  // namespace tierzero

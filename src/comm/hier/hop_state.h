@@ -4,6 +4,7 @@
 // algorithms use buffers 0 and 1; the quantised ones 2 to 5 (the quantised
 // all-gather runs the plain one on packed bytes).
 #pragma once
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -13,8 +14,8 @@
 namespace tierzero {
 
 struct HopState {
-  std::vector<Level> levels;                         // innermost first
-  std::vector<std::unique_ptr<Communicator>> hops;   // hops[i] runs levels[i]
+  std::vector<std::vector<Level>> levels;            // levels of each hop, innermost first
+  std::vector<std::unique_ptr<Communicator>> hops;   // hops[i] spans levels[i]
   std::vector<std::byte> scratch[6];
   std::vector<float> f32_tmp;
   int world_size = 1;
@@ -23,10 +24,19 @@ struct HopState {
   int fanout(std::size_t i) const { return hops[i]->size(); }
 };
 
+// Extents of up to three axes.
+struct Dims {
+  std::array<int, kNumLevels> d{};
+  std::size_t k = 0;
+};
+
 // dst = src with its axes in reverse order. src is a row-major array of
 // blocks with extents dims[0] (major) .. dims[k-1] (minor), each block
 // `block` bytes; dst has extents dims[k-1] (major) .. dims[0] (minor).
-void reverse_axes(const std::byte* src, std::byte* dst, const std::vector<int>& dims, std::size_t block);
+void reverse_axes(const std::byte* src, std::byte* dst, const Dims& dims, std::size_t block);
+// The hop fan-outs, innermost first, or outermost first.
+Dims inner_first(const HopState& s);
+Dims outer_first(const HopState& s);
 
 void hier_all_gather(HopState& s, const void* send, void* recv, std::size_t count, DType t);
 void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t count, DType t, ReduceOp op);

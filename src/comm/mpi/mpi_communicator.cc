@@ -1,6 +1,5 @@
 #include "comm/mpi/mpi_communicator.h"
 
-#include <functional>
 
 #include "comm/mpi/mpi_types.h"
 #include "tierzero/error.h"
@@ -8,12 +7,22 @@
 namespace tierzero {
 
 namespace {
-// One outstanding MPI request, optional work to finish it (avg scaling), and
-// storage that must outlive it (alltoallv count arrays).
+// What finishing a request still has to do: divide by the group size for avg.
+struct Finish {
+  void* buf = nullptr;
+  std::size_t count = 0;
+  DType type = DType::f32;
+  int divisor = 0;  // 0: nothing to do
+  void operator()() const {
+    if (divisor) divide_elements(buf, count, type, divisor);
+  }
+};
+
+// One outstanding MPI request; alltoallv's count arrays travel with it.
 class MpiRequest final : public Request::Impl {
  public:
-  MpiRequest(MPI_Request r, std::function<void()> finish, std::vector<int> keep = {})
-      : request_(r), finish_(std::move(finish)), keep_(std::move(keep)) {}
+  MpiRequest(MPI_Request r, Finish finish, std::vector<int> keep = {})
+      : request_(r), finish_(finish), keep_(std::move(keep)) {}
   void wait() override {
     if (done_) return;
     mpi::check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
@@ -26,26 +35,27 @@ class MpiRequest final : public Request::Impl {
     if (flag) complete();
     return done_;
   }
+  Impl* move_to(void* where) noexcept override { return new (where) MpiRequest(std::move(*this)); }
 
  private:
   void complete() {
     done_ = true;
-    if (finish_) finish_();
+    finish_();
   }
   MPI_Request request_;
-  std::function<void()> finish_;
+  Finish finish_;
   std::vector<int> keep_;
   bool done_ = false;
 };
 
-Request make_request(MPI_Request r, std::function<void()> finish = {}, std::vector<int> keep = {}) {
-  return Request(std::make_unique<MpiRequest>(r, std::move(finish), std::move(keep)));
+Request make_request(MPI_Request r, Finish finish = {}, std::vector<int> keep = {}) {
+  return Request::make<MpiRequest>(r, finish, std::move(keep));
 }
 
-std::function<void()> averaging(ReduceOp op, void* recv, std::size_t count, DType t, int size) {
+Finish averaging(ReduceOp op, void* recv, std::size_t count, DType t, int size) {
   if (op != ReduceOp::avg) return {};
   TZ_CHECK(is_float(t), CommError, "avg reduction needs a float type, got " + std::string(dtype_name(t)));
-  return [=] { divide_elements(recv, count, t, size); };
+  return Finish{recv, count, t, size};
 }
 
 const void* in_place(const void* send, const void* recv) { return send == recv ? MPI_IN_PLACE : send; }
@@ -75,22 +85,22 @@ Request MpiCommunicator::iall_gather(const void* send, void* recv, std::size_t c
 
 Request MpiCommunicator::ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
   const int n = mpi::to_int(count, "reduce_scatter");
-  auto finish = averaging(op, recv, count, t, size_);
+  const Finish finish = averaging(op, recv, count, t, size_);
   count_from_each(count * dtype_size(t));
   MPI_Request r;
   mpi::check(MPI_Ireduce_scatter_block(send, recv, n, mpi::datatype(t), mpi::sum_op(t), comm_, &r),
              "MPI_Ireduce_scatter_block");
-  return make_request(r, std::move(finish));
+  return make_request(r, finish);
 }
 
 Request MpiCommunicator::iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
   const int n = mpi::to_int(count, "all_reduce");
-  auto finish = averaging(op, recv, count, t, size_);
+  const Finish finish = averaging(op, recv, count, t, size_);
   count_all_reduce(count, dtype_size(t));
   MPI_Request r;
   mpi::check(MPI_Iallreduce(in_place(send, recv), recv, n, mpi::datatype(t), mpi::sum_op(t), comm_, &r),
              "MPI_Iallreduce");
-  return make_request(r, std::move(finish));
+  return make_request(r, finish);
 }
 
 Request MpiCommunicator::iall_to_all(const void* send, void* recv, std::size_t count, DType t) {
