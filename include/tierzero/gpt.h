@@ -45,6 +45,8 @@ class GptModel {
   double forward(const T* params, const int* tokens, const int* targets);
   double forward_backward(const T* params, T* grads, const int* tokens, const int* targets, T dloss = T(1));
 
+  // Bytes of activation and gradient buffers held by the model.
+  std::size_t activation_bytes() const;
   // After head_forward: softmax probabilities [batch * seq_len, vocab].
   const T* probs() const;
   // Logits are not kept; this recomputes them into out [batch * seq_len, vocab].

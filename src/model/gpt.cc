@@ -160,6 +160,19 @@ double GptModel<T>::forward_backward(const T* params, T* grads, const int* token
 }
 
 template <class T>
+std::size_t GptModel<T>::activation_bytes() const {
+  const auto& b = *buf_;
+  std::size_t n = 0;
+  for (const auto& r : b.residual) n += r.size();
+  for (const auto& k : b.blocks)
+    n += k.ln1.size() + k.ln1_mean.size() + k.ln1_rstd.size() + k.qkv.size() + k.att.size() + k.atty.size() + k.res2.size() +
+         k.ln2.size() + k.ln2_mean.size() + k.ln2_rstd.size() + k.fch.size() + k.fch_gelu.size();
+  n += b.lnf.size() + b.lnf_mean.size() + b.lnf_rstd.size() + b.probs.size() + b.dres.size() + b.dln.size() + b.datty.size() +
+       b.dqkv.size() + b.dfch.size() + b.dfch_gelu.size() + b.att_scratch.size();
+  return n * sizeof(T);
+}
+
+template <class T>
 const T* GptModel<T>::probs() const {
   return buf_->probs.data();
 }

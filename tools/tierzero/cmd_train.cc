@@ -1,5 +1,8 @@
 // tierzero train: a training run configured by --config run.toml and flags.
+#include <cstdlib>
+
 #include "commands.h"
+#include "tierzero/engine.h"
 #include "tierzero/error.h"
 #include "tierzero/trainer.h"
 #include "train_report.h"
@@ -8,7 +11,7 @@ namespace tierzero::cli {
 
 namespace {
 struct TrainArgs {
-  std::string config, model, data, metrics, param_dtype;
+  std::string config, model, data, metrics, param_dtype, strategy, topology;
   std::int64_t steps = 0;
   int micro_batch = 0, grad_accum = 0, seq_len = -1, log_every = 0, warmup = -1;
   double lr = 0;
@@ -36,8 +39,44 @@ TrainConfig resolve(const TrainArgs& a) {
   return c;
 }
 
-int run_train(const TrainArgs& a) {
+std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, const Topology& topo) {
+  std::string s = "{";
+  for (Level l : topo.levels()) s += (s.size() > 1 ? "," : "") + std::string("\"") + std::string(level_name(l)) + "\":" + std::to_string(bytes[static_cast<int>(l)]);
+  return s + "}";
+}
+
+int run_sharded(const TrainArgs& a, const TrainConfig& cfg, Context& ctx) {
+  MpiSession& mpi = ctx.start_mpi();
+  const Topology topo = resolve_topology(a.topology);
+  auto world = mpi_world(topo);
+  const Plan plan = fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo);
+  const TokenData data = TokenData::load(cfg.data);
+  ShardedTrainer trainer(cfg, plan, *world, data);
+  const bool root = mpi.rank() == 0;
+  if (root)
+    std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d ranks (%s) with %s\n", cfg.model.name.c_str(),
+                 cfg.model.num_params(), mpi.size(), topo.to_string().c_str(), plan.describe().c_str());
+  std::unique_ptr<TrainReport> report;
+  if (root) {
+    report = std::make_unique<TrainReport>(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), mpi.size(), cfg.metrics, cfg.log_every);
+    report->set_extra("strategy", "\"" + plan.name + "\"");
+    std::string mem = "{";
+    for (const auto& [k, v] : trainer.memory_bytes()) mem += (mem.size() > 1 ? "," : "") + std::string("\"") + k + "\":" + std::to_string(v);
+    report->set_extra("memory_bytes", mem + "}");
+  }
+  while (trainer.next_step() < cfg.steps) {
+    const StepStats st = trainer.step();
+    if (!root) continue;
+    report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
+    report->record(st);
+  }
+  if (root) report->finish();
+  return 0;
+}
+
+int run_train(const TrainArgs& a, Context& ctx) {
   const TrainConfig cfg = resolve(a);
+  if (!a.strategy.empty() || !a.topology.empty() || std::getenv("OMPI_COMM_WORLD_SIZE")) return run_sharded(a, cfg, ctx);
   const TokenData data = TokenData::load(cfg.data);
   LocalTrainer trainer(cfg, data);
   std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens\n",
@@ -68,7 +107,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_flag("--recompute", a->recompute, "Recompute activations in backward");
   c->add_option("--metrics", a->metrics, "Write one JSON object per step to this file");
   c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(CLI::PositiveNumber);
-  c->callback([a, &ctx] { ctx.exit_code = run_train(*a); });
+  c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
+  c->add_option("--topology", a->topology, "Layout, innermost first, e.g. gpu=2,node=2,world=2 (default: detect nodes)");
+  c->callback([a, &ctx] { ctx.exit_code = run_train(*a, ctx); });
 }
 
 }  // namespace tierzero::cli

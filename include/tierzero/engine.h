@@ -1,0 +1,59 @@
+// The sharding engine (design.md section 7): trains a GptModel on every
+// rank of a world communicator under any valid Plan.
+//
+// Per micro-batch, forward fetches each parameter unit (all-gather of the
+// `params` shards over group(params), quantised with qwZ when the plan
+// says so, decomposed over the plan's hops), prefetching `prefetch` units
+// ahead on a communication thread, computes, keeps this rank's slice of the
+// unit as the `bwd_params` secondary copy when that state is partitioned
+// more narrowly (hpZ; hier3's package copy), and releases the unit.
+// Backward fetches from `bwd_params`, computes into a unit gradient, packs
+// it into a bucket and reduces each full bucket (reduce-scatter, qgZ when
+// quantised; all-reduce across the cross group for MiCS; all-reduce for
+// DDP) while the next units compute; the results accumulate in the fp32
+// `grads` partition. The step: global gradient norm, clipping, AdamW on the
+// fp32 master shard in the `optim` partition, new parameters written back
+// (all-gathered when params are replicated). fp16 parameters use dynamic
+// loss scaling and skip steps with non-finite gradients.
+//
+// All buffers are allocated at construction; the steady-state step
+// allocates nothing. Collective over the world communicator; one instance
+// per rank, used from one thread.
+#pragma once
+#include <array>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tierzero/communicator.h"
+#include "tierzero/plan.h"
+#include "tierzero/trainer.h"
+
+namespace tierzero {
+
+class ShardedTrainer final : public Trainer {
+ public:
+  // `world` and `data` must outlive the trainer. Throws ConfigError for an
+  // invalid plan or configuration.
+  ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data);
+  ~ShardedTrainer() override;
+  StepStats step() override;
+  std::int64_t next_step() const override;
+
+  const Plan& plan() const;
+  // Bytes this rank holds per state: params, bwd_params, grads, optim,
+  // buffers (gather slots and buckets), activations.
+  std::vector<std::pair<std::string, std::uint64_t>> memory_bytes() const;
+  // Bytes this rank received per level during the last step.
+  std::array<std::uint64_t, kNumLevels> last_step_bytes() const;
+  // The full fp32 master parameters (collective; allocates: for tests and export).
+  std::vector<float> gather_master();
+  float loss_scale() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tierzero

@@ -1,0 +1,58 @@
+// A partition plan (design.md sections 1-2): for each model state the level
+// it is partitioned over (split evenly, with padding, across group(level)
+// and replicated across cross group(level)) or replication; the bits of the
+// weight all-gather and of each hop of the gradient reduction; how the
+// collectives are decomposed over the levels; bucket size and prefetch
+// depth. Strategies are named presets; the engine executes any valid plan.
+// Value type.
+#pragma once
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tierzero/hierarchy.h"
+#include "tierzero/topology.h"
+
+namespace tierzero {
+
+// nullopt = replicated on every rank.
+using Partition = std::optional<Level>;
+std::string partition_name(const Partition& p);
+// "replicated", "none" or a level name; throws ConfigError.
+Partition parse_partition(std::string_view s);
+
+enum class Decomposition { flat, two_level, three_level };
+std::string_view decomposition_name(Decomposition d);
+Decomposition parse_decomposition(std::string_view s);
+HopSpec hop_spec(Decomposition d);
+
+struct Plan {
+  std::string name = "custom";
+  Partition params, bwd_params, grads, optim;
+  int weight_bits = 16;        // forward all-gather of params: 16 (unquantised), 8 or 4 (qwZ)
+  HopBits grad_bits;           // per hop of the gradient reduce-scatter (qgZ); all 16 = unquantised
+  Decomposition collectives = Decomposition::flat;
+  std::size_t quant_block = 256;            // elements per quantisation block
+  std::size_t bucket_bytes = 1u << 22;      // gradient bucket: reduce once this many bytes are ready
+  int prefetch = 1;                         // units gathered ahead of the one computing
+
+  // Throws ConfigError naming the problem: bwd_params wider than params,
+  // grads and optim on different levels, params neither replicated nor on
+  // the optim level, bad bits, a level the topology does not declare.
+  void validate(const Topology& topo) const;
+  bool quantized() const;
+  std::string describe() const;  // one line, for logs and metrics
+};
+
+// A preset adapted to a topology: a level the topology does not declare
+// (fan-out 1) is replaced by the next declared level outwards, e.g. hier3's
+// package-level backward copy becomes node-level on a node=4,world=2 job.
+Plan fit_to(const Plan& plan, const Topology& topo);
+
+// ddp, zero1, zero2, zero3, zeropp, mics, hier3.
+std::vector<std::string> strategy_names();
+Plan strategy_plan(std::string_view name);  // throws ConfigError
+
+}  // namespace tierzero

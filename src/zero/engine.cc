@@ -1,0 +1,286 @@
+#include "tierzero/engine.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "tierzero/error.h"
+#include "zero/grad_reducer.h"
+#include "zero/shard_layout.h"
+#include "zero/unit_fetcher.h"
+
+namespace tierzero {
+
+namespace {
+// Dynamic loss scaling for fp16 parameters (the schedule of PyTorch's
+// GradScaler / DeepSpeed: start at 2^16, halve on overflow, double after
+// 1000 good steps).
+constexpr float kInitialLossScale = 65536.0f;
+constexpr int kLossScaleWindow = 1000;
+
+std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
+  std::size_t m = 0;
+  for (std::size_t u = 0; u < layout.units().size(); ++u) m = std::max(m, s.shard[u] * s.group_size);
+  return m;
+}
+}  // namespace
+
+struct ShardedTrainer::Impl {
+  TrainConfig cfg;
+  Plan plan;
+  Communicator& world;
+  GptLayout layout;
+  BatchSampler sampler;
+  GptModel<float> model;
+  DType dtype;
+  std::size_t dsize;
+  ShardLayout P, B, G, O;
+  bool bwd_distinct;
+  std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
+  std::unique_ptr<Hierarchy> p_hier, b_hier, g_hier;
+  std::vector<std::byte> params_store, bwd_store, gather_send, gather_recv;
+  std::vector<float> grads, master, m, v;
+  std::vector<ShardSegment> segments;
+  std::vector<int> forward_units, backward_units, reduce_order;
+  std::unique_ptr<UnitFetcher> fetcher;
+  std::unique_ptr<GradReducer> reducer;
+  std::vector<float> embed_params, embed_grads, unit_grad;
+  std::vector<int> tokens, targets;
+  std::int64_t step = 0;
+  float loss_scale = 1.0f;
+  int good_steps = 0;
+  std::array<std::uint64_t, kNumLevels> last_bytes{};
+
+  Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data);
+  std::unique_ptr<Communicator> group_comm(const Partition& level);
+  UnitSource source(const ShardLayout& s, const std::vector<std::byte>& store, Hierarchy* h, int bits) const;
+  double micro_batch(int micro, float dloss);
+  void write_params();
+};
+
+std::unique_ptr<Communicator> ShardedTrainer::Impl::group_comm(const Partition& level) {
+  return level ? world.split(*level) : nullptr;
+}
+
+ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data)
+    : cfg(c),
+      plan(pl),
+      world(w),
+      layout(c.model),
+      sampler(data, c.effective_seq_len(), c.seed),
+      model(layout, c.micro_batch, c.effective_seq_len(), c.recompute),
+      dtype(c.param_dtype),
+      dsize(dtype_size(c.param_dtype)) {
+  cfg.validate();
+  plan.validate(world.topology());
+  TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(cfg.model.vocab), ConfigError,
+           "data '" + data.origin() + "' has vocabulary " + std::to_string(data.vocab()) + " but the model's is " +
+               std::to_string(cfg.model.vocab));
+  if (cfg.schedule.total <= 0) cfg.schedule.total = cfg.steps;
+  if (dtype == DType::f16) loss_scale = kInitialLossScale;
+  const Topology& topo = world.topology();
+  const int me = world.world_rank(world.rank());
+  P = ShardLayout::make(layout, topo, plan.params, me);
+  B = ShardLayout::make(layout, topo, plan.bwd_params, me);
+  G = ShardLayout::make(layout, topo, plan.grads, me);
+  O = ShardLayout::make(layout, topo, plan.optim, me);
+  bwd_distinct = plan.bwd_params != plan.params;
+  const HopSpec hops = hop_spec(plan.collectives);
+  // One hierarchy per concurrent stream of collectives: forward gathers,
+  // backward gathers, gradient reductions (each has its own worker thread).
+  if (plan.params) {
+    p_comm = group_comm(plan.params);
+    p_hier = std::make_unique<Hierarchy>(*p_comm, hops);
+  }
+  if (bwd_distinct && plan.bwd_params) {
+    b_comm = group_comm(plan.bwd_params);
+    b_hier = std::make_unique<Hierarchy>(*b_comm, hops);
+  }
+  g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
+  g_hier = std::make_unique<Hierarchy>(*g_comm, hops);
+  if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
+
+  // Initial weights: the same on every rank (gpt_init of the seed), then sliced.
+  std::vector<float> full(layout.num_params());
+  gpt_init(layout, cfg.seed, full.data());
+  auto slice = [&](const ShardLayout& s, float* out) {
+    for (std::size_t u = 0; u < layout.units().size(); ++u) {
+      const std::size_t valid = s.valid(layout, static_cast<int>(u));
+      const float* src = full.data() + layout.units()[u].offset + s.position * s.shard[u];
+      std::copy(src, src + valid, out + s.offset[u]);
+      std::fill(out + s.offset[u] + valid, out + s.offset[u] + s.shard[u], 0.0f);
+    }
+  };
+  master.resize(O.total);
+  slice(O, master.data());
+  m.assign(O.total, 0.0f), v.assign(O.total, 0.0f), grads.assign(G.total, 0.0f);
+  segments = shard_segments(layout, O);
+  params_store.resize(P.total * dsize);
+  {
+    std::vector<float> p32(P.total);
+    slice(P, p32.data());
+    from_f32(dtype, p32.data(), params_store.data(), P.total);
+  }
+  if (bwd_distinct) bwd_store.resize(B.total * dsize);
+  if (!plan.params && plan.optim) {  // replicated params rebuilt from the optim shards after each step
+    std::size_t max_shard = 0;
+    for (std::size_t s : O.shard) max_shard = std::max(max_shard, s);
+    gather_send.resize(max_shard * dsize);
+    gather_recv.resize(max_padded_unit(layout, O) * dsize);
+  }
+
+  const int L = cfg.model.layers;
+  forward_units.push_back(layout.embed_unit());
+  for (int l = 0; l < L; ++l) forward_units.push_back(layout.block_unit(l));
+  forward_units.push_back(layout.head_unit());
+  backward_units.push_back(layout.head_unit());
+  for (int l = L - 1; l >= 0; --l) backward_units.push_back(layout.block_unit(l));
+  reduce_order = backward_units;
+  reduce_order.push_back(layout.embed_unit());
+
+  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, std::max(max_padded_unit(layout, P), max_padded_unit(layout, B)));
+  reducer = std::make_unique<GradReducer>(layout, plan, G, dtype, reduce_order, *g_hier, cross_comm.get(), grads.data());
+  const std::size_t n_embed = layout.units()[layout.embed_unit()].numel;
+  std::size_t max_unit = 0;
+  for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
+  embed_params.resize(n_embed), embed_grads.resize(n_embed), unit_grad.resize(max_unit);
+  tokens.resize(static_cast<std::size_t>(cfg.micro_batch) * cfg.effective_seq_len());
+  targets.resize(tokens.size());
+}
+
+UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, const std::vector<std::byte>& store, Hierarchy* h, int bits) const {
+  return UnitSource{h, store.data(), &s, bits, plan.quant_block};
+}
+
+double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
+  const int rank = world.rank();
+  sampler.fill(static_cast<std::uint64_t>(step), micro, rank * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
+  const std::size_t n = forward_units.size();
+  // Forward: embed, blocks, head; keep the secondary slices when bwd_params is narrower.
+  const SecondaryStore keep{bwd_store.data(), &B};
+  fetcher->begin(forward_units, source(P, params_store, p_hier.get(), plan.weight_bits), bwd_distinct && plan.params ? &keep : nullptr);
+  const float* e = fetcher->get(0);
+  std::copy(e, e + embed_params.size(), embed_params.begin());
+  fetcher->release(0);
+  model.embed_forward(embed_params.data(), tokens.data());
+  for (std::size_t i = 1; i + 1 < n; ++i) {
+    model.block_forward(static_cast<int>(i) - 1, fetcher->get(i));
+    fetcher->release(i);
+  }
+  const float* head = fetcher->get(n - 1);
+  const double loss = model.head_forward(embed_params.data(), head, targets.data());
+  fetcher->release(n - 1);
+
+  // Backward: head, blocks in reverse, embed; each unit's gradient goes to its bucket.
+  if (bwd_distinct)
+    fetcher->begin(backward_units, source(B, bwd_store, b_hier.get(), 16));
+  else
+    fetcher->begin(backward_units, source(P, params_store, p_hier.get(), plan.weight_bits));
+  std::fill(embed_grads.begin(), embed_grads.end(), 0.0f);
+  const std::size_t n_head = layout.units()[layout.head_unit()].numel;
+  std::fill(unit_grad.begin(), unit_grad.begin() + static_cast<std::ptrdiff_t>(n_head), 0.0f);
+  model.head_backward(embed_params.data(), fetcher->get(0), embed_grads.data(), unit_grad.data(), targets.data(), dloss);
+  fetcher->release(0);
+  reducer->add(layout.head_unit(), unit_grad.data());
+  for (std::size_t i = 1; i < backward_units.size(); ++i) {
+    const int u = backward_units[i];
+    std::fill(unit_grad.begin(), unit_grad.begin() + static_cast<std::ptrdiff_t>(layout.units()[u].numel), 0.0f);
+    model.block_backward(cfg.model.layers - static_cast<int>(i), fetcher->get(i), unit_grad.data());
+    fetcher->release(i);
+    reducer->add(u, unit_grad.data());
+  }
+  model.embed_backward(embed_grads.data(), tokens.data());
+  reducer->add(layout.embed_unit(), embed_grads.data());
+  return loss;
+}
+
+void ShardedTrainer::Impl::write_params() {
+  if (plan.params || !plan.optim) {  // same partition as the master (or both replicated)
+    from_f32(dtype, master.data(), params_store.data(), O.total);
+    return;
+  }
+  // Replicated params from optim shards: all-gather each unit.
+  for (std::size_t u = 0; u < layout.units().size(); ++u) {
+    from_f32(dtype, master.data() + O.offset[u], gather_send.data(), O.shard[u]);
+    g_hier->all_gather(gather_send.data(), gather_recv.data(), O.shard[u], dtype);
+    std::memcpy(params_store.data() + P.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
+  }
+}
+
+ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data)
+    : impl_(std::make_unique<Impl>(cfg, plan, world, data)) {}
+
+ShardedTrainer::~ShardedTrainer() = default;
+
+std::int64_t ShardedTrainer::next_step() const { return impl_->step; }
+const Plan& ShardedTrainer::plan() const { return impl_->plan; }
+float ShardedTrainer::loss_scale() const { return impl_->loss_scale; }
+std::array<std::uint64_t, kNumLevels> ShardedTrainer::last_step_bytes() const { return impl_->last_bytes; }
+
+StepStats ShardedTrainer::step() {
+  Impl& s = *impl_;
+  const auto before = s.world.traffic().snapshot();
+  StepStats st;
+  st.step = s.step;
+  const int accum = s.cfg.grad_accum;
+  double loss = 0;
+  for (int micro = 0; micro < accum; ++micro) loss += s.micro_batch(micro, s.loss_scale / static_cast<float>(accum));
+  s.reducer->finish();
+  // One all-reduce for the mean loss and the squared gradient norm; each
+  // gradient shard is counted once (by the first member of its cross group).
+  double sq = 0;
+  const bool counts = s.plan.grads ? s.world.topology().cross_group(*s.plan.grads, s.world.world_rank(s.world.rank())).front() ==
+                                         s.world.world_rank(s.world.rank())
+                                   : s.world.rank() == 0;
+  if (counts)
+    for (float g : s.grads) sq += static_cast<double>(g) * g;
+  float pair[2] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq)};
+  s.world.all_reduce(pair, pair, 2, DType::f32, ReduceOp::sum);
+  st.loss = pair[0];
+  st.grad_norm = std::sqrt(static_cast<double>(pair[1])) / s.loss_scale;
+  st.lr = s.cfg.schedule.at(s.step);
+  st.tokens = static_cast<std::int64_t>(s.cfg.micro_batch) * accum * s.cfg.effective_seq_len() * s.world.size();
+  st.skipped = !std::isfinite(st.grad_norm);
+  if (st.skipped) {
+    if (s.dtype == DType::f16) s.loss_scale /= 2, s.good_steps = 0;
+  } else {
+    const float coef = clip_coefficient(st.grad_norm, s.cfg.grad_clip) / s.loss_scale;
+    for (float& g : s.grads) g *= coef;
+    for (const ShardSegment& seg : s.segments)
+      adamw_update(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
+                   seg.length, s.cfg.adamw, s.step + 1, st.lr, seg.decay);
+    s.write_params();
+    if (s.dtype == DType::f16 && ++s.good_steps == kLossScaleWindow) s.loss_scale *= 2, s.good_steps = 0;
+  }
+  std::fill(s.grads.begin(), s.grads.end(), 0.0f);
+  ++s.step;
+  s.last_bytes = traffic_delta(before, s.world.traffic().snapshot());
+  return st;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> ShardedTrainer::memory_bytes() const {
+  const Impl& s = *impl_;
+  const std::uint64_t buffers = s.fetcher->buffer_bytes() + s.reducer->buffer_bytes() +
+                                (s.embed_params.size() + s.embed_grads.size() + s.unit_grad.size()) * sizeof(float) +
+                                s.gather_send.size() + s.gather_recv.size();
+  return {{"params", s.params_store.size()},
+          {"bwd_params", s.bwd_store.size()},
+          {"grads", s.grads.size() * sizeof(float)},
+          {"optim", (s.master.size() + s.m.size() + s.v.size()) * sizeof(float)},
+          {"buffers", buffers},
+          {"activations", s.model.activation_bytes()}};
+}
+
+std::vector<float> ShardedTrainer::gather_master() {
+  Impl& s = *impl_;
+  std::vector<float> full(s.layout.num_params());
+  std::vector<float> gathered(max_padded_unit(s.layout, s.O));
+  for (std::size_t u = 0; u < s.layout.units().size(); ++u) {
+    const std::size_t n = s.layout.units()[u].numel;
+    if (s.plan.optim) s.g_hier->all_gather(s.master.data() + s.O.offset[u], gathered.data(), s.O.shard[u], DType::f32);
+    else std::copy(s.master.begin() + s.O.offset[u], s.master.begin() + s.O.offset[u] + n, gathered.begin());
+    std::copy(gathered.begin(), gathered.begin() + n, full.begin() + s.layout.units()[u].offset);
+  }
+  return full;
+}
+
+}  // namespace tierzero

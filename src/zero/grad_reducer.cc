@@ -1,0 +1,97 @@
+#include "zero/grad_reducer.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace tierzero {
+
+GradReducer::GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire,
+                         const std::vector<int>& order, Hierarchy& reduce, Communicator* cross, float* grads_out)
+    : layout_(layout), plan_(plan), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
+      out_(grads_out), replicated_(!plan.grads) {
+  bucket_of_.assign(layout.units().size(), -1);
+  index_in_bucket_.assign(layout.units().size(), -1);
+  const std::size_t g = static_cast<std::size_t>(grads.group_size);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (buckets_.empty() || buckets_.back().count * g * wsize_ >= plan.bucket_bytes) buckets_.emplace_back();
+    Bucket& b = buckets_.back();
+    const int u = order[i];
+    bucket_of_[u] = static_cast<int>(buckets_.size()) - 1;
+    index_in_bucket_[u] = static_cast<int>(b.units.size());
+    b.units.push_back(u);
+    b.unit_offset.push_back(b.count);
+    b.count += grads.shard[u];
+  }
+  std::size_t max_count = 0;
+  for (const Bucket& b : buckets_) max_count = std::max(max_count, b.count);
+  for (int s = 0; s < 2; ++s) {
+    send_[s].resize(max_count * g * wsize_);
+    recv_[s].resize(max_count * wsize_);
+  }
+}
+
+void GradReducer::add(int unit, const float* grad) {
+  const int b = bucket_of_[unit];
+  const Bucket& bucket = buckets_[b];
+  const int slot = b % 2;
+  const int k = index_in_bucket_[unit];
+  if (k == 0 && in_slot_[slot] >= 0) drain(slot);  // the buffers still hold an older bucket
+  in_slot_[slot] = b;
+  const std::size_t n = layout_.units()[unit].numel, s = grads_.shard[unit];
+  std::byte* send = send_[slot].data();
+  for (int j = 0; j < grads_.group_size; ++j) {
+    const std::size_t begin = static_cast<std::size_t>(j) * s;
+    const std::size_t valid = begin >= n ? 0 : std::min(s, n - begin);
+    std::byte* dst = send + (j * bucket.count + bucket.unit_offset[k]) * wsize_;
+    from_f32(wire_, grad + begin, dst, valid);
+    std::memset(dst + valid * wsize_, 0, (s - valid) * wsize_);
+  }
+  if (static_cast<std::size_t>(k) + 1 == bucket.units.size()) launch(b);
+}
+
+void GradReducer::launch(int b) {
+  const int slot = b % 2;
+  const Bucket& bucket = buckets_[b];
+  void* recv = recv_[slot].data();
+  if (replicated_) {
+    pending_[slot] = reduce_.iall_reduce(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg);
+  } else if (plan_.quantized()) {
+    const QuantSpec q{8, false, plan_.quant_block};
+    pending_[slot] = reduce_.ireduce_scatter_quantized(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg, plan_.grad_bits, q);
+  } else {
+    pending_[slot] = reduce_.ireduce_scatter(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg);
+  }
+}
+
+void GradReducer::drain(int slot) {
+  const int b = in_slot_[slot];
+  in_slot_[slot] = -1;
+  pending_[slot].wait();
+  const Bucket& bucket = buckets_[b];
+  std::byte* recv = recv_[slot].data();
+  if (cross_) cross_->all_reduce(recv, recv, bucket.count, wire_, ReduceOp::avg);
+  for (std::size_t k = 0; k < bucket.units.size(); ++k) {
+    const int u = bucket.units[k];
+    float* dst = out_ + grads_.offset[u];
+    const std::byte* src = recv + bucket.unit_offset[k] * wsize_;
+    const std::size_t s = grads_.shard[u];
+    if (wire_ == DType::f32) {
+      const float* f = reinterpret_cast<const float*>(src);
+      for (std::size_t i = 0; i < s; ++i) dst[i] += f[i];
+    } else {
+      const auto* h = reinterpret_cast<const std::uint16_t*>(src);
+      for (std::size_t i = 0; i < s; ++i) dst[i] += wire_ == DType::bf16 ? bf16_to_f32(h[i]) : f16_to_f32(h[i]);
+    }
+  }
+}
+
+void GradReducer::finish() {
+  while (in_slot_[0] >= 0 || in_slot_[1] >= 0) {  // the older bucket first, on every rank alike
+    const bool first = in_slot_[1] < 0 || (in_slot_[0] >= 0 && in_slot_[0] < in_slot_[1]);
+    drain(first ? 0 : 1);
+  }
+}
+
+std::size_t GradReducer::buffer_bytes() const { return send_[0].size() * 2 + recv_[0].size() * 2; }
+
+}  // namespace tierzero

@@ -1,0 +1,53 @@
+// Gradient buckets. Units arrive in backward order; consecutive units are
+// grouped into buckets of at least `bucket_bytes` (fixed at construction).
+// A unit's fp32 gradient is packed, in the wire dtype, into its bucket
+// laid out member-major (member j's slices of every unit of the bucket
+// together), so one reduce-scatter leaves each rank the shards of all the
+// bucket's units. A full bucket is reduced at once, asynchronously (qgZ
+// when the plan quantises); two buckets may be in flight. finish() waits
+// for all, all-reduces across the cross group when grads are replicated
+// there (MiCS), and adds the mean into the fp32 grads partition. One thread.
+#pragma once
+#include <vector>
+
+#include "tierzero/hierarchy.h"
+#include "zero/shard_layout.h"
+
+namespace tierzero {
+
+class GradReducer {
+ public:
+  // reduce: hierarchy over group(grads) (the world when grads are replicated,
+  // then buckets are all-reduced); cross: all-reduce over the cross group
+  // after the reduce-scatter, or nullptr.
+  GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire, const std::vector<int>& order,
+              Hierarchy& reduce, Communicator* cross, float* grads_out);
+  void add(int unit, const float* grad);
+  void finish();
+  std::size_t buffer_bytes() const;
+
+ private:
+  struct Bucket {
+    std::vector<int> units;
+    std::vector<std::size_t> unit_offset;  // in elements, within one member's part
+    std::size_t count = 0;                 // elements per member
+  };
+  void launch(int b);
+  void drain(int slot);
+  const GptLayout& layout_;
+  const Plan& plan_;
+  const ShardLayout& grads_;
+  DType wire_;
+  std::size_t wsize_;
+  Hierarchy& reduce_;
+  Communicator* cross_;
+  float* out_;
+  bool replicated_;
+  std::vector<Bucket> buckets_;
+  std::vector<int> bucket_of_, index_in_bucket_;
+  std::vector<std::byte> send_[2], recv_[2];
+  Request pending_[2];
+  int in_slot_[2] = {-1, -1};  // bucket occupying each buffer pair
+};
+
+}  // namespace tierzero

@@ -1,0 +1,127 @@
+#include "tierzero/plan.h"
+
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+std::string partition_name(const Partition& p) { return p ? std::string(level_name(*p)) : "replicated"; }
+
+Partition parse_partition(std::string_view s) {
+  if (s == "replicated" || s == "none") return std::nullopt;
+  return parse_level(s);
+}
+
+std::string_view decomposition_name(Decomposition d) {
+  switch (d) {
+    case Decomposition::flat: return "flat";
+    case Decomposition::two_level: return "two_level";
+    case Decomposition::three_level: return "three_level";
+  }
+  return "?";
+}
+
+Decomposition parse_decomposition(std::string_view s) {
+  if (s == "flat") return Decomposition::flat;
+  if (s == "two_level") return Decomposition::two_level;
+  if (s == "three_level") return Decomposition::three_level;
+  TZ_THROW(ConfigError, "unknown collectives '" + std::string(s) + "' (expected flat, two_level or three_level)");
+}
+
+HopSpec hop_spec(Decomposition d) {
+  switch (d) {
+    case Decomposition::flat: return flat_hops();
+    case Decomposition::two_level: return two_level_hops();
+    case Decomposition::three_level: return three_level_hops();
+  }
+  return flat_hops();
+}
+
+namespace {
+int rank_of(const Partition& p) { return p ? static_cast<int>(*p) : -1; }
+}  // namespace
+
+void Plan::validate(const Topology& topo) const {
+  const std::string where = "plan '" + name + "': ";
+  for (const Partition* p : {&params, &bwd_params, &grads, &optim})
+    TZ_CHECK(!*p || topo.declares(**p), ConfigError,
+             where + "level " + partition_name(*p) + " is not in the topology " + topo.to_string());
+  TZ_CHECK(rank_of(bwd_params) <= rank_of(params), ConfigError,
+           where + "bwd_params (" + partition_name(bwd_params) + ") is partitioned wider than params (" + partition_name(params) + ")");
+  TZ_CHECK(grads == optim, ConfigError,
+           where + "grads (" + partition_name(grads) + ") and optim (" + partition_name(optim) + ") must be partitioned over the same level");
+  TZ_CHECK(!params || params == optim, ConfigError,
+           where + "params (" + partition_name(params) + ") must be replicated or partitioned like optim (" + partition_name(optim) + ")");
+  TZ_CHECK(weight_bits == 16 || weight_bits == 8 || weight_bits == 4, ConfigError, where + "weight_bits must be 16, 8 or 4");
+  TZ_CHECK(weight_bits == 16 || params, ConfigError, where + "quantised weights need partitioned params");
+  for (int b : grad_bits.bits) TZ_CHECK(b == 16 || b == 8 || b == 4, ConfigError, where + "grad bits must be 16, 8 or 4");
+  TZ_CHECK(!quantized() || grads, ConfigError, where + "quantised gradients need partitioned grads");
+  TZ_CHECK(quant_block >= 1, ConfigError, where + "quant_block must be at least 1");
+  TZ_CHECK(prefetch >= 0 && prefetch <= 8, ConfigError, where + "prefetch must be between 0 and 8");
+}
+
+bool Plan::quantized() const {
+  for (int b : grad_bits.bits)
+    if (b != 16) return true;
+  return false;
+}
+
+std::string Plan::describe() const {
+  return name + " (params " + partition_name(params) + ", bwd_params " + partition_name(bwd_params) + ", grads " +
+         partition_name(grads) + ", optim " + partition_name(optim) + ", weight bits " + std::to_string(weight_bits) +
+         ", grad bits " + grad_bits.to_string() + ", " + std::string(decomposition_name(collectives)) + ")";
+}
+
+Plan fit_to(const Plan& plan, const Topology& topo) {
+  Plan p = plan;
+  for (Partition* x : {&p.params, &p.bwd_params, &p.grads, &p.optim})
+    while (*x && !topo.declares(**x)) *x = static_cast<Level>(static_cast<int>(**x) + 1);
+  return p;
+}
+
+std::vector<std::string> strategy_names() { return {"ddp", "zero1", "zero2", "zero3", "zeropp", "mics", "hier3"}; }
+
+Plan strategy_plan(std::string_view name) {
+  Plan p;
+  p.name = std::string(name);
+  const Partition world = Level::world, node = Level::node, gpu = Level::gpu;
+  if (name == "ddp") {
+    // Everything replicated; gradients all-reduced.
+  } else if (name == "zero1") {
+    p.grads = p.optim = world;
+    p.bucket_bytes = ~std::size_t{0};  // one bucket: the full gradient is kept and reduced after backward
+  } else if (name == "zero2") {
+    p.grads = p.optim = world;  // reduced bucket by bucket during backward
+  } else if (name == "zero3") {
+    p.params = p.bwd_params = p.grads = p.optim = world;
+  } else if (name == "zeropp") {
+    // ZeRO++ (Wang et al. 2023): qwZ int8 weights, hpZ secondary copy per node,
+    // qgZ int4 gradients in two hops (intra-node, inter-node).
+    p.params = p.grads = p.optim = world;
+    p.bwd_params = node;
+    p.weight_bits = 8;
+    p.grad_bits = parse_hop_bits("gpu=4,node=4,world=4");
+    p.collectives = Decomposition::two_level;
+    p.quant_block = 64;
+  } else if (name == "mics") {
+    // MiCS (Zhang et al. 2022): everything partitioned inside a node, replicated across nodes.
+    p.params = p.bwd_params = p.grads = p.optim = node;
+    p.collectives = Decomposition::two_level;
+  } else if (name == "hier3") {
+    // The three-level scheme: gathers world -> node -> gpu with int8 weights,
+    // the backward copy kept per package, gradients reduced gpu -> node -> world
+    // with fewer bits on slower hops.
+    p.params = p.grads = p.optim = world;
+    p.bwd_params = gpu;
+    p.weight_bits = 8;
+    p.grad_bits = parse_hop_bits("gpu=16,node=8,world=4");
+    p.collectives = Decomposition::three_level;
+    p.quant_block = 64;
+  } else {
+    std::string names;
+    for (auto& n : strategy_names()) names += (names.empty() ? "" : ", ") + n;
+    TZ_THROW(ConfigError, "unknown strategy '" + std::string(name) + "' (expected " + names + ")");
+  }
+  return p;
+}
+
+}  // namespace tierzero

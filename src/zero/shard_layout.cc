@@ -1,0 +1,38 @@
+#include "zero/shard_layout.h"
+
+#include <algorithm>
+
+namespace tierzero {
+
+ShardLayout ShardLayout::make(const GptLayout& layout, const Topology& topo, const Partition& level, int world_rank) {
+  ShardLayout s;
+  if (level) {
+    const std::vector<int> group = topo.group(*level, world_rank);
+    s.group_size = static_cast<int>(group.size());
+    s.position = static_cast<int>(std::find(group.begin(), group.end(), world_rank) - group.begin());
+  }
+  for (const UnitInfo& u : layout.units()) {
+    const std::size_t su = (u.numel + s.group_size - 1) / s.group_size;
+    s.offset.push_back(s.total);
+    s.shard.push_back(su);
+    s.total += su;
+  }
+  return s;
+}
+
+std::size_t ShardLayout::valid(const GptLayout& layout, int unit) const {
+  const std::size_t n = layout.units()[unit].numel, begin = position * shard[unit];
+  return begin >= n ? 0 : std::min(shard[unit], n - begin);
+}
+
+std::vector<ShardSegment> shard_segments(const GptLayout& layout, const ShardLayout& s) {
+  std::vector<ShardSegment> out;
+  for (const TensorInfo& t : layout.tensors()) {
+    const std::size_t begin = s.position * s.shard[t.unit], end = begin + s.shard[t.unit];
+    const std::size_t lo = std::max(begin, t.unit_offset), hi = std::min(end, t.unit_offset + t.numel);
+    if (lo < hi) out.push_back({s.offset[t.unit] + (lo - begin), hi - lo, t.decay});
+  }
+  return out;
+}
+
+}  // namespace tierzero

@@ -1,0 +1,34 @@
+// How one model state is split for one rank: every parameter unit of n_u
+// elements is padded to G * s_u, s_u = ceil(n_u / G), where G is the size of
+// group(level); the rank at position p of its group holds elements
+// [p * s_u, (p + 1) * s_u) of each unit (zeros past n_u), units one after
+// another in its shard buffer. Replicated states have G = 1.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "tierzero/gpt_config.h"
+#include "tierzero/plan.h"
+
+namespace tierzero {
+
+struct ShardLayout {
+  int group_size = 1;
+  int position = 0;
+  std::vector<std::size_t> shard;   // s_u per unit
+  std::vector<std::size_t> offset;  // unit offsets in the shard buffer
+  std::size_t total = 0;            // sum of s_u
+
+  static ShardLayout make(const GptLayout& layout, const Topology& topo, const Partition& level, int world_rank);
+  // Elements of unit u that this rank's shard actually holds (the rest is padding).
+  std::size_t valid(const GptLayout& layout, int unit) const;
+};
+
+// A run of shard elements belonging to one tensor (for AdamW's decay flag).
+struct ShardSegment {
+  std::size_t offset, length;
+  bool decay;
+};
+std::vector<ShardSegment> shard_segments(const GptLayout& layout, const ShardLayout& s);
+
+}  // namespace tierzero
