@@ -33,7 +33,8 @@ struct Plan {
   Partition params, bwd_params, grads, optim;
   int weight_bits = 16;        // forward all-gather of params: 16 (unquantised), 8 or 4 (qwZ)
   HopBits grad_bits;           // per hop of the gradient reduce-scatter (qgZ); all 16 = unquantised
-  Decomposition collectives = Decomposition::flat;
+  Decomposition gather = Decomposition::flat;  // decomposition of the weight all-gathers
+  Decomposition reduce = Decomposition::flat;  // decomposition of the gradient reductions
   std::size_t quant_block = 256;            // elements per quantisation block
   std::size_t bucket_bytes = 1u << 22;      // gradient bucket: reduce once this many bytes are ready
   int prefetch = 1;                         // units gathered ahead of the one computing

@@ -23,7 +23,7 @@ struct TrainConfig {
   LrSchedule schedule{3e-3f, 0.1f, 20, 0};  // total 0: = steps
   AdamWConfig adamw{};
   float grad_clip = 1.0f;  // 0 disables
-  DType param_dtype = DType::f32;  // storage of the working parameters
+  DType param_dtype = DType::bf16;  // storage (and wire type) of the working parameters
   bool recompute = false;
   std::string metrics;     // JSONL file, one object per step
   int log_every = 10;      // plain-log cadence when not on a terminal

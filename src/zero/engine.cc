@@ -35,6 +35,7 @@ struct ShardedTrainer::Impl {
   std::size_t dsize;
   ShardLayout P, B, G, O;
   bool bwd_distinct;
+  bool counts_norm;  // this rank adds its gradient shard to the global norm (one rank per cross group)
   std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
   std::unique_ptr<Hierarchy> p_hier, b_hier, g_hier;
   std::vector<std::byte> params_store, bwd_store, gather_send, gather_recv;
@@ -84,20 +85,21 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   G = ShardLayout::make(layout, topo, plan.grads, me);
   O = ShardLayout::make(layout, topo, plan.optim, me);
   bwd_distinct = plan.bwd_params != plan.params;
-  const HopSpec hops = hop_spec(plan.collectives);
+  const HopSpec gather_hops = hop_spec(plan.gather), reduce_hops = hop_spec(plan.reduce);
   // One hierarchy per concurrent stream of collectives: forward gathers,
   // backward gathers, gradient reductions (each has its own worker thread).
   if (plan.params) {
     p_comm = group_comm(plan.params);
-    p_hier = std::make_unique<Hierarchy>(*p_comm, hops);
+    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops);
   }
   if (bwd_distinct && plan.bwd_params) {
     b_comm = group_comm(plan.bwd_params);
-    b_hier = std::make_unique<Hierarchy>(*b_comm, hops);
+    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops);
   }
   g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
-  g_hier = std::make_unique<Hierarchy>(*g_comm, hops);
+  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops);
   if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
+  counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
 
   // Initial weights: the same on every rank (gpt_init of the seed), then sliced.
   std::vector<float> full(layout.num_params());
@@ -228,10 +230,7 @@ StepStats ShardedTrainer::step() {
   // One all-reduce for the mean loss and the squared gradient norm; each
   // gradient shard is counted once (by the first member of its cross group).
   double sq = 0;
-  const bool counts = s.plan.grads ? s.world.topology().cross_group(*s.plan.grads, s.world.world_rank(s.world.rank())).front() ==
-                                         s.world.world_rank(s.world.rank())
-                                   : s.world.rank() == 0;
-  if (counts)
+  if (s.counts_norm)
     for (float g : s.grads) sq += static_cast<double>(g) * g;
   float pair[2] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq)};
   s.world.all_reduce(pair, pair, 2, DType::f32, ReduceOp::sum);

@@ -68,7 +68,8 @@ bool Plan::quantized() const {
 std::string Plan::describe() const {
   return name + " (params " + partition_name(params) + ", bwd_params " + partition_name(bwd_params) + ", grads " +
          partition_name(grads) + ", optim " + partition_name(optim) + ", weight bits " + std::to_string(weight_bits) +
-         ", grad bits " + grad_bits.to_string() + ", " + std::string(decomposition_name(collectives)) + ")";
+         ", grad bits " + grad_bits.to_string() + ", gather " + std::string(decomposition_name(gather)) + ", reduce " +
+         std::string(decomposition_name(reduce)) + ")";
 }
 
 Plan fit_to(const Plan& plan, const Topology& topo) {
@@ -94,18 +95,19 @@ Plan strategy_plan(std::string_view name) {
   } else if (name == "zero3") {
     p.params = p.bwd_params = p.grads = p.optim = world;
   } else if (name == "zeropp") {
-    // ZeRO++ (Wang et al. 2023): qwZ int8 weights, hpZ secondary copy per node,
-    // qgZ int4 gradients in two hops (intra-node, inter-node).
+    // ZeRO++ (Wang et al. 2023): qwZ int8 weights in a flat all-gather, hpZ
+    // secondary copy per node, qgZ int4 gradients in two hops (intra-node all-to-all,
+    // then inter-node).
     p.params = p.grads = p.optim = world;
     p.bwd_params = node;
     p.weight_bits = 8;
     p.grad_bits = parse_hop_bits("gpu=4,node=4,world=4");
-    p.collectives = Decomposition::two_level;
+    p.reduce = Decomposition::two_level;
     p.quant_block = 64;
   } else if (name == "mics") {
     // MiCS (Zhang et al. 2022): everything partitioned inside a node, replicated across nodes.
     p.params = p.bwd_params = p.grads = p.optim = node;
-    p.collectives = Decomposition::two_level;
+    p.gather = p.reduce = Decomposition::two_level;
   } else if (name == "hier3") {
     // The three-level scheme: gathers world -> node -> gpu with int8 weights,
     // the backward copy kept per package, gradients reduced gpu -> node -> world
@@ -114,7 +116,7 @@ Plan strategy_plan(std::string_view name) {
     p.bwd_params = gpu;
     p.weight_bits = 8;
     p.grad_bits = parse_hop_bits("gpu=16,node=8,world=4");
-    p.collectives = Decomposition::three_level;
+    p.gather = p.reduce = Decomposition::three_level;
     p.quant_block = 64;
   } else {
     std::string names;

@@ -123,6 +123,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
     cfg.model = gpt_preset(sargs->model);
     cfg.micro_batch = sargs->micro_batch;
     cfg.seq_len = sargs->seq_len;
+    cfg.param_dtype = DType::f32;  // as PyTorch's default
     cfg.validate();
     const auto r = bench::run_step_bench(cfg, sargs->threads, 1, sargs->steps);
     std::cout << bench::to_json_line(cfg, sargs->threads, r) << std::endl;

@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include "commands.h"
+#include "tierzero/deepspeed_config.h"
 #include "tierzero/engine.h"
 #include "tierzero/error.h"
 #include "tierzero/trainer.h"
@@ -11,7 +12,7 @@ namespace tierzero::cli {
 
 namespace {
 struct TrainArgs {
-  std::string config, model, data, metrics, param_dtype, strategy, topology;
+  std::string config, model, data, metrics, param_dtype, strategy, topology, deepspeed;
   std::int64_t steps = 0;
   int micro_batch = 0, grad_accum = 0, seq_len = -1, log_every = 0, warmup = -1;
   double lr = 0;
@@ -45,11 +46,22 @@ std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, con
   return s + "}";
 }
 
-int run_sharded(const TrainArgs& a, const TrainConfig& cfg, Context& ctx) {
+int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
   MpiSession& mpi = ctx.start_mpi();
   const Topology topo = resolve_topology(a.topology);
   auto world = mpi_world(topo);
-  const Plan plan = fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo);
+  TrainConfig cfg = base;
+  Plan plan = fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo);
+  if (!a.deepspeed.empty()) {
+    TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
+    const DeepSpeedMapping ds = read_deepspeed_config(a.deepspeed, topo, cfg);
+    plan = ds.plan;
+    if (mpi.rank() == 0 && !ds.ignored.empty()) {
+      std::string keys;
+      for (const auto& k : ds.ignored) keys += (keys.empty() ? "" : ", ") + k;
+      std::fprintf(stderr, "tierzero: warning: DeepSpeed keys not implemented and ignored: %s\n", keys.c_str());
+    }
+  }
   const TokenData data = TokenData::load(cfg.data);
   ShardedTrainer trainer(cfg, plan, *world, data);
   const bool root = mpi.rank() == 0;
@@ -76,7 +88,8 @@ int run_sharded(const TrainArgs& a, const TrainConfig& cfg, Context& ctx) {
 
 int run_train(const TrainArgs& a, Context& ctx) {
   const TrainConfig cfg = resolve(a);
-  if (!a.strategy.empty() || !a.topology.empty() || std::getenv("OMPI_COMM_WORLD_SIZE")) return run_sharded(a, cfg, ctx);
+  if (!a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
+    return run_sharded(a, cfg, ctx);
   const TokenData data = TokenData::load(cfg.data);
   LocalTrainer trainer(cfg, data);
   std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens\n",
@@ -108,6 +121,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--metrics", a->metrics, "Write one JSON object per step to this file");
   c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(CLI::PositiveNumber);
   c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
+  c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (zero stage, ZeRO++ flags, batch, optimizer, ...)");
   c->add_option("--topology", a->topology, "Layout, innermost first, e.g. gpu=2,node=2,world=2 (default: detect nodes)");
   c->callback([a, &ctx] { ctx.exit_code = run_train(*a, ctx); });
 }

@@ -1,0 +1,377 @@
+// The sharding engine on 1, 3 and 8 ranks (layouts 2x2x2 and 4x2):
+// every unquantised strategy reproduces the single-rank run; quantised
+// ones track it; memory per state and bytes per level per step equal the
+// formulas of docs/algorithms.md; a DeepSpeed ZeRO++ config maps to zeropp;
+// the steady-state step allocates nothing.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <new>
+
+#include "mpi_test_util.h"
+#include "tierzero/deepspeed_config.h"
+#include "tierzero/engine.h"
+#include "tierzero/error.h"
+#include "tierzero/mpi.h"
+
+// Counts C++ heap allocations (MPI's own mallocs are not counted).
+static std::atomic<long> g_allocations{0};
+void* operator new(std::size_t n) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace tierzero {
+namespace {
+
+std::vector<Topology> layouts() {
+  const int w = test::world_size();
+  if (w == 8) return {Topology::parse("gpu=2,node=2,world=2", 8), Topology::parse("node=4,world=2", 8)};
+  if (w == 3) return {Topology::parse("node=3,world=1", 3)};
+  return {Topology::parse("world=" + std::to_string(w), w)};
+}
+
+TrainConfig small_config(DType dtype) {
+  TrainConfig c;
+  c.model = gpt_preset("gpt-tiny");
+  c.micro_batch = 2;
+  c.grad_accum = 2;
+  c.seq_len = 32;
+  c.steps = 4;
+  c.param_dtype = dtype;
+  c.schedule.warmup = 2;
+  return c;
+}
+
+// Single-rank reference with the same global batch.
+std::pair<std::vector<double>, std::vector<float>> reference(TrainConfig c, int steps, const TokenData& data) {
+  c.micro_batch *= test::world_size();
+  LocalTrainer t(c, data);
+  std::vector<double> losses;
+  for (int i = 0; i < steps; ++i) losses.push_back(t.step().loss);
+  return {losses, t.master()};
+}
+
+TEST(Engine, UnquantisedStrategiesReproduceTheSingleRankRun) {
+  const TokenData data = TokenData::builtin();
+  const TrainConfig cfg = small_config(DType::f32);
+  const auto [ref_losses, ref_weights] = reference(cfg, 4, data);
+  for (const Topology& topo : layouts()) {
+    auto world = mpi_world(topo);
+    for (const char* name : {"ddp", "zero1", "zero2", "zero3", "mics"}) {
+      ShardedTrainer t(cfg, fit_to(strategy_plan(name), topo), *world, data);
+      for (int i = 0; i < 4; ++i) {
+        // Losses: the same batches and weights, summed in another order: fp32 rounding only.
+        EXPECT_NEAR(t.step().loss, ref_losses[i], 2e-6 * ref_losses[i]) << name << " step " << i << " on " << topo.to_string();
+      }
+      const std::vector<float> w = t.gather_master();
+      // Weights after 4 AdamW steps: AdamW's normalised update turns the reduction-order
+      // rounding of tiny gradients into up to ~1e-6 absolute differences (lr 3e-3 scale).
+      double worst = 0;
+      for (std::size_t i = 0; i < w.size(); ++i) worst = std::max(worst, std::abs(static_cast<double>(w[i]) - ref_weights[i]));
+      EXPECT_LT(worst, 2e-5) << name << " on " << topo.to_string();
+    }
+  }
+}
+
+TEST(Engine, QuantisedStrategiesTrackTheUnquantisedLoss) {
+  if (test::world_size() == 1) GTEST_SKIP() << "one rank has no collective to quantise";
+  const TokenData data = TokenData::builtin();
+  TrainConfig cfg = small_config(DType::bf16);
+  // lr 1e-3 keeps the trajectories of the runs close enough to compare (at
+  // 3e-3 two unquantised runs that differ only in rounding end ~2% apart).
+  cfg.steps = 200;
+  cfg.grad_accum = 1;
+  cfg.seq_len = 64;
+  cfg.schedule.lr = 1e-3f;
+  cfg.schedule.warmup = 10;
+  cfg.micro_batch = std::max(1, 32 / test::world_size());  // 32 sequences per step (fewer on 3 ranks)
+  const Topology topo = layouts().front();
+  auto world = mpi_world(topo);
+  auto final_loss = [&](const char* name) {
+    ShardedTrainer t(cfg, fit_to(strategy_plan(name), topo), *world, data);
+    double tail = 0;
+    for (int i = 0; i < 200; ++i) {
+      const double l = t.step().loss;
+      if (i >= 150) tail += l / 50;  // mean of the last 50 steps: less batch noise
+    }
+    return tail;
+  };
+  const double base = final_loss("zero3");
+  EXPECT_LT(base, 3.0);
+  for (const char* name : {"zeropp", "hier3"}) {
+    const double q = final_loss(name);
+    if (world->rank() == 0) std::printf("[ info ] mean loss of steps 150-199: zero3 %.4f, %s %.4f\n", base, name, q);
+    EXPECT_NEAR(q, base, 0.02 * base) << name;
+  }
+}
+
+// --- formulas (docs/algorithms.md) ---------------------------------------
+
+std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
+
+int group_size(const Topology& t, const Partition& p) {
+  if (!p) return 1;
+  int g = 1;
+  for (int l = 0; l <= static_cast<int>(*p); ++l) g *= t.fanout(static_cast<Level>(l));
+  return g;
+}
+
+// Hops of `spec` restricted to the levels of group(top), innermost first,
+// each as its member levels.
+std::vector<std::vector<Level>> hops_within(const HopSpec& spec, const Topology& t, Level top) {
+  std::vector<std::vector<Level>> out;
+  for (const auto& hop : spec) {
+    std::vector<Level> kept;
+    int size = 1;
+    for (Level l : hop)
+      if (static_cast<int>(l) <= static_cast<int>(top)) kept.push_back(l), size *= t.fanout(l);
+    if (size > 1) out.push_back(kept);
+  }
+  return out;
+}
+
+int hop_size(const Topology& t, const std::vector<Level>& hop) {
+  int s = 1;
+  for (Level l : hop) s *= t.fanout(l);
+  return s;
+}
+
+// All-gather (or reduce-scatter) over group(top) decomposed into hops, outermost
+// hop first: the hop receives, from each peer, the bundle gathered so far;
+// bytes(elements) gives the bytes of a bundle of that many shard elements.
+template <class Bytes>
+void add_hier(std::array<std::uint64_t, kNumLevels>& acc, const Topology& t, const HopSpec& spec, Level top,
+              std::size_t shard, Bytes bytes) {
+  const auto hops = hops_within(spec, t, top);
+  std::size_t bundle = shard;
+  for (std::size_t h = hops.size(); h-- > 0;) {
+    int inner = 1;
+    for (Level l : hops[h]) {  // peers separated at l within the hop: (f_l - 1) * prod of inner levels of the hop
+      acc[static_cast<int>(l)] += bytes(bundle) * (t.fanout(l) - 1) * inner;
+      inner *= t.fanout(l);
+    }
+    bundle *= hop_size(t, hops[h]);
+  }
+}
+
+// Per-hop quantised reduce-scatter: the hop at depth h (innermost 0) moves
+// (f_h - 1) pieces of count * (sizes of the hops outside it) elements.
+template <class Bytes>
+void add_qgz(std::array<std::uint64_t, kNumLevels>& acc, const Topology& t, const HopSpec& spec, Level top,
+             std::size_t count, Bytes bytes_at_hop) {
+  const auto hops = hops_within(spec, t, top);
+  for (std::size_t h = 0; h < hops.size(); ++h) {
+    std::size_t piece = count;
+    for (std::size_t o = h + 1; o < hops.size(); ++o) piece *= hop_size(t, hops[o]);
+    int inner = 1;
+    for (Level l : hops[h]) {
+      acc[static_cast<int>(l)] += bytes_at_hop(hops[h], piece) * (t.fanout(l) - 1) * inner;
+      inner *= t.fanout(l);
+    }
+  }
+}
+
+// Flat all-reduce of n elements over a communicator: (e_me + e_j) * size from each peer j.
+void add_flat_all_reduce(std::array<std::uint64_t, kNumLevels>& acc, const Topology& t, const std::vector<int>& members, int me,
+                         std::size_t n, std::size_t esize) {
+  const int w = static_cast<int>(members.size());
+  int my_index = 0;
+  for (int i = 0; i < w; ++i)
+    if (members[i] == me) my_index = i;
+  for (int j = 0; j < w; ++j) {
+    if (j == my_index) continue;
+    const std::size_t e = even_chunk(n, w, my_index) + even_chunk(n, w, j);
+    acc[static_cast<int>(t.separating_level(me, members[j]))] += e * esize;
+  }
+}
+
+std::array<std::uint64_t, kNumLevels> expected_step_bytes(const Plan& p, const Topology& t, const TrainConfig& c, int me) {
+  const GptLayout layout(c.model);
+  const std::size_t ds = dtype_size(c.param_dtype);
+  const HopSpec spec = hop_spec(p.gather), rspec = hop_spec(p.reduce);
+  std::array<std::uint64_t, kNumLevels> acc{};
+  const int L = c.model.layers;
+  const auto& units = layout.units();
+  auto shard = [&](const Partition& part, int u) { return ceil_div(units[u].numel, group_size(t, part)); };
+  for (int micro = 0; micro < c.grad_accum; ++micro) {
+    // Forward gathers every unit from params; backward head and blocks from bwd_params.
+    auto gather = [&](const Partition& part, int u, int bits) {
+      if (!part) return;
+      const std::size_t s = shard(part, u);
+      if (bits == 16) add_hier(acc, t, spec, *part, s, [&](std::size_t e) { return e * ds; });
+      else add_hier(acc, t, spec, *part, 1, [&](std::size_t b) { return b * quant_packed_bytes(s, {bits, false, p.quant_block}); });
+    };
+    for (int u = 0; u < L + 2; ++u) gather(p.params, u, p.weight_bits);
+    const bool distinct = p.bwd_params != p.params;
+    for (int u = 1; u < L + 2; ++u) gather(distinct ? p.bwd_params : p.params, u, distinct ? 16 : p.weight_bits);
+    // Gradient buckets in backward order.
+    std::vector<int> order = {layout.head_unit()};
+    for (int l = L - 1; l >= 0; --l) order.push_back(layout.block_unit(l));
+    order.push_back(layout.embed_unit());
+    const int g = group_size(t, p.grads);
+    std::vector<std::size_t> buckets;
+    for (int u : order) {
+      if (buckets.empty() || buckets.back() * g * ds >= p.bucket_bytes) buckets.push_back(0);
+      buckets.back() += shard(p.grads, u);
+    }
+    for (std::size_t count : buckets) {
+      if (!p.grads) {
+        std::vector<int> all(t.size());
+        for (int i = 0; i < t.size(); ++i) all[i] = i;
+        if (hops_within(rspec, t, Level::world).size() >= 2)
+          add_hier(acc, t, rspec, Level::world, ceil_div(count, t.size()), [&](std::size_t e) { return 2 * e * ds; });
+        else
+          add_flat_all_reduce(acc, t, all, me, count, ds);
+        continue;
+      }
+      if (p.quantized()) {
+        add_qgz(acc, t, rspec, *p.grads, count, [&](const std::vector<Level>& hop, std::size_t piece) -> std::size_t {
+          int bits = 16;
+          for (Level l : hop) bits = std::min(bits, p.grad_bits.at(l));
+          return bits == 16 ? piece * ds : quant_packed_bytes(piece, {bits, false, p.quant_block});
+        });
+      } else {
+        add_hier(acc, t, rspec, *p.grads, count, [&](std::size_t e) { return e * ds; });
+      }
+      if (*p.grads != Level::world) add_flat_all_reduce(acc, t, t.cross_group(*p.grads, me), me, count, ds);
+    }
+  }
+  std::vector<int> all(t.size());
+  for (int i = 0; i < t.size(); ++i) all[i] = i;
+  add_flat_all_reduce(acc, t, all, me, 2, 4);  // loss and squared norm
+  if (!p.params && p.optim)  // replicated params rebuilt from the optim shards
+    for (std::size_t u = 0; u < units.size(); ++u) add_hier(acc, t, rspec, *p.optim, shard(p.optim, static_cast<int>(u)), [&](std::size_t e) { return e * ds; });
+  return acc;
+}
+
+TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
+  const TokenData data = TokenData::builtin();
+  const TrainConfig cfg = small_config(DType::bf16);
+  const GptLayout layout(cfg.model);
+  for (const Topology& topo : layouts()) {
+    auto world = mpi_world(topo);
+    const int me = world->rank();
+    std::map<std::string, std::uint64_t> world_bytes;
+    for (const std::string& name : strategy_names()) {
+      const Plan plan = fit_to(strategy_plan(name), topo);
+      ShardedTrainer t(cfg, plan, *world, data);
+      t.step();
+      t.step();
+      const auto got = t.last_step_bytes();
+      const auto want = expected_step_bytes(plan, topo, cfg, me);
+      for (int l = 0; l < kNumLevels; ++l)
+        EXPECT_EQ(got[l], want[l]) << name << " level " << level_name(static_cast<Level>(l)) << " on " << topo.to_string();
+      world_bytes[name] = got[2];
+      // Memory: sum over units of ceil(n_u / G) elements per state.
+      auto shard_total = [&](const Partition& p) {
+        std::size_t s = 0;
+        for (const UnitInfo& u : layout.units()) s += ceil_div(u.numel, group_size(topo, p));
+        return s;
+      };
+      std::map<std::string, std::uint64_t> mem;
+      for (const auto& [k, v] : t.memory_bytes()) mem[k] = v;
+      EXPECT_EQ(mem["params"], shard_total(plan.params) * 2) << name;
+      EXPECT_EQ(mem["bwd_params"], plan.bwd_params != plan.params ? shard_total(plan.bwd_params) * 2 : 0) << name;
+      EXPECT_EQ(mem["grads"], shard_total(plan.grads) * 4) << name;
+      EXPECT_EQ(mem["optim"], shard_total(plan.optim) * 12) << name;
+    }
+    if (topo.fanout(Level::world) > 1) {
+      EXPECT_LT(world_bytes["hier3"], world_bytes["zeropp"]) << topo.to_string();
+      EXPECT_LT(world_bytes["zeropp"], world_bytes["zero3"]) << topo.to_string();
+    }
+  }
+}
+
+TEST(Engine, SteadyStateStepAllocatesNothing) {
+  const TokenData data = TokenData::builtin();
+  const TrainConfig cfg = small_config(DType::bf16);
+  const Topology topo = layouts().front();
+  auto world = mpi_world(topo);
+  for (const char* name : {"zero3", "hier3", "zeropp", "ddp", "mics"}) {
+    ShardedTrainer t(cfg, fit_to(strategy_plan(name), topo), *world, data);
+    t.step();  // first step: scratch buffers reach their sizes
+    const long before = g_allocations.load();
+    t.step();
+    t.step();
+    EXPECT_EQ(g_allocations.load() - before, 0) << name;
+  }
+}
+
+TEST(Engine, Fp16LossScalingSkipsOverflowingSteps) {
+  const TokenData data = TokenData::builtin();
+  TrainConfig cfg = small_config(DType::f16);
+  cfg.steps = 6;
+  const Topology topo = layouts().front();
+  auto world = mpi_world(topo);
+  ShardedTrainer t(cfg, fit_to(strategy_plan("zeropp"), topo), *world, data);
+  EXPECT_EQ(t.loss_scale(), 65536.0f);
+  int skipped = 0;
+  float prev = t.loss_scale();
+  for (int i = 0; i < 6; ++i) {
+    const StepStats s = t.step();
+    EXPECT_TRUE(std::isfinite(s.loss));
+    if (s.skipped) {
+      ++skipped;
+      EXPECT_EQ(t.loss_scale(), prev / 2) << "an overflow halves the scale";
+    }
+    prev = t.loss_scale();
+  }
+  EXPECT_LT(skipped, 6);
+}
+
+TEST(Engine, InvalidPlansAreErrors) {
+  const Topology topo = layouts().front();
+  Plan p = strategy_plan("zero3");
+  p.bwd_params = Level::world;
+  p.params = std::nullopt;
+  EXPECT_THROW(p.validate(topo), ConfigError);  // bwd_params wider than params
+  Plan q = strategy_plan("zero3");
+  q.optim = std::nullopt;
+  EXPECT_THROW(q.validate(topo), ConfigError);  // grads and optim differ
+  if (!topo.declares(Level::gpu)) {
+    Plan h = strategy_plan("hier3");
+    EXPECT_THROW(h.validate(topo), ConfigError);  // the topology lacks the gpu level
+    EXPECT_NO_THROW(fit_to(h, topo).validate(topo));
+  }
+  EXPECT_THROW(strategy_plan("zero4"), ConfigError);
+}
+
+TEST(Engine, DeepSpeedZeroPlusPlusConfigMapsToZeropp) {
+  const Topology topo = layouts().front();
+  int node_group = topo.fanout(Level::gpu) * topo.fanout(Level::node);
+  TrainConfig cfg;
+  const std::string json = R"({"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2,
+    "zero_optimization": {"stage": 3, "zero_hpz_partition_size": )" + std::to_string(node_group) + R"(,
+      "zero_quantized_weights": true, "zero_quantized_gradients": true, "overlap_comm": true},
+    "bf16": {"enabled": true}, "gradient_clipping": 0.5,
+    "optimizer": {"type": "AdamW", "params": {"lr": 0.0002, "betas": [0.9, 0.99], "eps": 1e-8, "weight_decay": 0.01}},
+    "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_num_steps": 7, "total_num_steps": 100}},
+    "wall_clock_breakdown": false})";
+  const DeepSpeedMapping m = parse_deepspeed_config(json, "ds.json", topo, cfg);
+  const Plan want = fit_to(strategy_plan("zeropp"), topo);
+  if (node_group > 1) {
+    EXPECT_EQ(m.plan.describe(), want.describe());
+  }
+  EXPECT_EQ(cfg.micro_batch, 4);
+  EXPECT_EQ(cfg.grad_accum, 2);
+  EXPECT_FLOAT_EQ(cfg.grad_clip, 0.5f);
+  EXPECT_FLOAT_EQ(cfg.schedule.lr, 0.0002f);
+  EXPECT_FLOAT_EQ(cfg.adamw.beta2, 0.99f);
+  EXPECT_EQ(cfg.schedule.warmup, 7);
+  EXPECT_EQ(cfg.param_dtype, DType::bf16);
+  EXPECT_EQ(m.ignored, (std::vector<std::string>{"wall_clock_breakdown", "zero_optimization.overlap_comm"}));
+  TrainConfig c2;
+  EXPECT_THROW(parse_deepspeed_config(R"({"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 5}})", "ds.json", topo, c2),
+               ConfigError);
+  EXPECT_THROW(parse_deepspeed_config("{nope", "ds.json", topo, c2), ConfigError);
+}
+
+}  // namespace
+}  // namespace tierzero
