@@ -34,9 +34,11 @@ namespace tierzero {
 
 class ShardedTrainer final : public Trainer {
  public:
-  // `world` and `data` must outlive the trainer. Throws ConfigError for an
-  // invalid plan or configuration.
-  ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data);
+  // `world` and `data` must outlive the trainer. `init`: full fp32
+  // parameters to start from (GptLayout order); empty = gpt_init(cfg.seed).
+  // Throws ConfigError for an invalid plan or configuration.
+  ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
+                 const std::vector<float>& init = {});
   ~ShardedTrainer() override;
   StepStats step() override;
   std::int64_t next_step() const override;
@@ -51,8 +53,20 @@ class ShardedTrainer final : public Trainer {
   std::vector<float> gather_master();
   float loss_scale() const;
 
+  // Writes a checkpoint of the state before next_step() into
+  // dir/step-NNNNNNNN (atomically; docs/formats.md) and keeps the newest
+  // `keep` (0 = all). Collective. Returns the step directory.
+  std::string save_checkpoint(const std::string& dir, int keep);
+  // Restores a checkpoint (a step directory or a save directory's latest).
+  // Same ranks, topology, plan and dtype: each rank reads its own shards and
+  // training continues bit for bit; otherwise the full state is rebuilt
+  // from every shard and re-partitioned. Throws FormatError for a
+  // missing, truncated or corrupt shard or a checkpoint of another model.
+  void load_checkpoint(const std::string& path);
+
+  struct Impl;  // src/zero/engine_impl.h
+
  private:
-  struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 

@@ -19,6 +19,11 @@ class MpiSession {
   int size() const { return size_; }
   // Ends every rank of the job with `code` (for a failure on some ranks only).
   [[noreturn]] static void abort(int code);
+  // After an error on this rank: when every rank reaches this point within
+  // `grace_s` (the error was collective) returns normally so MPI can
+  // finalise; otherwise aborts the whole job with `code`, so ranks still
+  // waiting in a collective do not hang.
+  void settle_after_error(int code, double grace_s = 5.0);
 
  private:
   int rank_ = 0;
@@ -30,6 +35,11 @@ class MpiSession {
 // world inferred. Collective over MPI_COMM_WORLD; throws TopologyError on every
 // rank alike when the spec is malformed or does not match the job.
 Topology resolve_topology(const std::string& spec);
+
+// Every later wait on a collective of the MPI backend gives up after
+// `seconds` (0 = wait forever): it prints which collective, on which level,
+// among which ranks, did not complete, and aborts the job (exit code 3).
+void set_comm_timeout(double seconds);
 
 // A communicator over MPI_COMM_WORLD with a fresh Traffic counter.
 std::unique_ptr<Communicator> mpi_world(const Topology& topology);

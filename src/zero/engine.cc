@@ -4,9 +4,7 @@
 #include <cstring>
 
 #include "tierzero/error.h"
-#include "zero/grad_reducer.h"
-#include "zero/shard_layout.h"
-#include "zero/unit_fetcher.h"
+#include "zero/engine_impl.h"
 
 namespace tierzero {
 
@@ -24,45 +22,12 @@ std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
 }
 }  // namespace
 
-struct ShardedTrainer::Impl {
-  TrainConfig cfg;
-  Plan plan;
-  Communicator& world;
-  GptLayout layout;
-  BatchSampler sampler;
-  GptModel<float> model;
-  DType dtype;
-  std::size_t dsize;
-  ShardLayout P, B, G, O;
-  bool bwd_distinct;
-  bool counts_norm;  // this rank adds its gradient shard to the global norm (one rank per cross group)
-  std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
-  std::unique_ptr<Hierarchy> p_hier, b_hier, g_hier;
-  std::vector<std::byte> params_store, bwd_store, gather_send, gather_recv;
-  std::vector<float> grads, master, m, v;
-  std::vector<ShardSegment> segments;
-  std::vector<int> forward_units, backward_units, reduce_order;
-  std::unique_ptr<UnitFetcher> fetcher;
-  std::unique_ptr<GradReducer> reducer;
-  std::vector<float> embed_params, embed_grads, unit_grad;
-  std::vector<int> tokens, targets;
-  std::int64_t step = 0;
-  float loss_scale = 1.0f;
-  int good_steps = 0;
-  std::array<std::uint64_t, kNumLevels> last_bytes{};
-
-  Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data);
-  std::unique_ptr<Communicator> group_comm(const Partition& level);
-  UnitSource source(const ShardLayout& s, const std::vector<std::byte>& store, Hierarchy* h, int bits) const;
-  double micro_batch(int micro, float dloss);
-  void write_params();
-};
-
 std::unique_ptr<Communicator> ShardedTrainer::Impl::group_comm(const Partition& level) {
   return level ? world.split(*level) : nullptr;
 }
 
-ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data)
+ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data,
+                           const std::vector<float>& init)
     : cfg(c),
       plan(pl),
       world(w),
@@ -78,6 +43,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
                std::to_string(cfg.model.vocab));
   if (cfg.schedule.total <= 0) cfg.schedule.total = cfg.steps;
   if (dtype == DType::f16) loss_scale = kInitialLossScale;
+  sampler_origin = data.origin();
   const Topology& topo = world.topology();
   const int me = world.world_rank(world.rank());
   P = ShardLayout::make(layout, topo, plan.params, me);
@@ -101,26 +67,20 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
 
-  // Initial weights: the same on every rank (gpt_init of the seed), then sliced.
-  std::vector<float> full(layout.num_params());
-  gpt_init(layout, cfg.seed, full.data());
-  auto slice = [&](const ShardLayout& s, float* out) {
-    for (std::size_t u = 0; u < layout.units().size(); ++u) {
-      const std::size_t valid = s.valid(layout, static_cast<int>(u));
-      const float* src = full.data() + layout.units()[u].offset + s.position * s.shard[u];
-      std::copy(src, src + valid, out + s.offset[u]);
-      std::fill(out + s.offset[u] + valid, out + s.offset[u] + s.shard[u], 0.0f);
-    }
-  };
-  master.resize(O.total);
-  slice(O, master.data());
-  m.assign(O.total, 0.0f), v.assign(O.total, 0.0f), grads.assign(G.total, 0.0f);
-  segments = shard_segments(layout, O);
+  // Initial weights: the same on every rank (gpt_init of the seed, or given), then sliced.
+  master.resize(O.total), m.resize(O.total), v.resize(O.total), grads.assign(G.total, 0.0f);
   params_store.resize(P.total * dsize);
-  {
-    std::vector<float> p32(P.total);
-    slice(P, p32.data());
-    from_f32(dtype, p32.data(), params_store.data(), P.total);
+  segments = shard_segments(layout, O);
+  if (init.empty()) {
+    std::vector<float> full(layout.num_params());
+    gpt_init(layout, cfg.seed, full.data());
+    const std::vector<float> zeros(full.size(), 0.0f);
+    assign_full(full, zeros, zeros);
+  } else {
+    TZ_CHECK(init.size() == layout.num_params(), ConfigError,
+             "initial parameters have " + std::to_string(init.size()) + " elements; the model has " + std::to_string(layout.num_params()));
+    const std::vector<float> zeros(init.size(), 0.0f);
+    assign_full(init, zeros, zeros);
   }
   if (bwd_distinct) bwd_store.resize(B.total * dsize);
   if (!plan.params && plan.optim) {  // replicated params rebuilt from the optim shards after each step
@@ -147,6 +107,28 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   embed_params.resize(n_embed), embed_grads.resize(n_embed), unit_grad.resize(max_unit);
   tokens.resize(static_cast<std::size_t>(cfg.micro_batch) * cfg.effective_seq_len());
   targets.resize(tokens.size());
+}
+
+namespace {
+// This rank's shard of a full fp32 array under layout s (zeros past each unit).
+void slice(const GptLayout& layout, const ShardLayout& s, const float* full, float* out) {
+  for (std::size_t u = 0; u < layout.units().size(); ++u) {
+    const std::size_t valid = s.valid(layout, static_cast<int>(u));
+    const float* src = full + layout.units()[u].offset + s.position * s.shard[u];
+    std::copy(src, src + valid, out + s.offset[u]);
+    std::fill(out + s.offset[u] + valid, out + s.offset[u] + s.shard[u], 0.0f);
+  }
+}
+}  // namespace
+
+void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, const std::vector<float>& full_m,
+                                       const std::vector<float>& full_v) {
+  slice(layout, O, full_master.data(), master.data());
+  slice(layout, O, full_m.data(), m.data());
+  slice(layout, O, full_v.data(), v.data());
+  std::vector<float> p32(P.total);
+  slice(layout, P, full_master.data(), p32.data());
+  from_f32(dtype, p32.data(), params_store.data(), P.total);
 }
 
 UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, const std::vector<std::byte>& store, Hierarchy* h, int bits) const {
@@ -208,8 +190,9 @@ void ShardedTrainer::Impl::write_params() {
   }
 }
 
-ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data)
-    : impl_(std::make_unique<Impl>(cfg, plan, world, data)) {}
+ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
+                               const std::vector<float>& init)
+    : impl_(std::make_unique<Impl>(cfg, plan, world, data, init)) {}
 
 ShardedTrainer::~ShardedTrainer() = default;
 
@@ -269,14 +252,16 @@ std::vector<std::pair<std::string, std::uint64_t>> ShardedTrainer::memory_bytes(
           {"activations", s.model.activation_bytes()}};
 }
 
-std::vector<float> ShardedTrainer::gather_master() {
-  Impl& s = *impl_;
+std::vector<float> ShardedTrainer::gather_master() { return impl_->gather_full(impl_->master); }
+
+std::vector<float> ShardedTrainer::Impl::gather_full(const std::vector<float>& shard) {
+  Impl& s = *this;
   std::vector<float> full(s.layout.num_params());
   std::vector<float> gathered(max_padded_unit(s.layout, s.O));
   for (std::size_t u = 0; u < s.layout.units().size(); ++u) {
     const std::size_t n = s.layout.units()[u].numel;
-    if (s.plan.optim) s.g_hier->all_gather(s.master.data() + s.O.offset[u], gathered.data(), s.O.shard[u], DType::f32);
-    else std::copy(s.master.begin() + s.O.offset[u], s.master.begin() + s.O.offset[u] + n, gathered.begin());
+    if (s.plan.optim) s.g_hier->all_gather(shard.data() + s.O.offset[u], gathered.data(), s.O.shard[u], DType::f32);
+    else std::copy(shard.begin() + s.O.offset[u], shard.begin() + s.O.offset[u] + n, gathered.begin());
     std::copy(gathered.begin(), gathered.begin() + n, full.begin() + s.layout.units()[u].offset);
   }
   return full;

@@ -1,7 +1,13 @@
 // tierzero train: a training run configured by --config run.toml and flags.
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 
 #include "commands.h"
+#include "tierzero/checkpoint.h"
 #include "tierzero/deepspeed_config.h"
 #include "tierzero/engine.h"
 #include "tierzero/error.h"
@@ -12,7 +18,9 @@ namespace tierzero::cli {
 
 namespace {
 struct TrainArgs {
-  std::string config, model, data, metrics, param_dtype, strategy, topology, deepspeed;
+  std::string config, model, data, metrics, param_dtype, strategy, topology, deepspeed, save_dir, resume, init;
+  int save_every = 0, keep = 0;
+  double comm_timeout = 600;
   std::int64_t steps = 0;
   int micro_batch = 0, grad_accum = 0, seq_len = -1, log_every = 0, warmup = -1;
   double lr = 0;
@@ -46,8 +54,29 @@ std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, con
   return s + "}";
 }
 
+// Fault injection for tests: TIERZERO_FAULT_STALL=RANK:STEP makes that rank
+// stop before that step, as a hung process would (see --comm-timeout).
+int stall_requested(int rank) {
+  const char* v = std::getenv("TIERZERO_FAULT_STALL");
+  int r = -1, step = -1;
+  if (v && std::sscanf(v, "%d:%d", &r, &step) == 2 && r == rank) return step;
+  return -1;
+}
+
+// Fails before training when checkpoints could not be written there.
+void check_writable(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string probe = dir + "/.tierzero-write-test";
+  std::FILE* f = std::fopen(probe.c_str(), "w");
+  TZ_CHECK(f && std::fputs("ok", f) >= 0 && std::fclose(f) == 0, ConfigError,
+           "cannot write checkpoints to '" + dir + "' (" + (ec ? ec.message() : std::string(std::strerror(errno))) + ")");
+  std::remove(probe.c_str());
+}
+
 int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
   MpiSession& mpi = ctx.start_mpi();
+  set_comm_timeout(a.comm_timeout);
   const Topology topo = resolve_topology(a.topology);
   auto world = mpi_world(topo);
   TrainConfig cfg = base;
@@ -63,8 +92,14 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
     }
   }
   const TokenData data = TokenData::load(cfg.data);
-  ShardedTrainer trainer(cfg, plan, *world, data);
+  if (!a.save_dir.empty()) check_writable(a.save_dir);
+  const std::vector<float> init = a.init.empty() ? std::vector<float>{} : load_safetensors_params(a.init, cfg.model);
+  ShardedTrainer trainer(cfg, plan, *world, data, init);
   const bool root = mpi.rank() == 0;
+  if (!a.resume.empty()) {
+    trainer.load_checkpoint(a.resume == "latest" ? a.save_dir : a.resume);
+    if (root) std::fprintf(stderr, "tierzero: resumed at step %lld\n", static_cast<long long>(trainer.next_step()));
+  }
   if (root)
     std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d ranks (%s) with %s\n", cfg.model.name.c_str(),
                  cfg.model.num_params(), mpi.size(), topo.to_string().c_str(), plan.describe().c_str());
@@ -76,19 +111,27 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
     for (const auto& [k, v] : trainer.memory_bytes()) mem += (mem.size() > 1 ? "," : "") + std::string("\"") + k + "\":" + std::to_string(v);
     report->set_extra("memory_bytes", mem + "}");
   }
+  const int stall_step = stall_requested(mpi.rank());
   while (trainer.next_step() < cfg.steps) {
+    if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
     const StepStats st = trainer.step();
+    if (!a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps)) {
+      const std::string where = trainer.save_checkpoint(a.save_dir, a.keep);
+      if (root && !report) std::fprintf(stderr, "tierzero: saved %s\n", where.c_str());
+    }
     if (!root) continue;
     report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
     report->record(st);
   }
+
   if (root) report->finish();
   return 0;
 }
 
 int run_train(const TrainArgs& a, Context& ctx) {
   const TrainConfig cfg = resolve(a);
-  if (!a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
+  if (!a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || !a.save_dir.empty() || !a.resume.empty() ||
+      !a.init.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, cfg, ctx);
   const TokenData data = TokenData::load(cfg.data);
   LocalTrainer trainer(cfg, data);
@@ -122,6 +165,13 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(CLI::PositiveNumber);
   c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
   c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (zero stage, ZeRO++ flags, batch, optimizer, ...)");
+  c->add_option("--save-dir", a->save_dir, "Write checkpoints under this directory");
+  c->add_option("--save-every", a->save_every, "Steps between checkpoints (and one at the end)")->check(CLI::PositiveNumber);
+  c->add_option("--keep", a->keep, "Keep only the newest K checkpoints (default: all)")->check(CLI::NonNegativeNumber);
+  c->add_option("--resume", a->resume, "Continue from a checkpoint directory, or 'latest' in --save-dir");
+  c->add_option("--init", a->init, "Start from the weights of a safetensors file (tierzero ckpt export)");
+  c->add_option("--comm-timeout", a->comm_timeout, "Abort when a collective does not complete within S seconds (default 600)")
+      ->check(CLI::NonNegativeNumber);
   c->add_option("--topology", a->topology, "Layout, innermost first, e.g. gpu=2,node=2,world=2 (default: detect nodes)");
   c->callback([a, &ctx] { ctx.exit_code = run_train(*a, ctx); });
 }

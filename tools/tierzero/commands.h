@@ -27,5 +27,6 @@ struct Context {
 void add_bench_command(CLI::App& app, Context& ctx);
 void add_train_command(CLI::App& app, Context& ctx);
 void add_data_command(CLI::App& app, Context& ctx);
+void add_ckpt_command(CLI::App& app, Context& ctx);
 
 }  // namespace tierzero::cli

@@ -7,10 +7,13 @@
 #include "tierzero/error.h"
 
 namespace {
-int report(const char* kind, const std::string& message) {
+// Prints the error; under MPI, waits briefly for the other ranks and aborts
+// the job if they are not all failing alike (so none is left hanging).
+int report(tierzero::cli::Context& ctx, const char* kind, const std::string& message, int code) {
   std::fprintf(stderr, "tierzero: %s: %s\n", kind, message.c_str());
   std::fflush(stderr);
-  return 2;
+  if (ctx.mpi) ctx.mpi->settle_after_error(code);
+  return code;
 }
 }  // namespace
 
@@ -22,6 +25,7 @@ int main(int argc, char** argv) {
   tierzero::cli::add_bench_command(app, ctx);
   tierzero::cli::add_train_command(app, ctx);
   tierzero::cli::add_data_command(app, ctx);
+  tierzero::cli::add_ckpt_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
@@ -30,14 +34,13 @@ int main(int argc, char** argv) {
     app.exit(e);
     return 2;
   } catch (const tierzero::ConfigError& e) {
-    return report("error", e.message());
+    return report(ctx, "error", e.message(), 2);
   } catch (const tierzero::TopologyError& e) {
-    return report("error", e.message());
+    return report(ctx, "error", e.message(), 2);
   } catch (const tierzero::FormatError& e) {
-    return report("error", e.message());
+    return report(ctx, "error", e.message(), 2);
   } catch (const std::exception& e) {
-    report("internal error", e.what());
-    return 1;
+    return report(ctx, "internal error", e.what(), 1);
   }
   return ctx.exit_code;
 }

@@ -1,8 +1,15 @@
 #include "comm/mpi/mpi_communicator.h"
 
+#include <sched.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+
 
 #include "comm/mpi/mpi_types.h"
 #include "tierzero/error.h"
+#include "tierzero/mpi.h"
 
 namespace tierzero {
 
@@ -18,14 +25,27 @@ struct Finish {
   }
 };
 
+std::atomic<double> g_timeout_s{0.0};
+
 // One outstanding MPI request; alltoallv's count arrays travel with it.
 class MpiRequest final : public Request::Impl {
  public:
-  MpiRequest(MPI_Request r, Finish finish, std::vector<int> keep = {})
-      : request_(r), finish_(finish), keep_(std::move(keep)) {}
+  MpiRequest(MPI_Request r, const MpiCommunicator* comm, const char* what, Finish finish, std::vector<int> keep = {})
+      : request_(r), comm_(comm), what_(what), finish_(finish), keep_(std::move(keep)) {}
   void wait() override {
     if (done_) return;
-    mpi::check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+    const double limit = g_timeout_s.load(std::memory_order_relaxed);
+    if (limit <= 0) {
+      mpi::check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
+    } else {
+      const double deadline = MPI_Wtime() + limit;
+      int flag = 0;
+      while (!flag) {
+        mpi::check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+        if (!flag && MPI_Wtime() > deadline) timed_out(limit);
+        if (!flag) sched_yield();
+      }
+    }
     complete();
   }
   bool test() override {
@@ -38,18 +58,37 @@ class MpiRequest final : public Request::Impl {
   Impl* move_to(void* where) noexcept override { return new (where) MpiRequest(std::move(*this)); }
 
  private:
+  [[noreturn]] void timed_out(double limit) const {
+    const Topology& t = comm_->topology();
+    const auto& m = comm_->members();
+    Level span = Level::gpu;
+    for (int x : m)
+      if (x != m.front() && static_cast<int>(t.separating_level(m.front(), x)) > static_cast<int>(span)) span = t.separating_level(m.front(), x);
+    std::string ranks;
+    for (std::size_t i = 0; i < m.size() && i < 16; ++i) ranks += (i ? "," : "") + std::to_string(m[i]);
+    if (m.size() > 16) ranks += ",...";
+    std::fprintf(stderr,
+                 "tierzero: rank %d: collective %s on level %s among ranks {%s} did not complete within %g s "
+                 "(--comm-timeout); a rank is stuck or lost; aborting\n",
+                 comm_->world_rank(comm_->rank()), what_, std::string(level_name(span)).c_str(), ranks.c_str(), limit);
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+    std::abort();
+  }
   void complete() {
     done_ = true;
     finish_();
   }
   MPI_Request request_;
+  const MpiCommunicator* comm_;
+  const char* what_;
   Finish finish_;
   std::vector<int> keep_;
   bool done_ = false;
 };
 
-Request make_request(MPI_Request r, Finish finish = {}, std::vector<int> keep = {}) {
-  return Request::make<MpiRequest>(r, finish, std::move(keep));
+Request make_request(MPI_Request r, const MpiCommunicator* c, const char* what, Finish finish = {}, std::vector<int> keep = {}) {
+  return Request::make<MpiRequest>(r, c, what, finish, std::move(keep));
 }
 
 Finish averaging(ReduceOp op, void* recv, std::size_t count, DType t, int size) {
@@ -80,7 +119,7 @@ Request MpiCommunicator::iall_gather(const void* send, void* recv, std::size_t c
   const void* src = send;
   if (send == static_cast<const char*>(recv) + rank_ * count * dtype_size(t)) src = MPI_IN_PLACE;
   mpi::check(MPI_Iallgather(src, n, mpi::datatype(t), recv, n, mpi::datatype(t), comm_, &r), "MPI_Iallgather");
-  return make_request(r);
+  return make_request(r, this, "all_gather");
 }
 
 Request MpiCommunicator::ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
@@ -90,7 +129,7 @@ Request MpiCommunicator::ireduce_scatter(const void* send, void* recv, std::size
   MPI_Request r;
   mpi::check(MPI_Ireduce_scatter_block(send, recv, n, mpi::datatype(t), mpi::sum_op(t), comm_, &r),
              "MPI_Ireduce_scatter_block");
-  return make_request(r, finish);
+  return make_request(r, this, "reduce_scatter", finish);
 }
 
 Request MpiCommunicator::iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
@@ -100,7 +139,7 @@ Request MpiCommunicator::iall_reduce(const void* send, void* recv, std::size_t c
   MPI_Request r;
   mpi::check(MPI_Iallreduce(in_place(send, recv), recv, n, mpi::datatype(t), mpi::sum_op(t), comm_, &r),
              "MPI_Iallreduce");
-  return make_request(r, finish);
+  return make_request(r, this, "all_reduce", finish);
 }
 
 Request MpiCommunicator::iall_to_all(const void* send, void* recv, std::size_t count, DType t) {
@@ -108,7 +147,7 @@ Request MpiCommunicator::iall_to_all(const void* send, void* recv, std::size_t c
   count_from_each(count * dtype_size(t));
   MPI_Request r;
   mpi::check(MPI_Ialltoall(send, n, mpi::datatype(t), recv, n, mpi::datatype(t), comm_, &r), "MPI_Ialltoall");
-  return make_request(r);
+  return make_request(r, this, "all_to_all");
 }
 
 Request MpiCommunicator::iall_to_allv(const void* send, const std::vector<std::size_t>& send_counts,
@@ -131,7 +170,7 @@ Request MpiCommunicator::iall_to_allv(const void* send, const std::vector<std::s
   const MPI_Datatype dt = mpi::datatype(t);
   mpi::check(MPI_Ialltoallv(send, v.data(), v.data() + p, dt, recv, v.data() + 2 * p, v.data() + 3 * p, dt, comm_, &r),
              "MPI_Ialltoallv");
-  return make_request(r, {}, std::move(v));
+  return make_request(r, this, "all_to_allv", {}, std::move(v));
 }
 
 Request MpiCommunicator::ibroadcast(void* buf, std::size_t count, DType t, int root) {
@@ -140,10 +179,16 @@ Request MpiCommunicator::ibroadcast(void* buf, std::size_t count, DType t, int r
   count_from(root, count * dtype_size(t));
   MPI_Request r;
   mpi::check(MPI_Ibcast(buf, n, mpi::datatype(t), root, comm_, &r), "MPI_Ibcast");
-  return make_request(r);
+  return make_request(r, this, "broadcast");
 }
 
-void MpiCommunicator::barrier() { mpi::check(MPI_Barrier(comm_), "MPI_Barrier"); }
+void MpiCommunicator::barrier() {
+  MPI_Request r;
+  mpi::check(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
+  make_request(r, this, "barrier").wait();
+}
+
+void set_comm_timeout(double seconds) { g_timeout_s.store(seconds, std::memory_order_relaxed); }
 
 std::unique_ptr<Communicator> MpiCommunicator::split_by(int color) {
   MPI_Comm sub;

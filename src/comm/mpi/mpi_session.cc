@@ -1,4 +1,5 @@
 #include <mpi.h>
+#include <unistd.h>
 
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/mpi/mpi_types.h"
@@ -20,6 +21,19 @@ MpiSession::~MpiSession() { MPI_Finalize(); }
 void MpiSession::abort(int code) {
   MPI_Abort(MPI_COMM_WORLD, code);
   std::abort();
+}
+
+void MpiSession::settle_after_error(int code, double grace_s) {
+  if (size_ == 1) return;
+  MPI_Request r;
+  MPI_Ibarrier(MPI_COMM_WORLD, &r);
+  const double deadline = MPI_Wtime() + grace_s;
+  int done = 0;
+  while (!done && MPI_Wtime() < deadline) {
+    MPI_Test(&r, &done, MPI_STATUS_IGNORE);
+    if (!done) usleep(1000);
+  }
+  if (!done) abort(code);
 }
 
 Topology resolve_topology(const std::string& spec) {

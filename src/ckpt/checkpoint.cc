@@ -1,0 +1,282 @@
+#include "tierzero/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tierzero/error.h"
+#include "tierzero/safetensors.h"
+#include "zero/shard_layout.h"
+
+namespace tierzero {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string step_dir_name(std::int64_t step) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "step-%08lld", static_cast<long long>(step));
+  return buf;
+}
+
+std::string rank_file_name(int rank, const char* kind) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "rank-%05d.%s", rank, kind);
+  return buf;
+}
+
+std::uint32_t crc32_of(const void* data, std::size_t bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  const auto* p = static_cast<const Bytef*>(data);
+  while (bytes > 0) {
+    const uInt chunk = static_cast<uInt>(std::min<std::size_t>(bytes, 1u << 30));
+    crc = crc32(crc, p, chunk);
+    p += chunk, bytes -= chunk;
+  }
+  return static_cast<std::uint32_t>(crc);
+}
+
+void write_file_synced(const std::string& path, const void* data, std::size_t bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  TZ_CHECK(fd >= 0, FormatError, "cannot write '" + path + "': " + std::strerror(errno));
+  const auto* p = static_cast<const char*>(data);
+  std::size_t left = bytes;
+  while (left > 0) {
+    const ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      const std::string why = std::strerror(errno);
+      ::close(fd);
+      TZ_THROW(FormatError, "cannot write '" + path + "': " + why);
+    }
+    p += n, left -= static_cast<std::size_t>(n);
+  }
+  const bool ok = ::fsync(fd) == 0;
+  ::close(fd);
+  TZ_CHECK(ok, FormatError, "cannot sync '" + path + "': " + std::strerror(errno));
+}
+
+namespace {
+json model_json(const GptConfig& m) {
+  return {{"name", m.name}, {"vocab", m.vocab}, {"context", m.context}, {"layers", m.layers}, {"channels", m.channels}, {"heads", m.heads}};
+}
+
+json plan_json(const Plan& p) {
+  return {{"name", p.name},
+          {"params", partition_name(p.params)},
+          {"bwd_params", partition_name(p.bwd_params)},
+          {"grads", partition_name(p.grads)},
+          {"optim", partition_name(p.optim)},
+          {"weight_bits", p.weight_bits},
+          {"grad_bits", p.grad_bits.to_string()},
+          {"gather", std::string(decomposition_name(p.gather))},
+          {"reduce", std::string(decomposition_name(p.reduce))},
+          {"quant_block", p.quant_block},
+          {"bucket_bytes", p.bucket_bytes},
+          {"prefetch", p.prefetch}};
+}
+
+Plan plan_from(const json& j) {
+  Plan p;
+  p.name = j.at("name").get<std::string>();
+  p.params = parse_partition(j.at("params").get<std::string>());
+  p.bwd_params = parse_partition(j.at("bwd_params").get<std::string>());
+  p.grads = parse_partition(j.at("grads").get<std::string>());
+  p.optim = parse_partition(j.at("optim").get<std::string>());
+  p.weight_bits = j.at("weight_bits").get<int>();
+  p.grad_bits = parse_hop_bits(j.at("grad_bits").get<std::string>());
+  p.gather = parse_decomposition(j.at("gather").get<std::string>());
+  p.reduce = parse_decomposition(j.at("reduce").get<std::string>());
+  p.quant_block = j.at("quant_block").get<std::size_t>();
+  p.bucket_bytes = j.at("bucket_bytes").get<std::size_t>();
+  p.prefetch = j.at("prefetch").get<int>();
+  return p;
+}
+}  // namespace
+
+std::string CheckpointMeta::to_json() const {
+  json files_j = json::object();
+  for (const CheckpointFile& f : files) files_j[f.name] = {{"bytes", f.bytes}, {"crc32", f.crc32}};
+  const json j = {{"format", "tierzero-checkpoint"},
+                  {"version", 1},
+                  {"tierzero_version", "0.1.0"},
+                  {"step", step},
+                  {"model", model_json(model)},
+                  {"train",
+                   {{"seed", train.seed},
+                    {"micro_batch", train.micro_batch},
+                    {"grad_accum", train.grad_accum},
+                    {"seq_len", train.effective_seq_len()},
+                    {"param_dtype", std::string(dtype_name(train.param_dtype))},
+                    {"steps", train.steps},
+                    {"lr", train.schedule.lr},
+                    {"min_lr_ratio", train.schedule.min_lr_ratio},
+                    {"warmup", train.schedule.warmup},
+                    {"beta1", train.adamw.beta1},
+                    {"beta2", train.adamw.beta2},
+                    {"eps", train.adamw.eps},
+                    {"weight_decay", train.adamw.weight_decay},
+                    {"grad_clip", train.grad_clip}}},
+                  {"plan", plan_json(plan)},
+                  {"topology", topology},
+                  {"world_size", world_size},
+                  {"loss_scale", loss_scale},
+                  {"good_steps", good_steps},
+                  {"data", {{"origin", data_origin}, {"next_step", step}}},
+                  {"rng", {{"sampler", "counter hash of (seed, step, micro-batch, sample)"}, {"seed", train.seed}}},
+                  {"files", files_j}};
+  return j.dump(2) + "\n";
+}
+
+CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::string& origin) {
+  CheckpointMeta m;
+  try {
+    const json j = json::parse(text);
+    TZ_CHECK(j.value("format", "") == "tierzero-checkpoint", FormatError, origin + ": not a tierzero checkpoint (format field)");
+    TZ_CHECK(j.at("version").get<int>() == 1, FormatError, origin + ": unsupported checkpoint version");
+    m.step = j.at("step").get<std::int64_t>();
+    const json& mj = j.at("model");
+    m.model = GptConfig{mj.at("name").get<std::string>(), mj.at("vocab").get<int>(), mj.at("context").get<int>(),
+                        mj.at("layers").get<int>(), mj.at("channels").get<int>(), mj.at("heads").get<int>()};
+    const json& t = j.at("train");
+    m.train.model = m.model;
+    m.train.seed = t.at("seed").get<std::uint64_t>();
+    m.train.micro_batch = t.at("micro_batch").get<int>();
+    m.train.grad_accum = t.at("grad_accum").get<int>();
+    m.train.seq_len = t.at("seq_len").get<int>();
+    m.train.param_dtype = parse_dtype(t.at("param_dtype").get<std::string>());
+    m.train.steps = t.at("steps").get<std::int64_t>();
+    m.train.schedule.lr = t.at("lr").get<float>();
+    m.train.schedule.min_lr_ratio = t.at("min_lr_ratio").get<float>();
+    m.train.schedule.warmup = t.at("warmup").get<std::int64_t>();
+    m.train.adamw = AdamWConfig{t.at("beta1").get<float>(), t.at("beta2").get<float>(), t.at("eps").get<float>(),
+                                t.at("weight_decay").get<float>()};
+    m.train.grad_clip = t.at("grad_clip").get<float>();
+    m.plan = plan_from(j.at("plan"));
+    m.topology = j.at("topology").get<std::string>();
+    m.world_size = j.at("world_size").get<int>();
+    m.loss_scale = j.at("loss_scale").get<float>();
+    m.good_steps = j.at("good_steps").get<int>();
+    m.data_origin = j.at("data").at("origin").get<std::string>();
+    for (auto& [name, f] : j.at("files").items()) m.files.push_back({name, f.at("bytes").get<std::uint64_t>(), f.at("crc32").get<std::uint32_t>()});
+  } catch (const json::exception& e) {
+    TZ_THROW(FormatError, origin + ": malformed checkpoint metadata (" + e.what() + ")");
+  } catch (const ConfigError& e) {
+    TZ_THROW(FormatError, origin + ": " + e.message());
+  }
+  return m;
+}
+
+std::string resolve_checkpoint(const std::string& path) {
+  if (fs::exists(fs::path(path) / "meta.json")) return path;
+  const fs::path latest = fs::path(path) / "latest";
+  std::ifstream in(latest);
+  TZ_CHECK(in, FormatError, "'" + path + "' holds no checkpoint (no meta.json and no 'latest' file)");
+  std::string name;
+  std::getline(in, name);
+  const fs::path dir = fs::path(path) / name;
+  TZ_CHECK(!name.empty() && fs::exists(dir / "meta.json"), FormatError,
+           "'" + latest.string() + "' names '" + name + "', which is not a complete checkpoint");
+  return dir.string();
+}
+
+CheckpointReader::CheckpointReader(const std::string& path) : dir_(resolve_checkpoint(path)) {
+  const std::string meta_path = (fs::path(dir_) / "meta.json").string();
+  std::ifstream in(meta_path);
+  TZ_CHECK(in, FormatError, "cannot read '" + meta_path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  meta_ = CheckpointMeta::from_json(ss.str(), meta_path);
+}
+
+std::vector<std::byte> CheckpointReader::read(const std::string& name) const {
+  const std::string path = (fs::path(dir_) / name).string();
+  const CheckpointFile* entry = nullptr;
+  for (const CheckpointFile& f : meta_.files)
+    if (f.name == name) entry = &f;
+  TZ_CHECK(entry, FormatError, "checkpoint '" + dir_ + "' lists no file '" + name + "'");
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  TZ_CHECK(in, FormatError, "checkpoint shard '" + path + "' is missing");
+  const std::uint64_t size = static_cast<std::uint64_t>(in.tellg());
+  TZ_CHECK(size == entry->bytes, FormatError,
+           "checkpoint shard '" + path + "' is " + (size < entry->bytes ? "truncated" : "too long") + ": " + std::to_string(size) +
+               " bytes, meta.json says " + std::to_string(entry->bytes));
+  std::vector<std::byte> data(size);
+  in.seekg(0);
+  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(size));
+  TZ_CHECK(crc32_of(data.data(), data.size()) == entry->crc32, FormatError,
+           "checkpoint shard '" + path + "' is corrupt: CRC-32 does not match meta.json");
+  return data;
+}
+
+std::vector<std::string> CheckpointReader::verify() const {
+  std::vector<std::string> problems;
+  for (const CheckpointFile& f : meta_.files) {
+    try {
+      read(f.name);
+    } catch (const FormatError& e) {
+      problems.push_back(e.message());
+    }
+  }
+  return problems;
+}
+
+void CheckpointReader::read_full_optim(std::vector<float>& master, std::vector<float>& m, std::vector<float>& v) const {
+  const GptLayout layout(meta_.model);
+  const Topology topo = Topology::parse(meta_.topology, meta_.world_size);
+  const std::size_t n = layout.num_params();
+  master.assign(n, 0.0f), m.assign(n, 0.0f), v.assign(n, 0.0f);
+  // One rank per distinct optim shard suffices: the first member of each cross group.
+  for (int r = 0; r < meta_.world_size; ++r) {
+    if (meta_.plan.optim && topo.cross_group(*meta_.plan.optim, r).front() != r) continue;
+    if (!meta_.plan.optim && r != 0) continue;
+    const ShardLayout s = ShardLayout::make(layout, topo, meta_.plan.optim, r);
+    const std::vector<std::byte> raw = read(rank_file_name(r, "optim"));
+    TZ_CHECK(raw.size() == 3 * s.total * sizeof(float), FormatError,
+             "checkpoint '" + dir_ + "': rank " + std::to_string(r) + "'s optim shard does not match its plan and topology");
+    const float* f = reinterpret_cast<const float*>(raw.data());
+    for (std::size_t u = 0; u < layout.units().size(); ++u) {
+      const std::size_t valid = s.valid(layout, static_cast<int>(u));
+      const std::size_t dst = layout.units()[u].offset + s.position * s.shard[u];
+      for (int k = 0; k < 3; ++k) {
+        std::vector<float>& out = k == 0 ? master : k == 1 ? m : v;
+        std::copy(f + k * s.total + s.offset[u], f + k * s.total + s.offset[u] + valid, out.begin() + static_cast<std::ptrdiff_t>(dst));
+      }
+    }
+  }
+}
+
+std::vector<float> load_safetensors_params(const std::string& path, const GptConfig& model) {
+  const SafeTensorsFile f = read_safetensors(path);
+  const GptLayout layout(model);
+  std::vector<float> full(layout.num_params());
+  for (const TensorInfo& t : layout.tensors()) {
+    const auto it = f.tensors.find(t.name);
+    TZ_CHECK(it != f.tensors.end(), FormatError, "'" + path + "' has no tensor '" + t.name + "' (is it for this model?)");
+    const std::vector<std::int64_t> want(t.shape.begin(), t.shape.end());
+    TZ_CHECK(it->second.shape == want, FormatError, "'" + path + "': tensor '" + t.name + "' has the wrong shape for model " + model.name);
+    const std::vector<float> v = it->second.as_f32();
+    std::copy(v.begin(), v.end(), full.begin() + static_cast<std::ptrdiff_t>(t.offset));
+  }
+  return full;
+}
+
+void export_safetensors(const CheckpointReader& ckpt, const std::string& path) {
+  std::vector<float> master, m, v;
+  ckpt.read_full_optim(master, m, v);
+  const GptLayout layout(ckpt.meta().model);
+  SafeTensorsFile out;
+  for (const TensorInfo& t : layout.tensors())
+    out.tensors[t.name] = make_f32_tensor(std::vector<std::int64_t>(t.shape.begin(), t.shape.end()), master.data() + t.offset);
+  out.metadata["format"] = "tierzero";
+  out.metadata["model"] = json(model_json(ckpt.meta().model)).dump();
+  out.metadata["step"] = std::to_string(ckpt.meta().step);
+  write_safetensors(path, out);
+}
+
+}  // namespace tierzero

@@ -1,0 +1,175 @@
+// ShardedTrainer::save_checkpoint / load_checkpoint (tierzero/checkpoint.h).
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "tierzero/checkpoint.h"
+#include "tierzero/error.h"
+#include "zero/engine_impl.h"
+
+namespace tierzero {
+
+namespace fs = std::filesystem;
+
+namespace {
+// Fault injection for tests: TIERZERO_FAULT_KILL_IN_SAVE=RANK makes that rank
+// SIGKILL itself halfway through writing its shards.
+bool killed_in_save(int rank) {
+  const char* v = std::getenv("TIERZERO_FAULT_KILL_IN_SAVE");
+  return v && std::atoi(v) == rank;
+}
+
+}  // namespace
+
+std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
+  Impl& s = *impl_;
+  Communicator& w = s.world;
+  const std::string name = step_dir_name(s.step);
+  const fs::path tmp = fs::path(dir) / (".tmp-" + name), final_dir = fs::path(dir) / name;
+  // 1. Rank 0 prepares the temporary directory; everyone learns whether it could.
+  float status = 0;
+  std::string problem;
+  if (w.rank() == 0) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    fs::remove_all(tmp, ec);
+    if (!fs::create_directory(tmp, ec)) problem = "cannot create '" + tmp.string() + "': " + ec.message();
+    status = problem.empty() ? 0.0f : 1.0f;
+  }
+  w.broadcast(&status, 1, DType::f32, 0);
+  TZ_CHECK(status == 0.0f, FormatError, problem.empty() ? "rank 0 cannot create the checkpoint directory under '" + dir + "'" : problem);
+  // 2. Every rank writes its shards.
+  const int r = w.world_rank(w.rank());
+  std::uint64_t record[4] = {0, 0, 0, 0};  // params bytes, crc, optim bytes, crc
+  float failed = 0;
+  try {
+    const std::string pfile = (tmp / rank_file_name(r, "params")).string();
+    if (killed_in_save(r)) {
+      write_file_synced(pfile, s.params_store.data(), s.params_store.size() / 2);
+      raise(SIGKILL);
+    }
+    write_file_synced(pfile, s.params_store.data(), s.params_store.size());
+    std::vector<float> optim;
+    optim.reserve(3 * s.O.total);
+    optim.insert(optim.end(), s.master.begin(), s.master.end());
+    optim.insert(optim.end(), s.m.begin(), s.m.end());
+    optim.insert(optim.end(), s.v.begin(), s.v.end());
+    write_file_synced((tmp / rank_file_name(r, "optim")).string(), optim.data(), optim.size() * sizeof(float));
+    record[0] = s.params_store.size(), record[1] = crc32_of(s.params_store.data(), s.params_store.size());
+    record[2] = optim.size() * sizeof(float), record[3] = crc32_of(optim.data(), optim.size() * sizeof(float));
+  } catch (const Error& e) {
+    std::fprintf(stderr, "tierzero: rank %d: %s\n", r, e.message().c_str());
+    failed = 1;
+  }
+  w.all_reduce(&failed, &failed, 1, DType::f32, ReduceOp::sum);
+  std::vector<std::uint64_t> records(4 * static_cast<std::size_t>(w.size()));
+  w.all_gather(record, records.data(), 4 * sizeof(std::uint64_t), DType::u8);
+  if (failed > 0) {
+    if (w.rank() == 0) fs::remove_all(tmp);
+    TZ_THROW(FormatError, "checkpoint at step " + std::to_string(s.step) + " could not be written under '" + dir +
+                              "' (see the rank messages above); earlier checkpoints are intact");
+  }
+  // 3. Rank 0 writes meta.json, renames the directory, updates `latest`, prunes.
+  status = 0;
+  if (w.rank() == 0) {
+    try {
+      CheckpointMeta meta;
+      meta.step = s.step;
+      meta.model = s.cfg.model;
+      meta.train = s.cfg;
+      meta.plan = s.plan;
+      meta.topology = w.topology().to_string();
+      meta.world_size = w.size();
+      meta.loss_scale = s.loss_scale;
+      meta.good_steps = s.good_steps;
+      meta.data_origin = s.sampler_origin;
+      for (int k = 0; k < w.size(); ++k) {
+        const std::uint64_t* rec = records.data() + 4 * k;
+        meta.files.push_back({rank_file_name(k, "params"), rec[0], static_cast<std::uint32_t>(rec[1])});
+        meta.files.push_back({rank_file_name(k, "optim"), rec[2], static_cast<std::uint32_t>(rec[3])});
+      }
+      const std::string text = meta.to_json();
+      write_file_synced((tmp / "meta.json").string(), text.data(), text.size());
+      std::error_code ec;
+      fs::remove_all(final_dir, ec);
+      fs::rename(tmp, final_dir);
+      const std::string latest = name + "\n";
+      write_file_synced((fs::path(dir) / "latest.tmp").string(), latest.data(), latest.size());
+      fs::rename(fs::path(dir) / "latest.tmp", fs::path(dir) / "latest");
+      if (keep > 0) {
+        std::vector<fs::path> steps;
+        for (const auto& e : fs::directory_iterator(dir))
+          if (e.is_directory() && e.path().filename().string().rfind("step-", 0) == 0) steps.push_back(e.path());
+        std::sort(steps.begin(), steps.end());
+        for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < steps.size(); ++i) fs::remove_all(steps[i]);
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tierzero: %s\n", e.what());
+      status = 1;
+    }
+  }
+  w.broadcast(&status, 1, DType::f32, 0);
+  TZ_CHECK(status == 0.0f, FormatError, "checkpoint at step " + std::to_string(s.step) + " could not be completed under '" + dir + "'");
+  return final_dir.string();
+}
+
+namespace {
+// Reads this rank's part of the checkpoint into the trainer's state.
+void read_state(ShardedTrainer::Impl& s, const CheckpointReader& ckpt, bool same_layout) {
+  if (!same_layout) {  // rebuild the full state from every shard, then re-partition
+    std::vector<float> master, m, v;
+    ckpt.read_full_optim(master, m, v);
+    s.assign_full(master, m, v);
+    return;
+  }
+  const int r = s.world.world_rank(s.world.rank());
+  const std::vector<std::byte> params = ckpt.read(rank_file_name(r, "params"));
+  const std::vector<std::byte> optim = ckpt.read(rank_file_name(r, "optim"));
+  TZ_CHECK(params.size() == s.params_store.size() && optim.size() == 3 * s.O.total * sizeof(float), FormatError,
+           "checkpoint '" + ckpt.dir() + "': rank " + std::to_string(r) + "'s shards do not match this run's layout");
+  std::memcpy(s.params_store.data(), params.data(), params.size());
+  const float* f = reinterpret_cast<const float*>(optim.data());
+  std::copy(f, f + s.O.total, s.master.begin());
+  std::copy(f + s.O.total, f + 2 * s.O.total, s.m.begin());
+  std::copy(f + 2 * s.O.total, f + 3 * s.O.total, s.v.begin());
+}
+}  // namespace
+
+void ShardedTrainer::load_checkpoint(const std::string& path) {
+  Impl& s = *impl_;
+  Communicator& w = s.world;
+  std::string problem;
+  float failed = 0;
+  try {
+    const CheckpointReader ckpt(path);
+    const CheckpointMeta& meta = ckpt.meta();
+    const GptConfig& mine = s.cfg.model;
+    const GptConfig& theirs = meta.model;
+    TZ_CHECK(mine.vocab == theirs.vocab && mine.context == theirs.context && mine.layers == theirs.layers &&
+                 mine.channels == theirs.channels && mine.heads == theirs.heads,
+             FormatError,
+             "checkpoint '" + ckpt.dir() + "' is for model " + theirs.name + " (L" + std::to_string(theirs.layers) + " C" +
+                 std::to_string(theirs.channels) + " V" + std::to_string(theirs.vocab) + "); this run trains " + mine.name +
+                 " (L" + std::to_string(mine.layers) + " C" + std::to_string(mine.channels) + " V" + std::to_string(mine.vocab) + ")");
+    const bool same_layout = meta.world_size == w.size() && meta.topology == w.topology().to_string() &&
+                             meta.plan.describe() == s.plan.describe() && meta.train.param_dtype == s.dtype;
+    read_state(s, ckpt, same_layout);
+    s.step = meta.step;
+    s.loss_scale = s.dtype == DType::f16 ? (meta.train.param_dtype == DType::f16 ? meta.loss_scale : 65536.0f) : 1.0f;
+    s.good_steps = meta.good_steps;
+  } catch (const Error& e) {
+    problem = e.message();
+    failed = 1;
+  }
+  // Every rank checked its part; all fail together when any part is bad.
+  w.all_reduce(&failed, &failed, 1, DType::f32, ReduceOp::sum);
+  if (!problem.empty()) TZ_THROW(FormatError, problem);
+  TZ_CHECK(failed == 0.0f, FormatError, "checkpoint '" + path + "' could not be loaded on every rank (see the other ranks' errors)");
+  std::fill(s.grads.begin(), s.grads.end(), 0.0f);
+}
+
+}  // namespace tierzero

@@ -1,0 +1,53 @@
+// tierzero ckpt inspect | export: read a checkpoint without MPI.
+#include <cstdio>
+
+#include "commands.h"
+#include "tierzero/checkpoint.h"
+#include "tierzero/error.h"
+
+namespace tierzero::cli {
+
+namespace {
+int inspect(const std::string& path) {
+  const CheckpointReader ckpt(path);
+  const CheckpointMeta& m = ckpt.meta();
+  std::printf("checkpoint   %s\n", ckpt.dir().c_str());
+  std::printf("step         %lld (next step to run)\n", static_cast<long long>(m.step));
+  std::printf("model        %s: V %d, T %d, L %d, C %d, H %d, %zu parameters\n", m.model.name.c_str(), m.model.vocab,
+              m.model.context, m.model.layers, m.model.channels, m.model.heads, m.model.num_params());
+  std::printf("plan         %s\n", m.plan.describe().c_str());
+  std::printf("topology     %s (%d ranks)\n", m.topology.c_str(), m.world_size);
+  std::printf("training     seed %llu, micro-batch %d x %d, seq %d, %s parameters, lr %g, loss scale %g\n",
+              static_cast<unsigned long long>(m.train.seed), m.train.micro_batch, m.train.grad_accum, m.train.seq_len,
+              std::string(dtype_name(m.train.param_dtype)).c_str(), m.train.schedule.lr, m.loss_scale);
+  std::printf("data         %s\n", m.data_origin.c_str());
+  std::uint64_t total = 0;
+  for (const CheckpointFile& f : m.files) total += f.bytes;
+  std::printf("files        %zu shard files, %llu bytes\n", m.files.size(), static_cast<unsigned long long>(total));
+  const auto problems = ckpt.verify();
+  for (const auto& p : problems) std::fprintf(stderr, "tierzero: error: %s\n", p.c_str());
+  std::printf("checksums    %s\n", problems.empty() ? "all match" : "MISMATCH (see errors)");
+  return problems.empty() ? 0 : 2;
+}
+}  // namespace
+
+void add_ckpt_command(CLI::App& app, Context& ctx) {
+  CLI::App* ckpt = app.add_subcommand("ckpt", "Inspect and export checkpoints");
+  ckpt->require_subcommand(1);
+  auto path = std::make_shared<std::string>();
+  CLI::App* ins = ckpt->add_subcommand("inspect", "Print what a checkpoint holds and verify every shard");
+  ins->add_option("dir", *path, "Checkpoint step directory, or a save directory (its latest)")->required();
+  ins->callback([path, &ctx] { ctx.exit_code = inspect(*path); });
+  auto out = std::make_shared<std::pair<std::string, std::string>>();
+  CLI::App* exp = ckpt->add_subcommand("export", "Write the consolidated fp32 weights as safetensors");
+  exp->add_option("dir", out->first, "Checkpoint step directory, or a save directory (its latest)")->required();
+  exp->add_option("--safetensors", out->second, "Output file")->required();
+  exp->callback([out, &ctx] {
+    const CheckpointReader ckpt(out->first);
+    export_safetensors(ckpt, out->second);
+    std::fprintf(stderr, "tierzero: wrote %s (step %lld)\n", out->second.c_str(), static_cast<long long>(ckpt.meta().step));
+    ctx.exit_code = 0;
+  });
+}
+
+}  // namespace tierzero::cli
