@@ -16,6 +16,7 @@
 #include "tierzero/engine.h"
 #include "tierzero/error.h"
 #include "tierzero/mpi.h"
+#include "tierzero/traffic_model.h"
 
 // Counts C++ heap allocations (MPI's own mallocs are not counted).
 static std::atomic<long> g_allocations{0};
@@ -112,8 +113,6 @@ TEST(Engine, QuantisedStrategiesTrackTheUnquantisedLoss) {
   }
 }
 
-// --- formulas (docs/algorithms.md) ---------------------------------------
-
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 int group_size(const Topology& t, const Partition& p) {
@@ -121,134 +120,6 @@ int group_size(const Topology& t, const Partition& p) {
   int g = 1;
   for (int l = 0; l <= static_cast<int>(*p); ++l) g *= t.fanout(static_cast<Level>(l));
   return g;
-}
-
-// Hops of `spec` restricted to the levels of group(top), innermost first,
-// each as its member levels.
-std::vector<std::vector<Level>> hops_within(const HopSpec& spec, const Topology& t, Level top) {
-  std::vector<std::vector<Level>> out;
-  for (const auto& hop : spec) {
-    std::vector<Level> kept;
-    int size = 1;
-    for (Level l : hop)
-      if (static_cast<int>(l) <= static_cast<int>(top)) kept.push_back(l), size *= t.fanout(l);
-    if (size > 1) out.push_back(kept);
-  }
-  return out;
-}
-
-int hop_size(const Topology& t, const std::vector<Level>& hop) {
-  int s = 1;
-  for (Level l : hop) s *= t.fanout(l);
-  return s;
-}
-
-// All-gather (or reduce-scatter) over group(top) decomposed into hops, outermost
-// hop first: the hop receives, from each peer, the bundle gathered so far;
-// bytes(elements) gives the bytes of a bundle of that many shard elements.
-template <class Bytes>
-void add_hier(std::array<std::uint64_t, kNumLevels>& acc, const Topology& t, const HopSpec& spec, Level top,
-              std::size_t shard, Bytes bytes) {
-  const auto hops = hops_within(spec, t, top);
-  std::size_t bundle = shard;
-  for (std::size_t h = hops.size(); h-- > 0;) {
-    int inner = 1;
-    for (Level l : hops[h]) {  // peers separated at l within the hop: (f_l - 1) * prod of inner levels of the hop
-      acc[static_cast<int>(l)] += bytes(bundle) * (t.fanout(l) - 1) * inner;
-      inner *= t.fanout(l);
-    }
-    bundle *= hop_size(t, hops[h]);
-  }
-}
-
-// Per-hop quantised reduce-scatter: the hop at depth h (innermost 0) moves
-// (f_h - 1) pieces of count * (sizes of the hops outside it) elements.
-template <class Bytes>
-void add_qgz(std::array<std::uint64_t, kNumLevels>& acc, const Topology& t, const HopSpec& spec, Level top,
-             std::size_t count, Bytes bytes_at_hop) {
-  const auto hops = hops_within(spec, t, top);
-  for (std::size_t h = 0; h < hops.size(); ++h) {
-    std::size_t piece = count;
-    for (std::size_t o = h + 1; o < hops.size(); ++o) piece *= hop_size(t, hops[o]);
-    int inner = 1;
-    for (Level l : hops[h]) {
-      acc[static_cast<int>(l)] += bytes_at_hop(hops[h], piece) * (t.fanout(l) - 1) * inner;
-      inner *= t.fanout(l);
-    }
-  }
-}
-
-// Flat all-reduce of n elements over a communicator: (e_me + e_j) * size from each peer j.
-void add_flat_all_reduce(std::array<std::uint64_t, kNumLevels>& acc, const Topology& t, const std::vector<int>& members, int me,
-                         std::size_t n, std::size_t esize) {
-  const int w = static_cast<int>(members.size());
-  int my_index = 0;
-  for (int i = 0; i < w; ++i)
-    if (members[i] == me) my_index = i;
-  for (int j = 0; j < w; ++j) {
-    if (j == my_index) continue;
-    const std::size_t e = even_chunk(n, w, my_index) + even_chunk(n, w, j);
-    acc[static_cast<int>(t.separating_level(me, members[j]))] += e * esize;
-  }
-}
-
-std::array<std::uint64_t, kNumLevels> expected_step_bytes(const Plan& p, const Topology& t, const TrainConfig& c, int me) {
-  const GptLayout layout(c.model);
-  const std::size_t ds = dtype_size(c.param_dtype);
-  const HopSpec spec = hop_spec(p.gather), rspec = hop_spec(p.reduce);
-  std::array<std::uint64_t, kNumLevels> acc{};
-  const int L = c.model.layers;
-  const auto& units = layout.units();
-  auto shard = [&](const Partition& part, int u) { return ceil_div(units[u].numel, group_size(t, part)); };
-  for (int micro = 0; micro < c.grad_accum; ++micro) {
-    // Forward gathers every unit from params; backward head and blocks from bwd_params.
-    auto gather = [&](const Partition& part, int u, int bits) {
-      if (!part) return;
-      const std::size_t s = shard(part, u);
-      if (bits == 16) add_hier(acc, t, spec, *part, s, [&](std::size_t e) { return e * ds; });
-      else add_hier(acc, t, spec, *part, 1, [&](std::size_t b) { return b * quant_packed_bytes(s, {bits, false, p.quant_block}); });
-    };
-    for (int u = 0; u < L + 2; ++u) gather(p.params, u, p.weight_bits);
-    const bool distinct = p.bwd_params != p.params;
-    for (int u = 1; u < L + 2; ++u) gather(distinct ? p.bwd_params : p.params, u, distinct ? 16 : p.weight_bits);
-    // Gradient buckets in backward order.
-    std::vector<int> order = {layout.head_unit()};
-    for (int l = L - 1; l >= 0; --l) order.push_back(layout.block_unit(l));
-    order.push_back(layout.embed_unit());
-    const int g = group_size(t, p.grads);
-    std::vector<std::size_t> buckets;
-    for (int u : order) {
-      if (buckets.empty() || buckets.back() * g * ds >= p.bucket_bytes) buckets.push_back(0);
-      buckets.back() += shard(p.grads, u);
-    }
-    for (std::size_t count : buckets) {
-      if (!p.grads) {
-        std::vector<int> all(t.size());
-        for (int i = 0; i < t.size(); ++i) all[i] = i;
-        if (hops_within(rspec, t, Level::world).size() >= 2)
-          add_hier(acc, t, rspec, Level::world, ceil_div(count, t.size()), [&](std::size_t e) { return 2 * e * ds; });
-        else
-          add_flat_all_reduce(acc, t, all, me, count, ds);
-        continue;
-      }
-      if (p.quantized()) {
-        add_qgz(acc, t, rspec, *p.grads, count, [&](const std::vector<Level>& hop, std::size_t piece) -> std::size_t {
-          int bits = 16;
-          for (Level l : hop) bits = std::min(bits, p.grad_bits.at(l));
-          return bits == 16 ? piece * ds : quant_packed_bytes(piece, {bits, false, p.quant_block});
-        });
-      } else {
-        add_hier(acc, t, rspec, *p.grads, count, [&](std::size_t e) { return e * ds; });
-      }
-      if (*p.grads != Level::world) add_flat_all_reduce(acc, t, t.cross_group(*p.grads, me), me, count, ds);
-    }
-  }
-  std::vector<int> all(t.size());
-  for (int i = 0; i < t.size(); ++i) all[i] = i;
-  add_flat_all_reduce(acc, t, all, me, 2, 4);  // loss and squared norm
-  if (!p.params && p.optim)  // replicated params rebuilt from the optim shards
-    for (std::size_t u = 0; u < units.size(); ++u) add_hier(acc, t, rspec, *p.optim, shard(p.optim, static_cast<int>(u)), [&](std::size_t e) { return e * ds; });
-  return acc;
 }
 
 TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
@@ -265,7 +136,8 @@ TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
       t.step();
       t.step();
       const auto got = t.last_step_bytes();
-      const auto want = expected_step_bytes(plan, topo, cfg, me);
+      // The formulas of docs/algorithms.md as the simulator's traffic model writes them out.
+      const auto want = total_bytes(step_transfers(plan, topo, cfg, me));
       for (int l = 0; l < kNumLevels; ++l)
         EXPECT_EQ(got[l], want[l]) << name << " level " << level_name(static_cast<Level>(l)) << " on " << topo.to_string();
       world_bytes[name] = got[2];
