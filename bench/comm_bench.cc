@@ -95,6 +95,7 @@ System measure_system(Hierarchy& hier, const std::string& name) {
   const int per_node = topo.fanout(Level::gpu) * topo.fanout(Level::node);
   sys.memory_bytes = static_cast<double>(pages) * static_cast<double>(page) / per_node;
   sys.peak_flops = system_preset("cpu")->peak_flops;
+  sys.memory_bandwidth_Bps = system_preset("cpu")->memory_bandwidth_Bps;
   std::optional<LinkSpec> inner;  // the last measured level
   for (Level l : topo.levels()) {
     LinkSpec link;

@@ -27,6 +27,11 @@ struct System {
   std::vector<LinkSpec> links;  // innermost first, one per level
   double memory_bytes = 0;      // device memory per rank
   double peak_flops = 0;        // peak bf16 FLOP/s per rank (fp32 for CPU)
+  double memory_bandwidth_Bps = 0;  // device memory bandwidth per rank (quantisation kernels)
+  // Fraction of peak the model's layers reach when not waiting for
+  // communication. One value for every preset: 0.52, Megatron-LM's 163 of
+  // 312 TFLOP/s per A100 on a 1T-parameter GPT (Narayanan et al., SC'21).
+  double compute_efficiency = 0.52;
 
   // The link of `level`; throws ConfigError when the system lacks it.
   const LinkSpec& link(Level level) const;

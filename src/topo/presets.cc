@@ -22,18 +22,21 @@ System frontier() {
                  {Level::node, 4, 50 * kGB, 4 * kUs, "OLCF Frontier User Guide: 1-2 IF links x 50 GB/s between MI250X in a node"},
                  {Level::world, 0, 12.5 * kGB, 10 * kUs, "OLCF Frontier User Guide: 4 Slingshot NICs x 25 GB/s per 8 GCDs"}},
                 64 * kGB,
-                191.5e12};
+                191.5e12,
+                1.6e12};  // AMD MI250X datasheet: 3.2 TB/s HBM2e per package
 }
 
-System dgx(const char* name, double nvlink_gbs, double ib_gbs, double peak) {
+System dgx(const char* name, double nvlink_gbs, double ib_gbs, double peak, double hbm) {
   // NVIDIA DGX A100 / DGX H100 datasheets: 8 GPUs per node with 80 GB; NVLink
   // 600 (A100) / 900 (H100) GB/s bidirectional per GPU; one 200 (A100) / 400
   // (H100) Gb/s InfiniBand adapter per GPU. Peak dense bf16: 312 / 989 TFLOP/s.
+  // HBM bandwidth: 2.0 TB/s (A100 80GB SXM) / 3.35 TB/s (H100 SXM).
   return System{name,
                 {{Level::node, 8, nvlink_gbs * kGB, 3 * kUs, "NVIDIA DGX datasheet: NVLink bandwidth per GPU, per direction"},
                  {Level::world, 0, ib_gbs * kGB, 8 * kUs, "NVIDIA DGX datasheet: one InfiniBand adapter per GPU"}},
                 80 * kGB,
-                peak};
+                peak,
+                hbm};
 }
 
 System cpu() {
@@ -46,7 +49,8 @@ System cpu() {
                 {{Level::node, 0, 10 * kGB, 5 * kUs, "measured: Open MPI vader, 2 ranks, this project's dev machine"},
                  {Level::world, 0, 1.25 * kGB, 30 * kUs, "10 GbE line rate"}},
                 16 * kGiB,
-                90e9};
+                90e9,
+                14.5e9};  // memcpy bandwidth measured on the dev machine (shared/machine-notes.md)
 }
 }  // namespace
 
@@ -54,8 +58,8 @@ std::vector<std::string> system_preset_names() { return {"frontier", "dgx-a100",
 
 std::optional<System> system_preset(std::string_view name) {
   if (name == "frontier") return frontier();
-  if (name == "dgx-a100") return dgx("dgx-a100", 300, 25, 312e12);
-  if (name == "dgx-h100") return dgx("dgx-h100", 450, 50, 989e12);
+  if (name == "dgx-a100") return dgx("dgx-a100", 300, 25, 312e12, 2.0e12);
+  if (name == "dgx-h100") return dgx("dgx-h100", 450, 50, 989e12, 3.35e12);
   if (name == "cpu") return cpu();
   return std::nullopt;
 }

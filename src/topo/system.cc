@@ -37,6 +37,8 @@ std::string System::to_toml() const {
   root.insert("name", name);
   root.insert("memory_gb", memory_bytes / 1e9);
   root.insert("peak_tflops", peak_flops / 1e12);
+  root.insert("memory_bandwidth_gbs", memory_bandwidth_Bps / 1e9);
+  root.insert("compute_efficiency", compute_efficiency);
   toml::array levels;
   for (const LinkSpec& l : links) {
     toml::table t;
@@ -79,13 +81,16 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
     os << origin << ":" << e.source().begin.line << ": " << e.description();
     TZ_THROW(ConfigError, os.str());
   }
-  reject_unknown(root, {"name", "memory_gb", "peak_tflops", "level"}, origin);
+  reject_unknown(root, {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "level"}, origin);
   System s;
   s.name = root["name"].value_or(std::string("custom"));
   TZ_CHECK(root.contains("memory_gb"), ConfigError, origin + ": missing key 'memory_gb'");
   TZ_CHECK(root.contains("peak_tflops"), ConfigError, origin + ": missing key 'peak_tflops'");
   s.memory_bytes = number(*root.get("memory_gb"), origin + ": memory_gb") * 1e9;
   s.peak_flops = number(*root.get("peak_tflops"), origin + ": peak_tflops") * 1e12;
+  if (root.contains("memory_bandwidth_gbs")) s.memory_bandwidth_Bps = number(*root.get("memory_bandwidth_gbs"), origin + ": memory_bandwidth_gbs") * 1e9;
+  if (root.contains("compute_efficiency")) s.compute_efficiency = number(*root.get("compute_efficiency"), origin + ": compute_efficiency");
+  TZ_CHECK(s.compute_efficiency > 0 && s.compute_efficiency <= 1, ConfigError, origin + ": compute_efficiency must be in (0, 1]");
   const toml::array* levels = root["level"].as_array();
   TZ_CHECK(levels && !levels->empty(), ConfigError, origin + ": needs at least one [[level]] table");
   for (std::size_t i = 0; i < levels->size(); ++i) {

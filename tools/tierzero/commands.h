@@ -28,5 +28,6 @@ void add_bench_command(CLI::App& app, Context& ctx);
 void add_train_command(CLI::App& app, Context& ctx);
 void add_data_command(CLI::App& app, Context& ctx);
 void add_ckpt_command(CLI::App& app, Context& ctx);
+void add_simulate_command(CLI::App& app, Context& ctx);
 
 }  // namespace tierzero::cli

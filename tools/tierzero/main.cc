@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   tierzero::cli::add_train_command(app, ctx);
   tierzero::cli::add_data_command(app, ctx);
   tierzero::cli::add_ckpt_command(app, ctx);
+  tierzero::cli::add_simulate_command(app, ctx);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {

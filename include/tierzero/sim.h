@@ -1,0 +1,56 @@
+// Step-time and memory model (design.md section 8). For a model, a system,
+// a rank count, a batch and a plan it predicts:
+//   compute   model FLOPs / (peak * compute_efficiency)            (x 4/3 with recomputation)
+//   comm      every hop of every collective of the plan (traffic_model.h):
+//             max over the hop's levels of bytes_l / bandwidth_l, plus
+//             (hop size - 1) * latency (ring steps), plus quantisation
+//             kernels at memory bandwidth (read + write)
+//   overlap   forward/backward gathers and gradient buckets run under the
+//             compute: step = max(compute, overlappable comm) + exposed,
+//             exposed = the first unit's gather, the last bucket's
+//             reduction and the step's own collectives
+//   memory    params, bwd_params, grads, optim by the engine's formulas;
+//             activations per layer s*b*h*(34 + 5*a*s/h) bytes, or 2*s*b*h
+//             with recomputation (Korthikanti et al. 2022, "Reducing
+//             activation recomputation in large transformer models"), plus
+//             fp32 logits and their gradient; buffers: prefetch slots and
+//             two gradient buckets.
+// Pure function; every constant comes from the System (sources in presets.cc).
+#pragma once
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tierzero/plan.h"
+#include "tierzero/system.h"
+#include "tierzero/train_config.h"
+
+namespace tierzero {
+
+struct SimInput {
+  GptConfig model;
+  System system;
+  int ranks = 8;
+  int micro_batch = 1;
+  int seq_len = 0;  // 0: the model's context
+  int grad_accum = 1;
+  Plan plan;
+  DType dtype = DType::bf16;
+  bool recompute = false;
+  Topology topology() const;  // system.topology(ranks)
+};
+
+struct SimResult {
+  double step_time_s = 0, compute_s = 0, comm_s = 0, exposed_comm_s = 0, quant_s = 0;
+  double tflops_per_device = 0;
+  std::array<double, kNumLevels> comm_time_s{};       // per level
+  std::array<std::uint64_t, kNumLevels> bytes_per_level{};
+  std::vector<std::pair<std::string, double>> memory_bytes;  // params, bwd_params, grads, optim, activations, buffers
+  double memory_total = 0;
+  bool fits = false;
+};
+
+SimResult simulate(const SimInput& in);
+
+}  // namespace tierzero

@@ -1,0 +1,93 @@
+#include "tierzero/sim.h"
+
+#include <algorithm>
+
+#include "tierzero/error.h"
+#include "tierzero/traffic_model.h"
+
+namespace tierzero {
+
+Topology SimInput::topology() const { return system.topology(ranks); }
+
+namespace {
+double shard_total(const GptLayout& layout, const Topology& t, const Partition& p) {
+  int g = 1;
+  if (p)
+    for (int l = 0; l <= static_cast<int>(*p); ++l) g *= t.fanout(static_cast<Level>(l));
+  double s = 0;
+  for (const UnitInfo& u : layout.units()) s += static_cast<double>((u.numel + g - 1) / g);
+  return s;
+}
+}  // namespace
+
+SimResult simulate(const SimInput& in) {
+  const Topology topo = in.topology();
+  in.plan.validate(topo);
+  TrainConfig cfg;
+  cfg.model = in.model;
+  cfg.micro_batch = in.micro_batch;
+  cfg.seq_len = in.seq_len;
+  cfg.grad_accum = in.grad_accum;
+  cfg.param_dtype = in.dtype;
+  cfg.validate();
+  const int T = cfg.effective_seq_len();
+  const GptLayout layout(in.model);
+  SimResult r;
+
+  // Compute.
+  const double tokens = static_cast<double>(in.micro_batch) * T * in.grad_accum;
+  const double model_flops = in.model.flops_per_token(T) * tokens;
+  r.compute_s = model_flops * (in.recompute ? 4.0 / 3.0 : 1.0) / (in.system.peak_flops * in.system.compute_efficiency);
+
+  // Communication, hop by hop (rank 0 stands for every rank; they differ only by a few bytes).
+  const std::vector<HopTransfer> hops = step_transfers(in.plan, topo, cfg, 0);
+  double overlappable = 0, step_phase = 0, forward = 0, reduce = 0;
+  for (const HopTransfer& h : hops) {
+    double t = 0, alpha = 0;
+    for (int l = 0; l < kNumLevels; ++l) {
+      if (h.bytes[l] == 0) continue;
+      const LinkSpec& link = in.system.link(static_cast<Level>(l));
+      const double tl = static_cast<double>(h.bytes[l]) / link.bandwidth_Bps;
+      r.comm_time_s[l] += tl;
+      t = std::max(t, tl);
+      alpha = std::max(alpha, link.latency_s);
+    }
+    t += (h.hop_size - 1) * alpha;
+    const double q = in.system.memory_bandwidth_Bps > 0 ? 2.0 * static_cast<double>(h.quantized_bytes) / in.system.memory_bandwidth_Bps : 0;
+    r.quant_s += q;
+    r.comm_s += t;
+    if (h.phase == Phase::step) step_phase += t;
+    else overlappable += t + q;
+    if (h.phase == Phase::forward) forward += t + q;
+    if (h.phase == Phase::reduce) reduce += t + q;
+    for (int l = 0; l < kNumLevels; ++l) r.bytes_per_level[l] += h.bytes[l];
+  }
+  const double units = static_cast<double>(layout.units().size()) * in.grad_accum;
+  const double exposed = forward / units + reduce / units + step_phase;  // first gather, last bucket, step
+  r.step_time_s = std::max(r.compute_s, overlappable) + exposed;
+  r.exposed_comm_s = r.step_time_s - r.compute_s;
+  r.tflops_per_device = model_flops / r.step_time_s / 1e12;
+
+  // Memory.
+  const double d = static_cast<double>(dtype_size(in.dtype));
+  const Plan& p = in.plan;
+  const double s = T, b = in.micro_batch, h = in.model.channels, a = in.model.heads, L = in.model.layers, V = in.model.vocab;
+  const double per_layer = in.recompute ? 2 * s * b * h : s * b * h * (34 + 5 * a * s / h);
+  const double activations = L * per_layer + (in.recompute ? s * b * h * (34 + 5 * a * s / h) : 0) + 2 * 4 * s * b * V;
+  std::size_t max_unit = 0;
+  for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
+  const double grads_total = 4 * shard_total(layout, topo, p.grads);
+  const double buffers = (p.prefetch + 1) * static_cast<double>(max_unit) * d + static_cast<double>(layout.units()[0].numel) * d +
+                         2 * std::min(static_cast<double>(p.bucket_bytes), grads_total * (p.grads ? 1 : 1));
+  r.memory_bytes = {{"params", d * shard_total(layout, topo, p.params)},
+                    {"bwd_params", p.bwd_params != p.params ? d * shard_total(layout, topo, p.bwd_params) : 0.0},
+                    {"grads", grads_total},
+                    {"optim", 12 * shard_total(layout, topo, p.optim)},
+                    {"activations", activations},
+                    {"buffers", buffers}};
+  for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;
+  r.fits = r.memory_total <= in.system.memory_bytes;
+  return r;
+}
+
+}  // namespace tierzero
