@@ -13,16 +13,10 @@ namespace {
 
 using test::load;
 using test::store;
+using test::expect_traffic;
 using test::value;
 
 const std::size_t kCounts[] = {1, 7, 1001};
-
-void expect_traffic(const Communicator& c, const std::array<std::uint64_t, kNumLevels>& before,
-                    const std::array<std::uint64_t, kNumLevels>& expect, const std::string& what) {
-  const auto got = traffic_delta(before, c.traffic().snapshot());
-  for (int l = 0; l < kNumLevels; ++l)
-    EXPECT_EQ(got[l], expect[l]) << what << " level " << level_name(static_cast<Level>(l)) << " on " << c.topology().to_string();
-}
 
 TEST(FlatCollectives, AllGather) {
   for (const Topology& topo : test::all_layouts(test::world_size())) {

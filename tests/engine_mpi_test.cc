@@ -115,13 +115,6 @@ TEST(Engine, QuantisedStrategiesTrackTheUnquantisedLoss) {
 
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
-int group_size(const Topology& t, const Partition& p) {
-  if (!p) return 1;
-  int g = 1;
-  for (int l = 0; l <= static_cast<int>(*p); ++l) g *= t.fanout(static_cast<Level>(l));
-  return g;
-}
-
 TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
   const TokenData data = TokenData::builtin();
   const TrainConfig cfg = small_config(DType::bf16);
@@ -144,7 +137,7 @@ TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
       // Memory: sum over units of ceil(n_u / G) elements per state.
       auto shard_total = [&](const Partition& p) {
         std::size_t s = 0;
-        for (const UnitInfo& u : layout.units()) s += ceil_div(u.numel, group_size(topo, p));
+        for (const UnitInfo& u : layout.units()) s += ceil_div(u.numel, partition_group_size(topo, p));
         return s;
       };
       std::map<std::string, std::uint64_t> mem;

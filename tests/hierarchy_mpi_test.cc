@@ -18,6 +18,7 @@ namespace {
 
 using test::load;
 using test::store;
+using test::expect_traffic;
 using test::value;
 
 const std::size_t kCounts[] = {1, 7, 1001};
@@ -26,13 +27,6 @@ std::array<std::uint64_t, kNumLevels> hier_expect(const Topology& topo, std::siz
   std::array<std::uint64_t, kNumLevels> e{};
   for (int l = 0; l < kNumLevels; ++l) e[l] = factor * test::hier_bytes(topo, l, shard_bytes);
   return e;
-}
-
-void expect_traffic(const Communicator& c, const std::array<std::uint64_t, kNumLevels>& before,
-                    const std::array<std::uint64_t, kNumLevels>& expect, const std::string& what) {
-  const auto got = traffic_delta(before, c.traffic().snapshot());
-  for (int l = 0; l < kNumLevels; ++l)
-    EXPECT_EQ(got[l], expect[l]) << what << " level " << level_name(static_cast<Level>(l)) << " on " << c.topology().to_string();
 }
 
 TEST(Hierarchical, AllGatherIsBitExactWithFlat) {

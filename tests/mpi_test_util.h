@@ -2,10 +2,12 @@
 // rank-derived test values and the closed-form traffic formulas of
 // docs/algorithms.md, written out independently of the library.
 #pragma once
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tierzero/communicator.h"
@@ -94,6 +96,14 @@ inline std::uint64_t flat_bytes(const Topology& t, int l, std::size_t b) {
 // level l carries b * (f_l - 1) * prod_{i>l} f_i.
 inline std::uint64_t hier_bytes(const Topology& t, int l, std::size_t b) {
   return b * (t.fanout(static_cast<Level>(l)) - 1) * prod_above(t, l);
+}
+
+// Expects the traffic counted since `before` to equal `expect` level by level.
+inline void expect_traffic(const Communicator& c, const std::array<std::uint64_t, kNumLevels>& before,
+                           const std::array<std::uint64_t, kNumLevels>& expect, const std::string& what) {
+  const auto got = traffic_delta(before, c.traffic().snapshot());
+  for (int l = 0; l < kNumLevels; ++l)
+    EXPECT_EQ(got[l], expect[l]) << what << " level " << level_name(static_cast<Level>(l)) << " on " << c.topology().to_string();
 }
 
 }  // namespace tierzero::test

@@ -18,17 +18,12 @@ namespace {
 
 float gauss(int rank, std::size_t i) { return test::gauss(rank, i); }
 
+using test::expect_traffic;
+
 double relative_l2(const std::vector<double>& ref, const std::vector<float>& got) {
   double num = 0, den = 0;
   for (std::size_t i = 0; i < ref.size(); ++i) num += (ref[i] - got[i]) * (ref[i] - got[i]), den += ref[i] * ref[i];
   return std::sqrt(num / den);
-}
-
-void expect_traffic(const Communicator& c, const std::array<std::uint64_t, kNumLevels>& before,
-                    const std::array<std::uint64_t, kNumLevels>& expect, const std::string& what) {
-  const auto got = traffic_delta(before, c.traffic().snapshot());
-  for (int l = 0; l < kNumLevels; ++l)
-    EXPECT_EQ(got[l], expect[l]) << what << " level " << level_name(static_cast<Level>(l)) << " on " << c.topology().to_string();
 }
 
 TEST(QuantizedCollectives, AllGatherKeepsLayoutAndErrorBound) {

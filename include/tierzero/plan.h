@@ -23,6 +23,9 @@ std::string partition_name(const Partition& p);
 // "replicated", "none" or a level name; throws ConfigError.
 Partition parse_partition(std::string_view s);
 
+// |group(level)| in `topo`; 1 for a replicated state.
+int partition_group_size(const Topology& topo, const Partition& p);
+
 enum class Decomposition { flat, two_level, three_level };
 std::string_view decomposition_name(Decomposition d);
 Decomposition parse_decomposition(std::string_view s);

@@ -4,6 +4,8 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "core/toml_read.h"
+
 #include "tierzero/error.h"
 
 namespace tierzero {
@@ -66,14 +68,7 @@ void read_model(const toml::node& n, const std::string& origin, GptConfig& m) {
 }  // namespace
 
 void parse_train_config(const std::string& text, const std::string& origin, TrainConfig& c) {
-  toml::table root;
-  try {
-    root = toml::parse(text, origin);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << origin << ":" << e.source().begin.line << ": " << e.description();
-    TZ_THROW(ConfigError, os.str());
-  }
+  const toml::table root = parse_toml(text, origin);
   for (auto&& [k, v] : root) {
     const std::string key(k.str());
     if (key == "model") read_model(v, origin, c.model);

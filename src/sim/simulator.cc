@@ -11,9 +11,7 @@ Topology SimInput::topology() const { return system.topology(ranks); }
 
 namespace {
 double shard_total(const GptLayout& layout, const Topology& t, const Partition& p) {
-  int g = 1;
-  if (p)
-    for (int l = 0; l <= static_cast<int>(*p); ++l) g *= t.fanout(static_cast<Level>(l));
+  const int g = partition_group_size(t, p);
   double s = 0;
   for (const UnitInfo& u : layout.units()) s += static_cast<double>((u.numel + g - 1) / g);
   return s;

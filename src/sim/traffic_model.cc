@@ -10,13 +10,6 @@ namespace tierzero {
 namespace {
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
-int group_size(const Topology& t, const Partition& p) {
-  if (!p) return 1;
-  int g = 1;
-  for (int l = 0; l <= static_cast<int>(*p); ++l) g *= t.fanout(static_cast<Level>(l));
-  return g;
-}
-
 // The hops of `spec` inside group(top), innermost first (hops of one rank skipped).
 std::vector<std::vector<Level>> hops_within(const HopSpec& spec, const Topology& t, Level top) {
   std::vector<std::vector<Level>> out;
@@ -79,7 +72,7 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
   const HopSpec gspec = hop_spec(p.gather), rspec = hop_spec(p.reduce);
   const int L = c.model.layers;
   const auto& units = layout.units();
-  auto shard = [&](const Partition& part, int u) { return ceil_div(units[u].numel, group_size(t, part)); };
+  auto shard = [&](const Partition& part, int u) { return ceil_div(units[u].numel, partition_group_size(t, part)); };
   std::vector<int> all(t.size());
   for (int i = 0; i < t.size(); ++i) all[i] = i;
   for (int micro = 0; micro < c.grad_accum; ++micro) {
@@ -92,7 +85,7 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
       } else {
         const std::size_t packed = quant_packed_bytes(s, {bits, false, p.quant_block});
         gather(out, ph, t, gspec, *part, 1, [&](std::size_t b) { return b * packed; });
-        if (out.size() > before) out[before].quantized_bytes = s * ds * (1 + group_size(t, part));  // quantise mine, dequantise all
+        if (out.size() > before) out[before].quantized_bytes = s * ds * (1 + partition_group_size(t, part));  // quantise mine, dequantise all
       }
     };
     for (int u = 0; u < L + 2; ++u) fetch(Phase::forward, p.params, u, p.weight_bits);
@@ -102,7 +95,7 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
     std::vector<int> order = {layout.head_unit()};
     for (int l = L - 1; l >= 0; --l) order.push_back(layout.block_unit(l));
     order.push_back(layout.embed_unit());
-    const int g = group_size(t, p.grads);
+    const int g = partition_group_size(t, p.grads);
     std::vector<std::size_t> buckets;
     for (int u : order) {
       if (buckets.empty() || buckets.back() * g * ds >= p.bucket_bytes) buckets.push_back(0);

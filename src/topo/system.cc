@@ -4,6 +4,8 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "core/toml_read.h"
+
 #include "tierzero/error.h"
 
 namespace tierzero {
@@ -73,14 +75,7 @@ void reject_unknown(const toml::table& t, std::initializer_list<std::string_view
 }  // namespace
 
 System parse_system_toml(std::string_view text, const std::string& origin) {
-  toml::table root;
-  try {
-    root = toml::parse(text, origin);
-  } catch (const toml::parse_error& e) {
-    std::ostringstream os;
-    os << origin << ":" << e.source().begin.line << ": " << e.description();
-    TZ_THROW(ConfigError, os.str());
-  }
+  const toml::table root = parse_toml(text, origin);
   reject_unknown(root, {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "level"}, origin);
   System s;
   s.name = root["name"].value_or(std::string("custom"));

@@ -11,6 +11,13 @@ Partition parse_partition(std::string_view s) {
   return parse_level(s);
 }
 
+int partition_group_size(const Topology& topo, const Partition& p) {
+  int g = 1;
+  if (p)
+    for (int l = 0; l <= static_cast<int>(*p); ++l) g *= topo.fanout(static_cast<Level>(l));
+  return g;
+}
+
 std::string_view decomposition_name(Decomposition d) {
   switch (d) {
     case Decomposition::flat: return "flat";
