@@ -81,16 +81,24 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tierzero", default=os.path.join(os.path.dirname(__file__), "..", "build", "tierzero"))
     ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--torch-only", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.torch_only:  # child process: OpenBLAS and OpenMP pools sized by the environment
+        print(torch_step_time(args.torch_only, args.steps))
+        return
     ensure_torch()
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", MALLOC_MMAP_MAX_="0", MALLOC_TRIM_THRESHOLD_="17179869184")
     for threads in (1, 2):
+        # Both sides get the same thread count for every pool (PyTorch's GEMMs go
+        # through OpenBLAS, whose pool torch.set_num_threads does not size).
+        env = dict(os.environ, OPENBLAS_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads), MALLOC_MMAP_MAX_="0",
+                   MALLOC_TRIM_THRESHOLD_="17179869184")
         out = subprocess.run([args.tierzero, "bench", "step", "--model", "gpt-mini", "--micro-batch", "8", "--seq-len", "256",
                               "--threads", str(threads), "--steps", str(args.steps)], check=True, capture_output=True,
                              text=True, env=env).stdout
         tz = json.loads(out.strip().splitlines()[-1])
         print(json.dumps(tz))
-        pt_time = torch_step_time(threads, args.steps)
+        pt_time = float(subprocess.run([sys.executable, __file__, "--torch-only", str(threads), "--steps", str(args.steps)],
+                                       check=True, capture_output=True, text=True, env=env).stdout.strip().splitlines()[-1])
         tokens = 8 * 256
         print(json.dumps({"impl": "pytorch", "torch": __import__("torch").__version__, "model": "gpt-mini", "micro_batch": 8,
                           "seq_len": 256, "threads": threads, "step_time_s": pt_time, "tokens_per_s": tokens / pt_time,
