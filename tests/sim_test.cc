@@ -7,6 +7,7 @@
 
 #include <map>
 
+#include "tierzero/planner.h"
 #include "tierzero/traffic_model.h"
 
 namespace tierzero {
@@ -63,6 +64,24 @@ TEST(Simulator, NetworkTimeOrdersTheStrategiesOnFrontier) {
   EXPECT_LT(h3, zpp);
   EXPECT_LT(zpp, z3);
   EXPECT_EQ(simulate(frontier("hier3", 8)).comm_time_s[2], 0.0);  // one node: no network
+}
+
+}  // namespace
+}  // namespace tierzero
+
+namespace tierzero {
+namespace {
+
+TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
+  SimInput base = frontier("zero3", 64);
+  const auto plans = search_plans(base, 20e9, 8);
+  ASSERT_FALSE(plans.empty());
+  for (std::size_t i = 0; i < plans.size(); ++i) {
+    EXPECT_LE(plans[i].result.memory_total, 20e9);
+    if (i) EXPECT_LE(plans[i].result.tflops_per_device, plans[i - 1].result.tflops_per_device);
+  }
+  // With less memory than any plan needs, nothing is listed.
+  EXPECT_TRUE(search_plans(base, 1e6, 8).empty());
 }
 
 }  // namespace

@@ -1,10 +1,12 @@
 // tierzero simulate | memory: predicted step time, TFLOPS, scaling and memory.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
 #include "tierzero/error.h"
+#include "tierzero/planner.h"
 #include "tierzero/sim.h"
 
 namespace tierzero::cli {
@@ -16,6 +18,9 @@ struct SimArgs {
   std::vector<int> ranks = {8, 16, 32, 64, 128, 256, 384};
   int micro_batch = 4, seq_len = 0, grad_accum = 1;
   bool recompute = true, json = false;
+  std::string plot;
+  double memory_limit_gb = 0;
+  std::size_t top = 10;
 };
 
 SimInput input(const SimArgs& a, const std::string& strategy, int ranks) {
@@ -52,14 +57,51 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   return j;
 }
 
+// An SVG line chart of TFLOPS per device against ranks, one line per strategy.
+void write_plot(const std::string& path, const std::vector<std::pair<std::string, std::vector<std::pair<int, double>>>>& lines) {
+  double ymax = 1;
+  int xmax = 1;
+  for (const auto& [name, pts] : lines)
+    for (auto [x, y] : pts) ymax = std::max(ymax, y), xmax = std::max(xmax, x);
+  const double W = 640, H = 400, L = 60, B = 50, R = 140, T = 20;
+  auto px = [&](double x) { return L + (W - L - R) * x / xmax; };
+  auto py = [&](double y) { return H - B - (H - B - T) * y / (ymax * 1.1); };
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  TZ_CHECK(f, ConfigError, "cannot write plot '" + path + "'");
+  std::fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%g' height='%g' font-family='sans-serif' font-size='12'>\n", W, H);
+  std::fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='black'/>\n", L, H - B, W - R, H - B);
+  std::fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='black'/>\n", L, T, L, H - B);
+  std::fprintf(f, "<text x='%g' y='%g' text-anchor='middle'>ranks</text>\n", (L + W - R) / 2, H - 10);
+  std::fprintf(f, "<text x='15' y='%g' transform='rotate(-90 15 %g)' text-anchor='middle'>TFLOPS per device</text>\n", H / 2, H / 2);
+  for (int k = 0; k <= 4; ++k) {
+    const double y = ymax * 1.1 * k / 4;
+    std::fprintf(f, "<text x='%g' y='%g' text-anchor='end'>%.0f</text>\n", L - 5, py(y) + 4, y);
+  }
+  const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf"};
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string pts;
+    for (auto [x, y] : lines[i].second) {
+      pts += std::to_string(px(x)) + "," + std::to_string(py(y)) + " ";
+      if (i == 0) std::fprintf(f, "<text x='%g' y='%g' text-anchor='middle'>%d</text>\n", px(x), H - B + 15, x);
+    }
+    std::fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' points='%s'/>\n", colors[i % 7], pts.c_str());
+    std::fprintf(f, "<text x='%g' y='%g' fill='%s'>%s</text>\n", W - R + 10, T + 20 + 18.0 * i, colors[i % 7], lines[i].first.c_str());
+  }
+  std::fprintf(f, "</svg>\n");
+  std::fclose(f);
+}
+
 int run_simulate(const SimArgs& a) {
+  std::vector<std::pair<std::string, std::vector<std::pair<int, double>>>> lines;
   if (!a.json)
     std::printf("%-8s %6s %10s %10s %10s %8s %6s %6s %10s\n", "strategy", "ranks", "step_s", "compute_s", "TFLOPS", "scaling", "fits",
                 "GB", "world_s");
   for (const std::string& s : a.strategies) {
     double base = 0;
+    lines.push_back({s, {}});
     for (int n : a.ranks) {
       const SimResult r = simulate(input(a, s, n));
+      lines.back().second.push_back({n, r.tflops_per_device});
       if (base == 0) base = r.tflops_per_device;
       const double eff = r.tflops_per_device / base;
       if (a.json) {
@@ -70,6 +112,39 @@ int run_simulate(const SimArgs& a) {
       }
     }
   }
+  if (!a.plot.empty()) write_plot(a.plot, lines);
+  return 0;
+}
+
+int run_plan(const SimArgs& a) {
+  SimInput base = input(a, "zero3", a.ranks.front());
+  const auto found = search_plans(base, a.memory_limit_gb > 0 ? std::optional<double>(a.memory_limit_gb * 1e9) : std::nullopt, a.top);
+  TZ_CHECK(!found.empty(), ConfigError, "no plan fits " + a.model + " on " + std::to_string(a.ranks.front()) + " ranks of " + a.system);
+  for (const PlanCandidate& c : found) {
+    if (a.json) {
+      nlohmann::ordered_json j = to_json("search", a.ranks.front(), c.result, 1.0);
+      j["plan"] = c.plan.describe();
+      j["recompute"] = c.recompute;
+      std::cout << j.dump() << "\n";
+    } else {
+      std::printf("%8.2f TFLOPS %7.1f GB  recompute %-3s  %s\n", c.result.tflops_per_device, c.result.memory_total / 1e9,
+                  c.recompute ? "yes" : "no", c.plan.describe().c_str());
+    }
+  }
+  // Whether hier3 helps on this system, and why.
+  const SimResult h3 = simulate(input(a, "hier3", a.ranks.front()));
+  const SimResult zpp = simulate(input(a, "zeropp", a.ranks.front()));
+  const Topology topo = base.topology();
+  std::string why;
+  if (!topo.declares(Level::gpu))
+    why = "the system has no package level, so hier3's backward copy and first reduction hop become node-level and it differs from zeropp only in decomposing the weight all-gather";
+  else
+    why = "its package-level backward copy and gpu->node->world reductions keep traffic on the " +
+          std::to_string(static_cast<int>(load_system(a.system).link(Level::gpu).bandwidth_Bps / 1e9)) + " GB/s package links";
+  std::fprintf(stderr, "hier3 vs zeropp on %s, %d ranks: %.2f vs %.2f TFLOPS per device (%s); network time %.3f vs %.3f s; %s\n",
+               a.system.c_str(), a.ranks.front(), h3.tflops_per_device, zpp.tflops_per_device,
+               h3.tflops_per_device > zpp.tflops_per_device * 1.01 ? "hier3 helps" : "hier3 does not help", h3.comm_time_s[2],
+               zpp.comm_time_s[2], why.c_str());
   return 0;
 }
 
@@ -99,7 +174,18 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   sim->add_option("--strategy", a->strategies, "Strategies")->delimiter(',');
   sim->add_option("--ranks", a->ranks, "Rank counts (weak scaling: per-rank batch fixed)")->delimiter(',');
   sim->add_flag("--json", a->json, "One JSON object per (strategy, ranks)");
+  sim->add_option("--plot", a->plot, "Write an SVG chart of TFLOPS per device against ranks");
   sim->callback([a, &ctx] { ctx.exit_code = run_simulate(*a); });
+
+  auto pl = std::make_shared<SimArgs>();
+  pl->ranks = {384};
+  CLI::App* plan = app.add_subcommand("plan", "Search plans and list the fastest that fit memory");
+  add_common(plan, *pl);
+  plan->add_option("--ranks", pl->ranks, "Rank count")->delimiter(',');
+  plan->add_option("--memory-limit-gb", pl->memory_limit_gb, "Device memory to plan for (default: the system's)");
+  plan->add_option("--top", pl->top, "How many plans to list");
+  plan->add_flag("--json", pl->json, "One JSON object per plan");
+  plan->callback([pl, &ctx] { ctx.exit_code = run_plan(*pl); });
 
   auto m = std::make_shared<SimArgs>();
   CLI::App* mem = app.add_subcommand("memory", "Memory per rank per state for one strategy and rank count");

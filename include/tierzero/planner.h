@@ -1,0 +1,23 @@
+// Plan search (design.md section 8): enumerates plans — the level of each
+// state, weight and per-hop gradient bits, the collectives' decomposition,
+// prefetch depth, bucket size and activation recomputation — prices each
+// with the simulator and returns those that fit, fastest first.
+#pragma once
+#include <optional>
+#include <vector>
+
+#include "tierzero/sim.h"
+
+namespace tierzero {
+
+struct PlanCandidate {
+  Plan plan;
+  bool recompute = false;
+  SimResult result;
+};
+
+// `base` supplies model, system, ranks and batch; memory_limit (bytes)
+// overrides the system's device memory. Returns at most `top` candidates.
+std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<double> memory_limit, std::size_t top);
+
+}  // namespace tierzero

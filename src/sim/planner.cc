@@ -1,0 +1,60 @@
+#include "tierzero/planner.h"
+
+#include <algorithm>
+
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<double> memory_limit, std::size_t top) {
+  const Topology topo = base.topology();
+  const double limit = memory_limit.value_or(base.system.memory_bytes);
+  std::vector<Partition> levels = {std::nullopt};
+  for (Level l : topo.levels()) levels.push_back(l);
+  const std::vector<const char*> grad_bits = {"gpu=16,node=16,world=16", "gpu=16,node=8,world=8", "gpu=16,node=8,world=4",
+                                              "gpu=8,node=8,world=8", "gpu=4,node=4,world=4"};
+  std::vector<PlanCandidate> out;
+  for (const Partition& optim : levels)
+    for (int replicated_params = 0; replicated_params < 2; ++replicated_params) {
+      const Partition p = replicated_params ? Partition{} : optim;
+      if (replicated_params && !optim) continue;  // both replicated: counted once
+      for (const Partition& bwd : levels) {
+        if ((bwd ? static_cast<int>(*bwd) : -1) > (p ? static_cast<int>(*p) : -1)) continue;
+        for (int wbits : {16, 8})
+          for (const char* gb : grad_bits)
+            for (Decomposition d : {Decomposition::flat, Decomposition::two_level, Decomposition::three_level})
+              for (int prefetch : {1, 2})
+                for (std::size_t bucket : {std::size_t{1} << 22, std::size_t{1} << 26})
+                  for (bool recompute : {false, true}) {
+                    Plan plan;
+                    plan.name = "search";
+                    plan.params = p, plan.bwd_params = bwd, plan.grads = plan.optim = optim;
+                    plan.weight_bits = wbits;
+                    plan.grad_bits = parse_hop_bits(gb);
+                    plan.gather = plan.reduce = d;
+                    plan.prefetch = prefetch;
+                    plan.bucket_bytes = bucket;
+                    plan.quant_block = 64;
+                    try {
+                      plan.validate(topo);
+                    } catch (const ConfigError&) {
+                      continue;
+                    }
+                    SimInput in = base;
+                    in.plan = plan;
+                    in.recompute = recompute;
+                    SimResult r = simulate(in);
+                    r.fits = r.memory_total <= limit;
+                    if (r.fits) out.push_back({plan, recompute, r});
+                  }
+      }
+    }
+  std::sort(out.begin(), out.end(), [](const PlanCandidate& a, const PlanCandidate& b) {
+    if (a.result.tflops_per_device != b.result.tflops_per_device) return a.result.tflops_per_device > b.result.tflops_per_device;
+    return a.result.memory_total < b.result.memory_total;
+  });
+  if (out.size() > top) out.resize(top);
+  return out;
+}
+
+}  // namespace tierzero
