@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# An emulated multi-node cluster with a real bandwidth hierarchy, on one
+# machine, from Linux network namespaces:
+#   package  = one namespace holding GPUS ranks (shared memory between them)
+#   node     = NODE_PKGS packages joined by a bridge; each package's link to
+#              it shaped to NODE_RATE (tc tbf, both directions)
+#   world    = the node bridges joined by one link per node, shaped to
+#              WORLD_RATE and shared by the node's packages
+# Addresses: 10.77.0.0/24 (packages .1.., this host's port .254), all in
+# namespaces this script creates.
+#
+#   scripts/cluster.sh up      create it (NODES, NODE_PKGS, GPUS, NODE_RATE, WORLD_RATE from the environment)
+#   scripts/cluster.sh down    remove everything it made (also after a failed up)
+#   scripts/cluster.sh run -- tierzero ARGS...
+#                              mpirun across it, with the matching --topology appended
+#   scripts/cluster.sh check   exit 0 when namespaces and tbf are permitted here
+set -euo pipefail
+NODES=${NODES:-2}
+NODE_PKGS=${NODE_PKGS:-2}
+GPUS=${GPUS:-2}
+NODE_RATE=${NODE_RATE:-2gbit}
+WORLD_RATE=${WORLD_RATE:-400mbit}
+PREFIX=tz
+FABRIC=$PREFIX-fabric
+STATE=/tmp/$PREFIX-cluster
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+pkg_ns() { echo "$PREFIX-n$1p$2"; }
+pkg_ip() { echo "10.77.0.$((1 + $1 * NODE_PKGS + $2))"; }
+shape() {  # shape NS DEV RATE
+  ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" burst 256kb latency 50ms
+}
+
+down() {
+  for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$PREFIX-" || true); do ip netns del "$ns" 2>/dev/null || true; done
+  ip link del "$PREFIX-host" 2>/dev/null || true
+  rm -rf "$STATE"
+}
+
+up() {
+  command -v ip >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q iproute2; }
+  down
+  mkdir -p "$STATE"
+  ip netns add "$FABRIC"
+  ip netns exec "$FABRIC" ip link set lo up
+  ip netns exec "$FABRIC" ip link add br-world type bridge
+  ip netns exec "$FABRIC" ip link set br-world up
+  for n in $(seq 0 $((NODES - 1))); do
+    ip netns exec "$FABRIC" ip link add "br-n$n" type bridge
+    ip netns exec "$FABRIC" ip link set "br-n$n" up
+    # The node's one link to the world, shaped at both ends.
+    ip netns exec "$FABRIC" ip link add "up-n$n" type veth peer name "dn-n$n"
+    ip netns exec "$FABRIC" ip link set "up-n$n" master "br-n$n" up
+    ip netns exec "$FABRIC" ip link set "dn-n$n" master br-world up
+    shape "$FABRIC" "up-n$n" "$WORLD_RATE"
+    shape "$FABRIC" "dn-n$n" "$WORLD_RATE"
+    for p in $(seq 0 $((NODE_PKGS - 1))); do
+      ns=$(pkg_ns "$n" "$p")
+      ip netns add "$ns"
+      ip netns exec "$ns" ip link set lo up
+      ip link add "$PREFIX-v$n$p" type veth peer name "$PREFIX-f$n$p"
+      ip link set "$PREFIX-v$n$p" netns "$ns"
+      ip link set "$PREFIX-f$n$p" netns "$FABRIC"
+      ip netns exec "$ns" ip link set "$PREFIX-v$n$p" name eth0
+      ip netns exec "$ns" ip addr add "$(pkg_ip "$n" "$p")/24" dev eth0
+      ip netns exec "$ns" ip link set eth0 up
+      ip netns exec "$FABRIC" ip link set "$PREFIX-f$n$p" master "br-n$n" up
+      shape "$ns" eth0 "$NODE_RATE"
+      shape "$FABRIC" "$PREFIX-f$n$p" "$NODE_RATE"
+    done
+  done
+  # This host's port (unshaped) so mpirun can reach the daemons it starts.
+  ip link add "$PREFIX-host" type veth peer name "$PREFIX-hostf"
+  ip link set "$PREFIX-hostf" netns "$FABRIC"
+  ip netns exec "$FABRIC" ip link set "$PREFIX-hostf" master br-world up
+  ip addr add 10.77.0.254/24 dev "$PREFIX-host"
+  ip link set "$PREFIX-host" up
+  # Hostfile and launch agent.
+  : > "$STATE/hosts"
+  for n in $(seq 0 $((NODES - 1))); do for p in $(seq 0 $((NODE_PKGS - 1))); do
+    echo "$(pkg_ip "$n" "$p") slots=$GPUS" >> "$STATE/hosts"
+    echo "$(pkg_ip "$n" "$p") $(pkg_ns "$n" "$p")" >> "$STATE/map"
+  done; done
+  cat > "$STATE/agent" <<AGENT
+#!/usr/bin/env bash
+# Open MPI's remote-launch agent: runs the daemon command in the host's namespace.
+while [ "\${1:-}" != "" ] && [ "\${1#-}" != "\$1" ]; do shift; done   # drop ssh-style options
+host=\$1; shift
+ns=\$(awk -v h="\$host" '\$1 == h {print \$2}' "$STATE/map")
+[ -n "\$ns" ] || { echo "cluster agent: unknown host \$host" >&2; exit 1; }
+mkdir -p "$STATE/tmp-\$ns"
+exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; export TMPDIR=$STATE/tmp-\$ns; \$*"
+AGENT
+  chmod +x "$STATE/agent"
+  echo "cluster up: $NODES nodes x $NODE_PKGS packages x $GPUS ranks; node links $NODE_RATE, world links $WORLD_RATE"
+}
+
+topology() { echo "gpu=$GPUS,node=$NODE_PKGS,world=$NODES"; }
+
+run() {
+  [ -f "$STATE/hosts" ] || { echo "cluster.sh: the cluster is not up (scripts/cluster.sh up)" >&2; exit 2; }
+  local np=$((NODES * NODE_PKGS * GPUS))
+  local cmd=("$@")
+  [ "${cmd[0]}" = tierzero ] && cmd[0]="$ROOT/build/tierzero"
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --hostfile "$STATE/hosts" -np "$np" \
+    --mca plm_rsh_agent "$STATE/agent" --mca btl tcp,self,vader \
+    --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
+    -x MALLOC_MMAP_MAX_=0 -x MALLOC_TRIM_THRESHOLD_=17179869184 -x OPENBLAS_NUM_THREADS=1 \
+    "${cmd[@]}" --topology "$(topology)"
+}
+
+check() {
+  ip netns add "$PREFIX-probe" 2>/dev/null || return 1
+  local ok=0
+  ip netns exec "$PREFIX-probe" ip link add p0 type veth peer name p1 2>/dev/null &&
+    ip netns exec "$PREFIX-probe" ip link add b0 type bridge 2>/dev/null &&
+    ip netns exec "$PREFIX-probe" tc qdisc add dev p0 root tbf rate 1gbit burst 32kb latency 50ms 2>/dev/null || ok=1
+  ip netns del "$PREFIX-probe"
+  return $ok
+}
+
+case "${1:-}" in
+  up) trap 'echo "cluster.sh: up failed; removing what it made" >&2; down' ERR; up ;;
+  down) down ;;
+  run) shift; [ "${1:-}" = -- ] && shift; run "$@" ;;
+  check) check ;;
+  *) sed -n '2,20p' "$0"; exit 2 ;;
+esac
