@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The strategies side by side on the emulated cluster (scripts/cluster.sh,
+# default 2 nodes x 2 packages x 2 ranks, node links 2 Gbit/s, world links
+# 400 Mbit/s): measures the links (bench comm --write-system), trains the
+# same model for the same steps with every strategy, asks the simulator for
+# the same table with the measured system, and prints one JSON line per
+# strategy: measured and predicted step time, tokens/s, bytes per level and
+# the step-time ratio to zero3. Needs root (namespaces).
+#   MODEL=gpt-mini SEQ=128 BATCH=1 STEPS=6 bench/cluster_compare.sh
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cluster="$root/scripts/cluster.sh"
+MODEL=${MODEL:-gpt-mini} SEQ=${SEQ:-128} BATCH=${BATCH:-1} STEPS=${STEPS:-6}
+STRATEGIES=${STRATEGIES:-"zero3 zeropp mics hier3 ddp"}
+out="$root/build/cluster"
+mkdir -p "$out"
+trap '"$cluster" down' EXIT
+"$cluster" up
+"$cluster" run -- tierzero bench comm --sizes 1048576,8388608 --iters 2 --json --write-system "$out/system.toml" \
+  --system-name emulated-cluster > "$out/comm.jsonl"
+for s in $STRATEGIES; do
+  "$cluster" run -- tierzero train --strategy "$s" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --steps "$STEPS" \
+    --param-dtype bf16 --metrics "$out/train-$s.jsonl" > "$out/train-$s.log" 2>&1 || echo "{\"strategy\": \"$s\", \"error\": \"see $out/train-$s.log\"}"
+  "$root/build/tierzero" simulate --system "$out/system.toml" --model "$MODEL" --ranks 8 --seq-len "$SEQ" --micro-batch "$BATCH" \
+    --recompute false --strategy "$s" --json > "$out/sim-$s.jsonl"
+done
+python3 - "$out" $STRATEGIES <<'PY'
+import json, statistics, sys, os
+out, strategies = sys.argv[1], sys.argv[2:]
+rows = {}
+for s in strategies:
+    path = os.path.join(out, f"train-{s}.jsonl")
+    if not os.path.exists(path):
+        continue
+    m = [json.loads(l) for l in open(path)][1:]  # the first step warms up
+    sim = json.loads(open(os.path.join(out, f"sim-{s}.jsonl")).readline())
+    rows[s] = {"strategy": s, "measured_step_s": statistics.median(r["step_time_s"] for r in m),
+               "predicted_step_s": sim["step_time_s"], "tokens_per_s": statistics.median(r["tokens_per_s"] for r in m),
+               "bytes_per_level": m[-1]["bytes_per_level"], "predicted_bytes_per_level": sim["bytes_per_level"],
+               "memory_bytes": m[-1]["memory_bytes"]}
+base = rows.get("zero3", {}).get("measured_step_s")
+for r in rows.values():
+    r["step_time_ratio_to_zero3"] = r["measured_step_s"] / base if base else None
+    r["predicted_vs_measured"] = r["predicted_step_s"] / r["measured_step_s"]
+    print(json.dumps(r))
+PY
