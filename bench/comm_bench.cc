@@ -100,7 +100,9 @@ System measure_system(Hierarchy& hier, const std::string& name) {
   Communicator& world = hier.world();
   const Topology& topo = world.topology();
   // Per-rank shard sizes of the two all-gathers the α–β line is fitted to.
-  constexpr std::size_t kSmall = 256, kLarge = 1 << 20;
+  // Latency from tiny messages; bandwidth from the slope between two large
+  // sizes (so per-message costs and queueing do not leak into it).
+  constexpr std::size_t kTiny = 8, kSmall = 1 << 18, kLarge = 1 << 21;
   std::vector<std::byte> in(kLarge, std::byte{1}), out;
   System sys;
   sys.name = name;
@@ -125,10 +127,10 @@ System measure_system(Hierarchy& hier, const std::string& name) {
       auto gather = [&](std::size_t bytes) {
         return time_op(world, 2, 10, [&] { hop.all_gather(in.data(), out.data(), bytes, DType::u8); });
       };
-      const double t1 = gather(kSmall), t2 = gather(kLarge);
+      const double t0 = gather(kTiny), t1 = gather(kSmall), t2 = gather(kLarge);
       // Ring model of an all-gather over f ranks: t = (f-1) * (alpha + c / beta).
       link.bandwidth_Bps = (f - 1) * static_cast<double>(kLarge - kSmall) / std::max(t2 - t1, 1e-9);
-      link.latency_s = std::max(0.0, t1 / (f - 1) - kSmall / link.bandwidth_Bps);
+      link.latency_s = t0 / (f - 1);
       link.source = "measured by tierzero bench comm (all-gather on the " + std::string(level_name(l)) + " hop groups, " +
                     topo.to_string() + ")";
     } else if (inner) {
