@@ -24,7 +24,10 @@ tz_install() {
 
 tz_build() {
   if [ ! -f "$TZ_BUILD/build.ninja" ]; then
-    cmake -S "$TZ_ROOT" -B "$TZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@"
+    # The CUDA code is built (not run) wherever the toolkit is installed.
+    local cuda=OFF
+    command -v nvcc >/dev/null 2>&1 && cuda=ON
+    cmake -S "$TZ_ROOT" -B "$TZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_WITH_CUDA=$cuda "$@"
   fi
   cmake --build "$TZ_BUILD" -j "$(nproc)"
 }

@@ -3,13 +3,30 @@
 // to fp32 is exact, conversion from fp32 rounds to nearest, ties to even, and
 // keeps NaN a NaN. bf16 is never reinterpreted as fp16 or the reverse.
 #pragma once
-#include <bit>
+#include <cstring>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 
+// Functions marked TZ_HD are also compiled for CUDA devices (src/gpu), so the
+// device kernels use exactly these conversions.
+#if defined(__CUDACC__)
+#define TZ_HD __host__ __device__
+#else
+#define TZ_HD
+#endif
+
 namespace tierzero {
+
+// The bits of `from` as a `To` of the same size (std::bit_cast, also in device code).
+template <class To, class From>
+TZ_HD inline To bits_as(const From& from) {
+  static_assert(sizeof(To) == sizeof(From), "bits_as needs types of one size");
+  To to;
+  std::memcpy(&to, &from, sizeof to);
+  return to;
+}
 
 enum class DType : std::uint8_t { f32, bf16, f16, i8, u8 };
 
@@ -23,19 +40,61 @@ bool is_float(DType t);
 struct BF16 { std::uint16_t bits; };
 struct F16 { std::uint16_t bits; };
 
-inline float bf16_to_f32(std::uint16_t b) {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(b) << 16);
+TZ_HD inline float bf16_to_f32(std::uint16_t b) {
+  return bits_as<float>(static_cast<std::uint32_t>(b) << 16);
 }
 
-inline std::uint16_t f32_to_bf16(float f) {
-  std::uint32_t u = std::bit_cast<std::uint32_t>(f);
+TZ_HD inline std::uint16_t f32_to_bf16(float f) {
+  std::uint32_t u = bits_as<std::uint32_t>(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((u >> 16) | 0x0040u);  // quiet NaN
   u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
   return static_cast<std::uint16_t>(u >> 16);
 }
 
-float f16_to_f32(std::uint16_t h);
-std::uint16_t f32_to_f16(float f);
+// IEEE 754 binary16: 1 sign, 5 exponent (bias 15), 10 mantissa bits.
+TZ_HD inline float f16_to_f32(std::uint16_t h) {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
+  const std::uint32_t exp = (h >> 10) & 0x1fu;
+  std::uint32_t man = h & 0x3ffu;
+  std::uint32_t bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (man << 13);
+  } else if (exp == 0) {
+    if (man == 0) {
+      bits = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do { ++e; man <<= 1; } while ((man & 0x400u) == 0);
+      bits = sign | static_cast<std::uint32_t>(127 - 15 - e) << 23 | (man & 0x3ffu) << 13;
+    }
+  } else {
+    bits = sign | (exp + 112) << 23 | man << 13;
+  }
+  return bits_as<float>(bits);
+}
+
+// Round to nearest even; overflow to Inf; NaN stays a quiet NaN (sign | 0x7e00).
+TZ_HD inline std::uint16_t f32_to_f16(float f) {
+  const std::uint32_t u = bits_as<std::uint32_t>(f);
+  const std::uint16_t sign = static_cast<std::uint16_t>((u >> 16) & 0x8000u);
+  const std::uint32_t abs = u & 0x7fffffffu;
+  if (abs > 0x7f800000u) return sign | 0x7e00u;            // NaN
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;           // rounds to >= 65520: Inf
+  if (abs < 0x38800000u) {                                 // below 2^-14: subnormal or zero
+    if (abs < 0x33000000u) return sign;                    // below 2^-25: rounds to zero
+    // value = man * 2^(e-23); the fp16 subnormal count is value * 2^24 = man >> s, s = -(e+1).
+    const std::uint32_t man = (abs & 0x7fffffu) | 0x800000u;
+    const int s = 126 - static_cast<int>(abs >> 23);  // 14..24
+    const std::uint32_t q = man >> s;
+    const std::uint32_t rem = man & ((1u << s) - 1u);
+    const std::uint32_t half = 1u << (s - 1);
+    const std::uint32_t r = q + ((rem > half || (rem == half && (q & 1u))) ? 1u : 0u);
+    return static_cast<std::uint16_t>(sign | r);
+  }
+  std::uint32_t r = abs - 0x38000000u;  // rebias exponent 127 -> 15
+  r += 0xfffu + ((r >> 13) & 1u);      // round to nearest even
+  return static_cast<std::uint16_t>(sign | (r >> 13));
+}
 
 // Converts n elements of type `from` to fp32 / from fp32 to `to` (float types only).
 void to_f32(DType from, const void* src, float* dst, std::size_t n);

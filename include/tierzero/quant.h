@@ -48,11 +48,16 @@ static_assert(sizeof(AsymBlock) == 8, "packed layout: two fp32 per asymmetric bl
 
 enum class QuantImpl { reference, avx2, avx512, best };
 
-std::size_t quant_blocks(std::size_t n, const QuantSpec& s);
+TZ_HD inline std::size_t quant_blocks(std::size_t n, const QuantSpec& s) { return (n + s.block - 1) / s.block; }
 // Bytes of quantised values, padded to a multiple of 8.
-std::size_t quant_data_bytes(std::size_t n, const QuantSpec& s);
+TZ_HD inline std::size_t quant_data_bytes(std::size_t n, const QuantSpec& s) {
+  const std::size_t raw = s.bits == 8 ? n : (n + 1) / 2;
+  return (raw + 7) / 8 * 8;
+}
 // Bytes of the whole packed tensor: values, then one SymBlock/AsymBlock per block.
-std::size_t quant_packed_bytes(std::size_t n, const QuantSpec& s);
+TZ_HD inline std::size_t quant_packed_bytes(std::size_t n, const QuantSpec& s) {
+  return quant_data_bytes(n, s) + quant_blocks(n, s) * (s.asymmetric ? sizeof(AsymBlock) : sizeof(SymBlock));
+}
 // Throws ConfigError unless bits is 4 or 8 and block >= 1.
 void validate(const QuantSpec& s);
 

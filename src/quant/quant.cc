@@ -26,17 +26,6 @@ const quant::Kernels& kernels(QuantImpl impl) {
 }
 }  // namespace
 
-std::size_t quant_blocks(std::size_t n, const QuantSpec& s) { return (n + s.block - 1) / s.block; }
-
-std::size_t quant_data_bytes(std::size_t n, const QuantSpec& s) {
-  const std::size_t raw = s.bits == 8 ? n : (n + 1) / 2;
-  return (raw + 7) / 8 * 8;
-}
-
-std::size_t quant_packed_bytes(std::size_t n, const QuantSpec& s) {
-  return quant_data_bytes(n, s) + quant_blocks(n, s) * (s.asymmetric ? sizeof(AsymBlock) : sizeof(SymBlock));
-}
-
 void validate(const QuantSpec& s) {
   TZ_CHECK(s.bits == 8 || s.bits == 4, ConfigError, "quantisation bits must be 8 or 4, got " + std::to_string(s.bits));
   TZ_CHECK(s.block >= 1, ConfigError, "quantisation block size must be at least 1");

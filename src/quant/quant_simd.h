@@ -30,7 +30,7 @@ struct SimdKernels {
       for (; k + L <= n; k += L) m = V::max_u32(m, V::and_mask(V::load_bits(p + k), 0x7fffffff));
       const std::uint32_t bits = V::hmax_u32(m);
       st.bad = bits >= 0x7f800000u;
-      st.absmax = std::bit_cast<float>(bits);
+      st.absmax = bits_as<float>(bits);
     } else {
       for (; k + 2 * L <= n; k += 2 * L) m = V::max_u16(m, V::and_mask(V::load_bits16(p + k), 0x7fff7fff));
       const std::uint16_t bits = V::hmax_u16(m);

@@ -1,0 +1,130 @@
+// Blockwise quantisation on CUDA devices: one thread block per quantisation
+// block; statistics reduced in shared memory; parameters and values from
+// the shared host/device functions of quant_block.h.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <string>
+
+#include "quant/quant_block.h"
+#include "tierzero/error.h"
+#include "tierzero/gpu.h"
+
+namespace tierzero {
+
+namespace {
+constexpr int kThreads = 256;
+
+void check(cudaError_t e, const char* what) {
+  TZ_CHECK(e == cudaSuccess, CommError, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+template <class In>
+__global__ void quantize_kernel(const In* src, std::size_t n, QuantSpec s, std::uint8_t* packed, unsigned* bad_blocks) {
+  __shared__ float absmax[kThreads], lo[kThreads], hi[kThreads];
+  __shared__ int bad[kThreads];
+  __shared__ quant::Params p;
+  const std::size_t b = blockIdx.x, begin = b * s.block, end = quant::end_of(n, begin, s.block);
+  quant::Stats st;
+  for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) st.add(quant::load(src, i));
+  absmax[threadIdx.x] = st.absmax, lo[threadIdx.x] = st.min, hi[threadIdx.x] = st.max, bad[threadIdx.x] = st.bad;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {  // max, min and "or" are exact in any order
+    if (threadIdx.x < stride) {
+      const int o = threadIdx.x + stride;
+      absmax[threadIdx.x] = quant::max_of(absmax[threadIdx.x], absmax[o]);
+      lo[threadIdx.x] = quant::min_of(lo[threadIdx.x], lo[o]);
+      hi[threadIdx.x] = quant::max_of(hi[threadIdx.x], hi[o]);
+      bad[threadIdx.x] |= bad[o];
+    }
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    quant::Stats all;
+    all.absmax = absmax[0], all.min = lo[0], all.max = hi[0], all.bad = bad[0] != 0;
+    p = quant::params(all, s);
+    quant::write_params(packed, n, b, p, s);
+    if (p.bad) atomicAdd(bad_blocks, 1u);
+  }
+  __syncthreads();
+  if (s.bits == 8) {
+    for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+      packed[i] = static_cast<std::uint8_t>(quant::quantize_one(quant::load(src, i), p, s));
+    return;
+  }
+  // int4: whole bytes per thread (the block size is even, so no byte spans two blocks).
+  for (std::size_t i = begin + 2 * threadIdx.x; i < end; i += 2 * blockDim.x) {
+    const int q0 = quant::quantize_one(quant::load(src, i), p, s);
+    const int q1 = i + 1 < end ? quant::quantize_one(quant::load(src, i + 1), p, s) : 0;
+    packed[i / 2] = static_cast<std::uint8_t>((q0 & 0x0f) | ((q1 & 0x0f) << 4));
+  }
+}
+
+template <class Out>
+__global__ void dequantize_kernel(const std::uint8_t* packed, std::size_t n, QuantSpec s, Out* dst) {
+  const std::size_t b = blockIdx.x, begin = b * s.block, end = quant::end_of(n, begin, s.block);
+  const quant::Params p = quant::read_params(packed, n, b, s);
+  for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+    quant::store(dst, i, quant::dequantize_one(quant::get(packed, i, s), p, s));
+}
+
+// Device scratch for one call, released on scope exit.
+struct DeviceBytes {
+  void* ptr = nullptr;
+  explicit DeviceBytes(std::size_t bytes) { check(cudaMalloc(&ptr, std::max<std::size_t>(bytes, 1)), "cudaMalloc"); }
+  ~DeviceBytes() { cudaFree(ptr); }
+  DeviceBytes(const DeviceBytes&) = delete;
+  DeviceBytes& operator=(const DeviceBytes&) = delete;
+};
+}  // namespace
+
+bool gpu_available(std::string* why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    if (why) *why = e != cudaSuccess ? std::string("CUDA: ") + cudaGetErrorString(e) : "no CUDA device";
+    return false;
+  }
+  return true;
+}
+
+std::size_t gpu_quantize(const void* host_src, DType t, std::size_t n, const QuantSpec& s, void* host_packed) {
+  validate(s);
+  TZ_CHECK(s.bits == 8 || s.block % 2 == 0, ConfigError, "int4 on the device needs an even block size");
+  TZ_CHECK(is_float(t), ConfigError, "cannot quantise " + std::string(dtype_name(t)) + " elements");
+  const std::size_t in_bytes = n * dtype_size(t), out_bytes = quant_packed_bytes(n, s), blocks = quant_blocks(n, s);
+  DeviceBytes src(in_bytes), packed(out_bytes), bad(sizeof(unsigned));
+  check(cudaMemcpy(src.ptr, host_src, in_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaMemset(packed.ptr, 0, out_bytes), "cudaMemset");
+  check(cudaMemset(bad.ptr, 0, sizeof(unsigned)), "cudaMemset");
+  auto* out = static_cast<std::uint8_t*>(packed.ptr);
+  auto* nbad = static_cast<unsigned*>(bad.ptr);
+  if (blocks > 0) {
+    if (t == DType::f32) quantize_kernel<<<blocks, kThreads>>>(static_cast<const float*>(src.ptr), n, s, out, nbad);
+    else if (t == DType::bf16) quantize_kernel<<<blocks, kThreads>>>(static_cast<const BF16*>(src.ptr), n, s, out, nbad);
+    else quantize_kernel<<<blocks, kThreads>>>(static_cast<const F16*>(src.ptr), n, s, out, nbad);
+    check(cudaGetLastError(), "quantize kernel");
+  }
+  unsigned result = 0;
+  check(cudaMemcpy(host_packed, packed.ptr, out_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaMemcpy(&result, bad.ptr, sizeof result, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  return result;
+}
+
+void gpu_dequantize(const void* host_packed, std::size_t n, const QuantSpec& s, void* host_dst, DType t) {
+  validate(s);
+  TZ_CHECK(is_float(t), ConfigError, "cannot dequantise into " + std::string(dtype_name(t)) + " elements");
+  const std::size_t in_bytes = quant_packed_bytes(n, s), out_bytes = n * dtype_size(t), blocks = quant_blocks(n, s);
+  DeviceBytes packed(in_bytes), dst(out_bytes);
+  check(cudaMemcpy(packed.ptr, host_packed, in_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
+  const auto* in = static_cast<const std::uint8_t*>(packed.ptr);
+  if (blocks > 0) {
+    if (t == DType::f32) dequantize_kernel<<<blocks, kThreads>>>(in, n, s, static_cast<float*>(dst.ptr));
+    else if (t == DType::bf16) dequantize_kernel<<<blocks, kThreads>>>(in, n, s, static_cast<BF16*>(dst.ptr));
+    else dequantize_kernel<<<blocks, kThreads>>>(in, n, s, static_cast<F16*>(dst.ptr));
+    check(cudaGetLastError(), "dequantize kernel");
+  }
+  check(cudaMemcpy(host_dst, dst.ptr, out_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+}
+
+}  // namespace tierzero
