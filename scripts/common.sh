@@ -25,9 +25,12 @@ tz_install() {
 tz_build() {
   if [ ! -f "$TZ_BUILD/build.ninja" ]; then
     # The CUDA code is built (not run) wherever the toolkit is installed.
-    local cuda=OFF
-    command -v nvcc >/dev/null 2>&1 && cuda=ON
-    cmake -S "$TZ_ROOT" -B "$TZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_WITH_CUDA=$cuda "$@"
+    local cuda=OFF nccl=OFF
+    if command -v nvcc >/dev/null 2>&1; then
+      cuda=ON
+      [ -f "$(dirname "$(command -v nvcc)")/../include/nccl.h" ] && nccl=ON
+    fi
+    cmake -S "$TZ_ROOT" -B "$TZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_WITH_CUDA=$cuda -DTZ_WITH_NCCL=$nccl "$@"
   fi
   cmake --build "$TZ_BUILD" -j "$(nproc)"
 }

@@ -6,7 +6,7 @@
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 tz_install
 command -v nvcc >/dev/null || { echo "gpu_check: nvcc not found (install the CUDA toolkit)"; exit 2; }
-TZ_BUILD="$TZ_ROOT/build-gpu" tz_build -DTZ_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="80;90"
+TZ_BUILD="$TZ_ROOT/build-gpu" tz_build -DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=ON -DCMAKE_CUDA_ARCHITECTURES="80;90"
 cd "$TZ_ROOT/build-gpu"
 if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "gpu_check: built tierzero_gpu and the GPU tests; no GPU here, so nothing ran:"
