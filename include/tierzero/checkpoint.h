@@ -26,6 +26,7 @@ struct CheckpointFile {
 
 struct CheckpointMeta {
   std::int64_t step = 0;  // the next step to run
+  std::int64_t optim_steps = 0;  // AdamW updates applied (steps minus skipped ones)
   GptConfig model;
   TrainConfig train;      // seed, batch, dtype, schedule, optimizer
   Plan plan;

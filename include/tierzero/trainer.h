@@ -54,6 +54,7 @@ class LocalTrainer final : public Trainer {
   std::vector<std::byte> stored_;  // working parameters in cfg.param_dtype
   std::vector<int> tokens_, targets_;
   std::int64_t step_ = 0;
+  std::int64_t updates_ = 0;  // applied updates: AdamW's t (skipped steps do not count)
 };
 
 }  // namespace tierzero

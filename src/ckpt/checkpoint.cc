@@ -106,6 +106,7 @@ std::string CheckpointMeta::to_json() const {
                   {"version", 1},
                   {"tierzero_version", "0.1.0"},
                   {"step", step},
+                  {"optim_steps", optim_steps},
                   {"model", model_json(model)},
                   {"train",
                    {{"seed", train.seed},
@@ -140,6 +141,7 @@ CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::str
     TZ_CHECK(j.value("format", "") == "tierzero-checkpoint", FormatError, origin + ": not a tierzero checkpoint (format field)");
     TZ_CHECK(j.at("version").get<int>() == 1, FormatError, origin + ": unsupported checkpoint version");
     m.step = j.at("step").get<std::int64_t>();
+    m.optim_steps = j.at("optim_steps").get<std::int64_t>();
     const json& mj = j.at("model");
     m.model = GptConfig{mj.at("name").get<std::string>(), mj.at("vocab").get<int>(), mj.at("context").get<int>(),
                         mj.at("layers").get<int>(), mj.at("channels").get<int>(), mj.at("heads").get<int>()};

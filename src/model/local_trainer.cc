@@ -54,7 +54,8 @@ StepStats LocalTrainer::step() {
       for (float& g : grads_) g *= coef;
     for (const TensorInfo& t : layout_.tensors())
       adamw_update(master_.data() + t.offset, grads_.data() + t.offset, m_.data() + t.offset, v_.data() + t.offset,
-                   t.numel, cfg_.adamw, step_ + 1, s.lr, t.decay);
+                   t.numel, cfg_.adamw, updates_ + 1, s.lr, t.decay);
+    ++updates_;
     refresh_working();
   }
   ++step_;

@@ -104,17 +104,27 @@ struct SimdKernels {
     return bad;
   }
 
-  template <class Out>
-  static void dequantize_t(const void* packed, std::size_t n, const QuantSpec& s, Out* dst) {
+  // Decodes every block: full vectors go to put(i, values), the rest of the
+  // block to tail(i, end, params) (the reference's scalar functions).
+  template <class Put, class Tail>
+  static void decode_blocks(const void* packed, std::size_t n, const QuantSpec& s, Put put, Tail tail) {
     const auto* data = static_cast<const std::uint8_t*>(packed);
     for (std::size_t b = 0, begin = 0; begin < n; ++b, begin += s.block) {
       const std::size_t end = end_of(n, begin, s.block);
       const Params p = read_params(packed, n, b, s);
       std::size_t i = begin;
       if (vector_ok(begin, s))
-        for (; i + L <= end; i += L) V::store(dst + i, dequantize_vec(data, i, p, s));
-      dequantize_range(data, i, end, p, s, dst);
+        for (; i + L <= end; i += L) put(i, dequantize_vec(data, i, p, s));
+      tail(i, end, p);
     }
+  }
+
+  template <class Out>
+  static void dequantize_t(const void* packed, std::size_t n, const QuantSpec& s, Out* dst) {
+    const auto* data = static_cast<const std::uint8_t*>(packed);
+    decode_blocks(
+        packed, n, s, [&](std::size_t i, typename V::F v) { V::store(dst + i, v); },
+        [&](std::size_t i, std::size_t end, const Params& p) { dequantize_range(data, i, end, p, s, dst); });
   }
 
   static std::size_t quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed) {
@@ -137,14 +147,9 @@ struct SimdKernels {
 
   static void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float* acc) {
     const auto* data = static_cast<const std::uint8_t*>(packed);
-    for (std::size_t b = 0, begin = 0; begin < n; ++b, begin += s.block) {
-      const std::size_t end = end_of(n, begin, s.block);
-      const Params p = read_params(packed, n, b, s);
-      std::size_t i = begin;
-      if (vector_ok(begin, s))
-        for (; i + L <= end; i += L) V::store(acc + i, V::add(V::load(acc + i), dequantize_vec(data, i, p, s)));
-      dequantize_add_range(data, i, end, p, s, acc);
-    }
+    decode_blocks(
+        packed, n, s, [&](std::size_t i, typename V::F v) { V::store(acc + i, V::add(V::load(acc + i), v)); },
+        [&](std::size_t i, std::size_t end, const Params& p) { dequantize_add_range(data, i, end, p, s, acc); });
   }
 
   static const Kernels& kernels() {

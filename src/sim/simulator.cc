@@ -76,7 +76,7 @@ SimResult simulate(const SimInput& in) {
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
   const double grads_total = 4 * shard_total(layout, topo, p.grads);
   const double buffers = (p.prefetch + 1) * static_cast<double>(max_unit) * d + static_cast<double>(layout.units()[0].numel) * d +
-                         2 * std::min(static_cast<double>(p.bucket_bytes), grads_total * (p.grads ? 1 : 1));
+                         2 * std::min(static_cast<double>(p.bucket_bytes), grads_total);
   r.memory_bytes = {{"params", d * shard_total(layout, topo, p.params)},
                     {"bwd_params", p.bwd_params != p.params ? d * shard_total(layout, topo, p.bwd_params) : 0.0},
                     {"grads", grads_total},

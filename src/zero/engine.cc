@@ -229,7 +229,8 @@ StepStats ShardedTrainer::step() {
     for (float& g : s.grads) g *= coef;
     for (const ShardSegment& seg : s.segments)
       adamw_update(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
-                   seg.length, s.cfg.adamw, s.step + 1, st.lr, seg.decay);
+                   seg.length, s.cfg.adamw, s.optim_steps + 1, st.lr, seg.decay);
+    ++s.optim_steps;
     s.write_params();
     if (s.dtype == DType::f16 && ++s.good_steps == kLossScaleWindow) s.loss_scale *= 2, s.good_steps = 0;
   }

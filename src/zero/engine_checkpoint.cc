@@ -79,6 +79,7 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
     try {
       CheckpointMeta meta;
       meta.step = s.step;
+      meta.optim_steps = s.optim_steps;
       meta.model = s.cfg.model;
       meta.train = s.cfg;
       meta.plan = s.plan;
@@ -159,6 +160,7 @@ void ShardedTrainer::load_checkpoint(const std::string& path) {
                              meta.plan.describe() == s.plan.describe() && meta.train.param_dtype == s.dtype;
     read_state(s, ckpt, same_layout);
     s.step = meta.step;
+    s.optim_steps = meta.optim_steps;
     s.loss_scale = s.dtype == DType::f16 ? (meta.train.param_dtype == DType::f16 ? meta.loss_scale : 65536.0f) : 1.0f;
     s.good_steps = meta.good_steps;
   } catch (const Error& e) {

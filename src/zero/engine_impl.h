@@ -35,6 +35,7 @@ struct ShardedTrainer::Impl {
   std::vector<float> embed_params, embed_grads, unit_grad;
   std::vector<int> tokens, targets;
   std::int64_t step = 0;
+  std::int64_t optim_steps = 0;  // applied updates: AdamW's t (skipped steps do not count)
   float loss_scale = 1.0f;
   int good_steps = 0;
   std::array<std::uint64_t, kNumLevels> last_bytes{};

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "tierzero/error.h"
