@@ -17,7 +17,7 @@ mkdir -p "$out"
 trap '"$cluster" down' EXIT
 "$cluster" up
 "$cluster" run -- tierzero bench comm --sizes 1048576,8388608 --iters 2 --json --write-system "$out/system.toml" \
-  --system-name emulated-cluster > "$out/comm.jsonl"
+  --system-name emulated-cluster --calibrate-model "$MODEL" --calibrate-seq-len "$SEQ" --calibrate-micro-batch "$BATCH" > "$out/comm.jsonl"
 for s in $STRATEGIES; do
   "$cluster" run -- tierzero train --strategy "$s" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --steps "$STEPS" \
     --param-dtype bf16 --metrics "$out/train-$s.jsonl" > "$out/train-$s.log" 2>&1 || echo "{\"strategy\": \"$s\", \"error\": \"see $out/train-$s.log\"}"

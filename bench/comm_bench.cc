@@ -1,6 +1,7 @@
 #include "comm_bench.h"
 
 #include "model/ops.h"
+#include "tierzero/trainer.h"
 
 #include <mpi.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 namespace tierzero::bench {
@@ -96,13 +98,62 @@ double measure_gemm_flops(Communicator& world) {
   return 2.0 * kN * kN * kN / t;
 }
 
-System measure_system(Hierarchy& hier, const std::string& name) {
+// One training step of the calibration model on this rank alone
+// (LocalTrainer: forward, backward, clipping, AdamW, parameter casts): the
+// work a rank does per step besides communicating.
+struct CalibrationPass {
+  TrainConfig cfg;
+  TokenData data;
+  LocalTrainer trainer;
+  explicit CalibrationPass(const ComputeCalibration& c)
+      : cfg(config(c)), data(TokenData::load(cfg.data)), trainer(cfg, data) {}
+  static TrainConfig config(const ComputeCalibration& c) {
+    TrainConfig t;
+    t.model = gpt_preset(c.model);
+    t.micro_batch = c.micro_batch;
+    t.seq_len = c.seq_len;
+    t.param_dtype = DType::bf16;
+    t.validate();
+    return t;
+  }
+  void run() { trainer.step(); }
+  double flops() const {
+    return cfg.model.flops_per_token(cfg.effective_seq_len()) * cfg.micro_batch * static_cast<double>(cfg.effective_seq_len());
+  }
+};
+
+// compute_efficiency: the step's model FLOP rate over the peak, every rank
+// at once. overlap: how much of a stream of flat all-gathers (sized to
+// last about as long as the pass) hides under the pass when a second
+// thread runs it, as the engine's communication thread does:
+// (t_compute + t_comm - t_both) / min(t_compute, t_comm), clamped to [0, 1].
+void measure_compute(Communicator& world, const ComputeCalibration& c, System& sys) {
+  CalibrationPass pass(c);
+  const double t_compute = time_op(world, 1, 5, [&] { pass.run(); });
+  sys.compute_efficiency = std::min(1.0, pass.flops() / t_compute / sys.peak_flops);
+  constexpr std::size_t kShard = 1 << 18;
+  std::vector<std::byte> in(kShard, std::byte{1}), out(kShard * world.size());
+  auto gather = [&] { world.all_gather(in.data(), out.data(), kShard, DType::u8); };
+  const double t_one = time_op(world, 1, 3, gather);
+  const int reps = std::max(1, static_cast<int>(t_compute / t_one));
+  const double t_comm = time_op(world, 0, 1, [&] { for (int r = 0; r < reps; ++r) gather(); });
+  const double t_both = time_op(world, 0, 1, [&] {
+    std::thread comm([&] { for (int r = 0; r < reps; ++r) gather(); });
+    pass.run();
+    comm.join();
+  });
+  const double hidden = (t_compute + t_comm - t_both) / std::min(t_compute, t_comm);
+  sys.overlap = std::clamp(hidden, 0.0, 1.0);
+}
+
+System measure_system(Hierarchy& hier, const std::string& name, const ComputeCalibration& calibration) {
   Communicator& world = hier.world();
   const Topology& topo = world.topology();
-  // Per-rank shard sizes of the two all-gathers the α–β line is fitted to.
-  // Latency from tiny messages; bandwidth from the slope between two large
-  // sizes (so per-message costs and queueing do not leak into it).
-  constexpr std::size_t kTiny = 8, kSmall = 1 << 18, kLarge = 1 << 21;
+  // Per-rank shard sizes of the all-gathers the α–β line is fitted to.
+  // Latency from tiny messages; bandwidth from the slope between two sizes
+  // around a training step's per-unit shards (so per-message costs do not
+  // leak into it, and TCP's queueing is that of training-sized messages).
+  constexpr std::size_t kTiny = 8, kSmall = 1 << 16, kLarge = 1 << 19;
   std::vector<std::byte> in(kLarge, std::byte{1}), out;
   System sys;
   sys.name = name;
@@ -111,10 +162,8 @@ System measure_system(Hierarchy& hier, const std::string& name) {
   sys.memory_bytes = static_cast<double>(pages) * static_cast<double>(page) / per_node;
   sys.peak_flops = measure_gemm_flops(world);
   sys.memory_bandwidth_Bps = system_preset("cpu")->memory_bandwidth_Bps;
-  // tierzero bench step: a gpt-mini training step runs at ~93% of the
-  // single-thread sgemm rate on the project's dev machine (1.65 s for
-  // 146 GFLOP at ~95 GFLOP/s); that is the CPU trainer's achievable fraction.
-  sys.compute_efficiency = 0.9;
+  sys.gather_algorithm = GatherAlgorithm::direct;
+  measure_compute(world, calibration, sys);
   std::optional<LinkSpec> inner;  // the last measured level
   for (Level l : topo.levels()) {
     LinkSpec link;
@@ -122,16 +171,21 @@ System measure_system(Hierarchy& hier, const std::string& name) {
     link.fanout = l == Level::world ? 0 : topo.fanout(l);
     const int f = topo.fanout(l);
     if (f > 1) {
-      Communicator& hop = hier.hop(l);
-      out.resize(kLarge * f);
+      // A direct all-gather over group(l), as the engine's flat gathers run:
+      // every member sends its shard to every other at once, so the level's
+      // links carry as many flows as in training. Each rank receives
+      // shard * (f - 1) * (ranks of group(l) inside level l) over level l's
+      // link, taken to be the group's slowest.
+      const auto group = world.split(l);
+      const double peers_outside = static_cast<double>(f - 1) * (group->size() / f);
+      out.resize(kLarge * group->size());
       auto gather = [&](std::size_t bytes) {
-        return time_op(world, 2, 10, [&] { hop.all_gather(in.data(), out.data(), bytes, DType::u8); });
+        return time_op(world, 1, 5, [&] { group->all_gather(in.data(), out.data(), bytes, DType::u8); });
       };
       const double t0 = gather(kTiny), t1 = gather(kSmall), t2 = gather(kLarge);
-      // Ring model of an all-gather over f ranks: t = (f-1) * (alpha + c / beta).
-      link.bandwidth_Bps = (f - 1) * static_cast<double>(kLarge - kSmall) / std::max(t2 - t1, 1e-9);
-      link.latency_s = t0 / (f - 1);
-      link.source = "measured by tierzero bench comm (all-gather on the " + std::string(level_name(l)) + " hop groups, " +
+      link.bandwidth_Bps = peers_outside * static_cast<double>(kLarge - kSmall) / std::max(t2 - t1, 1e-9);
+      link.latency_s = t0 / (group->size() - 1);
+      link.source = "measured by tierzero bench comm (all-gather over group(" + std::string(level_name(l)) + "), " +
                     topo.to_string() + ")";
     } else if (inner) {
       link.bandwidth_Bps = inner->bandwidth_Bps;

@@ -35,10 +35,20 @@ struct CommBenchRow {
 std::vector<CommBenchRow> run_comm_bench(Hierarchy& hier, const CommBenchOptions& opt);
 std::string to_json_line(const CommBenchRow& row, const Topology& topo);
 
-// Fits latency and bandwidth per declared level from all-gathers on that
-// level's hop groups, all running at once (so shared links are contended as
-// in training). Levels with fan-out 1 cannot be measured and copy the
-// nearest measured inner level (their `source` says so).
-System measure_system(Hierarchy& hier, const std::string& name);
+// The workload whose compute the written system's compute_efficiency is
+// measured on: a bf16 training step of `model` on every rank at once.
+struct ComputeCalibration {
+  std::string model = "gpt-mini";
+  int micro_batch = 1;
+  int seq_len = 128;
+};
+
+// Fits latency and bandwidth per declared level from all-gathers over
+// group(level), all running at once (so shared links are contended as in
+// training). Levels with fan-out 1 cannot be measured and copy the
+// nearest measured inner level (their `source` says so). Peak FLOP/s is
+// a concurrent sgemm; compute_efficiency the calibration step's model
+// FLOP rate over it; overlap how much communication hides under it. Collectives are direct (the MPI communicator).
+System measure_system(Hierarchy& hier, const std::string& name, const ComputeCalibration& calibration);
 
 }  // namespace tierzero::bench

@@ -104,7 +104,7 @@ run() {
   [ "${cmd[0]}" = tierzero ] && cmd[0]="$ROOT/build/tierzero"
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     mpirun --hostfile "$STATE/hosts" -np "$np" \
-    --mca plm_rsh_agent "$STATE/agent" --mca btl tcp,self,vader \
+    --mca plm_rsh_agent "$STATE/agent" --mca btl tcp,self,vader --mca mpi_yield_when_idle 1 \
     --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
     -x MALLOC_MMAP_MAX_=0 -x MALLOC_TRIM_THRESHOLD_=17179869184 -x OPENBLAS_NUM_THREADS=1 \
     "${cmd[@]}" --topology "$(topology)"

@@ -27,7 +27,8 @@ TEST(Simulator, ComputeTimeIsModelFlopsOverAchievablePeak) {
   SimInput in = frontier("zero3", 8);
   const SimResult r = simulate(in);
   const double flops = in.model.flops_per_token(2048) * 2048;
-  EXPECT_NEAR(r.compute_s, flops / (191.5e12 * 0.52), 1e-9);
+  EXPECT_EQ(in.system.compute_efficiency, 0.3838);  // Dash et al. 2023, 22B GPT on Frontier
+  EXPECT_NEAR(r.compute_s, flops / (191.5e12 * 0.3838), 1e-9);
   in.recompute = true;
   EXPECT_NEAR(simulate(in).compute_s, r.compute_s * 4 / 3, 1e-9);
 }
@@ -57,13 +58,58 @@ TEST(Simulator, TrafficIsTheEnginesTrafficModel) {
   }
 }
 
-TEST(Simulator, NetworkTimeOrdersTheStrategiesOnFrontier) {
-  const double z3 = simulate(frontier("zero3", 384)).comm_time_s[2];
-  const double zpp = simulate(frontier("zeropp", 384)).comm_time_s[2];
-  const double h3 = simulate(frontier("hier3", 384)).comm_time_s[2];
-  EXPECT_LT(h3, zpp);
-  EXPECT_LT(zpp, z3);
-  EXPECT_EQ(simulate(frontier("hier3", 8)).comm_time_s[2], 0.0);  // one node: no network
+TEST(Simulator, NetworkBytesOrderTheStrategiesOnFrontier) {
+  const auto world_bytes = [](const char* s, int ranks) { return simulate(frontier(s, ranks)).bytes_per_level[2]; };
+  EXPECT_LT(world_bytes("hier3", 384), world_bytes("zeropp", 384));
+  EXPECT_LT(world_bytes("zeropp", 384), world_bytes("zero3", 384));
+  EXPECT_EQ(world_bytes("hier3", 8), 0u);  // one node: no network
+  EXPECT_EQ(simulate(frontier("hier3", 8)).comm_time_s[2], 0.0);
+}
+
+// Frontier's links (presets.cc): gpu 200, node 50, world 12.5 GB/s per GCD;
+// latencies 2, 4, 10 us; fan-outs gpu 2, node 4.
+TEST(HopTime, ARingIsLimitedByItsSlowestChainLink) {
+  const System sys = load_system("frontier");
+  const Topology topo = sys.topology(16);  // gpu=2,node=4,world=2
+  HopTransfer flat{Phase::forward, Collective::all_gather, 16, {1'000'000, 6'000'000, 8'000'000}, 0};
+  const HopTime t = hop_time(flat, topo, sys);
+  // Chain rates: gpu 1 x 200, node 2 x 50 = 100, world 8 x 12.5 = 100 GB/s: 15 MB at 100 GB/s.
+  EXPECT_NEAR(t.transfer_s, 15e6 / 100e9, 1e-12);
+  EXPECT_NEAR(t.latency_s, 15 * 10e-6, 1e-12);
+  // The world hop of a hierarchical gather: 8 chains share the node's NICs, 12.5 GB/s each.
+  HopTransfer cross{Phase::forward, Collective::all_gather, 2, {0, 0, 1'000'000}, 0};
+  EXPECT_NEAR(hop_time(cross, topo, sys).transfer_s, 1e6 / 12.5e9, 1e-12);
+  EXPECT_EQ(hop_time(cross, topo, sys).bottleneck, 2);
+}
+
+TEST(HopTime, DirectExchangeRunsTheLevelsInParallel) {
+  System sys = load_system("frontier");
+  const Topology topo = sys.topology(16);
+  HopTransfer flat{Phase::forward, Collective::all_gather, 16, {1'000'000, 6'000'000, 8'000'000}, 0};
+  HopTransfer a2a = flat;
+  a2a.collective = Collective::all_to_all;  // direct even where gathers are rings
+  EXPECT_NEAR(hop_time(a2a, topo, sys).transfer_s, 8e6 / 12.5e9, 1e-12);
+  sys.gather_algorithm = GatherAlgorithm::direct;
+  EXPECT_NEAR(hop_time(flat, topo, sys).transfer_s, 8e6 / 12.5e9, 1e-12);  // max(1/200, 6/50, 8/12.5) ms
+  HopTransfer ar = flat;
+  ar.collective = Collective::all_reduce;  // rings on every system
+  EXPECT_NEAR(hop_time(ar, topo, sys).transfer_s, 15e6 / 100e9, 1e-12);
+}
+
+TEST(Simulator, OverlapHidesCommunicationUnderCompute) {
+  SimInput in = frontier("zero3", 384);
+  in.system.links.back().bandwidth_Bps /= 20;  // make the network matter
+  in.system.overlap = 0.0;
+  const SimResult serial = simulate(in);  // compute + every collective
+  in.system.overlap = 1.0;
+  const SimResult hidden = simulate(in);
+  in.system.overlap = 0.5;
+  const SimResult half = simulate(in);
+  ASSERT_GT(serial.overlappable_s, 0.0);
+  const double hideable = std::min(serial.compute_s, serial.overlappable_s);
+  EXPECT_NEAR(serial.step_time_s - hidden.step_time_s, hideable, 1e-9);
+  EXPECT_NEAR(serial.step_time_s - half.step_time_s, hideable / 2, 1e-9);
+  EXPECT_GE(serial.step_time_s, serial.compute_s + serial.overlappable_s);
 }
 
 }  // namespace
@@ -78,7 +124,9 @@ TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
   ASSERT_FALSE(plans.empty());
   for (std::size_t i = 0; i < plans.size(); ++i) {
     EXPECT_LE(plans[i].result.memory_total, 20e9);
-    if (i) EXPECT_LE(plans[i].result.tflops_per_device, plans[i - 1].result.tflops_per_device);
+    if (i) {
+      EXPECT_LE(plans[i].result.tflops_per_device, plans[i - 1].result.tflops_per_device);
+    }
   }
   // With less memory than any plan needs, nothing is listed.
   EXPECT_TRUE(search_plans(base, 1e6, 8).empty());

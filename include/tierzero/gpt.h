@@ -11,6 +11,11 @@
 // The model owns its activation buffers (allocated once, for `batch` x
 // `seq_len`); with `recompute`, blocks keep only their input and recompute
 // the rest during backward. Not thread-safe; one instance per rank.
+//
+// `Ops` is where the layers run: HostOps (the CPU's model/ops.h, the
+// default) or gpu::DeviceOps (tierzero/gpu_ops.h, CUDA builds), whose
+// arrays and pointers — parameters, gradients, tokens, targets — live in
+// device memory. The same code drives both.
 #pragma once
 #include <memory>
 #include <vector>
@@ -19,7 +24,9 @@
 
 namespace tierzero {
 
-template <class T>
+struct HostOps;  // src/model/host_ops.h
+
+template <class T, class Ops = HostOps>
 class GptModel {
  public:
   GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute = false);

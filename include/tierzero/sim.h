@@ -1,14 +1,15 @@
 // Step-time and memory model (design.md section 8). For a model, a system,
 // a rank count, a batch and a plan it predicts:
 //   compute   model FLOPs / (peak * compute_efficiency)            (x 4/3 with recomputation)
-//   comm      every hop of every collective of the plan (traffic_model.h):
-//             max over the hop's levels of bytes_l / bandwidth_l, plus
-//             (hop size - 1) * latency (ring steps), plus quantisation
-//             kernels at memory bandwidth (read + write)
-//   overlap   forward/backward gathers and gradient buckets run under the
-//             compute: step = max(compute, overlappable comm) + exposed,
-//             exposed = the first unit's gather, the last bucket's
-//             reduction and the step's own collectives
+//   comm      every hop of every collective of the plan (traffic_model.h)
+//             priced by hop_time (rings or direct exchange, below), plus
+//             quantisation kernels at memory bandwidth (read + write)
+//   overlap   forward/backward gathers and gradient buckets run beside the
+//             compute: step = compute + overlappable + exposed
+//             - overlap * min(compute, overlappable) (System::overlap; 1:
+//             max(compute, overlappable) + exposed), exposed = the first
+//             unit's gather, the last bucket's reduction and the step's
+//             own collectives
 //   memory    params, bwd_params, grads, optim by the engine's formulas;
 //             activations per layer s*b*h*(34 + 5*a*s/h) bytes, or 2*s*b*h
 //             with recomputation (Korthikanti et al. 2022, "Reducing
@@ -24,6 +25,7 @@
 
 #include "tierzero/plan.h"
 #include "tierzero/system.h"
+#include "tierzero/traffic_model.h"
 #include "tierzero/train_config.h"
 
 namespace tierzero {
@@ -43,6 +45,7 @@ struct SimInput {
 
 struct SimResult {
   double step_time_s = 0, compute_s = 0, comm_s = 0, exposed_comm_s = 0, quant_s = 0;
+  double overlappable_s = 0;  // prefetched gathers and bucketed reductions (with their quantisation), which may run under compute
   double tflops_per_device = 0;
   std::array<double, kNumLevels> comm_time_s{};       // per level
   std::array<std::uint64_t, kNumLevels> bytes_per_level{};
@@ -52,5 +55,15 @@ struct SimResult {
 };
 
 SimResult simulate(const SimInput& in);
+
+// The time of one hop of one collective (docs/simulator.md): transfer_s
+// from the bytes per level and the system's links (ring or direct),
+// latency_s = (hop size - 1) x the slowest level's latency; bottleneck is
+// the level whose link sets transfer_s.
+struct HopTime {
+  double transfer_s = 0, latency_s = 0;
+  int bottleneck = 0;
+};
+HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys);
 
 }  // namespace tierzero

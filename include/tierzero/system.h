@@ -22,6 +22,13 @@ struct LinkSpec {
   std::string source;           // where the figures come from
 };
 
+// How a communication library moves an all-gather or a reduce-scatter:
+// along a ring (NCCL, RCCL: each rank's bytes pass through one chain of
+// ranks), or directly (Open MPI's non-blocking collectives, libnbc: every
+// rank exchanges with every peer). All-reduce is a ring and all-to-all
+// direct in both (docs/algorithms.md, "Simulator").
+enum class GatherAlgorithm { ring, direct };
+
 struct System {
   std::string name;
   std::vector<LinkSpec> links;  // innermost first, one per level
@@ -29,9 +36,18 @@ struct System {
   double peak_flops = 0;        // peak bf16 FLOP/s per rank (fp32 for CPU)
   double memory_bandwidth_Bps = 0;  // device memory bandwidth per rank (quantisation kernels)
   // Fraction of peak the model's layers reach when not waiting for
-  // communication. One value for every preset: 0.52, Megatron-LM's 163 of
-  // 312 TFLOP/s per A100 on a 1T-parameter GPT (Narayanan et al., SC'21).
+  // communication, a published measurement per system: 0.52 by default
+  // (Megatron-LM's 163 of 312 TFLOP/s per A100 on a 1T-parameter GPT,
+  // Narayanan et al., SC'21), 0.3838 on frontier (presets.cc), measured
+  // by `bench comm --write-system` for CPU clusters.
   double compute_efficiency = 0.52;
+  GatherAlgorithm gather_algorithm = GatherAlgorithm::ring;
+  // Fraction of the prefetched gathers' and bucketed reductions' time that
+  // hides under compute. 1 on the GPU presets: collectives run on their own
+  // stream beside the kernels (NCCL/RCCL), as ZeRO-3's prefetch intends;
+  // below 1 where ranks share cores with their own communication (CPU
+  // ranks; `bench comm --write-system` measures it).
+  double overlap = 1.0;
 
   // The link of `level`; throws ConfigError when the system lacks it.
   const LinkSpec& link(Level level) const;

@@ -14,11 +14,13 @@
 namespace tierzero {
 
 enum class Phase { forward, backward, reduce, step };
+enum class Collective { all_gather, reduce_scatter, all_reduce, all_to_all };
 
 // One hop of one collective: the bytes this rank receives per level, the
 // number of ranks in the hop, and how many times it happens per step.
 struct HopTransfer {
   Phase phase;
+  Collective collective;
   int hop_size = 1;
   std::array<std::uint64_t, kNumLevels> bytes{};
   std::uint64_t quantized_bytes = 0;  // elements (de)quantised by this rank for this hop, in bytes of the dtype

@@ -9,6 +9,38 @@ namespace tierzero {
 
 Topology SimInput::topology() const { return system.topology(ranks); }
 
+// A ring (all-reduce; all-gather and reduce-scatter where the system's
+// gather_algorithm is ring) passes all of a rank's bytes along one chain of
+// ranks; the chain leaves each
+// group below level l once, so the hop's ranks inside one such group share
+// that group's links at level l: the chain's rate there is
+// Q_l * bandwidth_l, Q_l the product of the hop's fan-outs inside level l
+// (a flat all-gather over the 8 GCDs of a Frontier node uses the node's
+// four NICs, 8 x 12.5 GB/s; the world hop of a hierarchical one runs 8
+// chains at once, 12.5 GB/s each). Direct exchange (all-to-all; all-gather
+// and reduce-scatter where gather_algorithm is direct) sends each level's
+// bytes straight to the peers over that level's link, levels in parallel.
+// Either way every peer costs one latency of the hop's slowest level.
+HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) {
+  const bool ring = h.collective == Collective::all_reduce ||
+                    (h.collective != Collective::all_to_all && sys.gather_algorithm == GatherAlgorithm::ring);
+  HopTime out;
+  double total = 0, inner = 1, rate = 0, alpha = 0;
+  for (int l = 0; l < kNumLevels; ++l) {
+    if (h.bytes[l] == 0) continue;
+    const LinkSpec& link = sys.link(static_cast<Level>(l));
+    const double bytes = static_cast<double>(h.bytes[l]);
+    total += bytes;
+    alpha = std::max(alpha, link.latency_s);
+    if (!ring && bytes / link.bandwidth_Bps > out.transfer_s) out.transfer_s = bytes / link.bandwidth_Bps, out.bottleneck = l;
+    if (ring && (rate == 0 || inner * link.bandwidth_Bps < rate)) rate = inner * link.bandwidth_Bps, out.bottleneck = l;
+    inner *= topo.fanout(static_cast<Level>(l));
+  }
+  if (ring && rate > 0) out.transfer_s = total / rate;
+  out.latency_s = (h.hop_size - 1) * alpha;
+  return out;
+}
+
 namespace {
 double shard_total(const GptLayout& layout, const Topology& t, const Partition& p) {
   const int g = partition_group_size(t, p);
@@ -41,16 +73,9 @@ SimResult simulate(const SimInput& in) {
   const std::vector<HopTransfer> hops = step_transfers(in.plan, topo, cfg, 0);
   double overlappable = 0, step_phase = 0, forward = 0, reduce = 0;
   for (const HopTransfer& h : hops) {
-    double t = 0, alpha = 0;
-    for (int l = 0; l < kNumLevels; ++l) {
-      if (h.bytes[l] == 0) continue;
-      const LinkSpec& link = in.system.link(static_cast<Level>(l));
-      const double tl = static_cast<double>(h.bytes[l]) / link.bandwidth_Bps;
-      r.comm_time_s[l] += tl;
-      t = std::max(t, tl);
-      alpha = std::max(alpha, link.latency_s);
-    }
-    t += (h.hop_size - 1) * alpha;
+    const HopTime ht = hop_time(h, topo, in.system);
+    r.comm_time_s[ht.bottleneck] += ht.transfer_s;
+    const double t = ht.transfer_s + ht.latency_s;
     const double q = in.system.memory_bandwidth_Bps > 0 ? 2.0 * static_cast<double>(h.quantized_bytes) / in.system.memory_bandwidth_Bps : 0;
     r.quant_s += q;
     r.comm_s += t;
@@ -62,7 +87,8 @@ SimResult simulate(const SimInput& in) {
   }
   const double units = static_cast<double>(layout.units().size()) * in.grad_accum;
   const double exposed = forward / units + reduce / units + step_phase;  // first gather, last bucket, step
-  r.step_time_s = std::max(r.compute_s, overlappable) + exposed;
+  r.overlappable_s = overlappable;
+  r.step_time_s = r.compute_s + overlappable + exposed - in.system.overlap * std::min(r.compute_s, overlappable);
   r.exposed_comm_s = r.step_time_s - r.compute_s;
   r.tflops_per_device = model_flops / r.step_time_s / 1e12;
 

@@ -31,8 +31,8 @@ int hop_size(const Topology& t, const std::vector<Level>& hop) {
 
 // One hop receiving `per_peer` bytes from each peer: charged to the level
 // that separates each peer (f_l - 1 peers per inner combination).
-HopTransfer hop_transfer(Phase ph, const Topology& t, const std::vector<Level>& hop, std::uint64_t per_peer) {
-  HopTransfer x{ph, hop_size(t, hop), {}, 0};
+HopTransfer hop_transfer(Phase ph, Collective k, const Topology& t, const std::vector<Level>& hop, std::uint64_t per_peer) {
+  HopTransfer x{ph, k, hop_size(t, hop), {}, 0};
   int inner = 1;
   for (Level l : hop) {
     x.bytes[static_cast<int>(l)] += per_peer * static_cast<std::uint64_t>(t.fanout(l) - 1) * inner;
@@ -44,19 +44,19 @@ HopTransfer hop_transfer(Phase ph, const Topology& t, const std::vector<Level>& 
 // All-gather (or reduce-scatter) over group(top): outermost hop first, each
 // peer contributing the bundle gathered so far.
 template <class Bytes>
-void gather(std::vector<HopTransfer>& out, Phase ph, const Topology& t, const HopSpec& spec, Level top, std::size_t shard,
-            Bytes bytes) {
+void gather(std::vector<HopTransfer>& out, Phase ph, Collective k, const Topology& t, const HopSpec& spec, Level top,
+            std::size_t shard, Bytes bytes) {
   const auto hops = hops_within(spec, t, top);
   std::size_t bundle = shard;
   for (std::size_t h = hops.size(); h-- > 0;) {
-    out.push_back(hop_transfer(ph, t, hops[h], bytes(bundle)));
+    out.push_back(hop_transfer(ph, k, t, hops[h], bytes(bundle)));
     bundle *= hop_size(t, hops[h]);
   }
 }
 
 void flat_all_reduce(std::vector<HopTransfer>& out, Phase ph, const Topology& t, const std::vector<int>& members, int me,
                      std::size_t n, std::size_t esize) {
-  HopTransfer x{ph, static_cast<int>(members.size()), {}, 0};
+  HopTransfer x{ph, Collective::all_reduce, static_cast<int>(members.size()), {}, 0};
   const int w = static_cast<int>(members.size());
   const int mine = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
   for (int j = 0; j < w; ++j)
@@ -81,10 +81,10 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
       const std::size_t s = shard(part, u);
       const std::size_t before = out.size();
       if (bits == 16) {
-        gather(out, ph, t, gspec, *part, s, [&](std::size_t e) { return e * ds; });
+        gather(out, ph, Collective::all_gather, t, gspec, *part, s, [&](std::size_t e) { return e * ds; });
       } else {
         const std::size_t packed = quant_packed_bytes(s, {bits, false, p.quant_block});
-        gather(out, ph, t, gspec, *part, 1, [&](std::size_t b) { return b * packed; });
+        gather(out, ph, Collective::all_gather, t, gspec, *part, 1, [&](std::size_t b) { return b * packed; });
         if (out.size() > before) out[before].quantized_bytes = s * ds * (1 + partition_group_size(t, part));  // quantise mine, dequantise all
       }
     };
@@ -104,7 +104,8 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
     for (std::size_t count : buckets) {
       if (!p.grads) {
         if (hops_within(rspec, t, Level::world).size() >= 2)
-          gather(out, Phase::reduce, t, rspec, Level::world, ceil_div(count, t.size()), [&](std::size_t e) { return 2 * e * ds; });
+          gather(out, Phase::reduce, Collective::all_reduce, t, rspec, Level::world, ceil_div(count, t.size()),
+                 [&](std::size_t e) { return 2 * e * ds; });
         else
           flat_all_reduce(out, Phase::reduce, t, all, me, count, ds);
         continue;
@@ -117,12 +118,12 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
           int bits = 16;
           for (Level l : hops[h]) bits = std::min(bits, p.grad_bits.at(l));
           const std::size_t bytes = bits == 16 ? piece * ds : quant_packed_bytes(piece, {bits, false, p.quant_block});
-          HopTransfer x = hop_transfer(Phase::reduce, t, hops[h], bytes);
+          HopTransfer x = hop_transfer(Phase::reduce, Collective::all_to_all, t, hops[h], bytes);
           if (bits != 16) x.quantized_bytes = 2 * piece * static_cast<std::size_t>(x.hop_size) * 4;
           out.push_back(x);
         }
       } else {
-        gather(out, Phase::reduce, t, rspec, *p.grads, count, [&](std::size_t e) { return e * ds; });
+        gather(out, Phase::reduce, Collective::reduce_scatter, t, rspec, *p.grads, count, [&](std::size_t e) { return e * ds; });
       }
       if (*p.grads != Level::world) flat_all_reduce(out, Phase::reduce, t, t.cross_group(*p.grads, me), me, count, ds);
     }
@@ -130,7 +131,8 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
   flat_all_reduce(out, Phase::step, t, all, me, 2, 4);  // loss and squared gradient norm
   if (!p.params && p.optim)  // replicated params rebuilt from the optim shards
     for (std::size_t u = 0; u < units.size(); ++u)
-      gather(out, Phase::step, t, rspec, *p.optim, shard(p.optim, static_cast<int>(u)), [&](std::size_t e) { return e * ds; });
+      gather(out, Phase::step, Collective::all_gather, t, rspec, *p.optim, shard(p.optim, static_cast<int>(u)),
+             [&](std::size_t e) { return e * ds; });
   return out;
 }
 

@@ -41,6 +41,8 @@ std::string System::to_toml() const {
   root.insert("peak_tflops", peak_flops / 1e12);
   root.insert("memory_bandwidth_gbs", memory_bandwidth_Bps / 1e9);
   root.insert("compute_efficiency", compute_efficiency);
+  root.insert("gather_algorithm", gather_algorithm == GatherAlgorithm::ring ? "ring" : "direct");
+  root.insert("overlap", overlap);
   toml::array levels;
   for (const LinkSpec& l : links) {
     toml::table t;
@@ -76,7 +78,9 @@ void reject_unknown(const toml::table& t, std::initializer_list<std::string_view
 
 System parse_system_toml(std::string_view text, const std::string& origin) {
   const toml::table root = parse_toml(text, origin);
-  reject_unknown(root, {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "level"}, origin);
+  reject_unknown(root,
+                 {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "gather_algorithm", "overlap", "level"},
+                 origin);
   System s;
   s.name = root["name"].value_or(std::string("custom"));
   TZ_CHECK(root.contains("memory_gb"), ConfigError, origin + ": missing key 'memory_gb'");
@@ -86,6 +90,13 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
   if (root.contains("memory_bandwidth_gbs")) s.memory_bandwidth_Bps = number(*root.get("memory_bandwidth_gbs"), origin + ": memory_bandwidth_gbs") * 1e9;
   if (root.contains("compute_efficiency")) s.compute_efficiency = number(*root.get("compute_efficiency"), origin + ": compute_efficiency");
   TZ_CHECK(s.compute_efficiency > 0 && s.compute_efficiency <= 1, ConfigError, origin + ": compute_efficiency must be in (0, 1]");
+  if (root.contains("overlap")) s.overlap = number(*root.get("overlap"), origin + ": overlap");
+  TZ_CHECK(s.overlap >= 0 && s.overlap <= 1, ConfigError, origin + ": overlap must be in [0, 1]");
+  if (root.contains("gather_algorithm")) {
+    const auto a = root["gather_algorithm"].value<std::string>();
+    TZ_CHECK(a && (*a == "ring" || *a == "direct"), ConfigError, origin + ": gather_algorithm must be \"ring\" or \"direct\"");
+    s.gather_algorithm = *a == "ring" ? GatherAlgorithm::ring : GatherAlgorithm::direct;
+  }
   const toml::array* levels = root["level"].as_array();
   TZ_CHECK(levels && !levels->empty(), ConfigError, origin + ": needs at least one [[level]] table");
   for (std::size_t i = 0; i < levels->size(); ++i) {

@@ -21,6 +21,7 @@ struct CommArgs {
   bool json = false;
   std::string write_system;
   std::string system_name = "measured";
+  bench::ComputeCalibration calibration;
 };
 
 int run_comm(const CommArgs& a, Context& ctx) {
@@ -47,7 +48,7 @@ int run_comm(const CommArgs& a, Context& ctx) {
     std::cout.flush();
   }
   if (!a.write_system.empty()) {
-    const System sys = bench::measure_system(hier, a.system_name);
+    const System sys = bench::measure_system(hier, a.system_name, a.calibration);
     if (mpi.rank() == 0) {
       save_system(sys, a.write_system);
       std::fprintf(stderr, "tierzero: wrote system '%s' to %s\n", sys.name.c_str(), a.write_system.c_str());
@@ -101,6 +102,9 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   comm->add_flag("--json", args->json, "One JSON object per line");
   comm->add_option("--write-system", args->write_system, "Write a system TOML with the measured latency and bandwidth per level");
   comm->add_option("--system-name", args->system_name, "Name recorded in the written system file");
+  comm->add_option("--calibrate-model", args->calibration.model, "Model whose forward/backward measures compute_efficiency (--write-system)");
+  comm->add_option("--calibrate-micro-batch", args->calibration.micro_batch, "Its micro-batch")->check(CLI::PositiveNumber);
+  comm->add_option("--calibrate-seq-len", args->calibration.seq_len, "Its sequence length")->check(CLI::PositiveNumber);
   comm->callback([args, &ctx] { ctx.exit_code = run_comm(*args, ctx); });
 
   auto qargs = std::make_shared<QuantArgs>();

@@ -1,0 +1,90 @@
+// The GPT layers on a CUDA device (built with -DTZ_WITH_CUDA=ON): the same
+// functions, shapes and add-or-write rules as the CPU's model/ops.h, over
+// fp32 arrays in device memory, enqueued on the current GpuContext's stream.
+// GEMMs go through cuBLAS (cublasGemmEx) with fp32 accumulation; with
+// GemmMath::bf16 they run on the tensor cores with bf16 inputs
+// (CUBLAS_COMPUTE_32F_FAST_16BF), with GemmMath::fp32 in full fp32 (what the
+// tests compare against the CPU at tight tolerance). No function allocates
+// with cudaMalloc: scratch comes from the context's BlockPool.
+#pragma once
+#include <cstddef>
+#include <memory>
+
+#include "tierzero/block_pool.h"
+
+namespace tierzero::gpu {
+
+enum class GemmMath { fp32, bf16 };
+
+// One device, one stream, one cuBLAS handle and one pool of device memory.
+// current() is the calling thread's context on device 0, made on first use.
+class GpuContext {
+ public:
+  explicit GpuContext(int device = 0);
+  ~GpuContext();
+  GpuContext(const GpuContext&) = delete;
+  GpuContext& operator=(const GpuContext&) = delete;
+
+  static GpuContext& current();
+  void* stream() const;  // cudaStream_t
+  void* blas() const;    // cublasHandle_t, bound to stream()
+  BlockPool& pool();
+  void synchronize() const;
+  GemmMath math = GemmMath::bf16;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// A device array of T from the current context's pool (resize() drops the contents).
+template <class T>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  explicit DeviceArray(std::size_t n) { resize(n); }
+  void resize(std::size_t n) { a_ = n ? PooledArray<T>(GpuContext::current().pool(), n) : PooledArray<T>(); }
+  T* data() { return a_.data(); }
+  const T* data() const { return a_.data(); }
+  std::size_t size() const { return a_.size(); }
+
+ private:
+  PooledArray<T> a_;
+};
+
+// Host <-> device copies on the current stream; to_host waits for it.
+void to_device(void* dst, const void* src, std::size_t bytes);
+void to_host(void* dst, const void* src, std::size_t bytes);
+void fill_zero(void* dst, std::size_t bytes);
+
+// Row-major C[M,N] = alpha op(A) op(B) + beta C, as ops::gemm; `batch`
+// products with element strides sa, sb, sc between them.
+void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
+          float beta, float* c, int ldc, int batch = 1, long long sa = 0, long long sb = 0, long long sc = 0);
+
+void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int Tn, int C);
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int Tn, int C);
+void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N, int C);
+void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, const float* mean,
+                        const float* rstd, int N, int C);
+void matmul_forward(float* out, const float* x, const float* w, const float* b, int N, int IC, int OC);
+void matmul_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, int N, int IC, int OC);
+void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H);
+// scratch: unused (kept for the CPU signature); the device scratch comes from the pool.
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B, int Tn, int C,
+                        int H);
+void gelu_forward(float* out, const float* x, std::size_t n);
+void gelu_backward(float* dx, const float* x, const float* dout, std::size_t n);
+void residual_forward(float* out, const float* a, const float* b, std::size_t n);
+// Waits for the stream to return the mean loss.
+double head_forward(float* probs, const float* x, const float* wte, const int* targets, int N, int C, int V);
+void head_backward(float* dx, float* dwte, float* probs, const float* x, const float* wte, const int* targets, float dloss, int N,
+                   int C, int V);
+
+// One AdamW step over n fp32 elements (optim.h's rule): m, v moments; lr
+// already scheduled; bias corrections from step t (1-based).
+void adamw(float* param, const float* grad, float* m, float* v, std::size_t n, float lr, float beta1, float beta2, float eps,
+           float weight_decay, int t);
+
+}  // namespace tierzero::gpu
+

@@ -1,0 +1,183 @@
+// GptModel's definitions, for the translation units that instantiate it
+// with an ops backend (src/model/gpt.cc: HostOps; src/gpu/gpu_model.cc:
+// gpu::DeviceOps). An ops backend provides Array<T> (resize, data, size),
+// zero(Array) and the layer functions of model/ops.h.
+#pragma once
+#include <vector>
+
+#include "tierzero/gpt.h"
+
+namespace tierzero {
+
+// Activation and gradient buffers; shapes in comments (N = B*T).
+template <class T, class Ops>
+struct GptModel<T, Ops>::Buffers {
+  using Array = typename Ops::template Array<T>;
+  struct Block {
+    Array ln1, ln1_mean, ln1_rstd;  // [N,C], [N], [N]
+    Array qkv;                      // [N,3C]
+    Array att;                      // [B,H,T,T]
+    Array atty;                     // [N,C]
+    Array res2;                     // [N,C] residual after attention
+    Array ln2, ln2_mean, ln2_rstd;  // [N,C], [N], [N]
+    Array fch, fch_gelu;            // [N,4C]
+  };
+  std::vector<Array> residual;  // L+1 of [N,C]: block inputs, then the last output
+  std::vector<Block> blocks;             // L, or 1 when recomputing
+  Array lnf, lnf_mean, lnf_rstd, probs;  // [N,C], [N], [N], [N,V]
+  // Backward scratch, reused by every block.
+  Array dres, dln, datty, dqkv, dfch, dfch_gelu, att_scratch;
+};
+
+template <class T, class Ops>
+GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute)
+    : layout_(layout), batch_(batch), seq_len_(seq_len), recompute_(recompute), buf_(std::make_unique<Buffers>()) {
+  const GptConfig& c = layout.config();
+  const std::size_t N = static_cast<std::size_t>(batch) * seq_len, C = c.channels;
+  auto& b = *buf_;
+  b.residual.resize(c.layers + 1);
+  for (auto& r : b.residual) r.resize(N * C);
+  b.blocks.resize(recompute ? 1 : c.layers);
+  for (auto& k : b.blocks) {
+    k.ln1.resize(N * C), k.ln1_mean.resize(N), k.ln1_rstd.resize(N), k.qkv.resize(N * 3 * C);
+    k.att.resize(static_cast<std::size_t>(batch) * c.heads * seq_len * seq_len);
+    k.atty.resize(N * C), k.res2.resize(N * C), k.ln2.resize(N * C), k.ln2_mean.resize(N), k.ln2_rstd.resize(N);
+    k.fch.resize(N * 4 * C), k.fch_gelu.resize(N * 4 * C);
+  }
+  b.lnf.resize(N * C), b.lnf_mean.resize(N), b.lnf_rstd.resize(N), b.probs.resize(N * c.vocab);
+  b.dres.resize(N * C), b.dln.resize(N * C), b.datty.resize(N * C), b.dqkv.resize(N * 3 * C);
+  b.dfch.resize(N * 4 * C), b.dfch_gelu.resize(N * 4 * C);
+  b.att_scratch.resize(static_cast<std::size_t>(seq_len) * seq_len);
+}
+
+template <class T, class Ops>
+GptModel<T, Ops>::~GptModel() = default;
+
+template <class T, class Ops>
+void GptModel<T, Ops>::embed_forward(const T* embed, const int* tokens) {
+  const GptConfig& c = layout_.config();
+  Ops::encoder_forward(buf_->residual[0].data(), tokens, embed, embed + static_cast<std::size_t>(c.vocab) * c.channels,
+                       batch_, seq_len_, c.channels);
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::block_forward_into(int layer, const T* p, int acts) {
+  const GptConfig& c = layout_.config();
+  const BlockOffsets& o = layout_.block();
+  const int N = batch_ * seq_len_, C = c.channels;
+  auto& k = buf_->blocks[acts];
+  const T* x = buf_->residual[layer].data();
+  T* out = buf_->residual[layer + 1].data();
+  Ops::layernorm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, p + o.ln1_w, p + o.ln1_b, N, C);
+  Ops::matmul_forward(k.qkv.data(), k.ln1.data(), p + o.attn_w, p + o.attn_b, N, C, 3 * C);
+  Ops::attention_forward(k.atty.data(), k.att.data(), k.qkv.data(), batch_, seq_len_, C, c.heads);
+  Ops::matmul_forward(k.res2.data(), k.atty.data(), p + o.proj_w, p + o.proj_b, N, C, C);
+  Ops::residual_forward(k.res2.data(), k.res2.data(), x, k.res2.size());
+  Ops::layernorm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.res2.data(), p + o.ln2_w, p + o.ln2_b, N, C);
+  Ops::matmul_forward(k.fch.data(), k.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, 4 * C);
+  Ops::gelu_forward(k.fch_gelu.data(), k.fch.data(), k.fch.size());
+  Ops::matmul_forward(out, k.fch_gelu.data(), p + o.fcproj_w, p + o.fcproj_b, N, 4 * C, C);
+  Ops::residual_forward(out, out, k.res2.data(), k.res2.size());
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::block_forward(int layer, const T* block) {
+  block_forward_into(layer, block, recompute_ ? 0 : layer);
+}
+
+template <class T, class Ops>
+double GptModel<T, Ops>::head_forward(const T* embed, const T* head, const int* targets) {
+  const GptConfig& c = layout_.config();
+  const int N = batch_ * seq_len_, C = c.channels;
+  auto& b = *buf_;
+  Ops::layernorm_forward(b.lnf.data(), b.lnf_mean.data(), b.lnf_rstd.data(), b.residual[c.layers].data(), head, head + C, N, C);
+  return Ops::head_forward(b.probs.data(), b.lnf.data(), embed, targets, N, C, c.vocab);
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::head_backward(const T* embed, const T* head, T* dembed, T* dhead, const int* targets, T dloss) {
+  const GptConfig& c = layout_.config();
+  const int N = batch_ * seq_len_, C = c.channels;
+  auto& b = *buf_;
+  Ops::head_backward(b.dln.data(), dembed, b.probs.data(), b.lnf.data(), embed, targets, dloss, N, C, c.vocab);
+  Ops::zero(b.dres);
+  Ops::layernorm_backward(b.dres.data(), dhead, dhead + C, b.dln.data(), b.residual[c.layers].data(), head,
+                          b.lnf_mean.data(), b.lnf_rstd.data(), N, C);
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
+  const GptConfig& c = layout_.config();
+  const BlockOffsets& o = layout_.block();
+  const int N = batch_ * seq_len_, C = c.channels;
+  auto& b = *buf_;
+  if (recompute_) block_forward_into(layer, p, 0);
+  auto& k = b.blocks[recompute_ ? 0 : layer];
+  const T* x = b.residual[layer].data();
+  // b.dres holds dL/d(block output); on return it holds dL/d(block input).
+  Ops::matmul_backward(b.dfch_gelu.data(), dp + o.fcproj_w, dp + o.fcproj_b, b.dres.data(), k.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C);
+  Ops::gelu_backward(b.dfch.data(), k.fch.data(), b.dfch_gelu.data(), b.dfch.size());
+  Ops::matmul_backward(b.dln.data(), dp + o.fc_w, dp + o.fc_b, b.dfch.data(), k.ln2.data(), p + o.fc_w, N, C, 4 * C);
+  Ops::layernorm_backward(b.dres.data(), dp + o.ln2_w, dp + o.ln2_b, b.dln.data(), k.res2.data(), p + o.ln2_w,
+                          k.ln2_mean.data(), k.ln2_rstd.data(), N, C);
+  Ops::matmul_backward(b.datty.data(), dp + o.proj_w, dp + o.proj_b, b.dres.data(), k.atty.data(), p + o.proj_w, N, C, C);
+  Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, C, c.heads);
+  Ops::matmul_backward(b.dln.data(), dp + o.attn_w, dp + o.attn_b, b.dqkv.data(), k.ln1.data(), p + o.attn_w, N, C, 3 * C);
+  Ops::layernorm_backward(b.dres.data(), dp + o.ln1_w, dp + o.ln1_b, b.dln.data(), x, p + o.ln1_w, k.ln1_mean.data(),
+                          k.ln1_rstd.data(), N, C);
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::embed_backward(T* dembed, const int* tokens) {
+  const GptConfig& c = layout_.config();
+  Ops::encoder_backward(dembed, dembed + static_cast<std::size_t>(c.vocab) * c.channels, buf_->dres.data(), tokens, batch_,
+                        seq_len_, c.channels);
+}
+
+template <class T, class Ops>
+double GptModel<T, Ops>::forward(const T* params, const int* tokens, const int* targets) {
+  const auto& u = layout_.units();
+  embed_forward(params + u[layout_.embed_unit()].offset, tokens);
+  for (int l = 0; l < layout_.config().layers; ++l) block_forward(l, params + u[layout_.block_unit(l)].offset);
+  return head_forward(params + u[layout_.embed_unit()].offset, params + u[layout_.head_unit()].offset, targets);
+}
+
+template <class T, class Ops>
+double GptModel<T, Ops>::forward_backward(const T* params, T* grads, const int* tokens, const int* targets, T dloss) {
+  const double loss = forward(params, tokens, targets);
+  const auto& u = layout_.units();
+  const std::size_t e = u[layout_.embed_unit()].offset, h = u[layout_.head_unit()].offset;
+  head_backward(params + e, params + h, grads + e, grads + h, targets, dloss);
+  for (int l = layout_.config().layers - 1; l >= 0; --l) {
+    const std::size_t off = u[layout_.block_unit(l)].offset;
+    block_backward(l, params + off, grads + off);
+  }
+  embed_backward(grads + e, tokens);
+  return loss;
+}
+
+template <class T, class Ops>
+std::size_t GptModel<T, Ops>::activation_bytes() const {
+  const auto& b = *buf_;
+  std::size_t n = 0;
+  for (const auto& r : b.residual) n += r.size();
+  for (const auto& k : b.blocks)
+    n += k.ln1.size() + k.ln1_mean.size() + k.ln1_rstd.size() + k.qkv.size() + k.att.size() + k.atty.size() + k.res2.size() +
+         k.ln2.size() + k.ln2_mean.size() + k.ln2_rstd.size() + k.fch.size() + k.fch_gelu.size();
+  n += b.lnf.size() + b.lnf_mean.size() + b.lnf_rstd.size() + b.probs.size() + b.dres.size() + b.dln.size() + b.datty.size() +
+       b.dqkv.size() + b.dfch.size() + b.dfch_gelu.size() + b.att_scratch.size();
+  return n * sizeof(T);
+}
+
+template <class T, class Ops>
+const T* GptModel<T, Ops>::probs() const {
+  return buf_->probs.data();
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::logits(const T* embed, T* out) const {
+  const GptConfig& c = layout_.config();
+  Ops::matmul_forward(out, buf_->lnf.data(), embed, static_cast<const T*>(nullptr), batch_ * seq_len_, c.channels, c.vocab);
+}
+
+}  // namespace tierzero

@@ -1,0 +1,46 @@
+// The CPU ops backend of GptModel (tierzero/gpt.h): std::vector arrays and
+// the layers of model/ops.h.
+#pragma once
+#include <algorithm>
+#include <vector>
+
+#include "model/ops.h"
+
+namespace tierzero {
+
+struct HostOps {
+  template <class T>
+  using Array = std::vector<T>;
+  template <class T>
+  static void zero(std::vector<T>& v) {
+    std::fill(v.begin(), v.end(), T(0));
+  }
+  template <class... A>
+  static void encoder_forward(A... a) { ops::encoder_forward(a...); }
+  template <class... A>
+  static void encoder_backward(A... a) { ops::encoder_backward(a...); }
+  template <class... A>
+  static void layernorm_forward(A... a) { ops::layernorm_forward(a...); }
+  template <class... A>
+  static void layernorm_backward(A... a) { ops::layernorm_backward(a...); }
+  template <class... A>
+  static void matmul_forward(A... a) { ops::matmul_forward(a...); }
+  template <class... A>
+  static void matmul_backward(A... a) { ops::matmul_backward(a...); }
+  template <class... A>
+  static void attention_forward(A... a) { ops::attention_forward(a...); }
+  template <class... A>
+  static void attention_backward(A... a) { ops::attention_backward(a...); }
+  template <class... A>
+  static void gelu_forward(A... a) { ops::gelu_forward(a...); }
+  template <class... A>
+  static void gelu_backward(A... a) { ops::gelu_backward(a...); }
+  template <class... A>
+  static void residual_forward(A... a) { ops::residual_forward(a...); }
+  template <class... A>
+  static double head_forward(A... a) { return ops::head_forward(a...); }
+  template <class... A>
+  static void head_backward(A... a) { ops::head_backward(a...); }
+};
+
+}  // namespace tierzero

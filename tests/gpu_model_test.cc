@@ -1,0 +1,257 @@
+// The GPT layers and the whole model on a CUDA device against the CPU, on
+// random non-zero inputs; skipped with the reason where no device exists.
+// Tolerances: layers with GemmMath::fp32 agree with the CPU to float
+// rounding (relative 1e-4 of the largest value); the model with bf16
+// tensor-core GEMMs (8-bit mantissa inputs, fp32 accumulation) to 2e-2
+// relative L2 error in every gradient; 20 training steps to 2% in loss.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "model/ops.h"
+#include "tierzero/gpu.h"
+#include "tierzero/gpu_model.h"
+#include "tierzero/optim.h"
+
+namespace tierzero {
+namespace {
+
+#define TZ_NEED_GPU()                                                                                         \
+  do {                                                                                                        \
+    std::string why;                                                                                          \
+    if (!gpu_available(&why)) GTEST_SKIP() << "no GPU here (" << why << "); scripts/gpu_check.sh runs this"; \
+  } while (0)
+
+std::vector<float> random_vector(std::size_t n, unsigned seed, float scale = 1.0f) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) {
+    x = d(g);
+    if (x == 0.0f) x = scale * 1e-3f;
+  }
+  return v;
+}
+
+template <class T>
+gpu::DeviceArray<T> upload(const std::vector<T>& v) {
+  gpu::DeviceArray<T> a(v.size());
+  gpu::to_device(a.data(), v.data(), v.size() * sizeof(T));
+  return a;
+}
+
+template <class T>
+std::vector<T> download(const gpu::DeviceArray<T>& a) {
+  std::vector<T> v(a.size());
+  gpu::to_host(v.data(), a.data(), v.size() * sizeof(T));
+  return v;
+}
+
+// max |a - b| <= rel * max |a|
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double rel, const char* what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double scale = 0, err = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) scale = std::max(scale, std::fabs(double(want[i]))), err = std::max(err, std::fabs(double(got[i]) - want[i]));
+  EXPECT_GT(scale, 0.0) << what;
+  EXPECT_LE(err, rel * scale) << what << ": max error " << err << " of max " << scale;
+}
+
+struct Fp32Math {
+  Fp32Math() { gpu::GpuContext::current().math = gpu::GemmMath::fp32; }
+  ~Fp32Math() { gpu::GpuContext::current().math = gpu::GemmMath::bf16; }
+};
+
+TEST(GpuOps, LayersMatchTheCpu) {
+  TZ_NEED_GPU();
+  Fp32Math fp32;
+  const int B = 2, T = 24, C = 64, H = 4, N = B * T, V = 96;
+  const auto x = random_vector(N * C, 1), w = random_vector(C, 2), b = random_vector(C, 3), dout = random_vector(N * C, 4);
+  {  // LayerNorm forward and backward (dx, dw, db accumulate into non-zero buffers)
+    std::vector<float> out(N * C), mean(N), rstd(N), dx = random_vector(N * C, 5), dw = random_vector(C, 6), db = random_vector(C, 7);
+    auto gx = upload(x), gw = upload(w), gb = upload(b), gout = upload(out), gmean = upload(mean), grstd = upload(rstd);
+    auto gdout = upload(dout), gdx = upload(dx), gdw = upload(dw), gdb = upload(db);
+    ops::layernorm_forward(out.data(), mean.data(), rstd.data(), x.data(), w.data(), b.data(), N, C);
+    gpu::layernorm_forward(gout.data(), gmean.data(), grstd.data(), gx.data(), gw.data(), gb.data(), N, C);
+    expect_close(download(gout), out, 1e-5, "layernorm out");
+    ops::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C);
+    gpu::layernorm_backward(gdx.data(), gdw.data(), gdb.data(), gdout.data(), gx.data(), gw.data(), gmean.data(), grstd.data(), N, C);
+    expect_close(download(gdx), dx, 1e-5, "layernorm dx");
+    expect_close(download(gdw), dw, 1e-5, "layernorm dw");
+    expect_close(download(gdb), db, 1e-5, "layernorm db");
+  }
+  {  // matmul with bias, forward and backward
+    const int OC = 3 * C;
+    const auto W = random_vector(OC * C, 8, 0.1f), bias = random_vector(OC, 9), d = random_vector(N * OC, 10);
+    std::vector<float> out(N * OC), dx(N * C), dW = random_vector(OC * C, 11), db = random_vector(OC, 12);
+    auto gx = upload(x), gW = upload(W), gbias = upload(bias), gd = upload(d), gout = upload(out), gdx = upload(dx),
+         gdW = upload(dW), gdb = upload(db);
+    ops::matmul_forward(out.data(), x.data(), W.data(), bias.data(), N, C, OC);
+    gpu::matmul_forward(gout.data(), gx.data(), gW.data(), gbias.data(), N, C, OC);
+    expect_close(download(gout), out, 1e-5, "matmul out");
+    ops::matmul_backward(dx.data(), dW.data(), db.data(), d.data(), x.data(), W.data(), N, C, OC);
+    gpu::matmul_backward(gdx.data(), gdW.data(), gdb.data(), gd.data(), gx.data(), gW.data(), N, C, OC);
+    expect_close(download(gdx), dx, 1e-5, "matmul dx");
+    expect_close(download(gdW), dW, 1e-5, "matmul dW");
+    expect_close(download(gdb), db, 1e-5, "matmul db");
+  }
+  {  // causal attention
+    const auto qkv = random_vector(N * 3 * C, 13);
+    std::vector<float> out(N * C), att(B * H * T * T), dqkv(N * 3 * C), scratch(T * T);
+    auto gqkv = upload(qkv), gout = upload(out), gatt = upload(att), gdout = upload(dout), gdqkv = upload(dqkv);
+    ops::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, H);
+    gpu::attention_forward(gout.data(), gatt.data(), gqkv.data(), B, T, C, H);
+    expect_close(download(gatt), att, 1e-5, "attention probabilities");
+    expect_close(download(gout), out, 1e-5, "attention out");
+    ops::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), scratch.data(), B, T, C, H);
+    gpu::attention_backward(gdqkv.data(), gdout.data(), gqkv.data(), gatt.data(), nullptr, B, T, C, H);
+    expect_close(download(gdqkv), dqkv, 1e-5, "attention dqkv");
+  }
+  {  // GELU, residual, token and position embedding
+    std::vector<float> y(N * C), dx(N * C), r(N * C);
+    auto gx = upload(x), gy = upload(y), gdout = upload(dout), gdx = upload(dx), gr = upload(r);
+    ops::gelu_forward(y.data(), x.data(), y.size());
+    gpu::gelu_forward(gy.data(), gx.data(), y.size());
+    expect_close(download(gy), y, 1e-6, "gelu");
+    ops::gelu_backward(dx.data(), x.data(), dout.data(), dx.size());
+    gpu::gelu_backward(gdx.data(), gx.data(), gdout.data(), dx.size());
+    expect_close(download(gdx), dx, 1e-6, "gelu backward");
+    ops::residual_forward(r.data(), x.data(), dout.data(), r.size());
+    gpu::residual_forward(gr.data(), gx.data(), gdout.data(), r.size());
+    expect_close(download(gr), r, 0.0, "residual");
+    std::vector<int> tokens(N);
+    for (int i = 0; i < N; ++i) tokens[i] = (i * 31 + 5) % V;
+    const auto wte = random_vector(V * C, 14), wpe = random_vector(T * C, 15);
+    std::vector<float> e(N * C), dwte = random_vector(V * C, 16), dwpe = random_vector(T * C, 17);
+    auto gtok = upload(tokens);
+    auto gwte = upload(wte), gwpe = upload(wpe), ge = upload(e), gdwte = upload(dwte), gdwpe = upload(dwpe);
+    ops::encoder_forward(e.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
+    gpu::encoder_forward(ge.data(), gtok.data(), gwte.data(), gwpe.data(), B, T, C);
+    expect_close(download(ge), e, 0.0, "encoder");
+    ops::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, T, C);
+    gpu::encoder_backward(gdwte.data(), gdwpe.data(), gdout.data(), gtok.data(), B, T, C);
+    expect_close(download(gdwte), dwte, 1e-5, "encoder dwte");
+    expect_close(download(gdwpe), dwpe, 1e-5, "encoder dwpe");
+  }
+  {  // tied head with cross-entropy
+    std::vector<int> targets(N);
+    for (int i = 0; i < N; ++i) targets[i] = (i * 17 + 3) % V;
+    const auto wte = random_vector(V * C, 18, 0.2f);
+    std::vector<float> probs(N * V), dx(N * C), dwte = random_vector(V * C, 19);
+    auto gt = upload(targets);
+    auto gx = upload(x), gwte = upload(wte), gprobs = upload(probs), gdx = upload(dx), gdwte = upload(dwte);
+    const double loss = ops::head_forward(probs.data(), x.data(), wte.data(), targets.data(), N, C, V);
+    EXPECT_NEAR(gpu::head_forward(gprobs.data(), gx.data(), gwte.data(), gt.data(), N, C, V), loss, 1e-5 * loss);
+    expect_close(download(gprobs), probs, 1e-5, "head probabilities");
+    ops::head_backward(dx.data(), dwte.data(), probs.data(), x.data(), wte.data(), targets.data(), 0.5f, N, C, V);
+    gpu::head_backward(gdx.data(), gdwte.data(), gprobs.data(), gx.data(), gwte.data(), gt.data(), 0.5f, N, C, V);
+    expect_close(download(gdx), dx, 1e-5, "head dx");
+    expect_close(download(gdwte), dwte, 1e-5, "head dwte");
+  }
+  {  // AdamW
+    const std::size_t n = 1000;
+    auto p = random_vector(n, 20), g = random_vector(n, 21), m = random_vector(n, 22, 0.1f), v = random_vector(n, 23, 0.1f);
+    for (float& e : v) e = std::fabs(e);
+    auto gp = upload(p), gg = upload(g), gm = upload(m), gv = upload(v);
+    AdamWConfig c;
+    adamw_update(p.data(), g.data(), m.data(), v.data(), n, c, 3, 1e-3f, true);
+    gpu::adamw(gp.data(), gg.data(), gm.data(), gv.data(), n, 1e-3f, c.beta1, c.beta2, c.eps, c.weight_decay, 3);
+    expect_close(download(gp), p, 1e-6, "adamw params");
+    expect_close(download(gm), m, 1e-6, "adamw m");
+    expect_close(download(gv), v, 1e-6, "adamw v");
+  }
+}
+
+struct TinyModel {
+  GptLayout layout{gpt_preset("gpt-tiny")};
+  int B = 4, T = 64;
+  std::vector<float> params;
+  std::vector<int> tokens, targets;
+  explicit TinyModel(unsigned seed) {
+    params.resize(layout.num_params());
+    gpt_init(layout, seed, params.data());
+    batch(0);
+  }
+  void batch(int step) {
+    tokens.resize(B * T), targets.resize(B * T);
+    for (int i = 0; i < B * T; ++i) tokens[i] = (i * 37 + 11 * step + 3) % 256, targets[i] = (tokens[i] * 7 + 1) % 256;
+  }
+};
+
+double relative_l2(const std::vector<float>& a, const std::vector<float>& b, std::size_t off, std::size_t n) {
+  double num = 0, den = 0;
+  for (std::size_t i = off; i < off + n; ++i) num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]), den += double(b[i]) * b[i];
+  return std::sqrt(num / std::max(den, 1e-30));
+}
+
+TEST(GpuModel, ForwardBackwardMatchesTheCpuInBf16) {
+  TZ_NEED_GPU();
+  TinyModel m(5);
+  GptModel<float> cpu(m.layout, m.B, m.T);
+  std::vector<float> grads(m.params.size(), 0.0f);
+  const double loss = cpu.forward_backward(m.params.data(), grads.data(), m.tokens.data(), m.targets.data());
+
+  GptModel<float, gpu::DeviceOps> dev(m.layout, m.B, m.T);
+  auto gp = upload(m.params);
+  auto gt = upload(m.tokens), gy = upload(m.targets);
+  gpu::DeviceArray<float> gg(m.params.size());
+  gpu::fill_zero(gg.data(), gg.size() * sizeof(float));
+  const double dloss = dev.forward_backward(gp.data(), gg.data(), gt.data(), gy.data());
+  EXPECT_NEAR(dloss, loss, 1e-2 * loss);
+  const auto got = download(gg);
+  for (const TensorInfo& t : m.layout.tensors())
+    EXPECT_LT(relative_l2(got, grads, t.offset, t.numel), 2e-2) << t.name;
+}
+
+TEST(GpuModel, TwentyTrainingStepsFollowTheCpuLossCurve) {
+  TZ_NEED_GPU();
+  TinyModel m(7);
+  const std::size_t n = m.params.size();
+  AdamWConfig c;
+  const float lr = 3e-3f;
+  std::vector<double> cpu_losses, gpu_losses;
+  {
+    GptModel<float> model(m.layout, m.B, m.T);
+    std::vector<float> p = m.params, g(n), mo(n), v(n);
+    for (int s = 0; s < 20; ++s) {
+      m.batch(s);
+      std::fill(g.begin(), g.end(), 0.0f);
+      cpu_losses.push_back(model.forward_backward(p.data(), g.data(), m.tokens.data(), m.targets.data()));
+      adamw_update(p.data(), g.data(), mo.data(), v.data(), n, c, s + 1, lr, true);
+    }
+  }
+  {
+    GptModel<float, gpu::DeviceOps> model(m.layout, m.B, m.T);
+    auto p = upload(m.params);
+    gpu::DeviceArray<float> g(n), mo(n), v(n);
+    gpu::fill_zero(mo.data(), n * sizeof(float));
+    gpu::fill_zero(v.data(), n * sizeof(float));
+    for (int s = 0; s < 20; ++s) {
+      m.batch(s);
+      auto tok = upload(m.tokens), tgt = upload(m.targets);
+      gpu::fill_zero(g.data(), n * sizeof(float));
+      gpu_losses.push_back(model.forward_backward(p.data(), g.data(), tok.data(), tgt.data()));
+      gpu::adamw(p.data(), g.data(), mo.data(), v.data(), n, lr, c.beta1, c.beta2, c.eps, c.weight_decay, s + 1);
+    }
+  }
+  EXPECT_LT(cpu_losses.back(), 0.9 * cpu_losses.front());  // it learns
+  for (int s = 0; s < 20; ++s) EXPECT_NEAR(gpu_losses[s], cpu_losses[s], 0.02 * cpu_losses[s]) << "step " << s;
+}
+
+TEST(GpuModel, TheSteadyStateStepDoesNotAllocate) {
+  TZ_NEED_GPU();
+  TinyModel m(9);
+  GptModel<float, gpu::DeviceOps> model(m.layout, m.B, m.T);
+  auto p = upload(m.params);
+  auto tok = upload(m.tokens), tgt = upload(m.targets);
+  gpu::DeviceArray<float> g(m.params.size());
+  model.forward_backward(p.data(), g.data(), tok.data(), tgt.data());
+  const std::size_t before = gpu::GpuContext::current().pool().backing_allocations();
+  for (int s = 0; s < 3; ++s) model.forward_backward(p.data(), g.data(), tok.data(), tgt.data());
+  EXPECT_EQ(gpu::GpuContext::current().pool().backing_allocations(), before);
+}
+
+}  // namespace
+}  // namespace tierzero
