@@ -6,11 +6,11 @@
 # the same table with the measured system, and prints one JSON line per
 # strategy: measured and predicted step time, tokens/s, bytes per level and
 # the step-time ratio to zero3. Needs root (namespaces).
-#   MODEL=gpt-mini SEQ=128 BATCH=1 STEPS=6 bench/cluster_compare.sh
+#   MODEL=gpt-mini SEQ=128 BATCH=1 STEPS=12 bench/cluster_compare.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cluster="$root/scripts/cluster.sh"
-MODEL=${MODEL:-gpt-mini} SEQ=${SEQ:-128} BATCH=${BATCH:-1} STEPS=${STEPS:-6}
+MODEL=${MODEL:-gpt-mini} SEQ=${SEQ:-128} BATCH=${BATCH:-1} STEPS=${STEPS:-12}
 STRATEGIES=${STRATEGIES:-"zero3 zeropp mics hier3 ddp"}
 out="$root/build/cluster"
 mkdir -p "$out"

@@ -20,6 +20,9 @@ namespace {
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 // Mean seconds per call of `op` on the slowest rank.
+// Calls of an operation taking `t` seconds that fill about half a second (3 to 200).
+int iterations_for(double t) { return static_cast<int>(std::clamp(0.5 / std::max(t, 1e-9), 3.0, 200.0)); }
+
 double time_op(Communicator& world, int warmup, int iters, const std::function<void()>& op) {
   for (int i = 0; i < warmup; ++i) op();
   world.barrier();
@@ -150,10 +153,7 @@ System measure_system(Hierarchy& hier, const std::string& name, const ComputeCal
   Communicator& world = hier.world();
   const Topology& topo = world.topology();
   // Per-rank shard sizes of the all-gathers the α–β line is fitted to.
-  // Latency from tiny messages; bandwidth from the slope between two sizes
-  // around a training step's per-unit shards (so per-message costs do not
-  // leak into it, and TCP's queueing is that of training-sized messages).
-  constexpr std::size_t kTiny = 8, kSmall = 1 << 16, kLarge = 1 << 19;
+  constexpr std::size_t kTiny = 8, kLarge = 1 << 19;
   std::vector<std::byte> in(kLarge, std::byte{1}), out;
   System sys;
   sys.name = name;
@@ -162,7 +162,7 @@ System measure_system(Hierarchy& hier, const std::string& name, const ComputeCal
   sys.memory_bytes = static_cast<double>(pages) * static_cast<double>(page) / per_node;
   sys.peak_flops = measure_gemm_flops(world);
   sys.memory_bandwidth_Bps = system_preset("cpu")->memory_bandwidth_Bps;
-  sys.gather_algorithm = GatherAlgorithm::direct;
+  sys.collectives = CollectiveLibrary::mpi;
   measure_compute(world, calibration, sys);
   std::optional<LinkSpec> inner;  // the last measured level
   for (Level l : topo.levels()) {
@@ -180,10 +180,18 @@ System measure_system(Hierarchy& hier, const std::string& name, const ComputeCal
       const double peers_outside = static_cast<double>(f - 1) * (group->size() / f);
       out.resize(kLarge * group->size());
       auto gather = [&](std::size_t bytes) {
-        return time_op(world, 1, 5, [&] { group->all_gather(in.data(), out.data(), bytes, DType::u8); });
+        const auto op = [&] { group->all_gather(in.data(), out.data(), bytes, DType::u8); };
+        return time_op(world, 3, iterations_for(time_op(world, 0, 1, op)), op);  // about half a second of calls
       };
-      const double t0 = gather(kTiny), t1 = gather(kSmall), t2 = gather(kLarge);
-      link.bandwidth_Bps = peers_outside * static_cast<double>(kLarge - kSmall) / std::max(t2 - t1, 1e-9);
+      // t = (members - 1) * latency + bytes / bandwidth (the simulator's
+      // hop model): latency from 8-byte shards, bandwidth from the time
+      // above it at two shard sizes like a training step's per-unit shards
+      // (TCP under tbf moves large bursts at a lower rate than small ones,
+      // so a slope across sizes would not describe either).
+      const double t0 = gather(kTiny);
+      double rate = 0;
+      for (std::size_t b : {kLarge / 2, kLarge}) rate += peers_outside * static_cast<double>(b) / std::max(gather(b) - t0, 1e-9) / 2;
+      link.bandwidth_Bps = rate;
       link.latency_s = t0 / (group->size() - 1);
       link.source = "measured by tierzero bench comm (all-gather over group(" + std::string(level_name(l)) + "), " +
                     topo.to_string() + ")";

@@ -82,18 +82,24 @@ TEST(HopTime, ARingIsLimitedByItsSlowestChainLink) {
   EXPECT_EQ(hop_time(cross, topo, sys).bottleneck, 2);
 }
 
-TEST(HopTime, DirectExchangeRunsTheLevelsInParallel) {
+TEST(HopTime, OpenMpiGathersDirectlyAndReducesThroughOneRank) {
   System sys = load_system("frontier");
   const Topology topo = sys.topology(16);
   HopTransfer flat{Phase::forward, Collective::all_gather, 16, {1'000'000, 6'000'000, 8'000'000}, 0};
   HopTransfer a2a = flat;
-  a2a.collective = Collective::all_to_all;  // direct even where gathers are rings
+  a2a.collective = Collective::all_to_all;  // direct even under NCCL
   EXPECT_NEAR(hop_time(a2a, topo, sys).transfer_s, 8e6 / 12.5e9, 1e-12);
-  sys.gather_algorithm = GatherAlgorithm::direct;
+  sys.collectives = CollectiveLibrary::mpi;
   EXPECT_NEAR(hop_time(flat, topo, sys).transfer_s, 8e6 / 12.5e9, 1e-12);  // max(1/200, 6/50, 8/12.5) ms
   HopTransfer ar = flat;
-  ar.collective = Collective::all_reduce;  // rings on every system
+  ar.collective = Collective::all_reduce;  // a ring under both libraries
   EXPECT_NEAR(hop_time(ar, topo, sys).transfer_s, 15e6 / 100e9, 1e-12);
+  // Reduce-scatter of M = 16 MB (1 MB pieces): binomial reduce, 1 round across gpu
+  // (M / 200 GB/s), 2 across node (M / (2 x 50)), 1 across world (M / (8 x 12.5)),
+  // then the scatter's slowest level, 8 MB / (8 x 12.5 GB/s).
+  HopTransfer rs = flat;
+  rs.collective = Collective::reduce_scatter;
+  EXPECT_NEAR(hop_time(rs, topo, sys).transfer_s, 16e6 / 200e9 + 2 * 16e6 / 100e9 + 16e6 / 100e9 + 8e6 / 100e9, 1e-12);
 }
 
 TEST(Simulator, OverlapHidesCommunicationUnderCompute) {
@@ -117,6 +123,19 @@ TEST(Simulator, OverlapHidesCommunicationUnderCompute) {
 
 namespace tierzero {
 namespace {
+
+TEST(Planner, FitMemoryWidensTheBackwardCopyOnlyWhenItMustFit) {
+  SimInput in = frontier("hier3", 8);
+  in.recompute = true;
+  ASSERT_FALSE(simulate(in).fits);  // the package copy of a 20B model does not fit a 64 GB GCD beside everything else
+  const Plan fitted = fit_memory(in);
+  EXPECT_EQ(fitted.bwd_params, Partition(Level::node));
+  in.plan = fitted;
+  EXPECT_TRUE(simulate(in).fits);
+  SimInput roomy = frontier("hier3", 384);  // fits as it is: unchanged
+  roomy.recompute = true;
+  EXPECT_EQ(fit_memory(roomy).bwd_params, Partition(Level::gpu));
+}
 
 TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
   SimInput base = frontier("zero3", 64);

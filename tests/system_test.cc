@@ -32,12 +32,12 @@ TEST(System, AllPresetsRoundTripThroughToml) {
     EXPECT_NEAR(b.memory_bytes, a.memory_bytes, 1.0);
     EXPECT_NEAR(b.peak_flops, a.peak_flops, 1.0);
     EXPECT_EQ(b.compute_efficiency, a.compute_efficiency);
-    EXPECT_EQ(b.gather_algorithm, a.gather_algorithm);
+    EXPECT_EQ(b.collectives, a.collectives);
     EXPECT_EQ(b.overlap, a.overlap);
   }
   // GPU presets use NCCL/RCCL rings; the cpu preset tierzero's MPI communicator (direct).
-  EXPECT_EQ(system_preset("frontier")->gather_algorithm, GatherAlgorithm::ring);
-  EXPECT_EQ(system_preset("cpu")->gather_algorithm, GatherAlgorithm::direct);
+  EXPECT_EQ(system_preset("frontier")->collectives, CollectiveLibrary::nccl);
+  EXPECT_EQ(system_preset("cpu")->collectives, CollectiveLibrary::mpi);
 }
 
 void expect_error(const std::string& text, const char* fragment) {
@@ -57,7 +57,7 @@ TEST(System, RejectsBadFiles) {
   expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=1\n", "needs bandwidth_gbs and latency_us");
   expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='node'\nbandwidth_gbs=1\nlatency_us=1\n", "last level must be 'world'");
   expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=-1\nlatency_us=1\n", "bandwidth must be > 0");
-  expect_error("memory_gb=1\npeak_tflops=1\ngather_algorithm='tree'\n" + ok_level, "gather_algorithm must be");
+  expect_error("memory_gb=1\npeak_tflops=1\ncollectives='tree'\n" + ok_level, "collectives must be");
   expect_error("memory_gb=1\npeak_tflops=1\noverlap=1.5\n" + ok_level, "overlap must be in [0, 1]");
   expect_error("memory_gb=[\n", "sys.toml:");
   EXPECT_THROW(load_system("no-such-system"), ConfigError);

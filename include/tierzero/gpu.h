@@ -15,8 +15,8 @@ namespace tierzero {
 // True when a CUDA device can be used; otherwise `why` says what is missing.
 bool gpu_available(std::string* why = nullptr);
 
-// Host buffers in and out; the device work uses scratch allocated per call
-// (these entry points are for tests and benches, not the training step).
+// Host buffers in and out, device scratch from the current GpuContext's
+// pool (entry points for tests; gpu_ops.h has the device-pointer ones).
 // int4 needs an even block size on the device. Returns the bad blocks.
 std::size_t gpu_quantize(const void* host_src, DType t, std::size_t n, const QuantSpec& s, void* host_packed);
 void gpu_dequantize(const void* host_packed, std::size_t n, const QuantSpec& s, void* host_dst, DType t);

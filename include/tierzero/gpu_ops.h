@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "tierzero/block_pool.h"
+#include "tierzero/quant.h"
 
 namespace tierzero::gpu {
 
@@ -85,6 +86,12 @@ void head_backward(float* dx, float* dwte, float* probs, const float* x, const f
 // already scheduled; bias corrections from step t (1-based).
 void adamw(float* param, const float* grad, float* m, float* v, std::size_t n, float lr, float beta1, float beta2, float eps,
            float weight_decay, int t);
+
+// Blockwise quantisation on the current stream, device pointers, the CPU
+// reference's packed layout and bits (quant.h; int4 needs an even block):
+// quantize adds the number of blocks holding inf/nan to *bad_blocks.
+void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed, unsigned* bad_blocks);
+void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst, DType t);
 
 }  // namespace tierzero::gpu
 

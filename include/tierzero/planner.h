@@ -16,6 +16,12 @@ struct PlanCandidate {
   SimResult result;
 };
 
+// in.plan with bwd_params widened one level at a time (up to params' level)
+// until the step fits the device memory: hier3's package copy becomes
+// node-level "if memory says so" (design.md). Unchanged when it fits or
+// nothing wider is allowed.
+Plan fit_memory(const SimInput& in);
+
 // `base` supplies model, system, ranks and batch; memory_limit (bytes)
 // overrides the system's device memory. Returns at most `top` candidates.
 std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<double> memory_limit, std::size_t top);

@@ -22,12 +22,14 @@ struct LinkSpec {
   std::string source;           // where the figures come from
 };
 
-// How a communication library moves an all-gather or a reduce-scatter:
-// along a ring (NCCL, RCCL: each rank's bytes pass through one chain of
-// ranks), or directly (Open MPI's non-blocking collectives, libnbc: every
-// rank exchanges with every peer). All-reduce is a ring and all-to-all
-// direct in both (docs/algorithms.md, "Simulator").
-enum class GatherAlgorithm { ring, direct };
+// The library that runs the collectives, which decides how their bytes
+// move (docs/simulator.md): nccl (NCCL, RCCL): all-gather, reduce-scatter
+// and all-reduce along rings; mpi (Open MPI's non-blocking collectives,
+// libnbc, as tierzero's MPI communicator calls them): all-gather direct
+// (every member sends its shard to every other), reduce-scatter as a
+// binomial reduce to one rank followed by a direct scatter, all-reduce a
+// ring. All-to-all is direct in both.
+enum class CollectiveLibrary { nccl, mpi };
 
 struct System {
   std::string name;
@@ -41,7 +43,7 @@ struct System {
   // Narayanan et al., SC'21), 0.3838 on frontier (presets.cc), measured
   // by `bench comm --write-system` for CPU clusters.
   double compute_efficiency = 0.52;
-  GatherAlgorithm gather_algorithm = GatherAlgorithm::ring;
+  CollectiveLibrary collectives = CollectiveLibrary::nccl;
   // Fraction of the prefetched gathers' and bucketed reductions' time that
   // hides under compute. 1 on the GPU presets: collectives run on their own
   // stream beside the kernels (NCCL/RCCL), as ZeRO-3's prefetch intends;

@@ -3,8 +3,7 @@
 // (LayerNorm, softmax) give one thread block to a row and reduce in
 // shared memory; column sums (bias and LayerNorm weight gradients) give
 // one thread to a column, so they are deterministic.
-#include <cublas_v2.h>
-#include <cuda_runtime.h>
+#include "gpu/device_api.h"
 
 #include <cmath>
 #include <string>
@@ -30,7 +29,7 @@ void launched(const char* what) { check(cudaGetLastError(), what); }
 
 // Sum of v over the block (every thread gets it). `shared` holds kThreads/32 floats.
 __device__ float block_sum(float v, float* shared) {
-  for (int o = 16; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffu, v, o);
+  for (int o = 16; o > 0; o /= 2) v += TZ_SHFL_XOR(v, o);
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   __syncthreads();
   if (lane == 0) shared[warp] = v;
@@ -41,7 +40,7 @@ __device__ float block_sum(float v, float* shared) {
 }
 
 __device__ float block_max(float v, float* shared) {
-  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  for (int o = 16; o > 0; o /= 2) v = fmaxf(v, TZ_SHFL_XOR(v, o));
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   __syncthreads();
   if (lane == 0) shared[warp] = v;

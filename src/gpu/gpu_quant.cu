@@ -1,7 +1,7 @@
 // Blockwise quantisation on CUDA devices: one thread block per quantisation
 // block; statistics reduced in shared memory; parameters and values from
 // the shared host/device functions of quant_block.h.
-#include <cuda_runtime.h>
+#include "gpu/device_api.h"
 
 #include <algorithm>
 #include <string>
@@ -9,6 +9,7 @@
 #include "quant/quant_block.h"
 #include "tierzero/error.h"
 #include "tierzero/gpu.h"
+#include "tierzero/gpu_ops.h"
 
 namespace tierzero {
 
@@ -68,14 +69,6 @@ __global__ void dequantize_kernel(const std::uint8_t* packed, std::size_t n, Qua
     quant::store(dst, i, quant::dequantize_one(quant::get(packed, i, s), p, s));
 }
 
-// Device scratch for one call, released on scope exit.
-struct DeviceBytes {
-  void* ptr = nullptr;
-  explicit DeviceBytes(std::size_t bytes) { check(cudaMalloc(&ptr, std::max<std::size_t>(bytes, 1)), "cudaMalloc"); }
-  ~DeviceBytes() { cudaFree(ptr); }
-  DeviceBytes(const DeviceBytes&) = delete;
-  DeviceBytes& operator=(const DeviceBytes&) = delete;
-};
 }  // namespace
 
 bool gpu_available(std::string* why) {
@@ -88,43 +81,57 @@ bool gpu_available(std::string* why) {
   return true;
 }
 
-std::size_t gpu_quantize(const void* host_src, DType t, std::size_t n, const QuantSpec& s, void* host_packed) {
+namespace gpu {
+
+void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed, unsigned* bad_blocks) {
   validate(s);
   TZ_CHECK(s.bits == 8 || s.block % 2 == 0, ConfigError, "int4 on the device needs an even block size");
   TZ_CHECK(is_float(t), ConfigError, "cannot quantise " + std::string(dtype_name(t)) + " elements");
-  const std::size_t in_bytes = n * dtype_size(t), out_bytes = quant_packed_bytes(n, s), blocks = quant_blocks(n, s);
-  DeviceBytes src(in_bytes), packed(out_bytes), bad(sizeof(unsigned));
-  check(cudaMemcpy(src.ptr, host_src, in_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-  check(cudaMemset(packed.ptr, 0, out_bytes), "cudaMemset");
-  check(cudaMemset(bad.ptr, 0, sizeof(unsigned)), "cudaMemset");
-  auto* out = static_cast<std::uint8_t*>(packed.ptr);
-  auto* nbad = static_cast<unsigned*>(bad.ptr);
-  if (blocks > 0) {
-    if (t == DType::f32) quantize_kernel<<<blocks, kThreads>>>(static_cast<const float*>(src.ptr), n, s, out, nbad);
-    else if (t == DType::bf16) quantize_kernel<<<blocks, kThreads>>>(static_cast<const BF16*>(src.ptr), n, s, out, nbad);
-    else quantize_kernel<<<blocks, kThreads>>>(static_cast<const F16*>(src.ptr), n, s, out, nbad);
-    check(cudaGetLastError(), "quantize kernel");
-  }
+  const std::size_t blocks = quant_blocks(n, s);
+  if (blocks == 0) return;
+  const auto stream = static_cast<cudaStream_t>(GpuContext::current().stream());
+  auto* out = static_cast<std::uint8_t*>(packed);
+  if (t == DType::f32) quantize_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(src), n, s, out, bad_blocks);
+  else if (t == DType::bf16) quantize_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const BF16*>(src), n, s, out, bad_blocks);
+  else quantize_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const F16*>(src), n, s, out, bad_blocks);
+  check(cudaGetLastError(), "quantize kernel");
+}
+
+void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst, DType t) {
+  validate(s);
+  TZ_CHECK(is_float(t), ConfigError, "cannot dequantise into " + std::string(dtype_name(t)) + " elements");
+  const std::size_t blocks = quant_blocks(n, s);
+  if (blocks == 0) return;
+  const auto stream = static_cast<cudaStream_t>(GpuContext::current().stream());
+  const auto* in = static_cast<const std::uint8_t*>(packed);
+  if (t == DType::f32) dequantize_kernel<<<blocks, kThreads, 0, stream>>>(in, n, s, static_cast<float*>(dst));
+  else if (t == DType::bf16) dequantize_kernel<<<blocks, kThreads, 0, stream>>>(in, n, s, static_cast<BF16*>(dst));
+  else dequantize_kernel<<<blocks, kThreads, 0, stream>>>(in, n, s, static_cast<F16*>(dst));
+  check(cudaGetLastError(), "dequantize kernel");
+}
+
+}  // namespace gpu
+
+std::size_t gpu_quantize(const void* host_src, DType t, std::size_t n, const QuantSpec& s, void* host_packed) {
+  const std::size_t in_bytes = n * dtype_size(t), out_bytes = quant_packed_bytes(n, s);
+  gpu::DeviceArray<std::byte> src(in_bytes), packed(out_bytes);
+  gpu::DeviceArray<unsigned> bad(1);
+  gpu::to_device(src.data(), host_src, in_bytes);
+  gpu::fill_zero(packed.data(), out_bytes);
+  gpu::fill_zero(bad.data(), sizeof(unsigned));
+  gpu::quantize(src.data(), t, n, s, packed.data(), bad.data());
   unsigned result = 0;
-  check(cudaMemcpy(host_packed, packed.ptr, out_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
-  check(cudaMemcpy(&result, bad.ptr, sizeof result, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  gpu::to_host(host_packed, packed.data(), out_bytes);
+  gpu::to_host(&result, bad.data(), sizeof result);
   return result;
 }
 
 void gpu_dequantize(const void* host_packed, std::size_t n, const QuantSpec& s, void* host_dst, DType t) {
-  validate(s);
-  TZ_CHECK(is_float(t), ConfigError, "cannot dequantise into " + std::string(dtype_name(t)) + " elements");
-  const std::size_t in_bytes = quant_packed_bytes(n, s), out_bytes = n * dtype_size(t), blocks = quant_blocks(n, s);
-  DeviceBytes packed(in_bytes), dst(out_bytes);
-  check(cudaMemcpy(packed.ptr, host_packed, in_bytes, cudaMemcpyHostToDevice), "cudaMemcpy");
-  const auto* in = static_cast<const std::uint8_t*>(packed.ptr);
-  if (blocks > 0) {
-    if (t == DType::f32) dequantize_kernel<<<blocks, kThreads>>>(in, n, s, static_cast<float*>(dst.ptr));
-    else if (t == DType::bf16) dequantize_kernel<<<blocks, kThreads>>>(in, n, s, static_cast<BF16*>(dst.ptr));
-    else dequantize_kernel<<<blocks, kThreads>>>(in, n, s, static_cast<F16*>(dst.ptr));
-    check(cudaGetLastError(), "dequantize kernel");
-  }
-  check(cudaMemcpy(host_dst, dst.ptr, out_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy");
+  const std::size_t in_bytes = quant_packed_bytes(n, s), out_bytes = n * dtype_size(t);
+  gpu::DeviceArray<std::byte> packed(in_bytes), dst(out_bytes);
+  gpu::to_device(packed.data(), host_packed, in_bytes);
+  gpu::dequantize(packed.data(), n, s, dst.data(), t);
+  gpu::to_host(host_dst, dst.data(), out_bytes);
 }
 
 }  // namespace tierzero

@@ -6,6 +6,21 @@
 
 namespace tierzero {
 
+Plan fit_memory(const SimInput& in) {
+  SimInput t = in;
+  const Topology topo = in.topology();
+  const auto next_declared = [&](Level l) -> Partition {
+    for (int k = static_cast<int>(l) + 1; k < kNumLevels; ++k)
+      if (topo.declares(static_cast<Level>(k))) return static_cast<Level>(k);
+    return std::nullopt;
+  };
+  while (!simulate(t).fits && t.plan.bwd_params && t.plan.params && *t.plan.bwd_params != *t.plan.params) {
+    t.plan.bwd_params = next_declared(*t.plan.bwd_params);
+    if (!t.plan.bwd_params) return in.plan;
+  }
+  return simulate(t).fits ? t.plan : in.plan;
+}
+
 std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<double> memory_limit, std::size_t top) {
   const Topology topo = base.topology();
   const double limit = memory_limit.value_or(base.system.memory_bytes);
@@ -45,7 +60,14 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<doub
                     in.recompute = recompute;
                     SimResult r = simulate(in);
                     r.fits = r.memory_total <= limit;
-                    if (r.fits) out.push_back({plan, recompute, r});
+                    // A decomposition that changes nothing on this topology (three-level on two levels) is listed once.
+                    const auto same = [&](const PlanCandidate& c) {
+                      return c.recompute == recompute && c.plan.params == p && c.plan.bwd_params == bwd && c.plan.optim == optim &&
+                             c.plan.weight_bits == wbits && c.plan.grad_bits.to_string() == plan.grad_bits.to_string() &&
+                             c.plan.prefetch == prefetch && c.plan.bucket_bytes == bucket &&
+                             c.result.step_time_s == r.step_time_s && c.result.memory_total == r.memory_total;
+                    };
+                    if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back({plan, recompute, r});
                   }
       }
     }

@@ -1,6 +1,7 @@
 #include "tierzero/sim.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "tierzero/error.h"
 #include "tierzero/traffic_model.h"
@@ -9,34 +10,48 @@ namespace tierzero {
 
 Topology SimInput::topology() const { return system.topology(ranks); }
 
-// A ring (all-reduce; all-gather and reduce-scatter where the system's
-// gather_algorithm is ring) passes all of a rank's bytes along one chain of
-// ranks; the chain leaves each
-// group below level l once, so the hop's ranks inside one such group share
-// that group's links at level l: the chain's rate there is
+// How the system's collective library moves a hop (System::collectives).
+// ring: every rank's bytes pass along one chain of ranks; the chain leaves
+// each group below level l once, so the hop's ranks inside one such group
+// share that group's links at level l: the chain's rate there is
 // Q_l * bandwidth_l, Q_l the product of the hop's fan-outs inside level l
 // (a flat all-gather over the 8 GCDs of a Frontier node uses the node's
 // four NICs, 8 x 12.5 GB/s; the world hop of a hierarchical one runs 8
-// chains at once, 12.5 GB/s each). Direct exchange (all-to-all; all-gather
-// and reduce-scatter where gather_algorithm is direct) sends each level's
-// bytes straight to the peers over that level's link, levels in parallel.
-// Either way every peer costs one latency of the hop's slowest level.
+// chains at once, 12.5 GB/s each); transfer = all bytes / the slowest rate.
+// direct: each level's bytes go straight to the peers over that level's
+// link, levels in parallel; transfer = max_l bytes_l / bandwidth_l.
+// tree (Open MPI libnbc's reduce-scatter): a binomial reduce of the whole
+// buffer M to one rank — ceil(log2 f_l) rounds across each level l, one
+// sender per group below l, M / (Q_l bandwidth_l) each — then that rank
+// sends every other its piece, bytes_l across level l at Q_l bandwidth_l.
+// Every peer costs one latency of the hop's slowest level.
 HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) {
-  const bool ring = h.collective == Collective::all_reduce ||
-                    (h.collective != Collective::all_to_all && sys.gather_algorithm == GatherAlgorithm::ring);
+  enum class Algo { ring, direct, tree } algo = Algo::ring;
+  if (h.collective == Collective::all_to_all) algo = Algo::direct;
+  if (sys.collectives == CollectiveLibrary::mpi && h.collective == Collective::all_gather) algo = Algo::direct;
+  if (sys.collectives == CollectiveLibrary::mpi && h.collective == Collective::reduce_scatter) algo = Algo::tree;
   HopTime out;
-  double total = 0, inner = 1, rate = 0, alpha = 0;
+  double total = 0, inner = 1, ring_rate = 0, alpha = 0, worst = 0;
+  const double whole = [&] {  // M: the hop's buffer, hop size pieces of which this rank receives size - 1
+    double b = 0;
+    for (std::uint64_t x : h.bytes) b += static_cast<double>(x);
+    return h.hop_size > 1 ? b * h.hop_size / (h.hop_size - 1) : 0.0;
+  }();
   for (int l = 0; l < kNumLevels; ++l) {
     if (h.bytes[l] == 0) continue;
-    const LinkSpec& link = sys.link(static_cast<Level>(l));
-    const double bytes = static_cast<double>(h.bytes[l]);
+    const Level level = static_cast<Level>(l);
+    const LinkSpec& link = sys.link(level);
+    const double bytes = static_cast<double>(h.bytes[l]), rate = inner * link.bandwidth_Bps;
     total += bytes;
     alpha = std::max(alpha, link.latency_s);
-    if (!ring && bytes / link.bandwidth_Bps > out.transfer_s) out.transfer_s = bytes / link.bandwidth_Bps, out.bottleneck = l;
-    if (ring && (rate == 0 || inner * link.bandwidth_Bps < rate)) rate = inner * link.bandwidth_Bps, out.bottleneck = l;
-    inner *= topo.fanout(static_cast<Level>(l));
+    double t = 0;
+    if (algo == Algo::direct) t = bytes / link.bandwidth_Bps;
+    if (algo == Algo::tree) t = bytes / rate, out.transfer_s += std::ceil(std::log2(topo.fanout(level))) * whole / rate;
+    if (algo == Algo::ring && (ring_rate == 0 || rate <= ring_rate)) ring_rate = rate, out.bottleneck = l;  // ties: the outer level
+    if (algo != Algo::ring && t > worst) worst = t, out.bottleneck = l;
+    inner *= topo.fanout(level);
   }
-  if (ring && rate > 0) out.transfer_s = total / rate;
+  out.transfer_s += algo == Algo::ring ? (ring_rate > 0 ? total / ring_rate : 0.0) : worst;
   out.latency_s = (h.hop_size - 1) * alpha;
   return out;
 }

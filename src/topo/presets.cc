@@ -57,7 +57,7 @@ System cpu() {
            16 * kGiB,
            90e9,
            14.5e9};  // memcpy bandwidth measured on the dev machine (shared/machine-notes.md)
-  s.gather_algorithm = GatherAlgorithm::direct;
+  s.collectives = CollectiveLibrary::mpi;
   return s;
 }
 }  // namespace

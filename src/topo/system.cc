@@ -41,7 +41,7 @@ std::string System::to_toml() const {
   root.insert("peak_tflops", peak_flops / 1e12);
   root.insert("memory_bandwidth_gbs", memory_bandwidth_Bps / 1e9);
   root.insert("compute_efficiency", compute_efficiency);
-  root.insert("gather_algorithm", gather_algorithm == GatherAlgorithm::ring ? "ring" : "direct");
+  root.insert("collectives", collectives == CollectiveLibrary::nccl ? "nccl" : "mpi");
   root.insert("overlap", overlap);
   toml::array levels;
   for (const LinkSpec& l : links) {
@@ -79,7 +79,7 @@ void reject_unknown(const toml::table& t, std::initializer_list<std::string_view
 System parse_system_toml(std::string_view text, const std::string& origin) {
   const toml::table root = parse_toml(text, origin);
   reject_unknown(root,
-                 {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "gather_algorithm", "overlap", "level"},
+                 {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "collectives", "overlap", "level"},
                  origin);
   System s;
   s.name = root["name"].value_or(std::string("custom"));
@@ -92,10 +92,10 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
   TZ_CHECK(s.compute_efficiency > 0 && s.compute_efficiency <= 1, ConfigError, origin + ": compute_efficiency must be in (0, 1]");
   if (root.contains("overlap")) s.overlap = number(*root.get("overlap"), origin + ": overlap");
   TZ_CHECK(s.overlap >= 0 && s.overlap <= 1, ConfigError, origin + ": overlap must be in [0, 1]");
-  if (root.contains("gather_algorithm")) {
-    const auto a = root["gather_algorithm"].value<std::string>();
-    TZ_CHECK(a && (*a == "ring" || *a == "direct"), ConfigError, origin + ": gather_algorithm must be \"ring\" or \"direct\"");
-    s.gather_algorithm = *a == "ring" ? GatherAlgorithm::ring : GatherAlgorithm::direct;
+  if (root.contains("collectives")) {
+    const auto a = root["collectives"].value<std::string>();
+    TZ_CHECK(a && (*a == "nccl" || *a == "mpi"), ConfigError, origin + ": collectives must be \"nccl\" or \"mpi\"");
+    s.collectives = *a == "nccl" ? CollectiveLibrary::nccl : CollectiveLibrary::mpi;
   }
   const toml::array* levels = root["level"].as_array();
   TZ_CHECK(levels && !levels->empty(), ConfigError, origin + ": needs at least one [[level]] table");

@@ -33,6 +33,7 @@ SimInput input(const SimArgs& a, const std::string& strategy, int ranks) {
   in.grad_accum = a.grad_accum;
   in.recompute = a.recompute;
   in.plan = fit_to(strategy_plan(strategy), in.topology());
+  in.plan = fit_memory(in);
   return in;
 }
 
@@ -100,12 +101,15 @@ int run_simulate(const SimArgs& a) {
     double base = 0;
     lines.push_back({s, {}});
     for (int n : a.ranks) {
-      const SimResult r = simulate(input(a, s, n));
+      const SimInput in = input(a, s, n);
+      const SimResult r = simulate(in);
       lines.back().second.push_back({n, r.tflops_per_device});
       if (base == 0) base = r.tflops_per_device;
       const double eff = r.tflops_per_device / base;
       if (a.json) {
-        std::cout << to_json(s, n, r, eff).dump() << "\n";
+        nlohmann::ordered_json j = to_json(s, n, r, eff);
+        j["plan"] = in.plan.describe();
+        std::cout << j.dump() << "\n";
       } else {
         std::printf("%-8s %6d %10.3f %10.3f %10.2f %8.3f %6s %6.1f %10.3f\n", s.c_str(), n, r.step_time_s, r.compute_s,
                     r.tflops_per_device, eff, r.fits ? "yes" : "NO", r.memory_total / 1e9, r.comm_time_s[2]);
@@ -124,11 +128,14 @@ int run_plan(const SimArgs& a) {
     if (a.json) {
       nlohmann::ordered_json j = to_json("search", a.ranks.front(), c.result, 1.0);
       j["plan"] = c.plan.describe();
+      j["prefetch"] = c.plan.prefetch;
+      j["bucket_bytes"] = c.plan.bucket_bytes;
       j["recompute"] = c.recompute;
       std::cout << j.dump() << "\n";
     } else {
-      std::printf("%8.2f TFLOPS %7.1f GB  recompute %-3s  %s\n", c.result.tflops_per_device, c.result.memory_total / 1e9,
-                  c.recompute ? "yes" : "no", c.plan.describe().c_str());
+      std::printf("%8.2f TFLOPS %7.1f GB  recompute %-3s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
+                  c.result.memory_total / 1e9, c.recompute ? "yes" : "no", c.plan.prefetch, c.plan.bucket_bytes >> 20,
+                  c.plan.describe().c_str());
     }
   }
   // Whether hier3 helps on this system, and why.

@@ -1,0 +1,164 @@
+// tierzero_gpu_bench: the GPU measurements of scripts/gpu_check.sh, each
+// beside its ceiling in the same run, as JSON lines and then a table:
+//   gemm   tierzero's GEMM path (fp32 arrays, bf16 tensor cores, fp32
+//          accumulation) at gpt2-124m's shapes vs cuBLAS on a large square
+//          pure-bf16 product (the practical peak)
+//   quant  blockwise int8/int4 quantise and dequantise GB/s (bytes read +
+//          written) vs a device-to-device copy of the same input
+//   train  gpt2-124m single-GPU training (forward, backward, AdamW):
+//          tokens/s and model FLOPs utilisation against the datasheet peak
+//          (--peak-tflops; 989 for H100/H200 SXM, 312 for A100)
+// Needs a CUDA device; exits 77 (skip) without one.
+#include "gpu/device_api.h"
+
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tierzero/gpu.h"
+#include "tierzero/gpu_model.h"
+#include "tierzero/optim.h"
+
+namespace tierzero {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+// Mean seconds per call of `op` on the current stream, after one warm-up call.
+double time_gpu(int iters, const std::function<void()>& op) {
+  const auto stream = static_cast<cudaStream_t>(gpu::GpuContext::current().stream());
+  op();
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "cudaEventCreate");
+  check(cudaEventCreate(&b), "cudaEventCreate");
+  check(cudaEventRecord(a, stream), "cudaEventRecord");
+  for (int i = 0; i < iters; ++i) op();
+  check(cudaEventRecord(b, stream), "cudaEventRecord");
+  check(cudaEventSynchronize(b), "cudaEventSynchronize");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  return ms / 1e3 / iters;
+}
+
+struct Row {
+  std::string check, value_unit;
+  double value = 0, ceiling = 0;
+  std::string ceiling_name;
+};
+
+void print_json(const Row& r) {
+  std::printf("{\"check\": \"%s\", \"value\": %.4g, \"unit\": \"%s\", \"ceiling\": %.4g, \"ceiling_of\": \"%s\", \"ratio\": %.3f}\n",
+              r.check.c_str(), r.value, r.value_unit.c_str(), r.ceiling, r.ceiling_name.c_str(), r.value / r.ceiling);
+}
+
+double cublas_bf16_peak() {
+  const int n = 8192;
+  gpu::DeviceArray<std::uint16_t> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size());
+  gpu::fill_zero(a.data(), a.size() * 2), gpu::fill_zero(b.data(), b.size() * 2);
+  const float one = 1, zero = 0;
+  auto handle = static_cast<cublasHandle_t>(gpu::GpuContext::current().blas());
+  const double t = time_gpu(10, [&] {
+    cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a.data(), CUDA_R_16BF, n, b.data(), CUDA_R_16BF, n, &zero,
+                 c.data(), CUDA_R_16BF, n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  });
+  return 2.0 * n * n * n / t / 1e12;
+}
+
+Row gemm_row(double peak) {
+  // gpt2-124m's MLP up-projection for 8 x 1024 tokens: [8192, 768] x [768, 3072].
+  const int N = 8192, IC = 768, OC = 3072;
+  gpu::DeviceArray<float> x(static_cast<std::size_t>(N) * IC), w(static_cast<std::size_t>(OC) * IC), out(static_cast<std::size_t>(N) * OC);
+  gpu::fill_zero(x.data(), x.size() * 4), gpu::fill_zero(w.data(), w.size() * 4);
+  gpu::GpuContext::current().math = gpu::GemmMath::bf16;
+  const double t = time_gpu(20, [&] { gpu::matmul_forward(out.data(), x.data(), w.data(), nullptr, N, IC, OC); });
+  return {"gemm_gpt2_mlp_bf16", "TFLOP/s", 2.0 * N * IC * OC / t / 1e12, peak, "cuBLAS bf16 8192^3"};
+}
+
+std::vector<Row> quant_rows() {
+  const std::size_t n = std::size_t{64} << 20;  // bf16 elements, 128 MiB
+  gpu::DeviceArray<std::uint16_t> src(n), copy(n), back(n);
+  std::vector<std::uint16_t> host(n);
+  for (std::size_t i = 0; i < n; ++i) host[i] = static_cast<std::uint16_t>(0x3f80 + (i * 2654435761u >> 20) % 0x7f);  // bf16 in [1, 2)
+  gpu::to_device(src.data(), host.data(), n * 2);
+  const auto stream = static_cast<cudaStream_t>(gpu::GpuContext::current().stream());
+  const double t_copy = time_gpu(10, [&] { cudaMemcpyAsync(copy.data(), src.data(), n * 2, cudaMemcpyDeviceToDevice, stream); });
+  const double copy_gbs = 2.0 * n * 2 / t_copy / 1e9;  // read + write
+  std::vector<Row> rows;
+  for (int bits : {8, 4}) {
+    const QuantSpec s{bits, false, 256};
+    const std::size_t packed_bytes = quant_packed_bytes(n, s);
+    gpu::DeviceArray<std::byte> packed(packed_bytes);
+    gpu::DeviceArray<unsigned> bad(1);
+    const double tq = time_gpu(10, [&] { gpu::quantize(src.data(), DType::bf16, n, s, packed.data(), bad.data()); });
+    const double td = time_gpu(10, [&] { gpu::dequantize(packed.data(), n, s, back.data(), DType::bf16); });
+    const double moved = static_cast<double>(n * 2 + packed_bytes);
+    rows.push_back({"quantize_int" + std::to_string(bits), "GB/s", moved / tq / 1e9, copy_gbs, "device-to-device copy"});
+    rows.push_back({"dequantize_int" + std::to_string(bits), "GB/s", moved / td / 1e9, copy_gbs, "device-to-device copy"});
+  }
+  return rows;
+}
+
+std::vector<Row> train_rows(double datasheet_peak) {
+  const GptLayout layout(gpt_preset("gpt2-124m"));
+  const int B = 8, T = 1024;
+  const std::size_t n = layout.num_params();
+  GptModel<float, gpu::DeviceOps> model(layout, B, T);
+  std::vector<float> host(n);
+  gpt_init(layout, 1, host.data());
+  gpu::DeviceArray<float> p(n), g(n), m(n), v(n);
+  gpu::to_device(p.data(), host.data(), n * 4);
+  gpu::fill_zero(m.data(), n * 4), gpu::fill_zero(v.data(), n * 4);
+  std::vector<int> tokens(B * T), targets(B * T);
+  for (int i = 0; i < B * T; ++i) tokens[i] = (i * 7919) % 50257, targets[i] = (i * 104729 + 1) % 50257;
+  gpu::DeviceArray<int> tok(B * T), tgt(B * T);
+  gpu::to_device(tok.data(), tokens.data(), tokens.size() * 4);
+  gpu::to_device(tgt.data(), targets.data(), targets.size() * 4);
+  const AdamWConfig c;
+  int t = 0;
+  const double step = time_gpu(10, [&] {
+    gpu::fill_zero(g.data(), n * 4);
+    model.forward_backward(p.data(), g.data(), tok.data(), tgt.data());
+    gpu::adamw(p.data(), g.data(), m.data(), v.data(), n, 6e-4f, c.beta1, c.beta2, c.eps, c.weight_decay, ++t);
+  });
+  const double tokens_per_s = B * T / step;
+  const double per_token = layout.config().flops_per_token(T);
+  return {{"gpt2_124m_train_tokens_per_s", "tokens/s", tokens_per_s, datasheet_peak * 1e12 / per_token, "tokens/s at the datasheet peak"},
+          {"gpt2_124m_train_mfu", "TFLOP/s", per_token * tokens_per_s / 1e12, datasheet_peak, "datasheet bf16 peak"}};
+}
+
+}  // namespace
+}  // namespace tierzero
+
+int main(int argc, char** argv) {
+  using namespace tierzero;
+  std::string why;
+  if (!gpu_available(&why)) {
+    std::fprintf(stderr, "tierzero_gpu_bench: no GPU (%s)\n", why.c_str());
+    return 77;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  double datasheet = 989;  // H100/H200 SXM dense bf16
+  if (std::strstr(prop.name, "A100")) datasheet = 312;
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::string(argv[i]) == "--peak-tflops") datasheet = std::stod(argv[i + 1]);
+  std::fprintf(stderr, "device: %s, datasheet bf16 peak %.0f TFLOP/s\n", prop.name, datasheet);
+  std::vector<Row> rows;
+  const double peak = cublas_bf16_peak();
+  rows.push_back({"cublas_bf16_peak", "TFLOP/s", peak, datasheet, "datasheet bf16 peak"});
+  rows.push_back(gemm_row(peak));
+  for (auto& r : quant_rows()) rows.push_back(r);
+  for (auto& r : train_rows(datasheet)) rows.push_back(r);
+  for (const Row& r : rows) print_json(r);
+  std::printf("\n| check | value | ceiling | ratio |\n|---|---|---|---|\n");
+  for (const Row& r : rows)
+    std::printf("| %s | %.1f %s | %.1f (%s) | %.2f |\n", r.check.c_str(), r.value, r.value_unit.c_str(), r.ceiling,
+                r.ceiling_name.c_str(), r.value / r.ceiling);
+  return 0;
+}
