@@ -31,6 +31,8 @@ tz_build() {
       [ -f "$(dirname "$(command -v nvcc)")/../include/nccl.h" ] && nccl=ON
     fi
     cmake -S "$TZ_ROOT" -B "$TZ_BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_WITH_CUDA=$cuda -DTZ_WITH_NCCL=$nccl "$@"
+  elif [ $# -gt 0 ]; then
+    cmake -S "$TZ_ROOT" -B "$TZ_BUILD" "$@" >/dev/null  # the caller's options win over an older configuration
   fi
   cmake --build "$TZ_BUILD" -j "$(nproc)"
 }

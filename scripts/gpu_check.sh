@@ -26,7 +26,8 @@ nvidia-smi -L
 tz_mpi_env
 ctest -L gpu --output-on-failure --timeout 300 | tee gpu-tests.log
 status=${PIPESTATUS[0]}
-./bench/tierzero_gpu_bench | tee gpu-bench.log || status=1
+./bench/tierzero_gpu_bench | tee gpu-bench.log
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 echo
 echo "| test | result |"
 echo "|---|---|"
