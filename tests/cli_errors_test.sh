@@ -59,4 +59,24 @@ for r in rows:
     assert set(r) >= {"collective", "algorithm", "bytes", "time_s", "algbw_gbs", "bytes_per_level"}, r
 print("ok: bench comm JSON (world bytes flat", flat, "hier", hier, ")")
 PY
+
+# A measured system file, read back by the simulator: every figure in range,
+# Open MPI's collectives, and a prediction for the job that measured it.
+"$mpirun" --oversubscribe -np 4 "$tz" bench comm --topology gpu=2,world=2 --sizes 4096 --iters 1 --write-system "$tmp/sys.toml" \
+  --calibrate-model gpt-tiny --calibrate-seq-len 32 > /dev/null 2>&1 || { echo "FAIL: bench comm --write-system"; fail=1; }
+sim=$("$tz" simulate --system "$tmp/sys.toml" --model gpt-tiny --ranks 4 --seq-len 32 --micro-batch 1 --strategy zero3,hier3 --json)
+python3 - "$tmp/sys.toml" "$sim" <<'PY' || fail=1
+import json, sys, tomllib
+s = tomllib.load(open(sys.argv[1], "rb"))
+assert s["collectives"] == "mpi", s
+assert 0 < s["compute_efficiency"] <= 1 and 0 <= s["overlap"] <= 1 and s["peak_tflops"] > 0, s
+assert [l["name"] for l in s["level"]] == ["gpu", "world"], s
+for l in s["level"]:
+    assert l["bandwidth_gbs"] > 0 and l["latency_us"] > 0 and l["source"].startswith("measured"), l
+rows = [json.loads(l) for l in sys.argv[2].splitlines()]
+assert [r["strategy"] for r in rows] == ["zero3", "hier3"], rows
+for r in rows:
+    assert r["step_time_s"] > r["compute_time_s"] > 0 and r["fits"], r
+print("ok: measured system file, simulated step", rows[0]["step_time_s"], "s")
+PY
 exit $fail
