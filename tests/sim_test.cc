@@ -147,6 +147,13 @@ TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
       EXPECT_LE(plans[i].result.tflops_per_device, plans[i - 1].result.tflops_per_device);
     }
   }
+  // On two levels a three-level decomposition is the two-level one: listed once.
+  SimInput dgx = base;
+  dgx.system = load_system("dgx-h100");
+  const auto listed = search_plans(dgx, std::nullopt, 1000);
+  ASSERT_GT(listed.size(), 10u);
+  for (std::size_t i = 0; i < listed.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(same_but_decomposition(listed[i], listed[j])) << i << " " << j;
   // With less memory than any plan needs, nothing is listed.
   EXPECT_TRUE(search_plans(base, 1e6, 8).empty());
 }

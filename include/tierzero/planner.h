@@ -22,6 +22,10 @@ struct PlanCandidate {
 // nothing wider is allowed.
 Plan fit_memory(const SimInput& in);
 
+// True when the two differ at most in their collectives' decomposition and
+// price the same (the planner lists such candidates once).
+bool same_but_decomposition(const PlanCandidate& a, const PlanCandidate& b);
+
 // `base` supplies model, system, ranks and batch; memory_limit (bytes)
 // overrides the system's device memory. Returns at most `top` candidates.
 std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<double> memory_limit, std::size_t top);

@@ -8,17 +8,20 @@ namespace tierzero {
 
 Plan fit_memory(const SimInput& in) {
   SimInput t = in;
-  const Topology topo = in.topology();
-  const auto next_declared = [&](Level l) -> Partition {
-    for (int k = static_cast<int>(l) + 1; k < kNumLevels; ++k)
-      if (topo.declares(static_cast<Level>(k))) return static_cast<Level>(k);
-    return std::nullopt;
-  };
-  while (!simulate(t).fits && t.plan.bwd_params && t.plan.params && *t.plan.bwd_params != *t.plan.params) {
-    t.plan.bwd_params = next_declared(*t.plan.bwd_params);
-    if (!t.plan.bwd_params) return in.plan;
+  while (!simulate(t).fits) {
+    if (!t.plan.bwd_params || !t.plan.params || *t.plan.bwd_params == *t.plan.params) return in.plan;
+    t.plan.bwd_params = static_cast<Level>(static_cast<int>(*t.plan.bwd_params) + 1);
+    t.plan = fit_to(t.plan, t.topology());  // on to the next declared level (never past params)
   }
-  return simulate(t).fits ? t.plan : in.plan;
+  return t.plan;
+}
+
+// Candidates that differ at most in how collectives are decomposed and price the same.
+bool same_but_decomposition(const PlanCandidate& a, const PlanCandidate& b) {
+  Plan x = a.plan, y = b.plan;
+  x.gather = x.reduce = y.gather = y.reduce = Decomposition::flat;
+  return a.recompute == b.recompute && x.describe() == y.describe() && x.prefetch == y.prefetch && x.bucket_bytes == y.bucket_bytes &&
+         a.result.step_time_s == b.result.step_time_s && a.result.memory_total == b.result.memory_total;
 }
 
 std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<double> memory_limit, std::size_t top) {
@@ -61,12 +64,7 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<doub
                     SimResult r = simulate(in);
                     r.fits = r.memory_total <= limit;
                     // A decomposition that changes nothing on this topology (three-level on two levels) is listed once.
-                    const auto same = [&](const PlanCandidate& c) {
-                      return c.recompute == recompute && c.plan.params == p && c.plan.bwd_params == bwd && c.plan.optim == optim &&
-                             c.plan.weight_bits == wbits && c.plan.grad_bits.to_string() == plan.grad_bits.to_string() &&
-                             c.plan.prefetch == prefetch && c.plan.bucket_bytes == bucket &&
-                             c.result.step_time_s == r.step_time_s && c.result.memory_total == r.memory_total;
-                    };
+                    const auto same = [&](const PlanCandidate& c) { return same_but_decomposition(c, {plan, recompute, r}); };
                     if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back({plan, recompute, r});
                   }
       }

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -147,11 +148,12 @@ int run_plan(const SimArgs& a) {
   if (!topo.declares(Level::gpu))
     why = "the system has no package level, so hier3's backward copy and first reduction hop become node-level and it differs from zeropp only in decomposing the weight all-gather";
   else if (helps)
-    why = "its package-level backward copy and gpu->node->world reductions keep traffic on the " +
-          std::to_string(static_cast<int>(load_system(a.system).link(Level::gpu).bandwidth_Bps / 1e9)) + " GB/s package links";
+    why = fmt::format("its package-level backward copy and gpu->node->world reductions keep traffic on the {:.0f} GB/s package links",
+                      base.system.link(Level::gpu).bandwidth_Bps / 1e9);
   else if (zpp.exposed_comm_s < 0.05 * zpp.step_time_s)
-    why = "both hide their communication under " + std::to_string(zpp.compute_s).substr(0, 5) +
-          " s of compute, so the traffic hier3 saves costs nothing here (fewer tokens per rank or slower links change that)";
+    why = fmt::format("both hide their communication under {:.2f} s of compute, so the traffic hier3 saves costs nothing "
+                      "here (fewer tokens per rank or slower links change that)",
+                      zpp.compute_s);
   else
     why = "the traffic hier3 keeps inside the package is not what bounds zeropp's step here";
   std::fprintf(stderr, "hier3 vs zeropp on %s, %d ranks: %.2f vs %.2f TFLOPS per device (%s); network time %.3f vs %.3f s; %s\n",
