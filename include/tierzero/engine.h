@@ -26,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "tierzero/backend.h"
 #include "tierzero/communicator.h"
 #include "tierzero/plan.h"
 #include "tierzero/trainer.h"
@@ -36,9 +37,11 @@ class ShardedTrainer final : public Trainer {
  public:
   // `world` and `data` must outlive the trainer. `init`: full fp32
   // parameters to start from (GptLayout order); empty = gpt_init(cfg.seed).
+  // `backend`: where the state lives and the model runs (tierzero/backend.h);
+  // `world` must reach its memory (MPI for the CPU, NCCL for CUDA).
   // Throws ConfigError for an invalid plan or configuration.
   ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
-                 const std::vector<float>& init = {});
+                 const std::vector<float>& init = {}, const Backend& backend = cpu_backend());
   ~ShardedTrainer() override;
   StepStats step() override;
   std::int64_t next_step() const override;

@@ -17,10 +17,12 @@
 // comes out as NaN, so a caller's finiteness check on the result sees it.
 //
 // Ownership: borrows the communicator, which must outlive it, and owns the
-// hop communicators, scratch buffers (grown on first use, then reused: no
-// allocation in steady state) and one worker thread. Threading: all calls,
-// blocking or not, run in submission order on the worker; call from one
-// thread at a time.
+// hop communicators, scratch buffers (in the given Memory, grown on first
+// use, then reused: no allocation in steady state) and one worker thread.
+// Threading: all calls, blocking or not, run in submission order on the
+// worker; call from one thread at a time. Buffers passed in live in that
+// Memory; each call fences the calling thread's memory work before queueing
+// (tierzero/memory.h), so what the caller wrote is what gets sent.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "tierzero/communicator.h"
+#include "tierzero/memory.h"
 #include "tierzero/quant.h"
 
 namespace tierzero {
@@ -45,6 +48,7 @@ struct HopBits {
 HopBits parse_hop_bits(std::string_view spec);
 
 struct HopState;
+struct CommJob;
 class CommThread;
 
 // How collectives are decomposed: one hop per entry, innermost first, each
@@ -60,8 +64,9 @@ class Hierarchy {
  public:
   // Collective over `comm` (the world, or any group split from it): creates
   // one communicator per hop of `hops` that has more than one member within
-  // `comm`. `comm` must outlive the Hierarchy.
-  explicit Hierarchy(Communicator& comm, const HopSpec& hops = three_level_hops());
+  // `comm`. `comm` and `mem` must outlive the Hierarchy; the collectives'
+  // buffers live in `mem`, which must be memory `comm` can reach.
+  explicit Hierarchy(Communicator& comm, const HopSpec& hops = three_level_hops(), Memory& mem = host_memory());
   ~Hierarchy();
   Hierarchy(const Hierarchy&) = delete;
   Hierarchy& operator=(const Hierarchy&) = delete;
@@ -101,6 +106,7 @@ class Hierarchy {
   }
 
  private:
+  Request submit(const CommJob& job);
   Communicator& world_;
   std::unique_ptr<HopState> state_;
   std::unique_ptr<CommThread> thread_;

@@ -1,5 +1,7 @@
 #include "comm/comm_thread.h"
 
+#include "comm/hier/hop_state.h"
+
 namespace tierzero {
 
 namespace {
@@ -63,6 +65,7 @@ void CommThread::run() {
     if (!error_) {  // after a failure the remaining jobs are not run: the collectives are out of step
       try {
         job.run(job);
+        job.state->mem->fence();  // the job's results are complete when its Request is
       } catch (...) {
         err = std::current_exception();
       }

@@ -19,7 +19,8 @@ namespace tierzero {
 
 struct HopState;
 
-// A queued collective: `run` applied to the arguments.
+// A queued collective: `run` applied to the arguments, then the state's
+// memory fenced on the worker.
 struct CommJob {
   void (*run)(const CommJob&) = nullptr;
   HopState* state = nullptr;

@@ -1,7 +1,7 @@
 #include "tierzero/engine.h"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 
 #include "tierzero/error.h"
 #include "zero/engine_impl.h"
@@ -27,13 +27,15 @@ std::unique_ptr<Communicator> ShardedTrainer::Impl::group_comm(const Partition& 
 }
 
 ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data,
-                           const std::vector<float>& init)
+                           const std::vector<float>& init, const Backend& be)
     : cfg(c),
       plan(pl),
       world(w),
+      backend(be),
+      mem(*be.memory),
       layout(c.model),
       sampler(data, c.effective_seq_len(), c.seed),
-      model(layout, c.micro_batch, c.effective_seq_len(), c.recompute),
+      model(be.make_model(layout, c.micro_batch, c.effective_seq_len(), c.recompute)),
       dtype(c.param_dtype),
       dsize(dtype_size(c.param_dtype)) {
   cfg.validate();
@@ -56,20 +58,25 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   // backward gathers, gradient reductions (each has its own worker thread).
   if (plan.params) {
     p_comm = group_comm(plan.params);
-    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops);
+    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem);
   }
   if (bwd_distinct && plan.bwd_params) {
     b_comm = group_comm(plan.bwd_params);
-    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops);
+    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem);
   }
   g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
-  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops);
+  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem);
   if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
 
   // Initial weights: the same on every rank (gpt_init of the seed, or given), then sliced.
-  master.resize(O.total), m.resize(O.total), v.resize(O.total), grads.assign(G.total, 0.0f);
-  params_store.resize(P.total * dsize);
+  master.resize(mem, O.total), m.resize(mem, O.total), v.resize(mem, O.total), grads.resize(mem, G.total);
+  mem.zero(grads.data(), grads.bytes());
+  params_store.resize(mem, P.total * dsize);
+  if (bwd_distinct) {
+    bwd_store.resize(mem, B.total * dsize);
+    mem.zero(bwd_store.data(), bwd_store.bytes());
+  }
   segments = shard_segments(layout, O);
   if (init.empty()) {
     std::vector<float> full(layout.num_params());
@@ -82,12 +89,11 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
     const std::vector<float> zeros(init.size(), 0.0f);
     assign_full(init, zeros, zeros);
   }
-  if (bwd_distinct) bwd_store.resize(B.total * dsize);
   if (!plan.params && plan.optim) {  // replicated params rebuilt from the optim shards after each step
     std::size_t max_shard = 0;
     for (std::size_t s : O.shard) max_shard = std::max(max_shard, s);
-    gather_send.resize(max_shard * dsize);
-    gather_recv.resize(max_padded_unit(layout, O) * dsize);
+    gather_send.resize(mem, max_shard * dsize);
+    gather_recv.resize(mem, max_padded_unit(layout, O) * dsize);
   }
 
   const int L = cfg.model.layers;
@@ -99,14 +105,16 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   reduce_order = backward_units;
   reduce_order.push_back(layout.embed_unit());
 
-  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, std::max(max_padded_unit(layout, P), max_padded_unit(layout, B)));
-  reducer = std::make_unique<GradReducer>(layout, plan, G, dtype, reduce_order, *g_hier, cross_comm.get(), grads.data());
+  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, std::max(max_padded_unit(layout, P), max_padded_unit(layout, B)), mem);
+  reducer = std::make_unique<GradReducer>(layout, plan, G, dtype, reduce_order, *g_hier, cross_comm.get(), grads.data(), mem);
   const std::size_t n_embed = layout.units()[layout.embed_unit()].numel;
   std::size_t max_unit = 0;
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
-  embed_params.resize(n_embed), embed_grads.resize(n_embed), unit_grad.resize(max_unit);
+  embed_params.resize(mem, n_embed), embed_grads.resize(mem, n_embed), unit_grad.resize(mem, max_unit);
   tokens.resize(static_cast<std::size_t>(cfg.micro_batch) * cfg.effective_seq_len());
   targets.resize(tokens.size());
+  tokens_mem.resize(mem, tokens.size()), targets_mem.resize(mem, tokens.size());
+  staging.resize(mem, 512);  // the step's loss and norm; checkpoints grow it
 }
 
 namespace {
@@ -123,35 +131,53 @@ void slice(const GptLayout& layout, const ShardLayout& s, const float* full, flo
 
 void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, const std::vector<float>& full_m,
                                        const std::vector<float>& full_v) {
-  slice(layout, O, full_master.data(), master.data());
-  slice(layout, O, full_m.data(), m.data());
-  slice(layout, O, full_v.data(), v.data());
+  std::vector<float> shard(O.total);
+  for (auto [full, dst] : {std::pair{&full_master, &master}, std::pair{&full_m, &m}, std::pair{&full_v, &v}}) {
+    slice(layout, O, full->data(), shard.data());
+    mem.upload(dst->data(), shard.data(), dst->bytes());
+  }
   std::vector<float> p32(P.total);
   slice(layout, P, full_master.data(), p32.data());
-  from_f32(dtype, p32.data(), params_store.data(), P.total);
+  std::vector<std::byte> params(P.total * dsize);
+  from_f32(dtype, p32.data(), params.data(), P.total);
+  mem.upload(params_store.data(), params.data(), params.size());
+  mem.fence();  // the host arrays go out of scope
 }
 
-UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, const std::vector<std::byte>& store, Hierarchy* h, int bits) const {
+void ShardedTrainer::Impl::staged(const void* in, std::size_t in_bytes, void* out, std::size_t out_bytes,
+                                  const std::function<void(const std::byte*, std::byte*)>& op) {
+  const std::size_t out_at = (in_bytes + 255) / 256 * 256;
+  if (staging.bytes() < out_at + out_bytes) staging.resize(mem, out_at + out_bytes);
+  mem.upload(staging.data(), in, in_bytes);
+  mem.fence();
+  op(staging.data(), staging.data() + out_at);
+  mem.download(out, staging.data() + out_at, out_bytes);
+}
+
+UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const {
   return UnitSource{h, store.data(), &s, bits, plan.quant_block};
 }
 
 double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
   const int rank = world.rank();
   sampler.fill(static_cast<std::uint64_t>(step), micro, rank * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
+  mem.upload(tokens_mem.data(), tokens.data(), tokens_mem.bytes());
+  mem.upload(targets_mem.data(), targets.data(), targets_mem.bytes());
+  const int* tok = tokens_mem.data();
+  const int* tgt = targets_mem.data();
   const std::size_t n = forward_units.size();
   // Forward: embed, blocks, head; keep the secondary slices when bwd_params is narrower.
   const SecondaryStore keep{bwd_store.data(), &B};
   fetcher->begin(forward_units, source(P, params_store, p_hier.get(), plan.weight_bits), bwd_distinct && plan.params ? &keep : nullptr);
-  const float* e = fetcher->get(0);
-  std::copy(e, e + embed_params.size(), embed_params.begin());
+  mem.copy(embed_params.data(), fetcher->get(0), embed_params.bytes());
   fetcher->release(0);
-  model.embed_forward(embed_params.data(), tokens.data());
+  model->embed_forward(embed_params.data(), tok);
   for (std::size_t i = 1; i + 1 < n; ++i) {
-    model.block_forward(static_cast<int>(i) - 1, fetcher->get(i));
+    model->block_forward(static_cast<int>(i) - 1, fetcher->get(i));
     fetcher->release(i);
   }
   const float* head = fetcher->get(n - 1);
-  const double loss = model.head_forward(embed_params.data(), head, targets.data());
+  const double loss = model->head_forward(embed_params.data(), head, tgt);
   fetcher->release(n - 1);
 
   // Backward: head, blocks in reverse, embed; each unit's gradient goes to its bucket.
@@ -159,40 +185,39 @@ double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
     fetcher->begin(backward_units, source(B, bwd_store, b_hier.get(), 16));
   else
     fetcher->begin(backward_units, source(P, params_store, p_hier.get(), plan.weight_bits));
-  std::fill(embed_grads.begin(), embed_grads.end(), 0.0f);
-  const std::size_t n_head = layout.units()[layout.head_unit()].numel;
-  std::fill(unit_grad.begin(), unit_grad.begin() + static_cast<std::ptrdiff_t>(n_head), 0.0f);
-  model.head_backward(embed_params.data(), fetcher->get(0), embed_grads.data(), unit_grad.data(), targets.data(), dloss);
+  mem.zero(embed_grads.data(), embed_grads.bytes());
+  mem.zero(unit_grad.data(), layout.units()[layout.head_unit()].numel * sizeof(float));
+  model->head_backward(embed_params.data(), fetcher->get(0), embed_grads.data(), unit_grad.data(), tgt, dloss);
   fetcher->release(0);
   reducer->add(layout.head_unit(), unit_grad.data());
   for (std::size_t i = 1; i < backward_units.size(); ++i) {
     const int u = backward_units[i];
-    std::fill(unit_grad.begin(), unit_grad.begin() + static_cast<std::ptrdiff_t>(layout.units()[u].numel), 0.0f);
-    model.block_backward(cfg.model.layers - static_cast<int>(i), fetcher->get(i), unit_grad.data());
+    mem.zero(unit_grad.data(), layout.units()[u].numel * sizeof(float));
+    model->block_backward(cfg.model.layers - static_cast<int>(i), fetcher->get(i), unit_grad.data());
     fetcher->release(i);
     reducer->add(u, unit_grad.data());
   }
-  model.embed_backward(embed_grads.data(), tokens.data());
+  model->embed_backward(embed_grads.data(), tok);
   reducer->add(layout.embed_unit(), embed_grads.data());
   return loss;
 }
 
 void ShardedTrainer::Impl::write_params() {
   if (plan.params || !plan.optim) {  // same partition as the master (or both replicated)
-    from_f32(dtype, master.data(), params_store.data(), O.total);
+    mem.from_f32(dtype, master.data(), params_store.data(), O.total);
     return;
   }
   // Replicated params from optim shards: all-gather each unit.
   for (std::size_t u = 0; u < layout.units().size(); ++u) {
-    from_f32(dtype, master.data() + O.offset[u], gather_send.data(), O.shard[u]);
+    mem.from_f32(dtype, master.data() + O.offset[u], gather_send.data(), O.shard[u]);
     g_hier->all_gather(gather_send.data(), gather_recv.data(), O.shard[u], dtype);
-    std::memcpy(params_store.data() + P.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
+    mem.copy(params_store.data() + P.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
   }
 }
 
 ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
-                               const std::vector<float>& init)
-    : impl_(std::make_unique<Impl>(cfg, plan, world, data, init)) {}
+                               const std::vector<float>& init, const Backend& backend)
+    : impl_(std::make_unique<Impl>(cfg, plan, world, data, init, backend)) {}
 
 ShardedTrainer::~ShardedTrainer() = default;
 
@@ -212,11 +237,11 @@ StepStats ShardedTrainer::step() {
   s.reducer->finish();
   // One all-reduce for the mean loss and the squared gradient norm; each
   // gradient shard is counted once (by the first member of its cross group).
-  double sq = 0;
-  if (s.counts_norm)
-    for (float g : s.grads) sq += static_cast<double>(g) * g;
+  const double sq = s.counts_norm ? s.mem.sum_squares(s.grads.data(), s.grads.size()) : 0.0;
   float pair[2] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq)};
-  s.world.all_reduce(pair, pair, 2, DType::f32, ReduceOp::sum);
+  s.staged(pair, sizeof pair, pair, sizeof pair, [&](const std::byte* in, std::byte* out) {
+    s.world.all_reduce(in, out, 2, DType::f32, ReduceOp::sum);
+  });
   st.loss = pair[0];
   st.grad_norm = std::sqrt(static_cast<double>(pair[1])) / s.loss_scale;
   st.lr = s.cfg.schedule.at(s.step);
@@ -226,15 +251,16 @@ StepStats ShardedTrainer::step() {
     if (s.dtype == DType::f16) s.loss_scale /= 2, s.good_steps = 0;
   } else {
     const float coef = clip_coefficient(st.grad_norm, s.cfg.grad_clip) / s.loss_scale;
-    for (float& g : s.grads) g *= coef;
+    s.mem.scale(s.grads.data(), s.grads.size(), coef);
     for (const ShardSegment& seg : s.segments)
-      adamw_update(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
-                   seg.length, s.cfg.adamw, s.optim_steps + 1, st.lr, seg.decay);
+      s.mem.adamw(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
+                  seg.length, s.cfg.adamw, s.optim_steps + 1, st.lr, seg.decay);
     ++s.optim_steps;
     s.write_params();
     if (s.dtype == DType::f16 && ++s.good_steps == kLossScaleWindow) s.loss_scale *= 2, s.good_steps = 0;
   }
-  std::fill(s.grads.begin(), s.grads.end(), 0.0f);
+  s.mem.zero(s.grads.data(), s.grads.bytes());
+  s.mem.fence();  // the step's work is done when step() returns
   ++s.step;
   s.last_bytes = traffic_delta(before, s.world.traffic().snapshot());
   return st;
@@ -242,28 +268,26 @@ StepStats ShardedTrainer::step() {
 
 std::vector<std::pair<std::string, std::uint64_t>> ShardedTrainer::memory_bytes() const {
   const Impl& s = *impl_;
-  const std::uint64_t buffers = s.fetcher->buffer_bytes() + s.reducer->buffer_bytes() +
-                                (s.embed_params.size() + s.embed_grads.size() + s.unit_grad.size()) * sizeof(float) +
-                                s.gather_send.size() + s.gather_recv.size();
-  return {{"params", s.params_store.size()},
-          {"bwd_params", s.bwd_store.size()},
-          {"grads", s.grads.size() * sizeof(float)},
-          {"optim", (s.master.size() + s.m.size() + s.v.size()) * sizeof(float)},
+  const std::uint64_t buffers = s.fetcher->buffer_bytes() + s.reducer->buffer_bytes() + s.embed_params.bytes() +
+                                s.embed_grads.bytes() + s.unit_grad.bytes() + s.gather_send.bytes() + s.gather_recv.bytes();
+  return {{"params", s.params_store.bytes()},
+          {"bwd_params", s.bwd_store.bytes()},
+          {"grads", s.grads.bytes()},
+          {"optim", s.master.bytes() + s.m.bytes() + s.v.bytes()},
           {"buffers", buffers},
-          {"activations", s.model.activation_bytes()}};
+          {"activations", s.model->activation_bytes()}};
 }
 
 std::vector<float> ShardedTrainer::gather_master() { return impl_->gather_full(impl_->master); }
 
-std::vector<float> ShardedTrainer::Impl::gather_full(const std::vector<float>& shard) {
-  Impl& s = *this;
-  std::vector<float> full(s.layout.num_params());
-  std::vector<float> gathered(max_padded_unit(s.layout, s.O));
-  for (std::size_t u = 0; u < s.layout.units().size(); ++u) {
-    const std::size_t n = s.layout.units()[u].numel;
-    if (s.plan.optim) s.g_hier->all_gather(shard.data() + s.O.offset[u], gathered.data(), s.O.shard[u], DType::f32);
-    else std::copy(shard.begin() + s.O.offset[u], shard.begin() + s.O.offset[u] + n, gathered.begin());
-    std::copy(gathered.begin(), gathered.begin() + n, full.begin() + s.layout.units()[u].offset);
+std::vector<float> ShardedTrainer::Impl::gather_full(const MemArray<float>& shard) {
+  std::vector<float> full(layout.num_params());
+  MemArray<float> gathered(mem, max_padded_unit(layout, O));
+  for (std::size_t u = 0; u < layout.units().size(); ++u) {
+    const std::size_t n = layout.units()[u].numel;
+    const float* mine = shard.data() + O.offset[u];
+    if (plan.optim) g_hier->all_gather(mine, gathered.data(), O.shard[u], DType::f32);
+    mem.download(full.data() + layout.units()[u].offset, plan.optim ? gathered.data() : mine, n * sizeof(float));
   }
   return full;
 }

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -40,7 +39,9 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
     if (!fs::create_directory(tmp, ec)) problem = "cannot create '" + tmp.string() + "': " + ec.message();
     status = problem.empty() ? 0.0f : 1.0f;
   }
-  w.broadcast(&status, 1, DType::f32, 0);
+  s.staged(&status, sizeof status, &status, sizeof status, [&](const std::byte* in, std::byte* out) {
+    w.all_reduce(in, out, 1, DType::f32, ReduceOp::sum);  // rank 0's status: the others add zero
+  });
   TZ_CHECK(status == 0.0f, FormatError, problem.empty() ? "rank 0 cannot create the checkpoint directory under '" + dir + "'" : problem);
   // 2. Every rank writes its shards.
   const int r = w.world_rank(w.rank());
@@ -48,26 +49,29 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
   float failed = 0;
   try {
     const std::string pfile = (tmp / rank_file_name(r, "params")).string();
+    const std::vector<std::byte> params = s.to_host(s.params_store);
     if (killed_in_save(r)) {
-      write_file_synced(pfile, s.params_store.data(), s.params_store.size() / 2);
+      write_file_synced(pfile, params.data(), params.size() / 2);
       raise(SIGKILL);
     }
-    write_file_synced(pfile, s.params_store.data(), s.params_store.size());
-    std::vector<float> optim;
-    optim.reserve(3 * s.O.total);
-    optim.insert(optim.end(), s.master.begin(), s.master.end());
-    optim.insert(optim.end(), s.m.begin(), s.m.end());
-    optim.insert(optim.end(), s.v.begin(), s.v.end());
+    write_file_synced(pfile, params.data(), params.size());
+    std::vector<float> optim(3 * s.O.total);
+    s.mem.download(optim.data(), s.master.data(), s.master.bytes());
+    s.mem.download(optim.data() + s.O.total, s.m.data(), s.m.bytes());
+    s.mem.download(optim.data() + 2 * s.O.total, s.v.data(), s.v.bytes());
     write_file_synced((tmp / rank_file_name(r, "optim")).string(), optim.data(), optim.size() * sizeof(float));
-    record[0] = s.params_store.size(), record[1] = crc32_of(s.params_store.data(), s.params_store.size());
+    record[0] = params.size(), record[1] = crc32_of(params.data(), params.size());
     record[2] = optim.size() * sizeof(float), record[3] = crc32_of(optim.data(), optim.size() * sizeof(float));
   } catch (const Error& e) {
     std::fprintf(stderr, "tierzero: rank %d: %s\n", r, e.message().c_str());
     failed = 1;
   }
-  w.all_reduce(&failed, &failed, 1, DType::f32, ReduceOp::sum);
+  s.staged(&failed, sizeof failed, &failed, sizeof failed, [&](const std::byte* in, std::byte* out) {
+    w.all_reduce(in, out, 1, DType::f32, ReduceOp::sum);
+  });
   std::vector<std::uint64_t> records(4 * static_cast<std::size_t>(w.size()));
-  w.all_gather(record, records.data(), 4 * sizeof(std::uint64_t), DType::u8);
+  s.staged(record, sizeof record, records.data(), records.size() * sizeof(std::uint64_t),
+           [&](const std::byte* in, std::byte* out) { w.all_gather(in, out, sizeof record, DType::u8); });
   if (failed > 0) {
     if (w.rank() == 0) fs::remove_all(tmp);
     TZ_THROW(FormatError, "checkpoint at step " + std::to_string(s.step) + " could not be written under '" + dir +
@@ -113,7 +117,9 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
       status = 1;
     }
   }
-  w.broadcast(&status, 1, DType::f32, 0);
+  s.staged(&status, sizeof status, &status, sizeof status, [&](const std::byte* in, std::byte* out) {
+    w.all_reduce(in, out, 1, DType::f32, ReduceOp::sum);  // rank 0's status: the others add zero
+  });
   TZ_CHECK(status == 0.0f, FormatError, "checkpoint at step " + std::to_string(s.step) + " could not be completed under '" + dir + "'");
   return final_dir.string();
 }
@@ -130,13 +136,14 @@ void read_state(ShardedTrainer::Impl& s, const CheckpointReader& ckpt, bool same
   const int r = s.world.world_rank(s.world.rank());
   const std::vector<std::byte> params = ckpt.read(rank_file_name(r, "params"));
   const std::vector<std::byte> optim = ckpt.read(rank_file_name(r, "optim"));
-  TZ_CHECK(params.size() == s.params_store.size() && optim.size() == 3 * s.O.total * sizeof(float), FormatError,
+  TZ_CHECK(params.size() == s.params_store.bytes() && optim.size() == 3 * s.O.total * sizeof(float), FormatError,
            "checkpoint '" + ckpt.dir() + "': rank " + std::to_string(r) + "'s shards do not match this run's layout");
-  std::memcpy(s.params_store.data(), params.data(), params.size());
-  const float* f = reinterpret_cast<const float*>(optim.data());
-  std::copy(f, f + s.O.total, s.master.begin());
-  std::copy(f + s.O.total, f + 2 * s.O.total, s.m.begin());
-  std::copy(f + 2 * s.O.total, f + 3 * s.O.total, s.v.begin());
+  s.mem.upload(s.params_store.data(), params.data(), params.size());
+  const std::size_t part = s.O.total * sizeof(float);
+  s.mem.upload(s.master.data(), optim.data(), part);
+  s.mem.upload(s.m.data(), optim.data() + part, part);
+  s.mem.upload(s.v.data(), optim.data() + 2 * part, part);
+  s.mem.fence();  // the host copies go out of scope
 }
 }  // namespace
 
@@ -168,10 +175,13 @@ void ShardedTrainer::load_checkpoint(const std::string& path) {
     failed = 1;
   }
   // Every rank checked its part; all fail together when any part is bad.
-  w.all_reduce(&failed, &failed, 1, DType::f32, ReduceOp::sum);
+  s.staged(&failed, sizeof failed, &failed, sizeof failed, [&](const std::byte* in, std::byte* out) {
+    w.all_reduce(in, out, 1, DType::f32, ReduceOp::sum);
+  });
   if (!problem.empty()) TZ_THROW(FormatError, problem);
   TZ_CHECK(failed == 0.0f, FormatError, "checkpoint '" + path + "' could not be loaded on every rank (see the other ranks' errors)");
-  std::fill(s.grads.begin(), s.grads.end(), 0.0f);
+  s.mem.zero(s.grads.data(), s.grads.bytes());
+  s.mem.fence();
 }
 
 }  // namespace tierzero

@@ -1,13 +1,12 @@
 #include "zero/grad_reducer.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace tierzero {
 
 GradReducer::GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire,
-                         const std::vector<int>& order, Hierarchy& reduce, Communicator* cross, float* grads_out)
-    : layout_(layout), plan_(plan), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
+                         const std::vector<int>& order, Hierarchy& reduce, Communicator* cross, float* grads_out, Memory& mem)
+    : layout_(layout), mem_(mem), plan_(plan), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
       out_(grads_out), replicated_(!plan.grads) {
   bucket_of_.assign(layout.units().size(), -1);
   index_in_bucket_.assign(layout.units().size(), -1);
@@ -25,8 +24,8 @@ GradReducer::GradReducer(const GptLayout& layout, const Plan& plan, const ShardL
   std::size_t max_count = 0;
   for (const Bucket& b : buckets_) max_count = std::max(max_count, b.count);
   for (int s = 0; s < 2; ++s) {
-    send_[s].resize(max_count * g * wsize_);
-    recv_[s].resize(max_count * wsize_);
+    send_[s].resize(mem, max_count * g * wsize_);
+    recv_[s].resize(mem, max_count * wsize_);
   }
 }
 
@@ -43,8 +42,8 @@ void GradReducer::add(int unit, const float* grad) {
     const std::size_t begin = static_cast<std::size_t>(j) * s;
     const std::size_t valid = begin >= n ? 0 : std::min(s, n - begin);
     std::byte* dst = send + (j * bucket.count + bucket.unit_offset[k]) * wsize_;
-    from_f32(wire_, grad + begin, dst, valid);
-    std::memset(dst + valid * wsize_, 0, (s - valid) * wsize_);
+    mem_.from_f32(wire_, grad + begin, dst, valid);
+    mem_.zero(dst + valid * wsize_, (s - valid) * wsize_);
   }
   if (static_cast<std::size_t>(k) + 1 == bucket.units.size()) launch(b);
 }
@@ -69,19 +68,10 @@ void GradReducer::drain(int slot) {
   pending_[slot].wait();
   const Bucket& bucket = buckets_[b];
   std::byte* recv = recv_[slot].data();
-  if (cross_) cross_->all_reduce(recv, recv, bucket.count, wire_, ReduceOp::avg);
+  if (cross_) cross_->all_reduce(recv, recv, bucket.count, wire_, ReduceOp::avg);  // recv was written by the (fenced) worker
   for (std::size_t k = 0; k < bucket.units.size(); ++k) {
     const int u = bucket.units[k];
-    float* dst = out_ + grads_.offset[u];
-    const std::byte* src = recv + bucket.unit_offset[k] * wsize_;
-    const std::size_t s = grads_.shard[u];
-    if (wire_ == DType::f32) {
-      const float* f = reinterpret_cast<const float*>(src);
-      for (std::size_t i = 0; i < s; ++i) dst[i] += f[i];
-    } else {
-      const auto* h = reinterpret_cast<const std::uint16_t*>(src);
-      for (std::size_t i = 0; i < s; ++i) dst[i] += wire_ == DType::bf16 ? bf16_to_f32(h[i]) : f16_to_f32(h[i]);
-    }
+    mem_.add_to_f32(wire_, recv + bucket.unit_offset[k] * wsize_, out_ + grads_.offset[u], grads_.shard[u]);
   }
 }
 
@@ -92,6 +82,6 @@ void GradReducer::finish() {
   }
 }
 
-std::size_t GradReducer::buffer_bytes() const { return send_[0].size() * 2 + recv_[0].size() * 2; }
+std::size_t GradReducer::buffer_bytes() const { return send_[0].bytes() * 2 + recv_[0].bytes() * 2; }
 
 }  // namespace tierzero

@@ -6,7 +6,9 @@
 // bucket's units. A full bucket is reduced at once, asynchronously (qgZ
 // when the plan quantises); two buckets may be in flight. finish() waits
 // for all, all-reduces across the cross group when grads are replicated
-// there (MiCS), and adds the mean into the fp32 grads partition. One thread.
+// there (MiCS), and adds the mean into the fp32 grads partition. Gradients,
+// buckets and the partition live in one Memory (tierzero/memory.h). One
+// thread.
 #pragma once
 #include <vector>
 
@@ -21,7 +23,7 @@ class GradReducer {
   // then buckets are all-reduced); cross: all-reduce over the cross group
   // after the reduce-scatter, or nullptr.
   GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire, const std::vector<int>& order,
-              Hierarchy& reduce, Communicator* cross, float* grads_out);
+              Hierarchy& reduce, Communicator* cross, float* grads_out, Memory& mem);
   void add(int unit, const float* grad);
   void finish();
   std::size_t buffer_bytes() const;
@@ -35,6 +37,7 @@ class GradReducer {
   void launch(int b);
   void drain(int slot);
   const GptLayout& layout_;
+  Memory& mem_;
   const Plan& plan_;
   const ShardLayout& grads_;
   DType wire_;
@@ -45,7 +48,7 @@ class GradReducer {
   bool replicated_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_, index_in_bucket_;
-  std::vector<std::byte> send_[2], recv_[2];
+  MemArray<std::byte> send_[2], recv_[2];
   Request pending_[2];
   int in_slot_[2] = {-1, -1};  // bucket occupying each buffer pair
 };

@@ -1,17 +1,16 @@
 #include "zero/unit_fetcher.h"
 
 #include <algorithm>
-#include <cstring>
 
 namespace tierzero {
 
-UnitFetcher::UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered)
-    : layout_(layout), dtype_(dtype), dsize_(dtype_size(dtype)), depth_(depth), slots_(static_cast<std::size_t>(depth) + 1) {
+UnitFetcher::UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem)
+    : layout_(layout), mem_(mem), dtype_(dtype), dsize_(dtype_size(dtype)), depth_(depth), slots_(static_cast<std::size_t>(depth) + 1) {
   std::size_t max_unit = 0;
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
   for (Slot& s : slots_) {
-    s.gathered.resize(max_gathered * dsize_);
-    s.compute.resize(max_unit);
+    s.gathered.resize(mem, max_gathered * dsize_);
+    s.compute.resize(mem, max_unit);
   }
 }
 
@@ -42,17 +41,17 @@ const float* UnitFetcher::get(std::size_t i) {
   const std::size_t n = layout_.units()[u].numel;
   Slot& slot = slots_[i % slots_.size()];
   if (!src_.hier) {
-    to_f32(dtype_, src_.store + src_.layout->offset[u] * dsize_, slot.compute.data(), n);
+    mem_.to_f32(dtype_, src_.store + src_.layout->offset[u] * dsize_, slot.compute.data(), n);
     return slot.compute.data();
   }
   slot.pending.wait();
-  to_f32(dtype_, slot.gathered.data(), slot.compute.data(), n);
+  mem_.to_f32(dtype_, slot.gathered.data(), slot.compute.data(), n);
   if (keeping_) {  // this rank's slice of the unit, as the secondary copy
     const ShardLayout& k = *keep_.layout;
     std::byte* dst = keep_.store + k.offset[u] * dsize_;
     const std::size_t valid = k.valid(layout_, u);
-    std::memcpy(dst, slot.gathered.data() + k.position * k.shard[u] * dsize_, valid * dsize_);
-    std::memset(dst + valid * dsize_, 0, (k.shard[u] - valid) * dsize_);
+    mem_.copy(dst, slot.gathered.data() + k.position * k.shard[u] * dsize_, valid * dsize_);
+    mem_.zero(dst + valid * dsize_, (k.shard[u] - valid) * dsize_);
   }
   return slot.compute.data();
 }
@@ -64,7 +63,7 @@ void UnitFetcher::release(std::size_t i) {
 
 std::size_t UnitFetcher::buffer_bytes() const {
   std::size_t b = 0;
-  for (const Slot& s : slots_) b += s.gathered.size() + s.compute.size() * sizeof(float);
+  for (const Slot& s : slots_) b += s.gathered.bytes() + s.compute.bytes();
   return b;
 }
 

@@ -3,7 +3,8 @@
 // partitioned store is all-gathered (quantised when bits < 16) through a
 // Hierarchy's worker thread; a replicated store is converted in place.
 // Optionally keeps this rank's slice of every gathered unit in a secondary
-// store (hpZ). Buffers are sized at construction. One thread.
+// store (hpZ). Stores and buffers live in one Memory (tierzero/memory.h);
+// buffers are allocated at construction. One thread.
 #pragma once
 #include <vector>
 
@@ -28,7 +29,7 @@ struct SecondaryStore {
 class UnitFetcher {
  public:
   // max_gathered: the largest padded unit of any partitioned source (elements).
-  UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered);
+  UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem);
   // Starts a pass over `units` (in order) from `src`; keeps slices in `keep` when given.
   void begin(const std::vector<int>& units, const UnitSource& src, const SecondaryStore* keep = nullptr);
   // The fp32 parameters of the i-th unit of the pass (waits for its gather).
@@ -40,11 +41,12 @@ class UnitFetcher {
  private:
   void launch(std::size_t i);
   struct Slot {
-    std::vector<std::byte> gathered;
-    std::vector<float> compute;
+    MemArray<std::byte> gathered;
+    MemArray<float> compute;
     Request pending;
   };
   const GptLayout& layout_;
+  Memory& mem_;
   DType dtype_;
   std::size_t dsize_;
   int depth_;

@@ -5,8 +5,6 @@
 // shard per peer across the slowest link; each inner hop moves the bundle
 // gathered so far. The bundle is built innermost-coordinate-major, so one
 // final axis reversal puts the shards in rank order.
-#include <cstring>
-
 #include "comm/hier/hop_state.h"
 
 namespace tierzero {
@@ -15,23 +13,23 @@ void hier_all_gather(HopState& s, const void* send, void* recv, std::size_t coun
   const std::size_t shard = count * dtype_size(t);
   const std::size_t k = s.hops.size();
   if (k == 0) {
-    if (send != recv) std::memmove(recv, send, shard);
+    s.mem->copy(recv, send, shard);
     return;
   }
   if (k == 1) {
-    s.hops[0]->all_gather(send, recv, count, t);
+    s.ready(0).all_gather(send, recv, count, t);
     return;
   }
   const void* cur = send;
   std::size_t cur_count = count;
   for (std::size_t h = k; h-- > 0;) {
     std::byte* next = s.buffer(static_cast<int>(h % 2), cur_count * s.fanout(h) * dtype_size(t));
-    s.hops[h]->all_gather(cur, next, cur_count, t);
+    s.ready(h).all_gather(cur, next, cur_count, t);
     cur = next;
     cur_count *= s.fanout(h);
   }
   // The bundle is innermost coordinate major.
-  reverse_axes(static_cast<const std::byte*>(cur), static_cast<std::byte*>(recv), inner_first(s), shard);
+  reverse_axes(*s.mem, static_cast<const std::byte*>(cur), static_cast<std::byte*>(recv), inner_first(s), shard);
 }
 
 }  // namespace tierzero

@@ -2,8 +2,6 @@
 // all-gather outermost hop first, over the count padded to a multiple of the
 // world size (c = ceil(n / W) elements per rank). Because the all-gather
 // retraces the reduce-scatter's splits, no reordering is needed.
-#include <cstring>
-
 #include "comm/hier/hop_state.h"
 
 namespace tierzero {
@@ -12,33 +10,33 @@ void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t coun
   const std::size_t esize = dtype_size(t);
   const std::size_t k = s.hops.size();
   if (k <= 1) {
-    if (k == 1) s.hops[0]->all_reduce(send, recv, count, t, op);
-    else if (send != recv) std::memmove(recv, send, count * esize);
+    if (k == 1) s.ready(0).all_reduce(send, recv, count, t, op);
+    else s.mem->copy(recv, send, count * esize);
     return;
   }
   const std::size_t w = static_cast<std::size_t>(s.world_size);
   const std::size_t per_rank = (count + w - 1) / w;
   std::size_t cur_count = per_rank * w;
   std::byte* cur = s.buffer(0, cur_count * esize);
-  std::memcpy(cur, send, count * esize);
-  std::memset(cur + count * esize, 0, (cur_count - count) * esize);
+  s.mem->copy(cur, send, count * esize);
+  s.mem->zero(cur + count * esize, (cur_count - count) * esize);
   int which = 0;
   for (std::size_t h = 0; h < k; ++h) {
     cur_count /= s.fanout(h);
     which ^= 1;
     std::byte* next = s.buffer(which, cur_count * esize);
-    s.hops[h]->reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
+    s.ready(h).reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
     cur = next;
   }
   for (std::size_t h = k; h-- > 0;) {
     which ^= 1;
     std::byte* next = s.buffer(which, cur_count * s.fanout(h) * esize);
-    s.hops[h]->all_gather(cur, next, cur_count, t);
+    s.ready(h).all_gather(cur, next, cur_count, t);
     cur = next;
     cur_count *= s.fanout(h);
   }
-  std::memcpy(recv, cur, count * esize);
-  if (op == ReduceOp::avg) divide_elements(recv, count, t, s.world_size);
+  s.mem->copy(recv, cur, count * esize);
+  if (op == ReduceOp::avg) s.mem->divide(recv, count, t, s.world_size);
 }
 
 }  // namespace tierzero

@@ -11,7 +11,6 @@
 // Bytes per rank at level l: (f_l - 1) * P_l(count * P_>l), where P_l(m) is
 // quant_packed_bytes(m) at the hop's bits, or m * sizeof(t) unquantised.
 #include <algorithm>
-#include <cstring>
 
 #include "comm/hier/hop_state.h"
 
@@ -27,22 +26,18 @@ int hop_bits(const HopBits& bits, const std::vector<Level>& levels) {
 
 // Sends the f pieces of `acc` (piece elements each) over `hop` and writes
 // their sum over the hop group into `out` (piece elements, fp32).
-void exchange_and_sum(HopState& s, Communicator& hop, const float* acc, std::size_t piece, int bits, DType t,
+void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t piece, int bits, DType t,
                       const QuantSpec& q, float* out) {
-  const int f = hop.size();
-  std::memset(out, 0, piece * sizeof(float));
+  Memory& mem = *s.mem;
+  const int f = s.fanout(h);
+  mem.zero(out, piece * sizeof(float));
   if (bits == 16) {
     const std::size_t esize = dtype_size(t);
     std::byte* send = s.buffer(4, piece * f * esize);
     std::byte* recv = s.buffer(5, piece * f * esize);
-    from_f32(t, acc, send, piece * f);
-    hop.all_to_all(send, recv, piece, t);
-    std::vector<float>& tmp = s.f32_tmp;
-    tmp.resize(piece);
-    for (int j = 0; j < f; ++j) {
-      to_f32(t, recv + j * piece * esize, tmp.data(), piece);
-      for (std::size_t i = 0; i < piece; ++i) out[i] += tmp[i];
-    }
+    mem.from_f32(t, acc, send, piece * f);
+    s.ready(h).all_to_all(send, recv, piece, t);
+    for (int j = 0; j < f; ++j) mem.add_to_f32(t, recv + j * piece * esize, out, piece);
     return;
   }
   QuantSpec qs = q;
@@ -50,9 +45,9 @@ void exchange_and_sum(HopState& s, Communicator& hop, const float* acc, std::siz
   const std::size_t packed = quant_packed_bytes(piece, qs);
   std::byte* send = s.buffer(4, packed * f);
   std::byte* recv = s.buffer(5, packed * f);
-  for (int j = 0; j < f; ++j) quantize(acc + j * piece, DType::f32, piece, qs, send + j * packed);
-  hop.all_to_all(send, recv, packed, DType::u8);
-  for (int j = 0; j < f; ++j) dequantize_add(recv + j * packed, piece, qs, out);
+  for (int j = 0; j < f; ++j) mem.quantize(acc + j * piece, DType::f32, piece, qs, send + j * packed);
+  s.ready(h).all_to_all(send, recv, packed, DType::u8);
+  for (int j = 0; j < f; ++j) mem.dequantize_add(recv + j * packed, piece, qs, out);
 }
 }  // namespace
 
@@ -63,16 +58,16 @@ void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::s
   // fp32 copy of the input, innermost coordinate major.
   auto* as_f32 = reinterpret_cast<float*>(s.buffer(2, cur * sizeof(float)));
   auto* acc = reinterpret_cast<float*>(s.buffer(3, cur * sizeof(float)));
-  to_f32(t, send, as_f32, cur);
-  reverse_axes(reinterpret_cast<const std::byte*>(as_f32), reinterpret_cast<std::byte*>(acc), outer_first(s), count * sizeof(float));
+  s.mem->to_f32(t, send, as_f32, cur);
+  reverse_axes(*s.mem, reinterpret_cast<const std::byte*>(as_f32), reinterpret_cast<std::byte*>(acc), outer_first(s), count * sizeof(float));
   float* out = as_f32;
   for (std::size_t h = 0; h < k; ++h) {
     cur /= s.fanout(h);
-    exchange_and_sum(s, *s.hops[h], acc, cur, hop_bits(bits, s.levels[h]), t, q, out);
+    exchange_and_sum(s, h, acc, cur, hop_bits(bits, s.levels[h]), t, q, out);
     std::swap(acc, out);
   }
-  if (op == ReduceOp::avg) divide_elements(acc, count, DType::f32, s.world_size);
-  from_f32(t, acc, recv, count);
+  if (op == ReduceOp::avg) s.mem->divide(acc, count, DType::f32, s.world_size);
+  s.mem->from_f32(t, acc, recv, count);
 }
 
 }  // namespace tierzero

@@ -7,8 +7,6 @@
 // coordinate, so the data shrinks by the fan-out at every hop and the
 // slowest link carries only 1/(inner ranks) of it. Sums are taken at every
 // hop; avg divides once by the world size at the end.
-#include <cstring>
-
 #include "comm/hier/hop_state.h"
 
 namespace tierzero {
@@ -17,23 +15,23 @@ void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t 
   const std::size_t esize = dtype_size(t);
   const std::size_t k = s.hops.size();
   if (k == 0) {
-    if (send != recv) std::memmove(recv, send, count * esize);
+    s.mem->copy(recv, send, count * esize);
     return;
   }
   if (k == 1) {
-    s.hops[0]->reduce_scatter(send, recv, count, t, op);
+    s.ready(0).reduce_scatter(send, recv, count, t, op);
     return;
   }
   std::size_t cur_count = count * static_cast<std::size_t>(s.world_size);
   std::byte* cur = s.buffer(0, cur_count * esize);
-  reverse_axes(static_cast<const std::byte*>(send), cur, outer_first(s), count * esize);  // rank order: outermost major
+  reverse_axes(*s.mem, static_cast<const std::byte*>(send), cur, outer_first(s), count * esize);  // rank order: outermost major
   for (std::size_t h = 0; h < k; ++h) {
     cur_count /= s.fanout(h);
     void* next = h + 1 == k ? recv : s.buffer(static_cast<int>((h + 1) % 2), cur_count * esize);
-    s.hops[h]->reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
+    s.ready(h).reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
     cur = static_cast<std::byte*>(next);
   }
-  if (op == ReduceOp::avg) divide_elements(recv, count, t, s.world_size);
+  if (op == ReduceOp::avg) s.mem->divide(recv, count, t, s.world_size);
 }
 
 }  // namespace tierzero

@@ -10,7 +10,8 @@ HopSpec three_level_hops() { return {{Level::gpu}, {Level::node}, {Level::world}
 HopSpec two_level_hops() { return {{Level::gpu, Level::node}, {Level::world}}; }
 HopSpec flat_hops() { return {{Level::gpu, Level::node, Level::world}}; }
 
-Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops) : world_(comm), state_(std::make_unique<HopState>()) {
+Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem) : world_(comm), state_(std::make_unique<HopState>()) {
+  state_->mem = &mem;
   state_->world_size = comm.size();
   const Topology& topo = comm.topology();
   const int me = comm.world_rank(comm.rank());
@@ -34,6 +35,11 @@ Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops) : world_(comm), st
 
 Hierarchy::~Hierarchy() = default;
 
+Request Hierarchy::submit(const CommJob& job) {
+  state_->mem->fence();  // the worker sends what this thread has written
+  return thread_->submit(job);
+}
+
 std::size_t Hierarchy::num_hops() const { return state_->hops.size(); }
 
 Communicator& Hierarchy::hop(Level level) const {
@@ -52,7 +58,7 @@ CommJob job(HopState* s, void (*run)(const CommJob&), const void* send, void* re
 }  // namespace
 
 Request Hierarchy::iall_gather(const void* send, void* recv, std::size_t count, DType t) {
-  return thread_->submit(job(state_.get(), [](const CommJob& j) { hier_all_gather(*j.state, j.send, j.recv, j.count, j.type); },
+  return submit(job(state_.get(), [](const CommJob& j) { hier_all_gather(*j.state, j.send, j.recv, j.count, j.type); },
                              send, recv, count, t));
 }
 
@@ -61,7 +67,7 @@ Request Hierarchy::ireduce_scatter(const void* send, void* recv, std::size_t cou
   CommJob j = job(state_.get(), [](const CommJob& j) { hier_reduce_scatter(*j.state, j.send, j.recv, j.count, j.type, j.op); },
                   send, recv, count, t);
   j.op = op;
-  return thread_->submit(j);
+  return submit(j);
 }
 
 Request Hierarchy::iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
@@ -69,7 +75,7 @@ Request Hierarchy::iall_reduce(const void* send, void* recv, std::size_t count, 
   CommJob j = job(state_.get(), [](const CommJob& j) { hier_all_reduce(*j.state, j.send, j.recv, j.count, j.type, j.op); },
                   send, recv, count, t);
   j.op = op;
-  return thread_->submit(j);
+  return submit(j);
 }
 
 Request Hierarchy::iall_gather_quantized(const void* send, void* recv, std::size_t count, DType t, const QuantSpec& q) {
@@ -78,7 +84,7 @@ Request Hierarchy::iall_gather_quantized(const void* send, void* recv, std::size
   CommJob j = job(state_.get(), [](const CommJob& j) { hier_quant_all_gather(*j.state, j.send, j.recv, j.count, j.type, j.quant); },
                   send, recv, count, t);
   j.quant = q;
-  return thread_->submit(j);
+  return submit(j);
 }
 
 Request Hierarchy::ireduce_scatter_quantized(const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
@@ -89,7 +95,7 @@ Request Hierarchy::ireduce_scatter_quantized(const void* send, void* recv, std::
     hier_quant_reduce_scatter(*j.state, j.send, j.recv, j.count, j.type, j.op, j.bits, j.quant);
   }, send, recv, count, t);
   j.op = op, j.bits = bits, j.quant = q;
-  return thread_->submit(j);
+  return submit(j);
 }
 
 }  // namespace tierzero

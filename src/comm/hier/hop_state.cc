@@ -1,16 +1,14 @@
 #include "comm/hier/hop_state.h"
 
-#include <cstring>
-
 namespace tierzero {
 
 std::byte* HopState::buffer(int which, std::size_t bytes) {
   auto& b = scratch[which];
-  if (b.size() < bytes) b.resize(bytes);
+  if (b.size() < bytes) b.resize(*mem, bytes);
   return b.data();
 }
 
-void reverse_axes(const std::byte* src, std::byte* dst, const Dims& dims, std::size_t block) {
+void reverse_axes(Memory& mem, const std::byte* src, std::byte* dst, const Dims& dims, std::size_t block) {
   const std::size_t k = dims.k;
   // In dst, axis j has stride prod(dims[0..j-1]) blocks.
   std::array<std::size_t, kNumLevels> dst_stride{};
@@ -22,7 +20,7 @@ void reverse_axes(const std::byte* src, std::byte* dst, const Dims& dims, std::s
   }
   std::size_t off = 0;  // dst offset (in blocks) of the current src block
   for (std::size_t s = 0; s < total; ++s) {
-    std::memcpy(dst + off * block, src + s * block, block);
+    mem.copy(dst + off * block, src + s * block, block);
     for (std::size_t j = k; j-- > 0;) {  // odometer over src, minor axis fastest
       off += dst_stride[j];
       if (++idx[j] < dims.d[j]) break;

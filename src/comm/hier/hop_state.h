@@ -1,8 +1,10 @@
-// Internal state shared by the hierarchical algorithms: the hop
-// communicators (fan-out > 1 only, innermost first) and scratch buffers
-// that grow to the largest size asked for and are then reused. The plain
-// algorithms use buffers 0 and 1; the quantised ones 2 to 5 (the quantised
-// all-gather runs the plain one on packed bytes).
+// Internal state shared by the hierarchical algorithms: the memory the
+// buffers live in, the hop communicators (fan-out > 1 only, innermost
+// first) and scratch buffers in that memory that grow to the largest size
+// asked for and are then reused. The plain algorithms use buffers 0 and 1;
+// the quantised ones 2 to 5 (the quantised all-gather runs the plain one on
+// packed bytes). Algorithms reach a hop's communicator through ready(),
+// which first fences the worker's pending memory work (tierzero/memory.h).
 #pragma once
 #include <array>
 #include <cstddef>
@@ -10,18 +12,24 @@
 #include <vector>
 
 #include "tierzero/hierarchy.h"
+#include "tierzero/memory.h"
 
 namespace tierzero {
 
 struct HopState {
   std::vector<std::vector<Level>> levels;            // levels of each hop, innermost first
   std::vector<std::unique_ptr<Communicator>> hops;   // hops[i] spans levels[i]
-  std::vector<std::byte> scratch[6];
-  std::vector<float> f32_tmp;
+  Memory* mem = nullptr;
+  MemArray<std::byte> scratch[6];
   int world_size = 1;
 
   std::byte* buffer(int which, std::size_t bytes);
   int fanout(std::size_t i) const { return hops[i]->size(); }
+  // Hop i's communicator, once this thread's memory work has finished.
+  Communicator& ready(std::size_t i) {
+    mem->fence();
+    return *hops[i];
+  }
 };
 
 // Extents of up to three axes.
@@ -33,7 +41,8 @@ struct Dims {
 // dst = src with its axes in reverse order. src is a row-major array of
 // blocks with extents dims[0] (major) .. dims[k-1] (minor), each block
 // `block` bytes; dst has extents dims[k-1] (major) .. dims[0] (minor).
-void reverse_axes(const std::byte* src, std::byte* dst, const Dims& dims, std::size_t block);
+// One mem.copy per block.
+void reverse_axes(Memory& mem, const std::byte* src, std::byte* dst, const Dims& dims, std::size_t block);
 // The hop fan-outs, innermost first, or outermost first.
 Dims inner_first(const HopState& s);
 Dims outer_first(const HopState& s);

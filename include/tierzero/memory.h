@@ -1,0 +1,98 @@
+// Where a rank's training state and collective buffers live, and the
+// element-wise work the sharding engine and the hierarchical collectives do
+// on them. host_memory() (the default) is plain memory and the CPU
+// kernels; gpu::device_memory() (CUDA builds, tierzero/gpu_backend.h) is
+// device memory from the calling thread's GpuContext pool with kernels
+// enqueued on that thread's stream.
+//
+// Ordering contract: work is ordered per calling thread, and may still be
+// pending when a call returns (on a device it is). fence() waits until
+// everything the calling thread enqueued is done. Before another thread or
+// a Communicator reads memory this thread wrote, the writer calls fence():
+// Hierarchy fences the submitting thread before queueing a collective and
+// its worker before every hop's collective and at the end of each job.
+// download() and sum_squares() return finished results.
+//
+// Allocation: allocate() and release() may be called from any thread; they
+// go to the backing allocator (cudaMalloc synchronises the device), so
+// owners allocate once and reuse: the engine at construction, the
+// hierarchies' scratch on first use.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "tierzero/dtype.h"
+#include "tierzero/optim.h"
+#include "tierzero/quant.h"
+
+namespace tierzero {
+
+class Memory {
+ public:
+  virtual ~Memory() = default;
+  // "host" or "cuda" (what a log line calls it).
+  virtual const char* name() const = 0;
+  virtual void* allocate(std::size_t bytes) = 0;  // throws std::bad_alloc
+  virtual void release(void* p) noexcept = 0;
+
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void upload(void* dst, const void* host_src, std::size_t bytes) = 0;
+  virtual void download(void* host_dst, const void* src, std::size_t bytes) = 0;
+  virtual void zero(void* dst, std::size_t bytes) = 0;
+  // dtype.h's conversions: same rounding as the CPU's.
+  virtual void to_f32(DType from, const void* src, float* dst, std::size_t n) = 0;
+  virtual void from_f32(DType to, const float* src, void* dst, std::size_t n) = 0;
+  // acc[i] += src[i] (src of float type t).
+  virtual void add_to_f32(DType t, const void* src, float* acc, std::size_t n) = 0;
+  virtual void divide(void* buf, std::size_t n, DType t, int divisor) = 0;
+  virtual void scale(float* buf, std::size_t n, float factor) = 0;
+  // Sum of squares, accumulated in double in element order on the host.
+  virtual double sum_squares(const float* buf, std::size_t n) = 0;
+  // quant.h's packed format, bit-identical across memories.
+  virtual void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed) = 0;
+  virtual void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst, DType t) = 0;
+  virtual void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float* acc) = 0;
+  // optim.h's adamw_update.
+  virtual void adamw(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWConfig& c, std::int64_t t,
+                     float lr, bool decay) = 0;
+  virtual void fence() = 0;
+};
+
+// Plain host memory: every call runs to completion before returning.
+Memory& host_memory();
+
+// An array of T in a Memory (uninitialised; zero() it when that matters).
+// Move-only; resize() drops the contents.
+template <class T>
+class MemArray {
+ public:
+  MemArray() = default;
+  MemArray(Memory& mem, std::size_t n) { resize(mem, n); }
+  ~MemArray() { reset(); }
+  MemArray(MemArray&& o) noexcept : mem_(o.mem_), p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  MemArray& operator=(MemArray&& o) noexcept {
+    if (this != &o) reset(), mem_ = o.mem_, p_ = std::exchange(o.p_, nullptr), n_ = std::exchange(o.n_, 0);
+    return *this;
+  }
+  void resize(Memory& mem, std::size_t n) {
+    reset();
+    mem_ = &mem;
+    if (n) p_ = static_cast<T*>(mem.allocate(n * sizeof(T))), n_ = n;
+  }
+  void reset() noexcept {
+    if (p_) mem_->release(p_);
+    p_ = nullptr, n_ = 0;
+  }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  std::size_t size() const { return n_; }
+  std::size_t bytes() const { return n_ * sizeof(T); }
+
+ private:
+  Memory* mem_ = nullptr;
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+}  // namespace tierzero
