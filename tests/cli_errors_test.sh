@@ -31,6 +31,10 @@ expect_exit 2 "bad magic" 1 -- "$tz" train --data "$tmp/bad.bin" --steps 1
 printf 'stepz = 3\n' > "$tmp/run.toml"
 expect_exit 2 "unknown key 'stepz'" 1 -- "$tz" train --config "$tmp/run.toml"
 expect_exit 2 "unknown model 'gpt-huge'" 1 -- "$tz" train --model gpt-huge
+if ! nvidia-smi -L >/dev/null 2>&1; then  # without a GPU: a CPU build or a CUDA build says why --device cuda cannot run
+  expect_exit 2 "built without CUDA and NCCL\|needs a GPU on every rank" 1 -- "$tz" train --device cuda --model gpt-tiny --steps 1
+fi
+expect_exit 2 "not in {cpu,cuda}" 1 -- "$tz" train --device tpu --steps 1
 expect_exit 2 "cannot open" 1 -- "$tz" train --data "$tmp/none.bin" --steps 1
 printf 'hello world, hello tierzero. ' > "$tmp/t.txt"
 for i in 1 2 3 4 5 6; do cat "$tmp/t.txt" "$tmp/t.txt" > "$tmp/t2.txt"; mv "$tmp/t2.txt" "$tmp/t.txt"; done

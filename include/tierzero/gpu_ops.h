@@ -18,7 +18,7 @@ namespace tierzero::gpu {
 enum class GemmMath { fp32, bf16 };
 
 // One device, one stream, one cuBLAS handle and one pool of device memory.
-// current() is the calling thread's context on device 0, made on first use.
+// current() is the calling thread's context, made on first use.
 class GpuContext {
  public:
   explicit GpuContext(int device = 0);
@@ -26,6 +26,7 @@ class GpuContext {
   GpuContext(const GpuContext&) = delete;
   GpuContext& operator=(const GpuContext&) = delete;
 
+  // The calling thread's context on current_device() (tierzero/gpu_backend.h).
   static GpuContext& current();
   void* stream() const;  // cudaStream_t
   void* blas() const;    // cublasHandle_t, bound to stream()
@@ -89,9 +90,11 @@ void adamw(float* param, const float* grad, float* m, float* v, std::size_t n, f
 
 // Blockwise quantisation on the current stream, device pointers, the CPU
 // reference's packed layout and bits (quant.h; int4 needs an even block):
-// quantize adds the number of blocks holding inf/nan to *bad_blocks.
+// quantize adds the number of blocks holding inf/nan to *bad_blocks (when
+// not null); dequantize_add adds the decoded values into acc.
 void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed, unsigned* bad_blocks);
 void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst, DType t);
+void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float* acc);
 
 }  // namespace tierzero::gpu
 

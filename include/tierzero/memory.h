@@ -11,7 +11,8 @@
 // a Communicator reads memory this thread wrote, the writer calls fence():
 // Hierarchy fences the submitting thread before queueing a collective and
 // its worker before every hop's collective and at the end of each job.
-// download() and sum_squares() return finished results.
+// upload() has read its host source when it returns; download() and
+// sum_squares() return finished results.
 //
 // Allocation: allocate() and release() may be called from any thread; they
 // go to the backing allocator (cudaMalloc synchronises the device), so
@@ -37,6 +38,7 @@ class Memory {
   virtual void release(void* p) noexcept = 0;
 
   virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  // Reads host_src before returning; the write into dst is ordered like the rest.
   virtual void upload(void* dst, const void* host_src, std::size_t bytes) = 0;
   virtual void download(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void zero(void* dst, std::size_t bytes) = 0;

@@ -3,7 +3,9 @@
 // the communicator's own stream so it overlaps compute on other streams;
 // a Request completes when the collective's event has fired. The world
 // communicator is bootstrapped through MPI (rank 0's ncclUniqueId is
-// broadcast); split_by uses ncclCommSplit. Not run yet on a GPU (issue 9).
+// broadcast); split_by uses ncclCommSplit. Buffers must be device memory
+// that the caller's work has finished writing (tierzero/memory.h's fence).
+// Not run yet on a GPU (issue 9).
 #pragma once
 #include <memory>
 
@@ -11,8 +13,10 @@
 
 namespace tierzero {
 
-// Collective over MPI_COMM_WORLD: creates the NCCL world communicator on the
-// current device. Throws CommError when no GPU or NCCL is usable.
+// Collective over MPI_COMM_WORLD: picks this rank's GPU (node-local rank
+// modulo the node's devices, gpu::use_device) and creates the NCCL world
+// communicator on it. Throws ConfigError when this rank has no GPU and
+// CommError when NCCL fails.
 std::unique_ptr<Communicator> nccl_world(const Topology& topology);
 
 }  // namespace tierzero

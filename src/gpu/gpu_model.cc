@@ -1,8 +1,18 @@
 // GptModel on a CUDA device: the model's one implementation, instantiated
-// with the device ops backend.
+// with the device ops backend, and the CUDA Backend of the engine.
 #include "model/gpt_impl.h"
+#include "tierzero/gpu_backend.h"
 #include "tierzero/gpu_model.h"
 
 namespace tierzero {
 template class GptModel<float, gpu::DeviceOps>;
+
+namespace gpu {
+const Backend& cuda_backend() {
+  static const Backend backend{"cuda", &device_memory(), [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
+                                 return std::unique_ptr<UnitModel>(std::make_unique<GptUnitModel<DeviceOps>>(layout, batch, seq_len, recompute));
+                               }};
+  return backend;
+}
+}  // namespace gpu
 }  // namespace tierzero

@@ -5,10 +5,12 @@
 // one thread to a column, so they are deterministic.
 #include "gpu/device_api.h"
 
+#include <atomic>
 #include <cmath>
 #include <string>
 
 #include "tierzero/error.h"
+#include "tierzero/gpu_backend.h"
 #include "tierzero/gpu_ops.h"
 
 namespace tierzero::gpu {
@@ -247,9 +249,16 @@ GpuContext::~GpuContext() {
   cudaStreamDestroy(impl_->stream);
 }
 
+namespace {
+std::atomic<int> g_device{0};
+}  // namespace
+
+void use_device(int device) { g_device = device; }
+int current_device() { return g_device; }
+
 GpuContext& GpuContext::current() {
   thread_local std::unique_ptr<GpuContext> ctx;
-  if (!ctx) ctx = std::make_unique<GpuContext>(0);
+  if (!ctx) ctx = std::make_unique<GpuContext>(g_device);
   return *ctx;
 }
 

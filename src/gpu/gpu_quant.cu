@@ -45,7 +45,7 @@ __global__ void quantize_kernel(const In* src, std::size_t n, QuantSpec s, std::
     all.absmax = absmax[0], all.min = lo[0], all.max = hi[0], all.bad = bad[0] != 0;
     p = quant::params(all, s);
     quant::write_params(packed, n, b, p, s);
-    if (p.bad) atomicAdd(bad_blocks, 1u);
+    if (p.bad && bad_blocks) atomicAdd(bad_blocks, 1u);
   }
   __syncthreads();
   if (s.bits == 8) {
@@ -61,12 +61,16 @@ __global__ void quantize_kernel(const In* src, std::size_t n, QuantSpec s, std::
   }
 }
 
-template <class Out>
+// dst[i] = x'[i], or acc[i] += x'[i] with Add (dequantize_add, fp32 only).
+template <class Out, bool Add = false>
 __global__ void dequantize_kernel(const std::uint8_t* packed, std::size_t n, QuantSpec s, Out* dst) {
   const std::size_t b = blockIdx.x, begin = b * s.block, end = quant::end_of(n, begin, s.block);
   const quant::Params p = quant::read_params(packed, n, b, s);
-  for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-    quant::store(dst, i, quant::dequantize_one(quant::get(packed, i, s), p, s));
+  for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    const float x = quant::dequantize_one(quant::get(packed, i, s), p, s);
+    if constexpr (Add) dst[i] += x;
+    else quant::store(dst, i, x);
+  }
 }
 
 }  // namespace
@@ -108,6 +112,15 @@ void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst
   else if (t == DType::bf16) dequantize_kernel<<<blocks, kThreads, 0, stream>>>(in, n, s, static_cast<BF16*>(dst));
   else dequantize_kernel<<<blocks, kThreads, 0, stream>>>(in, n, s, static_cast<F16*>(dst));
   check(cudaGetLastError(), "dequantize kernel");
+}
+
+void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float* acc) {
+  validate(s);
+  const std::size_t blocks = quant_blocks(n, s);
+  if (blocks == 0) return;
+  const auto stream = static_cast<cudaStream_t>(GpuContext::current().stream());
+  dequantize_kernel<float, true><<<blocks, kThreads, 0, stream>>>(static_cast<const std::uint8_t*>(packed), n, s, acc);
+  check(cudaGetLastError(), "dequantize_add kernel");
 }
 
 }  // namespace gpu

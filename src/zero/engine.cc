@@ -141,7 +141,6 @@ void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, co
   std::vector<std::byte> params(P.total * dsize);
   from_f32(dtype, p32.data(), params.data(), P.total);
   mem.upload(params_store.data(), params.data(), params.size());
-  mem.fence();  // the host arrays go out of scope
 }
 
 void ShardedTrainer::Impl::staged(const void* in, std::size_t in_bytes, void* out, std::size_t out_bytes,

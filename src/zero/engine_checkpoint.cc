@@ -143,7 +143,6 @@ void read_state(ShardedTrainer::Impl& s, const CheckpointReader& ckpt, bool same
   s.mem.upload(s.master.data(), optim.data(), part);
   s.mem.upload(s.m.data(), optim.data() + part, part);
   s.mem.upload(s.v.data(), optim.data() + 2 * part, part);
-  s.mem.fence();  // the host copies go out of scope
 }
 }  // namespace
 

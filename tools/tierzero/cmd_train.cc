@@ -10,6 +10,10 @@
 #include "tierzero/checkpoint.h"
 #include "tierzero/deepspeed_config.h"
 #include "tierzero/engine.h"
+#ifdef TZ_HAVE_NCCL
+#include "tierzero/gpu_backend.h"
+#include "tierzero/nccl.h"
+#endif
 #include "tierzero/error.h"
 #include "tierzero/trainer.h"
 #include "train_report.h"
@@ -19,6 +23,7 @@ namespace tierzero::cli {
 namespace {
 struct TrainArgs {
   std::string config, model, data, metrics, param_dtype, strategy, topology, deepspeed, save_dir, resume, init;
+  std::string device = "cpu";
   int save_every = 0, keep = 0;
   double comm_timeout = 600;
   std::int64_t steps = 0;
@@ -74,11 +79,23 @@ void check_writable(const std::string& dir) {
   std::remove(probe.c_str());
 }
 
+// The engine's backend for --device and a world communicator that reaches its memory.
+std::pair<const Backend*, std::unique_ptr<Communicator>> device_world(const std::string& device, const Topology& topo) {
+  if (device == "cpu") return {&cpu_backend(), mpi_world(topo)};
+#ifdef TZ_HAVE_NCCL
+  auto world = nccl_world(topo);
+  return {&gpu::cuda_backend(), std::move(world)};
+#else
+  TZ_THROW(ConfigError, "--device " + device + ": this tierzero was built without CUDA and NCCL (configure with "
+                        "-DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=ON, as scripts/gpu_check.sh does)");
+#endif
+}
+
 int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
   MpiSession& mpi = ctx.start_mpi();
   set_comm_timeout(a.comm_timeout);
   const Topology topo = resolve_topology(a.topology);
-  auto world = mpi_world(topo);
+  auto [backend, world] = device_world(a.device, topo);
   TrainConfig cfg = base;
   Plan plan = fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo);
   if (!a.deepspeed.empty()) {
@@ -94,15 +111,15 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
   const TokenData data = TokenData::load(cfg.data);
   if (!a.save_dir.empty()) check_writable(a.save_dir);
   const std::vector<float> init = a.init.empty() ? std::vector<float>{} : load_safetensors_params(a.init, cfg.model);
-  ShardedTrainer trainer(cfg, plan, *world, data, init);
+  ShardedTrainer trainer(cfg, plan, *world, data, init, *backend);
   const bool root = mpi.rank() == 0;
   if (!a.resume.empty()) {
     trainer.load_checkpoint(a.resume == "latest" ? a.save_dir : a.resume);
     if (root) std::fprintf(stderr, "tierzero: resumed at step %lld\n", static_cast<long long>(trainer.next_step()));
   }
   if (root)
-    std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d ranks (%s) with %s\n", cfg.model.name.c_str(),
-                 cfg.model.num_params(), mpi.size(), topo.to_string().c_str(), plan.describe().c_str());
+    std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s\n", cfg.model.name.c_str(),
+                 cfg.model.num_params(), mpi.size(), backend->name.c_str(), topo.to_string().c_str(), plan.describe().c_str());
   std::unique_ptr<TrainReport> report;
   if (root) {
     report = std::make_unique<TrainReport>(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), mpi.size(), cfg.metrics, cfg.log_every);
@@ -130,7 +147,7 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
 
 int run_train(const TrainArgs& a, Context& ctx) {
   const TrainConfig cfg = resolve(a);
-  if (!a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || !a.save_dir.empty() || !a.resume.empty() ||
+  if (a.device != "cpu" || !a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || !a.save_dir.empty() || !a.resume.empty() ||
       !a.init.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, cfg, ctx);
   const TokenData data = TokenData::load(cfg.data);
@@ -163,6 +180,8 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_flag("--recompute", a->recompute, "Recompute activations in backward");
   c->add_option("--metrics", a->metrics, "Write one JSON object per step to this file");
   c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(CLI::PositiveNumber);
+  c->add_option("--device", a->device, "Where the engine runs: cpu (MPI) or cuda (one GPU per rank, NCCL)")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
   c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (zero stage, ZeRO++ flags, batch, optimizer, ...)");
   c->add_option("--save-dir", a->save_dir, "Write checkpoints under this directory");

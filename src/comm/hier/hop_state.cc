@@ -4,7 +4,10 @@ namespace tierzero {
 
 std::byte* HopState::buffer(int which, std::size_t bytes) {
   auto& b = scratch[which];
-  if (b.size() < bytes) b.resize(*mem, bytes);
+  if (b.size() < bytes) {
+    mem->fence();  // queued work may still use the smaller buffer
+    b.resize(*mem, bytes);
+  }
   return b.data();
 }
 

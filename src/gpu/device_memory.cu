@@ -1,0 +1,159 @@
+// gpu::device_memory(): the Memory of the sharding engine on a CUDA device.
+// Element-wise kernels over the float types, converting with the same
+// host/device functions as the CPU (tierzero/dtype.h, quant/quant_block.h),
+// so conversions, averages and additions give the CPU's bits.
+#include "gpu/device_api.h"
+
+#include <string>
+
+#include "quant/quant_block.h"
+#include "tierzero/error.h"
+#include "tierzero/gpu_backend.h"
+#include "tierzero/gpu_ops.h"
+
+namespace tierzero::gpu {
+
+namespace {
+constexpr int kThreads = 256;
+
+void check(cudaError_t e, const char* what) {
+  TZ_CHECK(e == cudaSuccess, Error, std::string(what) + ": " + cudaGetErrorString(e));
+}
+cudaStream_t stream() { return static_cast<cudaStream_t>(GpuContext::current().stream()); }
+unsigned blocks_for(std::size_t n) {
+  const std::size_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 65535 ? b : 65535);  // grid-stride loops cover the rest
+}
+
+#define TZ_GRID_STRIDE(i, n) \
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < (n); i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
+
+template <class In>
+__global__ void to_f32_kernel(const In* src, float* dst, std::size_t n) {
+  TZ_GRID_STRIDE(i, n) dst[i] = quant::load(src, i);
+}
+template <class Out>
+__global__ void from_f32_kernel(const float* src, Out* dst, std::size_t n) {
+  TZ_GRID_STRIDE(i, n) quant::store(dst, i, src[i]);
+}
+template <class In>
+__global__ void add_to_f32_kernel(const In* src, float* acc, std::size_t n) {
+  TZ_GRID_STRIDE(i, n) acc[i] += quant::load(src, i);
+}
+template <class T>
+__global__ void divide_kernel(T* buf, std::size_t n, float d) {
+  TZ_GRID_STRIDE(i, n) quant::store(buf, i, quant::load(buf, i) / d);
+}
+__global__ void scale_kernel(float* buf, std::size_t n, float factor) {
+  TZ_GRID_STRIDE(i, n) buf[i] *= factor;
+}
+__global__ void sum_squares_kernel(const float* buf, std::size_t n, double* out) {
+  __shared__ double partial[kThreads];
+  double s = 0;
+  TZ_GRID_STRIDE(i, n) s += static_cast<double>(buf[i]) * buf[i];
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) atomicAdd(out, partial[0]);
+}
+
+// Calls f with a null pointer of the element type of float type t.
+template <class F>
+void by_type(DType t, F f) {
+  TZ_CHECK(is_float(t), ConfigError, "no element kernel for " + std::string(dtype_name(t)) + " elements");
+  if (t == DType::f32) f(static_cast<float*>(nullptr));
+  else if (t == DType::bf16) f(static_cast<BF16*>(nullptr));
+  else f(static_cast<F16*>(nullptr));
+}
+
+void launched(const char* what) { check(cudaGetLastError(), what); }
+
+class DeviceMemory final : public Memory {
+ public:
+  const char* name() const override { return "cuda"; }
+  void* allocate(std::size_t bytes) override {
+    GpuContext::current();  // this thread on the chosen device
+    void* p = nullptr;
+    check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
+    return p;
+  }
+  void release(void* p) noexcept override { cudaFree(p); }
+  void copy(void* dst, const void* src, std::size_t bytes) override {
+    if (dst != src && bytes) check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()), "device copy");
+  }
+  void upload(void* dst, const void* host_src, std::size_t bytes) override {
+    to_device(dst, host_src, bytes);
+    fence();  // the host source may change as soon as this returns
+  }
+  void download(void* host_dst, const void* src, std::size_t bytes) override { to_host(host_dst, src, bytes); }
+  void zero(void* dst, std::size_t bytes) override {
+    if (bytes) fill_zero(dst, bytes);
+  }
+  void to_f32(DType from, const void* src, float* dst, std::size_t n) override {
+    if (!n) return;
+    by_type(from, [&](auto* tag) {
+      to_f32_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(const_cast<void*>(src)), dst, n);
+    });
+    launched("to_f32");
+  }
+  void from_f32(DType to, const float* src, void* dst, std::size_t n) override {
+    if (!n) return;
+    by_type(to, [&](auto* tag) { from_f32_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(src, static_cast<decltype(tag)>(dst), n); });
+    launched("from_f32");
+  }
+  void add_to_f32(DType t, const void* src, float* acc, std::size_t n) override {
+    if (!n) return;
+    by_type(t, [&](auto* tag) {
+      add_to_f32_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(const_cast<void*>(src)), acc, n);
+    });
+    launched("add_to_f32");
+  }
+  void divide(void* buf, std::size_t n, DType t, int divisor) override {
+    if (!n) return;
+    by_type(t, [&](auto* tag) {
+      divide_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(buf), n, static_cast<float>(divisor));
+    });
+    launched("divide");
+  }
+  void scale(float* buf, std::size_t n, float factor) override {
+    if (!n) return;
+    scale_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(buf, n, factor);
+    launched("scale");
+  }
+  double sum_squares(const float* buf, std::size_t n) override {
+    if (!n) return 0;
+    DeviceArray<double> total(1);
+    fill_zero(total.data(), sizeof(double));
+    sum_squares_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(buf, n, total.data());
+    launched("sum_squares");
+    double s = 0;
+    to_host(&s, total.data(), sizeof s);
+    return s;
+  }
+  void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed) override {
+    gpu::quantize(src, t, n, s, packed, nullptr);
+  }
+  void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst, DType t) override {
+    gpu::dequantize(packed, n, s, dst, t);
+  }
+  void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float* acc) override {
+    gpu::dequantize_add(packed, n, s, acc);
+  }
+  void adamw(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWConfig& c, std::int64_t t, float lr,
+             bool decay) override {
+    if (!n) return;
+    gpu::adamw(p, g, m, v, n, lr, c.beta1, c.beta2, c.eps, decay ? c.weight_decay : 0.0f, static_cast<int>(t));
+  }
+  void fence() override { GpuContext::current().synchronize(); }
+};
+}  // namespace
+
+Memory& device_memory() {
+  static DeviceMemory memory;
+  return memory;
+}
+
+}  // namespace tierzero::gpu

@@ -1,0 +1,169 @@
+// The sharding engine on a CUDA device with the NCCL communicator, against
+// the same engine on the CPU with MPI (one rank per GPU; run by
+// scripts/gpu_check.sh, skipped where no GPU exists):
+//   - every element-wise step of gpu::device_memory() gives host_memory()'s
+//     bits on random, never-zero inputs (sum_squares: another summation order);
+//   - ShardedTrainer with cuda_backend() follows the CPU's losses under the
+//     plans, with fp32 GEMMs (rounding only), and allocates no device memory
+//     after its first step;
+//   - a checkpoint written from the GPU resumes on the CPU.
+#include <gtest/gtest.h>
+#include <mpi.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "mpi_test_util.h"
+#include "tierzero/engine.h"
+#include "tierzero/gpu.h"
+#include "tierzero/gpu_backend.h"
+#include "tierzero/gpu_ops.h"
+#include "tierzero/mpi.h"
+#include "tierzero/nccl.h"
+
+namespace tierzero {
+namespace {
+
+#define REQUIRE_GPU()                                                                              \
+  do {                                                                                             \
+    std::string why;                                                                               \
+    if (!gpu_available(&why)) GTEST_SKIP() << "no GPU here (" << why << "); scripts/gpu_check.sh runs this"; \
+  } while (0)
+
+std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(0.05f, 3.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = gen() % 2 ? d(gen) : -d(gen);
+  return v;
+}
+
+// The bytes `op` leaves in a buffer of `out_bytes`, run on `mem` from host inputs.
+template <class Op>
+std::vector<std::byte> on(Memory& mem, const std::vector<std::vector<std::byte>>& inputs, std::size_t out_bytes,
+                          std::vector<std::byte> out_init, Op op) {
+  std::vector<MemArray<std::byte>> in;
+  for (const auto& h : inputs) {
+    in.emplace_back(mem, h.size());
+    mem.upload(in.back().data(), h.data(), h.size());
+  }
+  MemArray<std::byte> out(mem, out_bytes);
+  out_init.resize(out_bytes);
+  mem.upload(out.data(), out_init.data(), out_bytes);
+  std::vector<void*> ptrs;
+  for (auto& a : in) ptrs.push_back(a.data());
+  op(mem, ptrs, out.data());
+  std::vector<std::byte> result(out_bytes);
+  mem.download(result.data(), out.data(), out_bytes);
+  return result;
+}
+
+std::vector<std::byte> bytes_of(const std::vector<float>& v) {
+  std::vector<std::byte> b(v.size() * sizeof(float));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+TEST(GpuEngine, DeviceMemoryGivesHostMemorysBits) {
+  REQUIRE_GPU();
+  const std::size_t n = 10007;
+  const auto x = bytes_of(random_floats(n, 1)), y = bytes_of(random_floats(n, 2));
+  Memory& dev = gpu::device_memory();
+  Memory& host = host_memory();
+  for (DType t : {DType::f32, DType::bf16, DType::f16}) {
+    const std::size_t tb = n * dtype_size(t);
+    // from_f32, then back to_f32, add_to_f32 and divide, in type t.
+    auto convert = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.from_f32(t, static_cast<float*>(in[0]), out, n); };
+    const auto narrow = on(host, {x}, tb, {}, convert);
+    EXPECT_EQ(on(dev, {x}, tb, {}, convert), narrow) << dtype_name(t);
+    auto widen = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.to_f32(t, in[0], reinterpret_cast<float*>(out), n); };
+    EXPECT_EQ(on(dev, {narrow}, n * 4, {}, widen), on(host, {narrow}, n * 4, {}, widen)) << dtype_name(t);
+    auto add = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.add_to_f32(t, in[0], reinterpret_cast<float*>(out), n); };
+    EXPECT_EQ(on(dev, {narrow}, n * 4, y, add), on(host, {narrow}, n * 4, y, add)) << dtype_name(t);
+    auto divide = [&](Memory& m, std::vector<void*>&, std::byte* out) { m.divide(out, n, t, 6); };
+    EXPECT_EQ(on(dev, {}, tb, narrow, divide), on(host, {}, tb, narrow, divide)) << dtype_name(t);
+    for (int bits : {8, 4}) {
+      const QuantSpec q{bits, bits == 4, 128};
+      const std::size_t packed = quant_packed_bytes(n, q);
+      auto quant = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.quantize(in[0], t, n, q, out); };
+      const auto p = on(host, {narrow}, packed, {}, quant);
+      EXPECT_EQ(on(dev, {narrow}, packed, {}, quant), p) << dtype_name(t) << " int" << bits;
+      auto dequant = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.dequantize(in[0], n, q, out, t); };
+      EXPECT_EQ(on(dev, {p}, tb, {}, dequant), on(host, {p}, tb, {}, dequant)) << dtype_name(t) << " int" << bits;
+      auto dequant_add = [&](Memory& m, std::vector<void*>& in, std::byte* out) {
+        m.dequantize_add(in[0], n, q, reinterpret_cast<float*>(out));
+      };
+      EXPECT_EQ(on(dev, {p}, n * 4, y, dequant_add), on(host, {p}, n * 4, y, dequant_add)) << dtype_name(t) << " int" << bits;
+    }
+  }
+  auto scale = [&](Memory& m, std::vector<void*>&, std::byte* out) { m.scale(reinterpret_cast<float*>(out), n, 0.37f); };
+  EXPECT_EQ(on(dev, {}, n * 4, x, scale), on(host, {}, n * 4, x, scale));
+  // AdamW: p, g, m, v in one buffer of 4n floats.
+  std::vector<float> state = random_floats(4 * n, 3);
+  for (std::size_t i = 3 * n; i < 4 * n; ++i) state[i] = std::abs(state[i]);  // v >= 0
+  auto adamw = [&](Memory& m, std::vector<void*>&, std::byte* out) {
+    float* f = reinterpret_cast<float*>(out);
+    m.adamw(f, f + n, f + 2 * n, f + 3 * n, n, AdamWConfig{}, 7, 3e-4f, true);
+  };
+  EXPECT_EQ(on(dev, {}, 16 * n, bytes_of(state), adamw), on(host, {}, 16 * n, bytes_of(state), adamw));
+  MemArray<float> buf(dev, n);
+  dev.upload(buf.data(), x.data(), x.size());
+  const double want = host.sum_squares(reinterpret_cast<const float*>(x.data()), n);
+  EXPECT_NEAR(dev.sum_squares(buf.data(), n), want, 1e-12 * want);
+}
+
+// A fresh directory made by rank 0, named on every rank.
+std::string shared_temp_dir() {
+  char name[64] = "/tmp/tierzero-gpu-engine-XXXXXX";
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0 && !mkdtemp(name)) ADD_FAILURE() << "mkdtemp failed";
+  MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return name;
+}
+
+TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
+  REQUIRE_GPU();
+  const int w = test::world_size();
+  const Topology topo = Topology::parse("world=" + std::to_string(w), w);
+  auto gpu_world = nccl_world(topo);
+  auto cpu_world = mpi_world(topo);
+  gpu::GpuContext::current().math = gpu::GemmMath::fp32;  // the CPU's arithmetic, up to summation order
+  const TokenData data = TokenData::builtin();
+  TrainConfig cfg;
+  cfg.model = gpt_preset("gpt-tiny");
+  cfg.micro_batch = 4, cfg.grad_accum = 2, cfg.seq_len = 64, cfg.steps = 6;
+  cfg.param_dtype = DType::bf16;
+  for (const char* name : {"zero3", "zeropp", "hier3", "ddp"}) {
+    const Plan plan = fit_to(strategy_plan(name), topo);
+    ShardedTrainer cpu(cfg, plan, *cpu_world, data);
+    ShardedTrainer gpu(cfg, plan, *gpu_world, data, {}, gpu::cuda_backend());
+    EXPECT_EQ(gpu.memory_bytes(), cpu.memory_bytes()) << name;
+    for (int i = 0; i < 3; ++i) {
+      const StepStats c = cpu.step(), g = gpu.step();
+      EXPECT_NEAR(g.loss, c.loss, 1e-4 * c.loss) << name << " step " << i;
+      EXPECT_NEAR(g.grad_norm, c.grad_norm, 1e-3 * c.grad_norm) << name << " step " << i;
+    }
+    BlockPool& pool = gpu::GpuContext::current().pool();
+    const std::size_t before = pool.backing_allocations();
+    gpu.step(), cpu.step();
+    EXPECT_EQ(pool.backing_allocations(), before) << name << ": the steady-state step allocated device memory";
+    const std::vector<float> wc = cpu.gather_master(), wg = gpu.gather_master();
+    double worst = 0;
+    for (std::size_t i = 0; i < wc.size(); ++i) worst = std::max(worst, std::abs(static_cast<double>(wc[i]) - wg[i]));
+    EXPECT_LT(worst, 1e-4) << name;
+    if (std::string(name) != "hier3") continue;
+    const std::string dir = shared_temp_dir();
+    gpu.save_checkpoint(dir, 0);
+    ShardedTrainer resumed(cfg, plan, *cpu_world, data);
+    resumed.load_checkpoint(dir);
+    EXPECT_EQ(resumed.next_step(), cpu.next_step());
+    const double l = resumed.step().loss, c = cpu.step().loss;
+    EXPECT_NEAR(l, c, 1e-4 * c) << "a GPU checkpoint resumed on the CPU";
+  }
+}
+
+}  // namespace
+}  // namespace tierzero
