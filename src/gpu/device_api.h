@@ -23,6 +23,10 @@
 #define cudaStreamDestroy hipStreamDestroy
 #define cudaEvent_t hipEvent_t
 #define cudaEventCreate hipEventCreate
+#define cudaEventCreateWithFlags hipEventCreateWithFlags
+#define cudaEventDisableTiming hipEventDisableTiming
+#define cudaEventQuery hipEventQuery
+#define cudaMemcpy hipMemcpy
 #define cudaEventRecord hipEventRecord
 #define cudaEventSynchronize hipEventSynchronize
 #define cudaEventElapsedTime hipEventElapsedTime

@@ -16,9 +16,8 @@ void check(ncclResult_t r, const char* what) {
   TZ_CHECK(r == ncclSuccess, CommError, std::string(what) + " failed: " + ncclGetErrorString(r));
 }
 
-template <class E>
-void check_rt(E e, const char* what) {
-  TZ_CHECK(e == tzSuccess, CommError, std::string(what) + " failed: " + tzGetErrorString(e));
+void check_rt(cudaError_t e, const char* what) {
+  TZ_CHECK(e == cudaSuccess, CommError, std::string(what) + " failed: " + cudaGetErrorString(e));
 }
 
 ncclDataType_t nccl_type(DType t) {
@@ -40,13 +39,13 @@ ncclRedOp_t nccl_op(ReduceOp op, DType t) {
 // Completes when the event recorded after the collective has fired.
 class EventRequest final : public Request::Impl {
  public:
-  explicit EventRequest(tzEvent_t e) : event_(e) {}
-  void wait() override { check_rt(tzEventSynchronize(event_), "event synchronize"); }
-  bool test() override { return tzEventQuery(event_) == tzSuccess; }
+  explicit EventRequest(cudaEvent_t e) : event_(e) {}
+  void wait() override { check_rt(cudaEventSynchronize(event_), "event synchronize"); }
+  bool test() override { return cudaEventQuery(event_) == cudaSuccess; }
   Impl* move_to(void* where) noexcept override { return new (where) EventRequest(*this); }
 
  private:
-  tzEvent_t event_;
+  cudaEvent_t event_;
 };
 
 class NcclCommunicator final : public Communicator {
@@ -55,12 +54,12 @@ class NcclCommunicator final : public Communicator {
       : Communicator(std::move(topo), std::move(members), std::move(traffic)), comm_(comm) {
     check(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank");
     check(ncclCommCount(comm_, &size_), "ncclCommCount");
-    check_rt(tzStreamCreate(&stream_), "stream create");
-    for (auto& e : events_) check_rt(tzEventCreate(&e), "event create");
+    check_rt(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream create");
+    for (auto& e : events_) check_rt(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event create");
   }
   ~NcclCommunicator() override {
-    for (auto& e : events_) tzEventDestroy(e);
-    tzStreamDestroy(stream_);
+    for (auto& e : events_) cudaEventDestroy(e);
+    cudaStreamDestroy(stream_);
     ncclCommDestroy(comm_);
   }
   int rank() const override { return rank_; }
@@ -132,13 +131,13 @@ class NcclCommunicator final : public Communicator {
  private:
   // Records the next event of a small ring on the stream; requests wait on it.
   Request done() {
-    tzEvent_t e = events_[next_++ % events_.size()];
-    check_rt(tzEventRecord(e, stream_), "event record");
+    cudaEvent_t e = events_[next_++ % events_.size()];
+    check_rt(cudaEventRecord(e, stream_), "event record");
     return Request::make<EventRequest>(e);
   }
   ncclComm_t comm_;
-  tzStream_t stream_{};
-  std::array<tzEvent_t, 16> events_{};
+  cudaStream_t stream_{};
+  std::array<cudaEvent_t, 16> events_{};
   std::size_t next_ = 0;
   int rank_ = 0, size_ = 1;
 };
