@@ -15,9 +15,10 @@
 // sum_squares() return finished results.
 //
 // Allocation: allocate() and release() may be called from any thread; they
-// go to the backing allocator (cudaMalloc synchronises the device), so
-// owners allocate once and reuse: the engine at construction, the
-// hierarchies' scratch on first use.
+// go to the backing allocator (on a GPU, stream-ordered: no device-wide
+// synchronisation), so owners allocate once and reuse: the engine at
+// construction, the hierarchies' scratch on first use. Released memory
+// must no longer be in use by any stream (fence first).
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -16,6 +16,8 @@
 #define cudaSetDevice hipSetDevice
 #define cudaMalloc hipMalloc
 #define cudaFree hipFree
+#define cudaMallocAsync hipMallocAsync
+#define cudaFreeAsync hipFreeAsync
 #define cudaStream_t hipStream_t
 #define cudaStreamCreateWithFlags hipStreamCreateWithFlags
 #define cudaStreamNonBlocking hipStreamNonBlocking

@@ -74,13 +74,16 @@ void launched(const char* what) { check(cudaGetLastError(), what); }
 class DeviceMemory final : public Memory {
  public:
   const char* name() const override { return "cuda"; }
+  // Stream-ordered allocation: unlike cudaMalloc/cudaFree it never waits
+  // for the whole device, so a thread that grows a buffer cannot stall
+  // behind another thread's NCCL kernel that waits for a peer rank.
   void* allocate(std::size_t bytes) override {
-    GpuContext::current();  // this thread on the chosen device
     void* p = nullptr;
-    check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
+    check(cudaMallocAsync(&p, bytes ? bytes : 1, stream()), "cudaMallocAsync");
+    fence();  // usable from any stream once this returns
     return p;
   }
-  void release(void* p) noexcept override { cudaFree(p); }
+  void release(void* p) noexcept override { cudaFreeAsync(p, stream()); }
   void copy(void* dst, const void* src, std::size_t bytes) override {
     if (dst != src && bytes) check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()), "device copy");
   }

@@ -31,6 +31,13 @@ Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem) : wor
   for (auto& h : state_->hops) product *= h->size();
   TZ_CHECK(product == comm.size(), CommError, "the hops do not cover the communicator (a level is missing from the hop spec)");
   thread_ = std::make_unique<CommThread>();
+  // The worker's first fence prepares its side of the memory (on a GPU: its
+  // stream and context, which allocate device memory) now, while no
+  // collective is in flight, rather than in the middle of a step.
+  CommJob prime;
+  prime.run = [](const CommJob&) {};
+  prime.state = state_.get();
+  thread_->submit(prime).wait();
 }
 
 Hierarchy::~Hierarchy() = default;
