@@ -25,6 +25,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "gpu_check: built tierzero_gpu, the GPU tests and tierzero_gpu_bench; no GPU here, so nothing ran:"
   ctest -N -L gpu | sed -n 's/^ *Test *#[0-9]*: /  not run: /p'
   echo "  not run: bench/tierzero_gpu_bench"
+  echo "  not run: tierzero train --device cuda (gpt2-124m, zero3, one rank per GPU)"
   exit 0
 fi
 nvidia-smi -L

@@ -9,12 +9,12 @@
 //   - a checkpoint written from the GPU resumes on the CPU.
 #include <gtest/gtest.h>
 #include <mpi.h>
-#include <stdlib.h>
 
 #include <cmath>
 #include <cstring>
 #include <random>
 
+#include "gpu_test_util.h"
 #include "mpi_test_util.h"
 #include "tierzero/engine.h"
 #include "tierzero/gpu.h"
@@ -25,12 +25,6 @@
 
 namespace tierzero {
 namespace {
-
-#define REQUIRE_GPU()                                                                              \
-  do {                                                                                             \
-    std::string why;                                                                               \
-    if (!gpu_available(&why)) GTEST_SKIP() << "no GPU here (" << why << "); scripts/gpu_check.sh runs this"; \
-  } while (0)
 
 std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
   std::mt19937 gen(seed);
@@ -67,7 +61,7 @@ std::vector<std::byte> bytes_of(const std::vector<float>& v) {
 }
 
 TEST(GpuEngine, DeviceMemoryGivesHostMemorysBits) {
-  REQUIRE_GPU();
+  TZ_NEED_GPU();
   const std::size_t n = 10007;
   const auto x = bytes_of(random_floats(n, 1)), y = bytes_of(random_floats(n, 2));
   Memory& dev = gpu::device_memory();
@@ -114,18 +108,8 @@ TEST(GpuEngine, DeviceMemoryGivesHostMemorysBits) {
   EXPECT_NEAR(dev.sum_squares(buf.data(), n), want, 1e-12 * want);
 }
 
-// A fresh directory made by rank 0, named on every rank.
-std::string shared_temp_dir() {
-  char name[64] = "/tmp/tierzero-gpu-engine-XXXXXX";
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0 && !mkdtemp(name)) ADD_FAILURE() << "mkdtemp failed";
-  MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return name;
-}
-
 TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
-  REQUIRE_GPU();
+  TZ_NEED_GPU();
   const int w = test::world_size();
   const Topology topo = Topology::parse("world=" + std::to_string(w), w);
   auto gpu_world = nccl_world(topo);
@@ -155,7 +139,7 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
     for (std::size_t i = 0; i < wc.size(); ++i) worst = std::max(worst, std::abs(static_cast<double>(wc[i]) - wg[i]));
     EXPECT_LT(worst, 1e-4) << name;
     if (std::string(name) != "hier3") continue;
-    const std::string dir = shared_temp_dir();
+    const std::string dir = test::shared_temp_dir();
     gpu.save_checkpoint(dir, 0);
     ShardedTrainer resumed(cfg, plan, *cpu_world, data);
     resumed.load_checkpoint(dir);

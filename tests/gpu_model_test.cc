@@ -12,18 +12,13 @@
 #include <vector>
 
 #include "model/ops.h"
+#include "gpu_test_util.h"
 #include "tierzero/gpu.h"
 #include "tierzero/gpu_model.h"
 #include "tierzero/optim.h"
 
 namespace tierzero {
 namespace {
-
-#define TZ_NEED_GPU()                                                                                         \
-  do {                                                                                                        \
-    std::string why;                                                                                          \
-    if (!gpu_available(&why)) GTEST_SKIP() << "no GPU here (" << why << "); scripts/gpu_check.sh runs this"; \
-  } while (0)
 
 std::vector<float> random_vector(std::size_t n, unsigned seed, float scale = 1.0f) {
   std::mt19937 g(seed);

@@ -5,14 +5,14 @@
 #include <random>
 #include <vector>
 
+#include "gpu_test_util.h"
 #include "tierzero/gpu.h"
 
 namespace tierzero {
 namespace {
 
 TEST(GpuQuant, MatchesTheReferenceBitForBit) {
-  std::string why;
-  if (!gpu_available(&why)) GTEST_SKIP() << "no GPU here (" << why << "); scripts/gpu_check.sh runs this where one exists";
+  TZ_NEED_GPU();
   std::mt19937 g(11);
   std::normal_distribution<float> d;
   for (DType t : {DType::f32, DType::bf16, DType::f16})

@@ -8,8 +8,6 @@
 // cross-thread hand-off or before a host array goes out of scope shows up
 // as stale or garbage data here, as it would on a device.
 #include <gtest/gtest.h>
-#include <mpi.h>
-#include <stdlib.h>
 
 #include <functional>
 #include <memory>
@@ -116,16 +114,6 @@ const Backend& deferred_backend() {
   return backend;
 }
 
-// A fresh directory made by rank 0, named on every rank.
-std::string shared_temp_dir() {
-  char name[64] = "/tmp/tierzero-memory-order-XXXXXX";
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  if (rank == 0 && !mkdtemp(name)) ADD_FAILURE() << "mkdtemp failed";
-  MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
-  return name;
-}
-
 std::vector<std::byte> values(int rank, std::size_t n, DType t) {
   std::vector<std::byte> v(n * dtype_size(t));
   for (std::size_t i = 0; i < n; ++i) test::store(t, v.data(), i, test::value(rank, i, t) * 0.37);
@@ -185,7 +173,7 @@ TEST(MemoryOrder, EngineOnDeferredMemoryMatchesHostMemoryBitForBit) {
     EXPECT_EQ(a.gather_master(), b.gather_master()) << name;
     if (std::string(name) != "hier3") continue;
     // A checkpoint written from deferred memory resumes the same trajectory.
-    const std::string dir = shared_temp_dir();
+    const std::string dir = test::shared_temp_dir();
     b.save_checkpoint(dir, 0);
     ShardedTrainer c(cfg, plan, *world, data, {}, deferred_backend());
     c.load_checkpoint(dir);

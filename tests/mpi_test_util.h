@@ -4,6 +4,7 @@
 #pragma once
 #include <gtest/gtest.h>
 #include <mpi.h>
+#include <stdlib.h>
 
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,16 @@
 #include "tierzero/dtype.h"
 
 namespace tierzero::test {
+
+// A fresh directory under /tmp made by rank 0, named on every rank.
+inline std::string shared_temp_dir() {
+  char name[64] = "/tmp/tierzero-test-XXXXXX";
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0 && !mkdtemp(name)) ADD_FAILURE() << "mkdtemp failed";
+  MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
+  return name;
+}
 
 inline int world_size() {
   int n = 0;
