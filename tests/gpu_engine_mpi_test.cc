@@ -111,7 +111,9 @@ TEST(GpuEngine, DeviceMemoryGivesHostMemorysBits) {
 TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
   TZ_NEED_GPU();
   const int w = test::world_size();
-  const Topology topo = Topology::parse("world=" + std::to_string(w), w);
+  // Two levels where there are enough GPUs, so the hierarchical paths run on the device too.
+  const Topology topo = w >= 4 && w % 2 == 0 ? Topology::parse("gpu=2,world=" + std::to_string(w / 2), w)
+                                             : Topology::parse("world=" + std::to_string(w), w);
   auto gpu_world = nccl_world(topo);
   auto cpu_world = mpi_world(topo);
   gpu::GpuContext::current().math = gpu::GemmMath::fp32;  // the CPU's arithmetic, up to summation order
