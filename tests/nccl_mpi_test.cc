@@ -1,47 +1,119 @@
-// The NCCL communicator: every collective on device buffers, checked in
-// closed form like the MPI backend's; skipped where no GPU exists.
+// The NCCL communicator: every collective of the Communicator interface on
+// device buffers, in every float and integer type, checked in closed form
+// like the MPI backend's (small integers: sums are exact in every type);
+// split groups; non-blocking requests; traffic counted by the same rule.
+// One rank per GPU; skipped where no GPU exists (scripts/gpu_check.sh).
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
+#include "gpu_test_util.h"
 #include "mpi_test_util.h"
 #include "tierzero/nccl.h"
 
 namespace tierzero {
 namespace {
 
-TEST(Nccl, CollectivesOnDeviceBuffers) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) GTEST_SKIP() << "no GPU here; scripts/gpu_check.sh runs this where one exists";
+// A device buffer of `n` elements of type t.
+class Buffer {
+ public:
+  Buffer(std::size_t n, DType t) : n_(n), t_(t) { EXPECT_EQ(cudaMalloc(&p_, n * dtype_size(t) + 1), cudaSuccess); }
+  ~Buffer() { cudaFree(p_); }
+  void* data() { return p_; }
+  void set(int rank) {
+    std::vector<std::byte> h(n_ * dtype_size(t_));
+    for (std::size_t i = 0; i < n_; ++i) test::store(t_, h.data(), i, test::value(rank, i, t_));
+    cudaMemcpy(p_, h.data(), h.size(), cudaMemcpyHostToDevice);
+  }
+  // The first `count` elements, as doubles.
+  std::vector<double> get(std::size_t count) const {
+    std::vector<std::byte> h(count * dtype_size(t_));
+    cudaMemcpy(h.data(), p_, h.size(), cudaMemcpyDeviceToHost);
+    std::vector<double> v(count);
+    for (std::size_t i = 0; i < count; ++i) v[i] = test::load(t_, h.data(), i);
+    return v;
+  }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t n_;
+  DType t_;
+};
+
+TEST(Nccl, EveryCollectiveInEveryType) {
+  TZ_NEED_GPU();
   const int w = test::world_size();
   auto world = nccl_world(Topology::flat(w));
   const int me = world->rank();
   const std::size_t n = 1001;
-  std::vector<float> host(n * w);
-  for (std::size_t i = 0; i < n * w; ++i) host[i] = static_cast<float>(test::value(me, i, DType::f32));
-  float *send = nullptr, *recv = nullptr;
-  ASSERT_EQ(cudaMalloc(&send, n * w * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&recv, n * w * sizeof(float)), cudaSuccess);
-  cudaMemcpy(send, host.data(), n * w * sizeof(float), cudaMemcpyHostToDevice);
-  world->all_gather(send, recv, n, DType::f32);
-  std::vector<float> out(n * w);
-  cudaMemcpy(out.data(), recv, n * w * sizeof(float), cudaMemcpyDeviceToHost);
-  for (int j = 0; j < w; ++j)
-    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[j * n + i], test::value(j, i, DType::f32));
-  world->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum);
-  cudaMemcpy(out.data(), recv, n * sizeof(float), cudaMemcpyDeviceToHost);
-  for (std::size_t i = 0; i < n; ++i) {
-    double sum = 0;
-    for (int r = 0; r < w; ++r) sum += test::value(r, me * n + i, DType::f32);
-    ASSERT_EQ(out[i], sum);
+  for (DType t : test::all_dtypes()) {
+    Buffer send(n * w, t), recv(n * w, t);
+    send.set(me);
+    auto sum_of = [&](std::size_t i) {
+      double s = 0;
+      for (int r = 0; r < w; ++r) s += test::value(r, i, t);
+      return s;
+    };
+    world->all_gather(send.data(), recv.data(), n, t);
+    auto out = recv.get(n * w);
+    for (int j = 0; j < w; ++j)
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[j * n + i], test::value(j, i, t)) << dtype_name(t);
+    world->reduce_scatter(send.data(), recv.data(), n, t, ReduceOp::sum);
+    out = recv.get(n);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], sum_of(me * n + i)) << dtype_name(t);
+    world->all_reduce(send.data(), recv.data(), n * w, t, ReduceOp::sum);
+    out = recv.get(n * w);
+    for (std::size_t i = 0; i < n * w; ++i) ASSERT_EQ(out[i], sum_of(i)) << dtype_name(t);
+    if (is_float(t)) {  // avg: exact sums, one division (NCCL may pre-scale by 1/w: one rounding of type t apart)
+      world->all_reduce(send.data(), recv.data(), n, t, ReduceOp::avg);
+      out = recv.get(n);
+      const double ulp = t == DType::f32 ? 0x1p-23 : t == DType::bf16 ? 0x1p-7 : 0x1p-10;
+      for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], sum_of(i) / w, std::abs(sum_of(i) / w) * ulp) << dtype_name(t);
+    }
+    world->all_to_all(send.data(), recv.data(), n, t);
+    out = recv.get(n * w);
+    for (int j = 0; j < w; ++j)
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[j * n + i], test::value(j, me * n + i, t)) << dtype_name(t);
+    // all_to_allv: member j sends j+1 elements to everyone, from offset 0.
+    std::vector<std::size_t> sc(w, me + 1), sd(w, 0), rc(w), rd(w);
+    for (int j = 0; j < w; ++j) rc[j] = j + 1, rd[j] = j == 0 ? 0 : rd[j - 1] + rc[j - 1];
+    world->iall_to_allv(send.data(), sc, sd, recv.data(), rc, rd, t).wait();
+    out = recv.get(rd[w - 1] + rc[w - 1]);
+    for (int j = 0; j < w; ++j)
+      for (std::size_t i = 0; i < rc[j]; ++i) ASSERT_EQ(out[rd[j] + i], test::value(j, i, t)) << dtype_name(t);
+    send.set(me);
+    world->broadcast(send.data(), n, t, w - 1);
+    out = send.get(n);
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], test::value(w - 1, i, t)) << dtype_name(t);
   }
-  world->all_to_all(send, recv, n, DType::f32);
-  cudaMemcpy(out.data(), recv, n * w * sizeof(float), cudaMemcpyDeviceToHost);
-  for (int j = 0; j < w; ++j)
-    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[j * n + i], test::value(j, me * n + i, DType::f32));
-  cudaFree(send);
-  cudaFree(recv);
+  world->barrier();
+}
+
+TEST(Nccl, SplitGroupsNonBlockingRequestsAndTraffic) {
+  TZ_NEED_GPU();
+  const int w = test::world_size();
+  const Topology topo = w % 2 == 0 ? Topology::parse("gpu=2,world=" + std::to_string(w / 2), w) : Topology::flat(w);
+  auto world = nccl_world(topo);
+  const int me = world->rank();
+  const std::size_t n = 4096;
+  Buffer send(n, DType::f32), recv(n * w, DType::f32);
+  send.set(me);
+  for (Level l : topo.levels()) {
+    auto group = world->hop(l);  // peers differ only at level l: all traffic is charged there
+    ASSERT_EQ(group->size(), topo.fanout(l));
+    const auto before = world->traffic().snapshot();
+    Request r = group->iall_gather(send.data(), recv.data(), n, DType::f32);
+    r.wait();
+    EXPECT_TRUE(r.test());
+    const auto out = recv.get(n * group->size());
+    for (int j = 0; j < group->size(); ++j)
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[j * n + i], test::value(group->world_rank(j), i, DType::f32));
+    std::array<std::uint64_t, kNumLevels> want{};
+    want[static_cast<int>(l)] = n * sizeof(float) * (group->size() - 1);
+    test::expect_traffic(*world, before, want, std::string("all-gather over ") + std::string(level_name(l)));
+  }
 }
 
 }  // namespace
