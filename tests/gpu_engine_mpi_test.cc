@@ -62,6 +62,7 @@ std::vector<std::byte> bytes_of(const std::vector<float>& v) {
 
 TEST(GpuEngine, DeviceMemoryGivesHostMemorysBits) {
   TZ_NEED_GPU();
+  use_node_local_gpu();  // before this process's first GPU context, as nccl_world would
   const std::size_t n = 10007;
   const auto x = bytes_of(random_floats(n, 1)), y = bytes_of(random_floats(n, 2));
   Memory& dev = gpu::device_memory();

@@ -13,10 +13,15 @@
 
 namespace tierzero {
 
-// Collective over MPI_COMM_WORLD: picks this rank's GPU (node-local rank
-// modulo the node's devices, gpu::use_device) and creates the NCCL world
-// communicator on it. Throws ConfigError when this rank has no GPU and
-// CommError when NCCL fails.
+// One rank per GPU: this rank's GPU is its node-local rank modulo the
+// node's devices; gpu::use_device makes every thread's GpuContext use it.
+// Call before any GPU work of the process. Collective over MPI_COMM_WORLD;
+// throws ConfigError when this rank has no GPU.
+void use_node_local_gpu();
+
+// Collective over MPI_COMM_WORLD: use_node_local_gpu(), then the NCCL
+// world communicator on that GPU. Throws ConfigError when this rank has no
+// GPU and CommError when NCCL fails.
 std::unique_ptr<Communicator> nccl_world(const Topology& topology);
 
 }  // namespace tierzero

@@ -143,25 +143,29 @@ class NcclCommunicator final : public Communicator {
 };
 }  // namespace
 
+void use_node_local_gpu() {
+  int devices = 0;
+  const cudaError_t found = cudaGetDeviceCount(&devices);
+  TZ_CHECK(found == cudaSuccess && devices > 0, ConfigError,
+           std::string("the NCCL communicator needs a GPU on every rank; CUDA says: ") +
+               (found == cudaSuccess ? "no CUDA device" : cudaGetErrorString(found)));
+  int rank = 0, local_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &local_rank);
+  MPI_Comm_free(&local);
+  gpu::use_device(local_rank % devices);
+  check_rt(cudaSetDevice(gpu::current_device()), "cudaSetDevice");
+}
+
 std::unique_ptr<Communicator> nccl_world(const Topology& topology) {
   int rank = 0, size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   TZ_CHECK(topology.size() == size, TopologyError,
            "topology '" + topology.to_string() + "' has " + std::to_string(topology.size()) + " ranks but the job has " + std::to_string(size));
-  int devices = 0;
-  const cudaError_t found = cudaGetDeviceCount(&devices);
-  TZ_CHECK(found == cudaSuccess && devices > 0, ConfigError,
-           std::string("the NCCL communicator needs a GPU on every rank; CUDA says: ") +
-               (found == cudaSuccess ? "no CUDA device" : cudaGetErrorString(found)));
-  // One rank per GPU: the node-local rank picks the device, for every thread of this process.
-  MPI_Comm local;
-  int local_rank = 0;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
-  MPI_Comm_rank(local, &local_rank);
-  MPI_Comm_free(&local);
-  gpu::use_device(local_rank % devices);
-  check_rt(cudaSetDevice(gpu::current_device()), "cudaSetDevice");
+  use_node_local_gpu();
   ncclUniqueId id;
   if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
