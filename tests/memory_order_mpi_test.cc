@@ -1,15 +1,18 @@
 // The ordering contract of tierzero/memory.h, checked without a GPU.
 //
 // DeferredMemory behaves like a device stream: every call is queued on the
-// calling thread and runs only when that thread fences (or downloads), and
-// an upload reads its host source only then. The hierarchical collectives
+// calling thread and runs only when that thread fences (or downloads), or
+// when another thread waits for a mark of it; an upload reads its host
+// source at once and writes it only then. The hierarchical collectives
 // and the sharding engine on this memory must give bit for bit what they
-// give on host memory: a missing fence before a collective, before a
-// cross-thread hand-off or before a host array goes out of scope shows up
-// as stale or garbage data here, as it would on a device.
+// give on host memory: a missing fence before a collective or a missing
+// mark before a cross-thread hand-off shows up as stale data here, as it
+// would on a device.
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <vector>
 
@@ -66,19 +69,42 @@ class DeferredMemory final : public Memory {
              bool decay) override {
     later([=] { host().adamw(p, g, m, v, n, c, t, lr, decay); });
   }
-  void fence() override {
-    std::vector<std::function<void()>>& q = queue();
-    for (auto& job : q) job();
-    q.clear();
+  void fence() override { queue().run_until(~std::uint64_t{0}); }
+  MemMark mark() override {
+    Queue& q = queue();
+    std::lock_guard<std::mutex> lock(q.mutex);
+    return {&q, q.done + q.jobs.size()};
+  }
+  // Runs the marking thread's queued work up to the mark, here: one valid
+  // schedule of a stream waiting for another's event.
+  void wait_for(const MemMark& m) override {
+    if (m.handle) static_cast<Queue*>(m.handle)->run_until(m.seq);
   }
 
  private:
+  // One thread's "stream": work in order, run by whoever fences or waits.
+  struct Queue {
+    std::mutex mutex;
+    std::deque<std::function<void()>> jobs;
+    std::uint64_t done = 0;  // jobs run so far
+    void run_until(std::uint64_t seq) {
+      std::lock_guard<std::mutex> lock(mutex);
+      for (; done < seq && !jobs.empty(); ++done) {
+        jobs.front()();
+        jobs.pop_front();
+      }
+    }
+  };
   static Memory& host() { return host_memory(); }
-  static std::vector<std::function<void()>>& queue() {
-    thread_local std::vector<std::function<void()>> q;  // one "stream" per thread
+  static Queue& queue() {
+    thread_local Queue q;
     return q;
   }
-  static void later(std::function<void()> job) { queue().push_back(std::move(job)); }
+  static void later(std::function<void()> job) {
+    Queue& q = queue();
+    std::lock_guard<std::mutex> lock(q.mutex);
+    q.jobs.push_back(std::move(job));
+  }
 };
 
 DeferredMemory& deferred() {

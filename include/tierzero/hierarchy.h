@@ -21,8 +21,9 @@
 // use, then reused: no allocation in steady state) and one worker thread.
 // Threading: all calls, blocking or not, run in submission order on the
 // worker; call from one thread at a time. Buffers passed in live in that
-// Memory; each call fences the calling thread's memory work before queueing
-// (tierzero/memory.h), so what the caller wrote is what gets sent.
+// Memory; each call marks the calling thread's memory work and the worker
+// waits for the mark (tierzero/memory.h), so what the caller wrote is what
+// gets sent, without blocking the caller.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -106,7 +107,7 @@ class Hierarchy {
   }
 
  private:
-  Request submit(const CommJob& job);
+  Request submit(CommJob job);
   Communicator& world_;
   std::unique_ptr<HopState> state_;
   std::unique_ptr<CommThread> thread_;

@@ -2,15 +2,18 @@
 // element-wise work the sharding engine and the hierarchical collectives do
 // on them. host_memory() (the default) is plain memory and the CPU
 // kernels; gpu::device_memory() (CUDA builds, tierzero/gpu_backend.h) is
-// device memory from the calling thread's GpuContext pool with kernels
-// enqueued on that thread's stream.
+// device memory with kernels enqueued on the calling thread's GpuContext
+// stream.
 //
 // Ordering contract: work is ordered per calling thread, and may still be
 // pending when a call returns (on a device it is). fence() waits until
-// everything the calling thread enqueued is done. Before another thread or
-// a Communicator reads memory this thread wrote, the writer calls fence():
-// Hierarchy fences the submitting thread before queueing a collective and
-// its worker before every hop's collective and at the end of each job.
+// everything the calling thread enqueued is done. Before a Communicator
+// reads memory this thread wrote, the writer calls fence(). Another thread
+// may instead order its own later work after a point of this thread's:
+// mark() here, wait_for(mark) there (on a device: an event and a stream
+// wait; neither blocks the host). Hierarchy marks the submitting thread
+// when it queues a collective, and its worker waits for that mark, fences
+// before every hop's collective and fences at the end of each job.
 // upload() has read its host source when it returns; download() and
 // sum_squares() return finished results.
 //
@@ -29,6 +32,12 @@
 #include "tierzero/quant.h"
 
 namespace tierzero {
+
+// A point in one thread's work on a Memory (backend-defined handle).
+struct MemMark {
+  void* handle = nullptr;
+  std::uint64_t seq = 0;
+};
 
 class Memory {
  public:
@@ -60,6 +69,11 @@ class Memory {
   virtual void adamw(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWConfig& c, std::int64_t t,
                      float lr, bool decay) = 0;
   virtual void fence() = 0;
+  // The calling thread's work so far (valid while at least 64 later marks
+  // of that thread have not been taken: a reused mark only waits longer).
+  virtual MemMark mark() = 0;
+  // The calling thread's later work runs after everything before `m`.
+  virtual void wait_for(const MemMark& m) = 0;
 };
 
 // Plain host memory: every call runs to completion before returning.

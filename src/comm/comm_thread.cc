@@ -64,6 +64,7 @@ void CommThread::run() {
     std::exception_ptr err;
     if (!error_) {  // after a failure the remaining jobs are not run: the collectives are out of step
       try {
+        job.state->mem->wait_for(job.after);
         job.run(job);
         job.state->mem->fence();  // the job's results are complete when its Request is
       } catch (...) {

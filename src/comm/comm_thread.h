@@ -14,16 +14,19 @@
 #include <thread>
 
 #include "tierzero/hierarchy.h"
+#include "tierzero/memory.h"
 
 namespace tierzero {
 
 struct HopState;
 
-// A queued collective: `run` applied to the arguments, then the state's
-// memory fenced on the worker.
+// A queued collective: on the worker, the state's memory waits for
+// `after` (the submitter's work), `run` is applied to the arguments, and
+// the memory is fenced.
 struct CommJob {
   void (*run)(const CommJob&) = nullptr;
   HopState* state = nullptr;
+  MemMark after;
   const void* send = nullptr;
   void* recv = nullptr;
   std::size_t count = 0;

@@ -28,6 +28,7 @@
 #define cudaEventCreateWithFlags hipEventCreateWithFlags
 #define cudaEventDisableTiming hipEventDisableTiming
 #define cudaEventQuery hipEventQuery
+#define cudaStreamWaitEvent hipStreamWaitEvent
 #define cudaMemcpy hipMemcpy
 #define cudaEventRecord hipEventRecord
 #define cudaEventSynchronize hipEventSynchronize

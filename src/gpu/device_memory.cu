@@ -4,6 +4,7 @@
 // so conversions, averages and additions give the CPU's bits.
 #include "gpu/device_api.h"
 
+#include <array>
 #include <string>
 
 #include "quant/quant_block.h"
@@ -70,6 +71,21 @@ void by_type(DType t, F f) {
 }
 
 void launched(const char* what) { check(cudaGetLastError(), what); }
+
+// Each thread's marks: a ring of events on its device (a mark reused after
+// kMarks later ones is re-recorded later on the same stream: waiting for it
+// only waits longer).
+constexpr std::size_t kMarks = 64;
+struct Marks {
+  std::array<cudaEvent_t, kMarks> events{};
+  std::uint64_t next = 0;
+  Marks() {
+    for (auto& e : events) check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+  }
+  ~Marks() {
+    for (auto& e : events) cudaEventDestroy(e);
+  }
+};
 
 class DeviceMemory final : public Memory {
  public:
@@ -151,6 +167,16 @@ class DeviceMemory final : public Memory {
     gpu::adamw(p, g, m, v, n, lr, c.beta1, c.beta2, c.eps, decay ? c.weight_decay : 0.0f, static_cast<int>(t));
   }
   void fence() override { GpuContext::current().synchronize(); }
+  MemMark mark() override {
+    const cudaStream_t s = stream();  // this thread's context (and device) first
+    thread_local Marks marks;
+    const cudaEvent_t e = marks.events[marks.next++ % kMarks];
+    check(cudaEventRecord(e, s), "cudaEventRecord");
+    return {e, 0};
+  }
+  void wait_for(const MemMark& m) override {
+    if (m.handle) check(cudaStreamWaitEvent(stream(), static_cast<cudaEvent_t>(m.handle), 0), "cudaStreamWaitEvent");
+  }
 };
 }  // namespace
 

@@ -42,8 +42,8 @@ Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem) : wor
 
 Hierarchy::~Hierarchy() = default;
 
-Request Hierarchy::submit(const CommJob& job) {
-  state_->mem->fence();  // the worker sends what this thread has written
+Request Hierarchy::submit(CommJob job) {
+  job.after = state_->mem->mark();  // the worker sends what this thread has written
   return thread_->submit(job);
 }
 
