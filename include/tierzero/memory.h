@@ -69,8 +69,9 @@ class Memory {
   virtual void adamw(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWConfig& c, std::int64_t t,
                      float lr, bool decay) = 0;
   virtual void fence() = 0;
-  // The calling thread's work so far (valid while at least 64 later marks
-  // of that thread have not been taken: a reused mark only waits longer).
+  // The calling thread's work so far. A device reuses a ring of 64 events
+  // per thread: waiting for a mark 64 or more marks old waits for a later
+  // point of the same thread (longer, never too short).
   virtual MemMark mark() = 0;
   // The calling thread's later work runs after everything before `m`.
   virtual void wait_for(const MemMark& m) = 0;
