@@ -27,7 +27,6 @@ namespace {
 
 class DeferredMemory final : public Memory {
  public:
-  const char* name() const override { return "deferred"; }
   void* allocate(std::size_t bytes) override { return host().allocate(bytes); }
   void release(void* p) noexcept override { host().release(p); }
   void copy(void* dst, const void* src, std::size_t bytes) override { later([=] { host().copy(dst, src, bytes); }); }

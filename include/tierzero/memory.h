@@ -42,8 +42,6 @@ struct MemMark {
 class Memory {
  public:
   virtual ~Memory() = default;
-  // "host" or "cuda" (what a log line calls it).
-  virtual const char* name() const = 0;
   virtual void* allocate(std::size_t bytes) = 0;  // throws std::bad_alloc
   virtual void release(void* p) noexcept = 0;
 
@@ -59,7 +57,8 @@ class Memory {
   virtual void add_to_f32(DType t, const void* src, float* acc, std::size_t n) = 0;
   virtual void divide(void* buf, std::size_t n, DType t, int divisor) = 0;
   virtual void scale(float* buf, std::size_t n, float factor) = 0;
-  // Sum of squares, accumulated in double in element order on the host.
+  // Sum of squares, accumulated in double (in element order on the host,
+  // in another order on a device).
   virtual double sum_squares(const float* buf, std::size_t n) = 0;
   // quant.h's packed format, bit-identical across memories.
   virtual void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed) = 0;

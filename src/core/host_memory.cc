@@ -11,7 +11,6 @@ constexpr std::align_val_t kAlign{64};
 
 class HostMemory final : public Memory {
  public:
-  const char* name() const override { return "host"; }
   void* allocate(std::size_t bytes) override { return ::operator new(bytes, kAlign); }
   void release(void* p) noexcept override { ::operator delete(p, kAlign); }
   void copy(void* dst, const void* src, std::size_t bytes) override {

@@ -89,7 +89,6 @@ struct Marks {
 
 class DeviceMemory final : public Memory {
  public:
-  const char* name() const override { return "cuda"; }
   // Stream-ordered allocation: unlike cudaMalloc/cudaFree it never waits
   // for the whole device, so a thread that grows a buffer cannot stall
   // behind another thread's NCCL kernel that waits for a peer rank.

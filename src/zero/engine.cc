@@ -31,7 +31,6 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
     : cfg(c),
       plan(pl),
       world(w),
-      backend(be),
       mem(*be.memory),
       layout(c.model),
       sampler(data, c.effective_seq_len(), c.seed),

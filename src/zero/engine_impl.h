@@ -18,8 +18,7 @@ struct ShardedTrainer::Impl {
   TrainConfig cfg;
   Plan plan;
   Communicator& world;
-  const Backend& backend;
-  Memory& mem;  // every MemArray below lives here
+  Memory& mem;  // the backend's: every MemArray below lives here
   GptLayout layout;
   BatchSampler sampler;
   std::unique_ptr<UnitModel> model;
