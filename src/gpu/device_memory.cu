@@ -1,10 +1,12 @@
-// gpu::device_memory(): the Memory of the sharding engine on a CUDA device.
-// Element-wise kernels over the float types, converting with the same
-// host/device functions as the CPU (tierzero/dtype.h, quant/quant_block.h),
-// so conversions, averages and additions give the CPU's bits.
+// gpu::device_memory(): the Memory of the sharding engine on a CUDA device,
+// and gpu::adamw. Element-wise kernels over the float types, converting
+// with the same host/device functions as the CPU (tierzero/dtype.h,
+// quant/quant_block.h) and built without multiply-add contraction
+// (src/CMakeLists.txt), so every result has the CPU's bits.
 #include "gpu/device_api.h"
 
 #include <array>
+#include <cmath>
 #include <string>
 
 #include "quant/quant_block.h"
@@ -47,6 +49,14 @@ __global__ void divide_kernel(T* buf, std::size_t n, float d) {
 }
 __global__ void scale_kernel(float* buf, std::size_t n, float factor) {
   TZ_GRID_STRIDE(i, n) buf[i] *= factor;
+}
+__global__ void adamw_kernel(float* p, const float* g, float* m, float* v, std::size_t n, float b1, float b2, float eps,
+                             float keep, float step, float bc2_sqrt) {
+  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
+  if (i >= n) return;
+  m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+  v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+  p[i] = p[i] * keep - step * m[i] / (sqrtf(v[i]) / bc2_sqrt + eps);
 }
 __global__ void sum_squares_kernel(const float* buf, std::size_t n, double* out) {
   __shared__ double partial[kThreads];
@@ -178,6 +188,16 @@ class DeviceMemory final : public Memory {
   }
 };
 }  // namespace
+
+void adamw(float* param, const float* grad, float* m, float* v, std::size_t n, float lr, float beta1, float beta2, float eps,
+           float weight_decay, int t) {
+  // Bias corrections in double on the host, as optim.cc.
+  const double bc1 = 1.0 - std::pow(static_cast<double>(beta1), t);
+  const float bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(beta2), t)));
+  adamw_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(param, grad, m, v, n, beta1, beta2, eps, 1.0f - lr * weight_decay,
+                                                          static_cast<float>(lr / bc1), bc2_sqrt);
+  launched("adamw");
+}
 
 Memory& device_memory() {
   static DeviceMemory memory;

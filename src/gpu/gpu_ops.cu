@@ -205,15 +205,6 @@ __global__ void sum_kernel(const float* x, int n, double* out) {
   s = block_sum(s, shared);
   if (threadIdx.x == 0) *out = s;
 }
-
-__global__ void adamw_kernel(float* p, const float* g, float* m, float* v, std::size_t n, float b1, float b2, float eps,
-                             float keep, float step, float bc2_sqrt) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-  v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
-  p[i] = p[i] * keep - step * m[i] / (sqrtf(v[i]) / bc2_sqrt + eps);
-}
 }  // namespace
 
 // ---------------------------------------------------------------- context
@@ -397,16 +388,6 @@ void head_backward(float* dx, float* dwte, float* probs, const float* x, const f
   launched("head_backward");
   gemm(false, false, N, C, V, 1.0f, probs, V, wte, C, 0.0f, dx, C);
   gemm(true, false, V, C, N, 1.0f, probs, V, x, C, 1.0f, dwte, C);
-}
-
-void adamw(float* param, const float* grad, float* m, float* v, std::size_t n, float lr, float beta1, float beta2, float eps,
-           float weight_decay, int t) {
-  // Bias corrections in double on the host, as optim.cc.
-  const double bc1 = 1.0 - std::pow(static_cast<double>(beta1), t);
-  const float bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(beta2), t)));
-  adamw_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(param, grad, m, v, n, beta1, beta2, eps, 1.0f - lr * weight_decay,
-                                                          static_cast<float>(lr / bc1), bc2_sqrt);
-  launched("adamw");
 }
 
 }  // namespace tierzero::gpu
