@@ -56,8 +56,11 @@ class NcclCommunicator final : public Communicator {
     check(ncclCommCount(comm_, &size_), "ncclCommCount");
     check_rt(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream create");
     for (auto& e : events_) check_rt(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event create");
+    check_rt(cudaMalloc(&token_, sizeof(float)), "cudaMalloc");
+    check_rt(cudaMemset(token_, 0, sizeof(float)), "cudaMemset");
   }
   ~NcclCommunicator() override {
+    cudaFree(token_);
     for (auto& e : events_) cudaEventDestroy(e);
     cudaStreamDestroy(stream_);
     ncclCommDestroy(comm_);
@@ -103,12 +106,9 @@ class NcclCommunicator final : public Communicator {
     check(ncclBroadcast(buf, buf, count, nccl_type(t), root, comm_, stream_), "ncclBroadcast");
     return done();
   }
-  void barrier() override {
-    float* one = nullptr;
-    check_rt(cudaMalloc(&one, sizeof(float)), "cudaMalloc");
-    check(ncclAllReduce(one, one, 1, ncclFloat32, ncclSum, comm_, stream_), "ncclAllReduce");
+  void barrier() override {  // a one-element all-reduce completes only once every member has joined
+    check(ncclAllReduce(token_, token_, 1, ncclFloat32, ncclSum, comm_, stream_), "ncclAllReduce");
     done().wait();
-    cudaFree(one);
   }
   std::unique_ptr<Communicator> split_by(int color) override {
     ncclComm_t sub;
@@ -140,6 +140,7 @@ class NcclCommunicator final : public Communicator {
   std::array<cudaEvent_t, 16> events_{};
   std::size_t next_ = 0;
   int rank_ = 0, size_ = 1;
+  float* token_ = nullptr;  // barrier()'s device element
 };
 }  // namespace
 
