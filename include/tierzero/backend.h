@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "tierzero/gpt.h"
 #include "tierzero/memory.h"
@@ -58,6 +59,14 @@ struct Backend {
   // A model for `batch` sequences of `seq_len` tokens on this backend.
   std::function<std::unique_ptr<UnitModel>(const GptLayout& layout, int batch, int seq_len, bool recompute)> make_model;
 };
+
+// The Backend whose state lives in `memory` and whose model is GptModel<float, Ops>.
+template <class Ops>
+Backend backend_of(std::string name, Memory& memory) {
+  return {std::move(name), &memory, [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
+            return std::unique_ptr<UnitModel>(std::make_unique<GptUnitModel<Ops>>(layout, batch, seq_len, recompute));
+          }};
+}
 
 const Backend& cpu_backend();
 

@@ -3,26 +3,18 @@
 // with the same host/device functions as the CPU (tierzero/dtype.h,
 // quant/quant_block.h) and built without multiply-add contraction
 // (src/CMakeLists.txt), so every result has the CPU's bits.
-#include "gpu/device_api.h"
-
 #include <array>
 #include <cmath>
 #include <string>
 
+#include "gpu/launch.h"
 #include "quant/quant_block.h"
-#include "tierzero/error.h"
 #include "tierzero/gpu_backend.h"
-#include "tierzero/gpu_ops.h"
 
 namespace tierzero::gpu {
 
 namespace {
-constexpr int kThreads = 256;
-
-void check(cudaError_t e, const char* what) {
-  TZ_CHECK(e == cudaSuccess, Error, std::string(what) + ": " + cudaGetErrorString(e));
-}
-cudaStream_t stream() { return static_cast<cudaStream_t>(GpuContext::current().stream()); }
+// Blocks for a grid-stride loop over n elements (capped: the loops cover the rest).
 unsigned blocks_for(std::size_t n) {
   const std::size_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < 65535 ? b : 65535);  // grid-stride loops cover the rest
@@ -79,8 +71,6 @@ void by_type(DType t, F f) {
   else if (t == DType::bf16) f(static_cast<BF16*>(nullptr));
   else f(static_cast<F16*>(nullptr));
 }
-
-void launched(const char* what) { check(cudaGetLastError(), what); }
 
 // Each thread's marks: a ring of events on its device (a mark reused after
 // kMarks later ones is re-recorded later on the same stream: waiting for it

@@ -9,9 +9,7 @@ template class GptModel<float, gpu::DeviceOps>;
 
 namespace gpu {
 const Backend& cuda_backend() {
-  static const Backend backend{"cuda", &device_memory(), [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
-                                 return std::unique_ptr<UnitModel>(std::make_unique<GptUnitModel<DeviceOps>>(layout, batch, seq_len, recompute));
-                               }};
+  static const Backend backend = backend_of<DeviceOps>("cuda", device_memory());
   return backend;
 }
 }  // namespace gpu

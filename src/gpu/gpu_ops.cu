@@ -3,31 +3,21 @@
 // (LayerNorm, softmax) give one thread block to a row and reduce in
 // shared memory; column sums (bias and LayerNorm weight gradients) give
 // one thread to a column, so they are deterministic.
-#include "gpu/device_api.h"
-
 #include <atomic>
 #include <cmath>
 #include <string>
 
-#include "tierzero/error.h"
+#include "gpu/launch.h"
 #include "tierzero/gpu_backend.h"
-#include "tierzero/gpu_ops.h"
 
 namespace tierzero::gpu {
 
 namespace {
-constexpr int kThreads = 256;
-
-void check(cudaError_t e, const char* what) {
-  TZ_CHECK(e == cudaSuccess, Error, std::string(what) + ": " + cudaGetErrorString(e));
-}
 void check(cublasStatus_t s, const char* what) {
   TZ_CHECK(s == CUBLAS_STATUS_SUCCESS, Error, std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
 }
 
-cudaStream_t stream() { return static_cast<cudaStream_t>(GpuContext::current().stream()); }
 unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
-void launched(const char* what) { check(cudaGetLastError(), what); }
 
 // Sum of v over the block (every thread gets it). `shared` holds kThreads/32 floats.
 __device__ float block_sum(float v, float* shared) {

@@ -1,24 +1,17 @@
 // Blockwise quantisation on CUDA devices: one thread block per quantisation
 // block; statistics reduced in shared memory; parameters and values from
 // the shared host/device functions of quant_block.h.
-#include "gpu/device_api.h"
-
 #include <algorithm>
 #include <string>
 
+#include "gpu/launch.h"
 #include "quant/quant_block.h"
-#include "tierzero/error.h"
 #include "tierzero/gpu.h"
-#include "tierzero/gpu_ops.h"
 
 namespace tierzero {
 
 namespace {
-constexpr int kThreads = 256;
-
-void check(cudaError_t e, const char* what) {
-  TZ_CHECK(e == cudaSuccess, CommError, std::string(what) + ": " + cudaGetErrorString(e));
-}
+using gpu::kThreads;
 
 template <class In>
 __global__ void quantize_kernel(const In* src, std::size_t n, QuantSpec s, std::uint8_t* packed, unsigned* bad_blocks) {
@@ -93,12 +86,11 @@ void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void*
   TZ_CHECK(is_float(t), ConfigError, "cannot quantise " + std::string(dtype_name(t)) + " elements");
   const std::size_t blocks = quant_blocks(n, s);
   if (blocks == 0) return;
-  const auto stream = static_cast<cudaStream_t>(GpuContext::current().stream());
   auto* out = static_cast<std::uint8_t*>(packed);
-  if (t == DType::f32) quantize_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const float*>(src), n, s, out, bad_blocks);
-  else if (t == DType::bf16) quantize_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const BF16*>(src), n, s, out, bad_blocks);
-  else quantize_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const F16*>(src), n, s, out, bad_blocks);
-  check(cudaGetLastError(), "quantize kernel");
+  if (t == DType::f32) quantize_kernel<<<blocks, kThreads, 0, stream()>>>(static_cast<const float*>(src), n, s, out, bad_blocks);
+  else if (t == DType::bf16) quantize_kernel<<<blocks, kThreads, 0, stream()>>>(static_cast<const BF16*>(src), n, s, out, bad_blocks);
+  else quantize_kernel<<<blocks, kThreads, 0, stream()>>>(static_cast<const F16*>(src), n, s, out, bad_blocks);
+  launched("quantize kernel");
 }
 
 void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst, DType t) {
@@ -106,21 +98,19 @@ void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst
   TZ_CHECK(is_float(t), ConfigError, "cannot dequantise into " + std::string(dtype_name(t)) + " elements");
   const std::size_t blocks = quant_blocks(n, s);
   if (blocks == 0) return;
-  const auto stream = static_cast<cudaStream_t>(GpuContext::current().stream());
   const auto* in = static_cast<const std::uint8_t*>(packed);
-  if (t == DType::f32) dequantize_kernel<<<blocks, kThreads, 0, stream>>>(in, n, s, static_cast<float*>(dst));
-  else if (t == DType::bf16) dequantize_kernel<<<blocks, kThreads, 0, stream>>>(in, n, s, static_cast<BF16*>(dst));
-  else dequantize_kernel<<<blocks, kThreads, 0, stream>>>(in, n, s, static_cast<F16*>(dst));
-  check(cudaGetLastError(), "dequantize kernel");
+  if (t == DType::f32) dequantize_kernel<<<blocks, kThreads, 0, stream()>>>(in, n, s, static_cast<float*>(dst));
+  else if (t == DType::bf16) dequantize_kernel<<<blocks, kThreads, 0, stream()>>>(in, n, s, static_cast<BF16*>(dst));
+  else dequantize_kernel<<<blocks, kThreads, 0, stream()>>>(in, n, s, static_cast<F16*>(dst));
+  launched("dequantize kernel");
 }
 
 void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float* acc) {
   validate(s);
   const std::size_t blocks = quant_blocks(n, s);
   if (blocks == 0) return;
-  const auto stream = static_cast<cudaStream_t>(GpuContext::current().stream());
-  dequantize_kernel<float, true><<<blocks, kThreads, 0, stream>>>(static_cast<const std::uint8_t*>(packed), n, s, acc);
-  check(cudaGetLastError(), "dequantize_add kernel");
+  dequantize_kernel<float, true><<<blocks, kThreads, 0, stream()>>>(static_cast<const std::uint8_t*>(packed), n, s, acc);
+  launched("dequantize_add kernel");
 }
 
 }  // namespace gpu

@@ -4,9 +4,7 @@
 namespace tierzero {
 
 const Backend& cpu_backend() {
-  static const Backend backend{"cpu", &host_memory(), [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
-                                 return std::unique_ptr<UnitModel>(std::make_unique<GptUnitModel<HostOps>>(layout, batch, seq_len, recompute));
-                               }};
+  static const Backend backend = backend_of<HostOps>("cpu", host_memory());
   return backend;
 }
 
