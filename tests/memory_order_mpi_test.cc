@@ -10,6 +10,7 @@
 // would on a device.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <mutex>
@@ -31,11 +32,13 @@ class DeferredMemory final : public Memory {
   void release(void* p) noexcept override { host().release(p); }
   void copy(void* dst, const void* src, std::size_t bytes) override { later([=] { host().copy(dst, src, bytes); }); }
   void upload(void* dst, const void* host_src, std::size_t bytes) override {  // the source is read now, the write is queued
+    ++uploads;
     auto snapshot = std::make_shared<std::vector<std::byte>>(static_cast<const std::byte*>(host_src),
                                                              static_cast<const std::byte*>(host_src) + bytes);
     later([=] { host().copy(dst, snapshot->data(), bytes); });
   }
   void download(void* host_dst, const void* src, std::size_t bytes) override {
+    ++downloads;
     fence();
     host().download(host_dst, src, bytes);
   }
@@ -79,6 +82,7 @@ class DeferredMemory final : public Memory {
   void wait_for(const MemMark& m) override {
     if (m.handle) static_cast<Queue*>(m.handle)->run_until(m.seq);
   }
+  std::atomic<int> uploads{0}, downloads{0};  // host <-> "device" transfers so far
 
  private:
   // One thread's "stream": work in order, run by whoever fences or waits.
@@ -203,6 +207,26 @@ TEST(MemoryOrder, EngineOnDeferredMemoryMatchesHostMemoryBitForBit) {
     ShardedTrainer c(cfg, plan, *world, data, {}, deferred_backend());
     c.load_checkpoint(dir);
     EXPECT_EQ(c.step().loss, a.step().loss);
+  }
+}
+
+// The step's control values (loss, norm) travel on the host communicator:
+// the only transfers between the host and the engine's memory in a step
+// are the tokens and targets of each micro-batch.
+TEST(MemoryOrder, AStepTransfersOnlyTokensAndTargets) {
+  const TokenData data = TokenData::builtin();
+  TrainConfig cfg;
+  cfg.model = gpt_preset("gpt-tiny");
+  cfg.micro_batch = 1, cfg.grad_accum = 3, cfg.seq_len = 16, cfg.steps = 2;
+  const int w = test::world_size();
+  const Topology topo = Topology::parse("world=" + std::to_string(w), w);
+  auto world = mpi_world(topo);
+  for (const char* name : {"zero3", "mics", "ddp"}) {
+    ShardedTrainer t(cfg, fit_to(strategy_plan(name), topo), *world, data, {}, deferred_backend());
+    const int up = deferred().uploads, down = deferred().downloads;
+    t.step();
+    EXPECT_EQ(deferred().uploads - up, 2 * cfg.grad_accum) << name;
+    EXPECT_EQ(deferred().downloads - down, 0) << name;
   }
 }
 

@@ -14,10 +14,11 @@
 //   broadcast       the whole buffer from the root
 //
 // Threading: one thread may issue collectives on a communicator at a time;
-// collectives must be issued in the same order on every member. Objects are
+// collectives must be issued in the same order on every member, and a rank
+// that uses several communicators must interleave them alike on every rank
+// (the engine issues everything through one CommSchedule for this). Objects are
 // owned by whoever created them; split() results are independent objects.
 #pragma once
-#include <cstddef>
 #include <cstddef>
 #include <new>
 #include <utility>
@@ -81,6 +82,8 @@ class Communicator {
   const std::vector<int>& members() const { return members_; }
   const Topology& topology() const { return topology_; }
   Traffic& traffic() const { return *traffic_; }
+  // The counter, shared with every communicator split from this one.
+  std::shared_ptr<Traffic> shared_traffic() const { return traffic_; }
 
   // recv (size()*count elements) = concatenation of every member's send (count).
   virtual Request iall_gather(const void* send, void* recv, std::size_t count, DType t) = 0;
@@ -108,6 +111,11 @@ class Communicator {
   void all_to_all(const void* send, void* recv, std::size_t count, DType t) { iall_to_all(send, recv, count, t).wait(); }
   void broadcast(void* buf, std::size_t count, DType t, int root) { ibroadcast(buf, count, t, root).wait(); }
 
+  // A communicator over the same members whose collectives read and write
+  // host memory: this one where it does (MPI); the NCCL communicator's MPI
+  // twin. Small control values (loss, norm, checkpoint status) travel on it.
+  virtual Communicator& host() { return *this; }
+
   // A new communicator over the members that share this rank's `color`,
   // ordered by world rank. Collective over all members.
   virtual std::unique_ptr<Communicator> split_by(int color) = 0;
@@ -125,7 +133,6 @@ class Communicator {
   // all_gather, reduce_scatter and all_to_all: `bytes` from every peer.
   void count_from_each(std::size_t bytes) const;
   void count_all_reduce(std::size_t count, std::size_t elem_size) const;
-  std::shared_ptr<Traffic> shared_traffic() const { return traffic_; }
 
  private:
   Topology topology_;

@@ -17,13 +17,15 @@
 // comes out as NaN, so a caller's finiteness check on the result sees it.
 //
 // Ownership: borrows the communicator, which must outlive it, and owns the
-// hop communicators, scratch buffers (in the given Memory, grown on first
-// use, then reused: no allocation in steady state) and one worker thread.
-// Threading: all calls, blocking or not, run in submission order on the
-// worker; call from one thread at a time. Buffers passed in live in that
-// Memory; each call marks the calling thread's memory work and the worker
-// waits for the mark (tierzero/memory.h), so what the caller wrote is what
-// gets sent, without blocking the caller.
+// hop communicators and scratch buffers (in the given Memory, grown on
+// first use, then reused: no allocation in steady state). Every call,
+// blocking or not, is a job of a CommSchedule (tierzero/comm_schedule.h):
+// the one given, shared with the rest of the rank's collectives so that
+// all of them are issued in one order, or one of its own.
+// Threading: call from one thread at a time. Buffers passed in live in that
+// Memory; each call marks the calling thread's memory work and the
+// executor waits for the mark (tierzero/memory.h), so what the caller wrote
+// is what gets sent, without blocking the caller.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -32,6 +34,7 @@
 #include <memory>
 #include <vector>
 
+#include "tierzero/comm_schedule.h"
 #include "tierzero/communicator.h"
 #include "tierzero/memory.h"
 #include "tierzero/quant.h"
@@ -49,8 +52,6 @@ struct HopBits {
 HopBits parse_hop_bits(std::string_view spec);
 
 struct HopState;
-struct CommJob;
-class CommThread;
 
 // How collectives are decomposed: one hop per entry, innermost first, each
 // hop the set of levels whose coordinates vary within it. {{gpu}, {node},
@@ -65,9 +66,11 @@ class Hierarchy {
  public:
   // Collective over `comm` (the world, or any group split from it): creates
   // one communicator per hop of `hops` that has more than one member within
-  // `comm`. `comm` and `mem` must outlive the Hierarchy; the collectives'
-  // buffers live in `mem`, which must be memory `comm` can reach.
-  explicit Hierarchy(Communicator& comm, const HopSpec& hops = three_level_hops(), Memory& mem = host_memory());
+  // `comm`. `comm`, `mem` and `schedule` must outlive the Hierarchy; the
+  // collectives' buffers live in `mem`, which must be memory `comm` can
+  // reach; `schedule` issues them (nullptr: a schedule of its own).
+  explicit Hierarchy(Communicator& comm, const HopSpec& hops = three_level_hops(), Memory& mem = host_memory(),
+                     CommSchedule* schedule = nullptr);
   ~Hierarchy();
   Hierarchy(const Hierarchy&) = delete;
   Hierarchy& operator=(const Hierarchy&) = delete;
@@ -110,7 +113,8 @@ class Hierarchy {
   Request submit(CommJob job);
   Communicator& world_;
   std::unique_ptr<HopState> state_;
-  std::unique_ptr<CommThread> thread_;
+  std::unique_ptr<CommSchedule> own_schedule_;
+  CommSchedule* schedule_;
 };
 
 }  // namespace tierzero

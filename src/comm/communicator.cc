@@ -24,7 +24,12 @@ Request& Request::operator=(Request&& o) noexcept {
 }
 
 Request::~Request() {
-  if (impl_) impl_->wait();
+  if (impl_) {
+    try {
+      impl_->wait();
+    } catch (...) {  // a failed collective is reported to whoever waits for it; a destructor only must not leave it running
+    }
+  }
   reset();
 }
 

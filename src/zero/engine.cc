@@ -36,7 +36,8 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
       sampler(data, c.effective_seq_len(), c.seed),
       model(be.make_model(layout, c.micro_batch, c.effective_seq_len(), c.recompute)),
       dtype(c.param_dtype),
-      dsize(dtype_size(c.param_dtype)) {
+      dsize(dtype_size(c.param_dtype)),
+      control(w.host()) {
   cfg.validate();
   plan.validate(world.topology());
   TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(cfg.model.vocab), ConfigError,
@@ -53,8 +54,9 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   O = ShardLayout::make(layout, topo, plan.optim, me);
   bwd_distinct = plan.bwd_params != plan.params;
   const HopSpec gather_hops = hop_spec(plan.gather), reduce_hops = hop_spec(plan.reduce);
-  // One hierarchy per concurrent stream of collectives: forward gathers,
-  // backward gathers, gradient reductions (each has its own worker thread).
+  // One hierarchy per group (forward gathers, backward gathers, gradient
+  // reductions), all issuing through the one schedule.
+  schedule = std::make_unique<CommSchedule>(mem);
   if (plan.params) {
     p_comm = group_comm(plan.params);
     p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem);
@@ -105,7 +107,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   reduce_order.push_back(layout.embed_unit());
 
   fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, std::max(max_padded_unit(layout, P), max_padded_unit(layout, B)), mem);
-  reducer = std::make_unique<GradReducer>(layout, plan, G, dtype, reduce_order, *g_hier, cross_comm.get(), grads.data(), mem);
+  reducer = std::make_unique<GradReducer>(layout, plan, G, dtype, reduce_order, *g_hier, cross_comm.get(), *schedule, grads.data(), mem);
   const std::size_t n_embed = layout.units()[layout.embed_unit()].numel;
   std::size_t max_unit = 0;
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
@@ -113,7 +115,6 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   tokens.resize(static_cast<std::size_t>(cfg.micro_batch) * cfg.effective_seq_len());
   targets.resize(tokens.size());
   tokens_mem.resize(mem, tokens.size()), targets_mem.resize(mem, tokens.size());
-  staging.resize(mem, 512);  // the step's loss and norm; checkpoints grow it
 }
 
 namespace {
@@ -142,14 +143,12 @@ void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, co
   mem.upload(params_store.data(), params.data(), params.size());
 }
 
-void ShardedTrainer::Impl::staged(const void* in, std::size_t in_bytes, void* out, std::size_t out_bytes,
-                                  const std::function<void(const std::byte*, std::byte*)>& op) {
-  const std::size_t out_at = (in_bytes + 255) / 256 * 256;
-  if (staging.bytes() < out_at + out_bytes) staging.resize(mem, out_at + out_bytes);
-  mem.upload(staging.data(), in, in_bytes);
-  mem.fence();
-  op(staging.data(), staging.data() + out_at);
-  mem.download(out, staging.data() + out_at, out_bytes);
+void ShardedTrainer::Impl::control_sum(float* values, std::size_t n) {
+  schedule->iall_reduce(control, host_memory(), values, values, n, DType::f32, ReduceOp::sum).wait();
+}
+
+void ShardedTrainer::Impl::control_gather(const void* in, void* out, std::size_t bytes) {
+  schedule->iall_gather(control, host_memory(), in, out, bytes, DType::u8).wait();
 }
 
 UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const {
@@ -237,9 +236,7 @@ StepStats ShardedTrainer::step() {
   // gradient shard is counted once (by the first member of its cross group).
   const double sq = s.counts_norm ? s.mem.sum_squares(s.grads.data(), s.grads.size()) : 0.0;
   float pair[2] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq)};
-  s.staged(pair, sizeof pair, pair, sizeof pair, [&](const std::byte* in, std::byte* out) {
-    s.world.all_reduce(in, out, 2, DType::f32, ReduceOp::sum);
-  });
+  s.control_sum(pair, 2);
   st.loss = pair[0];
   st.grad_norm = std::sqrt(static_cast<double>(pair[1])) / s.loss_scale;
   st.lr = s.cfg.schedule.at(s.step);

@@ -39,9 +39,7 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
     if (!fs::create_directory(tmp, ec)) problem = "cannot create '" + tmp.string() + "': " + ec.message();
     status = problem.empty() ? 0.0f : 1.0f;
   }
-  s.staged(&status, sizeof status, &status, sizeof status, [&](const std::byte* in, std::byte* out) {
-    w.all_reduce(in, out, 1, DType::f32, ReduceOp::sum);  // rank 0's status: the others add zero
-  });
+  s.control_sum(&status, 1);  // rank 0's status: the others add zero
   TZ_CHECK(status == 0.0f, FormatError, problem.empty() ? "rank 0 cannot create the checkpoint directory under '" + dir + "'" : problem);
   // 2. Every rank writes its shards.
   const int r = w.world_rank(w.rank());
@@ -66,12 +64,9 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
     std::fprintf(stderr, "tierzero: rank %d: %s\n", r, e.message().c_str());
     failed = 1;
   }
-  s.staged(&failed, sizeof failed, &failed, sizeof failed, [&](const std::byte* in, std::byte* out) {
-    w.all_reduce(in, out, 1, DType::f32, ReduceOp::sum);
-  });
+  s.control_sum(&failed, 1);
   std::vector<std::uint64_t> records(4 * static_cast<std::size_t>(w.size()));
-  s.staged(record, sizeof record, records.data(), records.size() * sizeof(std::uint64_t),
-           [&](const std::byte* in, std::byte* out) { w.all_gather(in, out, sizeof record, DType::u8); });
+  s.control_gather(record, records.data(), sizeof record);
   if (failed > 0) {
     if (w.rank() == 0) fs::remove_all(tmp);
     TZ_THROW(FormatError, "checkpoint at step " + std::to_string(s.step) + " could not be written under '" + dir +
@@ -117,9 +112,7 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
       status = 1;
     }
   }
-  s.staged(&status, sizeof status, &status, sizeof status, [&](const std::byte* in, std::byte* out) {
-    w.all_reduce(in, out, 1, DType::f32, ReduceOp::sum);  // rank 0's status: the others add zero
-  });
+  s.control_sum(&status, 1);  // rank 0's status: the others add zero
   TZ_CHECK(status == 0.0f, FormatError, "checkpoint at step " + std::to_string(s.step) + " could not be completed under '" + dir + "'");
   return final_dir.string();
 }
@@ -174,9 +167,7 @@ void ShardedTrainer::load_checkpoint(const std::string& path) {
     failed = 1;
   }
   // Every rank checked its part; all fail together when any part is bad.
-  s.staged(&failed, sizeof failed, &failed, sizeof failed, [&](const std::byte* in, std::byte* out) {
-    w.all_reduce(in, out, 1, DType::f32, ReduceOp::sum);
-  });
+  s.control_sum(&failed, 1);
   if (!problem.empty()) TZ_THROW(FormatError, problem);
   TZ_CHECK(failed == 0.0f, FormatError, "checkpoint '" + path + "' could not be loaded on every rank (see the other ranks' errors)");
   s.mem.zero(s.grads.data(), s.grads.bytes());

@@ -2,7 +2,6 @@
 // engine_checkpoint.cc (save and load). Internal.
 #pragma once
 #include <array>
-#include <functional>
 #include <memory>
 #include <vector>
 
@@ -27,18 +26,22 @@ struct ShardedTrainer::Impl {
   ShardLayout P, B, G, O;
   bool bwd_distinct;
   bool counts_norm;  // this rank adds its gradient shard to the global norm (one rank per cross group)
+  Communicator& control;  // world.host(): the loss, the norm and checkpoint status travel on it
   std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
   std::unique_ptr<Hierarchy> p_hier, b_hier, g_hier;
   MemArray<std::byte> params_store, bwd_store, gather_send, gather_recv;
   MemArray<float> grads, master, m, v;
   std::vector<ShardSegment> segments;
   std::vector<int> forward_units, backward_units, reduce_order;
+  // Issues every collective of this rank in program order (tierzero/comm_schedule.h).
+  // Declared after the buffers and hierarchies its jobs name and before the
+  // fetcher and reducer, whose pending requests wait on it.
+  std::unique_ptr<CommSchedule> schedule;
   std::unique_ptr<UnitFetcher> fetcher;
   std::unique_ptr<GradReducer> reducer;
   MemArray<float> embed_params, embed_grads, unit_grad;
   std::vector<int> tokens, targets;  // sampled on the host, then uploaded
   MemArray<int> tokens_mem, targets_mem;
-  MemArray<std::byte> staging;  // small host collectives go through it (see staged)
   std::int64_t step = 0;
   std::int64_t optim_steps = 0;  // applied updates: AdamW's t (skipped steps do not count)
   float loss_scale = 1.0f;
@@ -60,12 +63,10 @@ struct ShardedTrainer::Impl {
     mem.download(h.data(), a.data(), a.bytes());
     return h;
   }
-  // A collective `op` of the world communicator on host bytes, staged
-  // through `staging` (a device communicator cannot reach host memory):
-  // in_bytes of `in` are uploaded, op(staged in, staged out) runs, and
-  // out_bytes of its output are downloaded into `out`.
-  void staged(const void* in, std::size_t in_bytes, void* out, std::size_t out_bytes,
-              const std::function<void(const std::byte*, std::byte*)>& op);
+  // Sums `n` host floats over the world, on the control communicator (through the schedule).
+  void control_sum(float* values, std::size_t n);
+  // All-gathers `bytes` host bytes of every rank into `out` (world.size() * bytes), likewise.
+  void control_gather(const void* in, void* out, std::size_t bytes);
   std::unique_ptr<Communicator> group_comm(const Partition& level);
   UnitSource source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const;
   double micro_batch(int micro, float dloss);

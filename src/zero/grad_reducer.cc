@@ -5,9 +5,10 @@
 namespace tierzero {
 
 GradReducer::GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire,
-                         const std::vector<int>& order, Hierarchy& reduce, Communicator* cross, float* grads_out, Memory& mem)
+                         const std::vector<int>& order, Hierarchy& reduce, Communicator* cross, CommSchedule& schedule,
+                         float* grads_out, Memory& mem)
     : layout_(layout), mem_(mem), plan_(plan), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
-      out_(grads_out), replicated_(!plan.grads) {
+      schedule_(schedule), out_(grads_out), replicated_(!plan.grads) {
   bucket_of_.assign(layout.units().size(), -1);
   index_in_bucket_.assign(layout.units().size(), -1);
   const std::size_t g = static_cast<std::size_t>(grads.group_size);
@@ -66,9 +67,10 @@ void GradReducer::drain(int slot) {
   const int b = in_slot_[slot];
   in_slot_[slot] = -1;
   pending_[slot].wait();
+  cross_pending_[slot].wait();
   const Bucket& bucket = buckets_[b];
   std::byte* recv = recv_[slot].data();
-  if (cross_) cross_->all_reduce(recv, recv, bucket.count, wire_, ReduceOp::avg);  // recv was written by the (fenced) worker
+  if (cross_) cross_->all_reduce(recv, recv, bucket.count, wire_, ReduceOp::avg);
   for (std::size_t k = 0; k < bucket.units.size(); ++k) {
     const int u = bucket.units[k];
     mem_.add_to_f32(wire_, recv + bucket.unit_offset[k] * wsize_, out_ + grads_.offset[u], grads_.shard[u]);

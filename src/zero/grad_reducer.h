@@ -4,11 +4,11 @@
 // laid out member-major (member j's slices of every unit of the bucket
 // together), so one reduce-scatter leaves each rank the shards of all the
 // bucket's units. A full bucket is reduced at once, asynchronously (qgZ
-// when the plan quantises); two buckets may be in flight. finish() waits
-// for all, all-reduces across the cross group when grads are replicated
-// there (MiCS), and adds the mean into the fp32 grads partition. Gradients,
-// buckets and the partition live in one Memory (tierzero/memory.h). One
-// thread.
+// when the plan quantises) and, when grads are replicated across the cross
+// group (MiCS), all-reduced across it right after, both queued on the
+// rank's CommSchedule; two buckets may be in flight. finish() waits for
+// all and adds the mean into the fp32 grads partition. Gradients, buckets
+// and the partition live in one Memory (tierzero/memory.h). One thread.
 #pragma once
 #include <vector>
 
@@ -21,9 +21,9 @@ class GradReducer {
  public:
   // reduce: hierarchy over group(grads) (the world when grads are replicated,
   // then buckets are all-reduced); cross: all-reduce over the cross group
-  // after the reduce-scatter, or nullptr.
+  // after the reduce-scatter, or nullptr; schedule: the one `reduce` issues through.
   GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire, const std::vector<int>& order,
-              Hierarchy& reduce, Communicator* cross, float* grads_out, Memory& mem);
+              Hierarchy& reduce, Communicator* cross, CommSchedule& schedule, float* grads_out, Memory& mem);
   void add(int unit, const float* grad);
   void finish();
   std::size_t buffer_bytes() const;
@@ -44,12 +44,13 @@ class GradReducer {
   std::size_t wsize_;
   Hierarchy& reduce_;
   Communicator* cross_;
+  CommSchedule& schedule_;
   float* out_;
   bool replicated_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_, index_in_bucket_;
   MemArray<std::byte> send_[2], recv_[2];
-  Request pending_[2];
+  Request pending_[2], cross_pending_[2];
   int in_slot_[2] = {-1, -1};  // bucket occupying each buffer pair
 };
 

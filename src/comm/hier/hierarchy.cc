@@ -1,6 +1,6 @@
 #include "tierzero/hierarchy.h"
 
-#include "comm/comm_thread.h"
+#include "comm/comm_job.h"
 #include "comm/hier/hop_state.h"
 #include "tierzero/error.h"
 
@@ -10,7 +10,8 @@ HopSpec three_level_hops() { return {{Level::gpu}, {Level::node}, {Level::world}
 HopSpec two_level_hops() { return {{Level::gpu, Level::node}, {Level::world}}; }
 HopSpec flat_hops() { return {{Level::gpu, Level::node, Level::world}}; }
 
-Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem) : world_(comm), state_(std::make_unique<HopState>()) {
+Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem, CommSchedule* schedule)
+    : world_(comm), state_(std::make_unique<HopState>()), schedule_(schedule) {
   state_->mem = &mem;
   state_->world_size = comm.size();
   const Topology& topo = comm.topology();
@@ -30,21 +31,18 @@ Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem) : wor
   int product = 1;
   for (auto& h : state_->hops) product *= h->size();
   TZ_CHECK(product == comm.size(), CommError, "the hops do not cover the communicator (a level is missing from the hop spec)");
-  thread_ = std::make_unique<CommThread>();
-  // The worker's first fence prepares its side of the memory (on a GPU: its
-  // stream and context, which allocate device memory) now, while no
-  // collective is in flight, rather than in the middle of a step.
-  CommJob prime;
-  prime.run = [](const CommJob&) {};
-  prime.state = state_.get();
-  thread_->submit(prime).wait();
+  if (!schedule_) {
+    own_schedule_ = std::make_unique<CommSchedule>(mem);
+    schedule_ = own_schedule_.get();
+  }
 }
 
 Hierarchy::~Hierarchy() = default;
 
 Request Hierarchy::submit(CommJob job) {
-  job.after = state_->mem->mark();  // the worker sends what this thread has written
-  return thread_->submit(job);
+  job.mem = state_->mem;
+  job.after = state_->mem->mark();  // the executor sends what this thread has written
+  return schedule_->submit(job);
 }
 
 std::size_t Hierarchy::num_hops() const { return state_->hops.size(); }

@@ -1,0 +1,30 @@
+// A job of a CommSchedule (tierzero/comm_schedule.h): plain data, copied
+// into the schedule's ring. On the executor, `mem` waits for `after` (the
+// queuing thread's work), `run` is applied to the job, and `mem` is fenced.
+// A hierarchical collective names its HopState; a flat one its communicator.
+#pragma once
+#include <cstddef>
+
+#include "tierzero/comm_schedule.h"
+#include "tierzero/hierarchy.h"
+
+namespace tierzero {
+
+struct HopState;
+
+struct CommJob {
+  void (*run)(const CommJob&) = nullptr;
+  Memory* mem = nullptr;
+  MemMark after;
+  HopState* state = nullptr;  // hierarchical collectives
+  Communicator* comm = nullptr;  // flat collectives
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::size_t count = 0;
+  DType type = DType::f32;
+  ReduceOp op = ReduceOp::sum;
+  HopBits bits;
+  QuantSpec quant;
+};
+
+}  // namespace tierzero

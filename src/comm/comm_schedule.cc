@@ -1,0 +1,114 @@
+#include "tierzero/comm_schedule.h"
+
+#include "comm/comm_job.h"
+
+namespace tierzero {
+
+namespace {
+class TicketRequest final : public Request::Impl {
+ public:
+  TicketRequest(CommSchedule* s, std::uint64_t ticket) : schedule_(s), ticket_(ticket) {}
+  void wait() override { schedule_->wait(ticket_); }
+  bool test() override { return schedule_->done(ticket_); }
+  Impl* move_to(void* where) noexcept override { return new (where) TicketRequest(*this); }
+
+ private:
+  CommSchedule* schedule_;
+  std::uint64_t ticket_;
+};
+
+CommJob flat_job(void (*run)(const CommJob&), Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count,
+                 DType t) {
+  CommJob j;
+  j.run = run, j.comm = &comm, j.mem = &mem, j.send = send, j.recv = recv, j.count = count, j.type = t;
+  return j;
+}
+}  // namespace
+
+CommSchedule::CommSchedule(Memory& mem) : ring_(std::make_unique<CommJob[]>(kSlots)), executor_([this] { run(); }) {
+  // The executor's first fence prepares its side of the memory (on a GPU:
+  // its stream and context, which allocate device memory) now, while no
+  // collective is in flight, rather than in the middle of a step.
+  CommJob prime;
+  prime.run = [](const CommJob&) {};
+  prime.mem = &mem;
+  submit(prime).wait();
+}
+
+CommSchedule::~CommSchedule() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  work_.notify_one();
+  executor_.join();
+}
+
+Request CommSchedule::iall_reduce(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t,
+                                  ReduceOp op) {
+  CommJob j = flat_job([](const CommJob& j) { j.comm->all_reduce(j.send, j.recv, j.count, j.type, j.op); }, comm, mem, send, recv,
+                       count, t);
+  j.op = op;
+  j.after = mem.mark();
+  return submit(j);
+}
+
+Request CommSchedule::iall_gather(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t) {
+  CommJob j = flat_job([](const CommJob& j) { j.comm->all_gather(j.send, j.recv, j.count, j.type); }, comm, mem, send, recv, count, t);
+  j.after = mem.mark();
+  return submit(j);
+}
+
+Request CommSchedule::submit(const CommJob& job) {
+  std::uint64_t ticket;
+  {
+    std::unique_lock<std::mutex> lock(mutex_);
+    finished_.wait(lock, [this] { return queued_ - completed_ < kSlots; });
+    ticket = queued_++;
+    ring_[ticket % kSlots] = job;
+  }
+  work_.notify_one();
+  return Request::make<TicketRequest>(this, ticket);
+}
+
+void CommSchedule::wait(std::uint64_t ticket) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  finished_.wait(lock, [&] { return completed_ > ticket; });
+  if (error_ && failed_ticket_ <= ticket) std::rethrow_exception(error_);
+}
+
+bool CommSchedule::done(std::uint64_t ticket) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return completed_ > ticket;
+}
+
+void CommSchedule::run() {
+  for (;;) {
+    CommJob job;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      work_.wait(lock, [this] { return stopping_ || queued_ > completed_; });
+      if (queued_ == completed_) return;
+      job = ring_[completed_ % kSlots];
+    }
+    std::exception_ptr err;
+    if (!error_) {  // after a failure the remaining jobs are not run: the collectives are out of step
+      try {
+        job.mem->wait_for(job.after);
+        job.mem->fence();  // a flat collective reads what the waited-for work wrote
+        job.run(job);
+        job.mem->fence();  // the job's results are complete when its Request is
+      } catch (...) {
+        err = std::current_exception();
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (err && !error_) error_ = err, failed_ticket_ = completed_;
+      ++completed_;
+    }
+    finished_.notify_all();
+  }
+}
+
+}  // namespace tierzero

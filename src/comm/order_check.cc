@@ -1,0 +1,152 @@
+#include "tierzero/order_check.h"
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+namespace {
+enum Op : int { kAllGather, kReduceScatter, kAllReduce, kAllToAll, kAllToAllv, kBroadcast, kBarrier, kSplit };
+constexpr const char* kOpNames[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all", "all_to_allv", "broadcast", "barrier", "split"};
+
+// One rank's sequence as it travels: its length, the index + 1 of the first
+// collective issued from a second thread (0: none), then (communicator,
+// collective, bytes) per record.
+constexpr std::size_t kHeader = 2, kFields = 3;
+
+std::string describe(const std::uint64_t* rec) {
+  return std::string(kOpNames[rec[1]]) + " on communicator " + std::to_string(rec[0]) + " (" + std::to_string(rec[2]) + " bytes)";
+}
+}  // namespace
+
+struct OrderLog {
+  struct Record {
+    std::uint64_t comm, op, bytes;
+    std::thread::id thread;
+  };
+  std::mutex mutex;
+  std::vector<Record> records;  // since the last verify()
+  std::size_t issued = 0;
+  std::uint64_t next_id = 0;
+  Communicator* exchange = nullptr;  // the wrapped world's host(): verify() talks on it, unlogged
+};
+
+CheckedCommunicator::CheckedCommunicator(Communicator& world)
+    : CheckedCommunicator(world, nullptr, std::make_shared<OrderLog>()) {
+  log_->exchange = &world.host();
+}
+
+CheckedCommunicator::CheckedCommunicator(Communicator& inner, std::unique_ptr<Communicator> owned, std::shared_ptr<OrderLog> log)
+    : Communicator(inner.topology(), inner.members(), inner.shared_traffic()),
+      owned_(std::move(owned)),
+      inner_(inner),
+      log_(std::move(log)),
+      id_(static_cast<int>(log_->next_id++)),
+      host_(this) {
+  if (&inner_.host() != &inner_) {
+    host_twin_.reset(new CheckedCommunicator(inner_.host(), nullptr, log_));
+    host_ = host_twin_.get();
+  }
+}
+
+CheckedCommunicator::~CheckedCommunicator() = default;
+
+void CheckedCommunicator::record(int op, std::size_t bytes) const {
+  std::lock_guard<std::mutex> lock(log_->mutex);
+  log_->records.push_back({static_cast<std::uint64_t>(id_), static_cast<std::uint64_t>(op), bytes, std::this_thread::get_id()});
+  ++log_->issued;
+}
+
+std::size_t CheckedCommunicator::issued() const {
+  std::lock_guard<std::mutex> lock(log_->mutex);
+  return log_->issued;
+}
+
+Request CheckedCommunicator::iall_gather(const void* send, void* recv, std::size_t count, DType t) {
+  record(kAllGather, count * dtype_size(t));
+  return inner_.iall_gather(send, recv, count, t);
+}
+Request CheckedCommunicator::ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
+  record(kReduceScatter, count * dtype_size(t));
+  return inner_.ireduce_scatter(send, recv, count, t, op);
+}
+Request CheckedCommunicator::iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
+  record(kAllReduce, count * dtype_size(t));
+  return inner_.iall_reduce(send, recv, count, t, op);
+}
+Request CheckedCommunicator::iall_to_all(const void* send, void* recv, std::size_t count, DType t) {
+  record(kAllToAll, count * dtype_size(t));
+  return inner_.iall_to_all(send, recv, count, t);
+}
+Request CheckedCommunicator::iall_to_allv(const void* send, const std::vector<std::size_t>& send_counts,
+                                          const std::vector<std::size_t>& send_displs, void* recv,
+                                          const std::vector<std::size_t>& recv_counts, const std::vector<std::size_t>& recv_displs,
+                                          DType t) {
+  record(kAllToAllv, static_cast<std::size_t>(size()));
+  return inner_.iall_to_allv(send, send_counts, send_displs, recv, recv_counts, recv_displs, t);
+}
+Request CheckedCommunicator::ibroadcast(void* buf, std::size_t count, DType t, int root) {
+  record(kBroadcast, count * dtype_size(t));
+  return inner_.ibroadcast(buf, count, t, root);
+}
+void CheckedCommunicator::barrier() {
+  record(kBarrier, 0);
+  inner_.barrier();
+}
+std::unique_ptr<Communicator> CheckedCommunicator::split_by(int color) {
+  record(kSplit, 0);
+  auto sub = inner_.split_by(color);
+  Communicator& inner = *sub;
+  return std::unique_ptr<Communicator>(new CheckedCommunicator(inner, std::move(sub), log_));
+}
+
+void CheckedCommunicator::verify(const std::string& when) {
+  std::vector<std::uint64_t> mine(kHeader);
+  {
+    std::lock_guard<std::mutex> lock(log_->mutex);
+    std::thread::id issuer;
+    for (std::size_t i = 0; i < log_->records.size(); ++i) {
+      const OrderLog::Record& r = log_->records[i];
+      mine.insert(mine.end(), {r.comm, r.op, r.bytes});
+      if (r.op == kSplit) continue;
+      if (issuer == std::thread::id()) issuer = r.thread;
+      else if (r.thread != issuer && mine[1] == 0) mine[1] = i + 1;
+    }
+    mine[0] = log_->records.size();
+    log_->records.clear();
+  }
+  Communicator& ex = *log_->exchange;
+  const int w = ex.size();
+  std::vector<std::uint64_t> lengths(w);
+  const std::uint64_t length = mine.size();
+  ex.all_gather(&length, lengths.data(), sizeof length, DType::u8);
+  const std::size_t longest = *std::max_element(lengths.begin(), lengths.end());
+  mine.resize(longest, 0);
+  std::vector<std::uint64_t> all(longest * w);
+  ex.all_gather(mine.data(), all.data(), longest * sizeof(std::uint64_t), DType::u8);
+  auto seq = [&](int r) { return all.data() + static_cast<std::size_t>(r) * longest; };
+  for (int r = 0; r < w; ++r)
+    if (const std::uint64_t bad = seq(r)[1])
+      TZ_THROW(CommError, "collective order check at " + when + ": rank " + std::to_string(ex.world_rank(r)) + " issued " +
+                              describe(seq(r) + kHeader + (bad - 1) * kFields) +
+                              " from a second thread; every collective must go through the rank's one schedule");
+  const std::uint64_t* ref = seq(0);
+  for (int r = 1; r < w; ++r) {
+    const std::uint64_t* other = seq(r);
+    const std::size_t n = std::min(ref[0], other[0]);
+    std::size_t i = 0;
+    while (i < n && std::equal(ref + kHeader + i * kFields, ref + kHeader + (i + 1) * kFields, other + kHeader + i * kFields)) ++i;
+    if (i == n && ref[0] == other[0]) continue;
+    auto at = [&](const std::uint64_t* s, int rank) {
+      return "rank " + std::to_string(ex.world_rank(rank)) +
+             (i < s[0] ? " issued " + describe(s + kHeader + i * kFields) : " issued nothing more");
+    };
+    TZ_THROW(CommError, "collective order check at " + when + ": the ranks' collectives differ at #" + std::to_string(i + 1) + ": " +
+                            at(ref, 0) + ", " + at(other, r));
+  }
+}
+
+}  // namespace tierzero

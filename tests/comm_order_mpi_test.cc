@@ -1,0 +1,106 @@
+// The collective order rule (tierzero/comm_schedule.h), checked by the
+// checking communicator (tierzero/order_check.h): every strategy issues one
+// sequence of collectives, identical on every rank, from one thread per
+// rank, through training steps and a checkpoint; and the checker itself
+// finds ranks that disagree and collectives issued from a second thread.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "mpi_test_util.h"
+#include "tierzero/engine.h"
+#include "tierzero/error.h"
+#include "tierzero/mpi.h"
+#include "tierzero/order_check.h"
+
+namespace tierzero {
+namespace {
+
+Topology layout() {
+  const int w = test::world_size();
+  if (w == 12) return Topology::parse("gpu=2,node=2,world=3", 12);
+  if (w == 8) return Topology::parse("gpu=2,node=2,world=2", 8);
+  if (w == 3) return Topology::parse("node=3,world=1", 3);
+  return Topology::parse("world=" + std::to_string(w), w);
+}
+
+// The message of the CommError that f throws ("" when it throws none).
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const CommError& e) {
+    return e.message();
+  }
+  return "";
+}
+
+TEST(CommOrder, EveryStrategyIssuesOneOrderOnEveryRank) {
+  const TokenData data = TokenData::builtin();
+  TrainConfig cfg;
+  cfg.model = gpt_preset("gpt-tiny");
+  cfg.micro_batch = 1, cfg.grad_accum = 2, cfg.seq_len = 16, cfg.steps = 2;
+  cfg.param_dtype = DType::bf16;
+  const Topology topo = layout();
+  auto world = mpi_world(topo);
+  for (const char* name : {"ddp", "zero1", "zero2", "zero3", "zeropp", "mics", "hier3"}) {
+    CheckedCommunicator checked(*world);
+    ShardedTrainer trainer(cfg, fit_to(strategy_plan(name), topo), checked, data);
+    checked.verify(std::string(name) + " construction");
+    for (int step = 0; step < 2; ++step) {
+      const std::size_t before = checked.issued();
+      trainer.step();
+      EXPECT_GT(checked.issued(), before) << name;  // at least the loss and norm
+      EXPECT_NO_THROW(checked.verify(std::string(name) + " step " + std::to_string(step))) << name;
+    }
+    trainer.save_checkpoint(test::shared_temp_dir(), 0);
+    EXPECT_NO_THROW(checked.verify(std::string(name) + " checkpoint")) << name;
+    trainer.gather_master();
+    EXPECT_NO_THROW(checked.verify(std::string(name) + " gather_master")) << name;
+  }
+}
+
+TEST(CommOrder, TheCheckerFindsRanksThatIssueInAnotherOrder) {
+  const int w = test::world_size();
+  if (w < 2) GTEST_SKIP() << "needs two ranks";
+  auto world = mpi_world(layout());
+  CheckedCommunicator checked(*world);
+  auto a = checked.split(Level::world), b = checked.split(Level::world);
+  float x = 1, y = 2;
+  {  // non-blocking, so the two orders cannot deadlock on MPI
+    Request first, second;
+    if (world->rank() == 0) {
+      first = a->iall_reduce(&x, &x, 1, DType::f32, ReduceOp::sum);
+      second = b->iall_reduce(&y, &y, 1, DType::f32, ReduceOp::sum);
+    } else {
+      second = b->iall_reduce(&y, &y, 1, DType::f32, ReduceOp::sum);
+      first = a->iall_reduce(&x, &x, 1, DType::f32, ReduceOp::sum);
+    }
+  }
+  const std::string why = error_of([&] { checked.verify("the test"); });
+  EXPECT_NE(why.find("differ at #3"), std::string::npos) << why;  // after the two splits
+  EXPECT_NE(why.find("rank 0 issued all_reduce on communicator 1 (4 bytes)"), std::string::npos) << why;
+  EXPECT_NE(why.find("all_reduce on communicator 2 (4 bytes)"), std::string::npos) << why;
+  // The same calls in the same order pass.
+  a->all_reduce(&x, &x, 1, DType::f32, ReduceOp::sum);
+  b->all_reduce(&y, &y, 1, DType::f32, ReduceOp::sum);
+  EXPECT_NO_THROW(checked.verify("the second round"));
+}
+
+TEST(CommOrder, TheCheckerFindsACollectiveThatBypassesTheSchedule) {
+  auto world = mpi_world(layout());
+  CheckedCommunicator checked(*world);
+  CommSchedule schedule;
+  float x = 1, y = 2;
+  // One collective through the schedule, one straight from this thread: the
+  // same order on every rank this time, but only by luck of timing.
+  schedule.iall_reduce(checked, host_memory(), &x, &x, 1, DType::f32, ReduceOp::sum).wait();
+  checked.all_reduce(&y, &y, 1, DType::f32, ReduceOp::sum);
+  const std::string why = error_of([&] { checked.verify("the test"); });
+  EXPECT_NE(why.find("issued all_reduce on communicator 0 (4 bytes) from a second thread"), std::string::npos) << why;
+  schedule.iall_reduce(checked, host_memory(), &x, &x, 1, DType::f32, ReduceOp::sum).wait();
+  EXPECT_NO_THROW(checked.verify("the schedule alone"));
+}
+
+}  // namespace
+}  // namespace tierzero
