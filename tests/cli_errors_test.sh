@@ -35,6 +35,9 @@ if ! nvidia-smi -L >/dev/null 2>&1; then  # without a GPU: a CPU build or a CUDA
   expect_exit 2 "built without CUDA and NCCL\|needs a GPU on every rank" 1 -- "$tz" train --device cuda --model gpt-tiny --steps 1
 fi
 expect_exit 2 "not in {cpu,cuda}" 1 -- "$tz" train --device tpu --steps 1
+for bad in nan inf -1; do  # would have disabled the deadline silently
+  expect_exit 2 "communication timeout must be a finite number of seconds" 1 -- "$tz" train --strategy zero3 --comm-timeout "$bad" --steps 1
+done
 expect_exit 2 "cannot open" 1 -- "$tz" train --data "$tmp/none.bin" --steps 1
 printf 'hello world, hello tierzero. ' > "$tmp/t.txt"
 for i in 1 2 3 4 5 6; do cat "$tmp/t.txt" "$tmp/t.txt" > "$tmp/t2.txt"; mv "$tmp/t2.txt" "$tmp/t.txt"; done

@@ -189,8 +189,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--keep", a->keep, "Keep only the newest K checkpoints (default: all)")->check(CLI::NonNegativeNumber);
   c->add_option("--resume", a->resume, "Continue from a checkpoint directory, or 'latest' in --save-dir");
   c->add_option("--init", a->init, "Start from the weights of a safetensors file (tierzero ckpt export)");
-  c->add_option("--comm-timeout", a->comm_timeout, "Abort when a collective does not complete within S seconds (default 600)")
-      ->check(CLI::NonNegativeNumber);
+  c->add_option("--comm-timeout", a->comm_timeout, "Abort when a collective does not complete within S seconds (default 600; 0: never)");
   c->add_option("--topology", a->topology, "Layout, innermost first, e.g. gpu=2,node=2,world=2 (default: detect nodes)");
   c->callback([a, &ctx] { ctx.exit_code = run_train(*a, ctx); });
 }

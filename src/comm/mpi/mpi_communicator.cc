@@ -1,12 +1,6 @@
 #include "comm/mpi/mpi_communicator.h"
 
-#include <sched.h>
-
-#include <atomic>
-#include <cstdio>
-#include <cstdlib>
-
-
+#include "comm/comm_timeout.h"
 #include "comm/mpi/mpi_types.h"
 #include "tierzero/error.h"
 #include "tierzero/mpi.h"
@@ -25,8 +19,6 @@ struct Finish {
   }
 };
 
-std::atomic<double> g_timeout_s{0.0};
-
 // One outstanding MPI request; alltoallv's count arrays travel with it.
 class MpiRequest final : public Request::Impl {
  public:
@@ -34,46 +26,24 @@ class MpiRequest final : public Request::Impl {
       : request_(r), comm_(comm), what_(what), finish_(finish), keep_(std::move(keep)) {}
   void wait() override {
     if (done_) return;
-    const double limit = g_timeout_s.load(std::memory_order_relaxed);
-    if (limit <= 0) {
+    if (comm_timeout_s() <= 0) {
       mpi::check(MPI_Wait(&request_, MPI_STATUS_IGNORE), "MPI_Wait");
-    } else {
-      const double deadline = MPI_Wtime() + limit;
-      int flag = 0;
-      while (!flag) {
-        mpi::check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test");
-        if (!flag && MPI_Wtime() > deadline) timed_out(limit);
-        if (!flag) sched_yield();
-      }
+    } else {  // MPI reports its failures through MPI_Test's return code (MPI_ERRORS_RETURN)
+      wait_polling(*comm_, what_, [this] { return test_once(); }, [] { return static_cast<const char*>(nullptr); }, nullptr);
     }
     complete();
   }
   bool test() override {
-    if (done_) return true;
-    int flag = 0;
-    mpi::check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test");
-    if (flag) complete();
+    if (!done_ && test_once()) complete();
     return done_;
   }
   Impl* move_to(void* where) noexcept override { return new (where) MpiRequest(std::move(*this)); }
 
  private:
-  [[noreturn]] void timed_out(double limit) const {
-    const Topology& t = comm_->topology();
-    const auto& m = comm_->members();
-    Level span = Level::gpu;
-    for (int x : m)
-      if (x != m.front() && static_cast<int>(t.separating_level(m.front(), x)) > static_cast<int>(span)) span = t.separating_level(m.front(), x);
-    std::string ranks;
-    for (std::size_t i = 0; i < m.size() && i < 16; ++i) ranks += (i ? "," : "") + std::to_string(m[i]);
-    if (m.size() > 16) ranks += ",...";
-    std::fprintf(stderr,
-                 "tierzero: rank %d: collective %s on level %s among ranks {%s} did not complete within %g s "
-                 "(--comm-timeout); a rank is stuck or lost; aborting\n",
-                 comm_->world_rank(comm_->rank()), what_, std::string(level_name(span)).c_str(), ranks.c_str(), limit);
-    std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, 3);
-    std::abort();
+  bool test_once() {
+    int flag = 0;
+    mpi::check(MPI_Test(&request_, &flag, MPI_STATUS_IGNORE), "MPI_Test");
+    return flag != 0;
   }
   void complete() {
     done_ = true;
@@ -187,8 +157,6 @@ void MpiCommunicator::barrier() {
   mpi::check(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
   make_request(r, this, "barrier").wait();
 }
-
-void set_comm_timeout(double seconds) { g_timeout_s.store(seconds, std::memory_order_relaxed); }
 
 std::unique_ptr<Communicator> MpiCommunicator::split_by(int color) {
   MPI_Comm sub;
