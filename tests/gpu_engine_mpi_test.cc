@@ -133,10 +133,9 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
       EXPECT_NEAR(g.loss, c.loss, 1e-4 * c.loss) << name << " step " << i;
       EXPECT_NEAR(g.grad_norm, c.grad_norm, 1e-3 * c.grad_norm) << name << " step " << i;
     }
-    BlockPool& pool = gpu::GpuContext::current().pool();
-    const std::size_t before = pool.backing_allocations();
+    const std::uint64_t before = gpu::device_allocations();  // every thread's: compute, schedule, NCCL
     gpu.step(), cpu.step();
-    EXPECT_EQ(pool.backing_allocations(), before) << name << ": the steady-state step allocated device memory";
+    EXPECT_EQ(gpu::device_allocations(), before) << name << ": the steady-state step allocated device memory";
     const std::vector<float> wc = cpu.gather_master(), wg = gpu.gather_master();
     double worst = 0;
     for (std::size_t i = 0; i < wc.size(); ++i) worst = std::max(worst, std::abs(static_cast<double>(wc[i]) - wg[i]));

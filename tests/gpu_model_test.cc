@@ -14,6 +14,7 @@
 #include "model/ops.h"
 #include "gpu_test_util.h"
 #include "tierzero/gpu.h"
+#include "tierzero/gpu_backend.h"
 #include "tierzero/gpu_model.h"
 #include "tierzero/optim.h"
 
@@ -243,9 +244,28 @@ TEST(GpuModel, TheSteadyStateStepDoesNotAllocate) {
   auto tok = upload(m.tokens), tgt = upload(m.targets);
   gpu::DeviceArray<float> g(m.params.size());
   model.forward_backward(p.data(), g.data(), tok.data(), tgt.data());
-  const std::size_t before = gpu::GpuContext::current().pool().backing_allocations();
+  const std::uint64_t before = gpu::device_allocations();
   for (int s = 0; s < 3; ++s) model.forward_backward(p.data(), g.data(), tok.data(), tgt.data());
-  EXPECT_EQ(gpu::GpuContext::current().pool().backing_allocations(), before);
+  EXPECT_EQ(gpu::device_allocations(), before);
+}
+
+// The engine's AdamW (device Memory) on one segment larger than a capped
+// grid's single pass (gpt2-124m's wte is 38.6M elements): every element
+// updated, each bit for bit as the CPU's adamw_update.
+TEST(GpuMemory, AdamWOnA40MElementSegmentMatchesTheCpuBitForBit) {
+  TZ_NEED_GPU();
+  const std::size_t n = 40'000'000;
+  std::vector<float> p = random_vector(n, 21), g = random_vector(n, 22, 1e-2f), m = random_vector(n, 23, 1e-3f), v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = g[i] * g[i];
+  auto gp = upload(p), gg = upload(g), gm = upload(m), gv = upload(v);
+  AdamWConfig c;
+  Memory& mem = gpu::device_memory();
+  mem.adamw(gp.data(), gg.data(), gm.data(), gv.data(), n, c, 7, 3e-4f, true);
+  adamw_update(p.data(), g.data(), m.data(), v.data(), n, c, 7, 3e-4f, true);
+  mem.fence();
+  EXPECT_TRUE(download(gp) == p) << "params";
+  EXPECT_TRUE(download(gm) == m) << "m";
+  EXPECT_TRUE(download(gv) == v) << "v";
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // GptModel on a CUDA device (CUDA builds): the device ops backend and its
 // instantiation, GptModel<float, gpu::DeviceOps>. Parameters, gradients,
 // tokens and targets passed to it are device pointers; its activations
-// come from the current GpuContext's pool.
+// are device arrays (gpu::device_allocate).
 #pragma once
 #include "tierzero/gpt.h"
 #include "tierzero/gpu_ops.h"
@@ -21,6 +21,7 @@ struct DeviceOps {
   static constexpr auto matmul_backward = &gpu::matmul_backward;
   static constexpr auto attention_forward = &gpu::attention_forward;
   static constexpr auto attention_backward = &gpu::attention_backward;
+  static constexpr auto attention_scratch = &gpu::attention_scratch;
   static constexpr auto gelu_forward = &gpu::gelu_forward;
   static constexpr auto gelu_backward = &gpu::gelu_backward;
   static constexpr auto residual_forward = &gpu::residual_forward;

@@ -4,21 +4,33 @@
 // GEMMs go through cuBLAS (cublasGemmEx) with fp32 accumulation; with
 // GemmMath::bf16 they run on the tensor cores with bf16 inputs
 // (CUBLAS_COMPUTE_32F_FAST_16BF), with GemmMath::fp32 in full fp32 (what the
-// tests compare against the CPU at tight tolerance). No function allocates
-// with cudaMalloc: scratch comes from the context's BlockPool.
+// tests compare against the CPU at tight tolerance). No layer allocates:
+// temporaries live in the caller's scratch or the context's scratch().
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <utility>
 
-#include "tierzero/block_pool.h"
 #include "tierzero/quant.h"
 
 namespace tierzero::gpu {
 
 enum class GemmMath { fp32, bf16 };
 
-// One device, one stream, one cuBLAS handle and one pool of device memory.
-// current() is the calling thread's context, made on first use.
+// Device memory from the device's one stream-ordered pool (cudaMallocAsync
+// on `stream`, the calling thread's when null; freed memory stays in the
+// pool for reuse, nothing is returned to the driver). Every device buffer
+// of tierzero (engine state, model activations, scratch, communicator
+// buffers) comes from here. device_allocate() returns memory usable from
+// any stream; device_release() needs it unused by every stream (fence first).
+void* device_allocate(std::size_t bytes, void* stream = nullptr);
+void device_release(void* p, void* stream = nullptr) noexcept;
+// Calls of device_allocate so far, on every thread (the steady-state step makes none).
+std::uint64_t device_allocations();
+
+// One device, one stream and one cuBLAS handle. current() is the calling
+// thread's context, made on first use.
 class GpuContext {
  public:
   explicit GpuContext(int device = 0);
@@ -30,8 +42,10 @@ class GpuContext {
   static GpuContext& current();
   void* stream() const;  // cudaStream_t
   void* blas() const;    // cublasHandle_t, bound to stream()
-  BlockPool& pool();
   void synchronize() const;
+  // At least `bytes` of device memory for one call's temporaries on this
+  // stream (grown when asked for more, never shrunk; the next call reuses it).
+  void* scratch(std::size_t bytes);
   GemmMath math = GemmMath::bf16;
 
  private:
@@ -39,19 +53,33 @@ class GpuContext {
   std::unique_ptr<Impl> impl_;
 };
 
-// A device array of T from the current context's pool (resize() drops the contents).
+// A device array of T (uninitialised; resize() drops the contents). Move-only.
 template <class T>
 class DeviceArray {
  public:
   DeviceArray() = default;
   explicit DeviceArray(std::size_t n) { resize(n); }
-  void resize(std::size_t n) { a_ = n ? PooledArray<T>(GpuContext::current().pool(), n) : PooledArray<T>(); }
-  T* data() { return a_.data(); }
-  const T* data() const { return a_.data(); }
-  std::size_t size() const { return a_.size(); }
+  ~DeviceArray() { reset(); }
+  DeviceArray(DeviceArray&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
+  DeviceArray& operator=(DeviceArray&& o) noexcept {
+    if (this != &o) reset(), p_ = std::exchange(o.p_, nullptr), n_ = std::exchange(o.n_, 0);
+    return *this;
+  }
+  void resize(std::size_t n) {
+    reset();
+    if (n) p_ = static_cast<T*>(device_allocate(n * sizeof(T))), n_ = n;
+  }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
+  std::size_t size() const { return n_; }
 
  private:
-  PooledArray<T> a_;
+  void reset() noexcept {
+    if (p_) device_release(p_);
+    p_ = nullptr, n_ = 0;
+  }
+  T* p_ = nullptr;
+  std::size_t n_ = 0;
 };
 
 // Host <-> device copies on the current stream; to_host waits for it.
@@ -72,9 +100,10 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
 void matmul_forward(float* out, const float* x, const float* w, const float* b, int N, int IC, int OC);
 void matmul_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, int N, int IC, int OC);
 void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H);
-// scratch: unused (kept for the CPU signature); the device scratch comes from the pool.
+// scratch: attention_scratch(Tn, H) elements.
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B, int Tn, int C,
                         int H);
+constexpr std::size_t attention_scratch(int Tn, int H) { return static_cast<std::size_t>(H) * Tn * Tn; }
 void gelu_forward(float* out, const float* x, std::size_t n);
 void gelu_backward(float* dx, const float* x, const float* dout, std::size_t n);
 void residual_forward(float* out, const float* a, const float* b, std::size_t n);

@@ -1,11 +1,14 @@
 // The NCCL/RCCL backend of Communicator (built with -DTZ_WITH_NCCL=ON):
 // one rank per GPU, buffers in device memory, every collective issued on
 // the communicator's own stream so it overlaps compute on other streams;
-// a Request completes when the collective's event has fired. The world
-// communicator is bootstrapped through MPI (rank 0's ncclUniqueId is
-// broadcast); split_by uses ncclCommSplit. Buffers must be device memory
-// that the caller's work has finished writing (tierzero/memory.h's fence).
-// Not run yet on a GPU (issue 9).
+// a Request completes when the collective's event has fired, and waiting
+// polls that event and ncclCommGetAsyncError under --comm-timeout (on
+// expiry every NCCL communicator of the process is aborted and the job
+// ends with exit code 3). The world communicator is bootstrapped through
+// MPI (rank 0's ncclUniqueId is broadcast); split_by uses ncclCommSplit.
+// host() is an MPI communicator over the same members (small host values
+// travel on it). Buffers must be device memory that the caller's work has
+// finished writing (tierzero/memory.h's fence).
 #pragma once
 #include <memory>
 

@@ -18,6 +18,11 @@
 #define cudaFree hipFree
 #define cudaMallocAsync hipMallocAsync
 #define cudaFreeAsync hipFreeAsync
+#define cudaMemPool_t hipMemPool_t
+#define cudaDeviceGetDefaultMemPool hipDeviceGetDefaultMemPool
+#define cudaMemPoolSetAttribute hipMemPoolSetAttribute
+#define cudaMemPoolAttrReleaseThreshold hipMemPoolAttrReleaseThreshold
+#define cudaErrorNotReady hipErrorNotReady
 #define cudaStream_t hipStream_t
 #define cudaStreamCreateWithFlags hipStreamCreateWithFlags
 #define cudaStreamNonBlocking hipStreamNonBlocking

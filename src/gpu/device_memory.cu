@@ -14,15 +14,6 @@
 namespace tierzero::gpu {
 
 namespace {
-// Blocks for a grid-stride loop over n elements (capped: the loops cover the rest).
-unsigned blocks_for(std::size_t n) {
-  const std::size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 65535 ? b : 65535);  // grid-stride loops cover the rest
-}
-
-#define TZ_GRID_STRIDE(i, n) \
-  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < (n); i += static_cast<std::size_t>(gridDim.x) * blockDim.x)
-
 template <class In>
 __global__ void to_f32_kernel(const In* src, float* dst, std::size_t n) {
   TZ_GRID_STRIDE(i, n) dst[i] = quant::load(src, i);
@@ -44,14 +35,14 @@ __global__ void scale_kernel(float* buf, std::size_t n, float factor) {
 }
 __global__ void adamw_kernel(float* p, const float* g, float* m, float* v, std::size_t n, float b1, float b2, float eps,
                              float keep, float step, float bc2_sqrt) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-  v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
-  p[i] = p[i] * keep - step * m[i] / (sqrtf(v[i]) / bc2_sqrt + eps);
+  TZ_GRID_STRIDE(i, n) {
+    m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+    v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+    p[i] = p[i] * keep - step * m[i] / (sqrtf(v[i]) / bc2_sqrt + eps);
+  }
 }
 __global__ void sum_squares_kernel(const float* buf, std::size_t n, double* out) {
-  __shared__ double partial[kThreads];
+  __shared__ double partial[kThreads];  // blockDim.x == kThreads
   double s = 0;
   TZ_GRID_STRIDE(i, n) s += static_cast<double>(buf[i]) * buf[i];
   partial[threadIdx.x] = s;
@@ -89,16 +80,9 @@ struct Marks {
 
 class DeviceMemory final : public Memory {
  public:
-  // Stream-ordered allocation: unlike cudaMalloc/cudaFree it never waits
-  // for the whole device, so a thread that grows a buffer cannot stall
-  // behind another thread's NCCL kernel that waits for a peer rank.
-  void* allocate(std::size_t bytes) override {
-    void* p = nullptr;
-    check(cudaMallocAsync(&p, bytes ? bytes : 1, stream()), "cudaMallocAsync");
-    fence();  // usable from any stream once this returns
-    return p;
-  }
-  void release(void* p) noexcept override { cudaFreeAsync(p, stream()); }
+  // The device's one stream-ordered pool (tierzero/gpu_ops.h).
+  void* allocate(std::size_t bytes) override { return device_allocate(bytes); }
+  void release(void* p) noexcept override { device_release(p); }
   void copy(void* dst, const void* src, std::size_t bytes) override {
     if (dst != src && bytes) check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, stream()), "device copy");
   }
@@ -113,42 +97,42 @@ class DeviceMemory final : public Memory {
   void to_f32(DType from, const void* src, float* dst, std::size_t n) override {
     if (!n) return;
     by_type(from, [&](auto* tag) {
-      to_f32_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(const_cast<void*>(src)), dst, n);
+      to_f32_kernel<<<grid_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(const_cast<void*>(src)), dst, n);
     });
     launched("to_f32");
   }
   void from_f32(DType to, const float* src, void* dst, std::size_t n) override {
     if (!n) return;
-    by_type(to, [&](auto* tag) { from_f32_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(src, static_cast<decltype(tag)>(dst), n); });
+    by_type(to, [&](auto* tag) { from_f32_kernel<<<grid_for(n), kThreads, 0, stream()>>>(src, static_cast<decltype(tag)>(dst), n); });
     launched("from_f32");
   }
   void add_to_f32(DType t, const void* src, float* acc, std::size_t n) override {
     if (!n) return;
     by_type(t, [&](auto* tag) {
-      add_to_f32_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(const_cast<void*>(src)), acc, n);
+      add_to_f32_kernel<<<grid_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(const_cast<void*>(src)), acc, n);
     });
     launched("add_to_f32");
   }
   void divide(void* buf, std::size_t n, DType t, int divisor) override {
     if (!n) return;
     by_type(t, [&](auto* tag) {
-      divide_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(buf), n, static_cast<float>(divisor));
+      divide_kernel<<<grid_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(buf), n, static_cast<float>(divisor));
     });
     launched("divide");
   }
   void scale(float* buf, std::size_t n, float factor) override {
     if (!n) return;
-    scale_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(buf, n, factor);
+    scale_kernel<<<grid_for(n), kThreads, 0, stream()>>>(buf, n, factor);
     launched("scale");
   }
   double sum_squares(const float* buf, std::size_t n) override {
     if (!n) return 0;
-    DeviceArray<double> total(1);
-    fill_zero(total.data(), sizeof(double));
-    sum_squares_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(buf, n, total.data());
+    auto* total = static_cast<double*>(GpuContext::current().scratch(sizeof(double)));
+    fill_zero(total, sizeof(double));
+    sum_squares_kernel<<<grid_for(n), kThreads, 0, stream()>>>(buf, n, total);
     launched("sum_squares");
     double s = 0;
-    to_host(&s, total.data(), sizeof s);
+    to_host(&s, total, sizeof s);
     return s;
   }
   void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed) override {
@@ -184,7 +168,7 @@ void adamw(float* param, const float* grad, float* m, float* v, std::size_t n, f
   // Bias corrections in double on the host, as optim.cc.
   const double bc1 = 1.0 - std::pow(static_cast<double>(beta1), t);
   const float bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(beta2), t)));
-  adamw_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(param, grad, m, v, n, beta1, beta2, eps, 1.0f - lr * weight_decay,
+  adamw_kernel<<<grid_for(n), kThreads, 0, stream()>>>(param, grad, m, v, n, beta1, beta2, eps, 1.0f - lr * weight_decay,
                                                           static_cast<float>(lr / bc1), bc2_sqrt);
   launched("adamw");
 }

@@ -3,7 +3,6 @@
 // (LayerNorm, softmax) give one thread block to a row and reduce in
 // shared memory; column sums (bias and LayerNorm weight gradients) give
 // one thread to a column, so they are deterministic.
-#include <atomic>
 #include <cmath>
 #include <string>
 
@@ -16,8 +15,6 @@ namespace {
 void check(cublasStatus_t s, const char* what) {
   TZ_CHECK(s == CUBLAS_STATUS_SUCCESS, Error, std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
 }
-
-unsigned blocks_for(std::size_t n) { return static_cast<unsigned>((n + kThreads - 1) / kThreads); }
 
 // Sum of v over the block (every thread gets it). `shared` holds kThreads/32 floats.
 __device__ float block_sum(float v, float* shared) {
@@ -60,132 +57,135 @@ __device__ void softmax_row(float* row, int len, int width, float* shared) {
 }
 
 __global__ void encoder_forward_kernel(float* out, const int* tokens, const float* wte, const float* wpe, int N, int Tn, int C) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= static_cast<std::size_t>(N) * C) return;
-  const int n = static_cast<int>(i / C), c = static_cast<int>(i % C), t = n % Tn;
-  out[i] = wte[static_cast<std::size_t>(tokens[n]) * C + c] + wpe[static_cast<std::size_t>(t) * C + c];
+  TZ_GRID_STRIDE(i, static_cast<std::size_t>(N) * C) {
+    const int n = static_cast<int>(i / C), c = static_cast<int>(i % C), t = n % Tn;
+    out[i] = wte[static_cast<std::size_t>(tokens[n]) * C + c] + wpe[static_cast<std::size_t>(t) * C + c];
+  }
 }
 
 __global__ void encoder_backward_kernel(float* dwte, float* dwpe, const float* dout, const int* tokens, int N, int Tn, int C) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= static_cast<std::size_t>(N) * C) return;
-  const int n = static_cast<int>(i / C), c = static_cast<int>(i % C), t = n % Tn;
-  atomicAdd(dwte + static_cast<std::size_t>(tokens[n]) * C + c, dout[i]);
-  atomicAdd(dwpe + static_cast<std::size_t>(t) * C + c, dout[i]);
+  TZ_GRID_STRIDE(i, static_cast<std::size_t>(N) * C) {
+    const int n = static_cast<int>(i / C), c = static_cast<int>(i % C), t = n % Tn;
+    atomicAdd(dwte + static_cast<std::size_t>(tokens[n]) * C + c, dout[i]);
+    atomicAdd(dwpe + static_cast<std::size_t>(t) * C + c, dout[i]);
+  }
 }
 
-__global__ void layernorm_forward_kernel(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int C) {
+__global__ void layernorm_forward_kernel(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N,
+                                         int C) {
   __shared__ float shared[kThreads / 32];
-  const std::size_t row = blockIdx.x;
-  const float* xr = x + row * C;
-  float s = 0;
-  for (int i = threadIdx.x; i < C; i += blockDim.x) s += xr[i];
-  const float m = block_sum(s, shared) / C;
-  float v = 0;
-  for (int i = threadIdx.x; i < C; i += blockDim.x) v += (xr[i] - m) * (xr[i] - m);
-  const float r = 1.0f / sqrtf(block_sum(v, shared) / C + 1e-5f);
-  float* o = out + row * C;
-  for (int i = threadIdx.x; i < C; i += blockDim.x) o[i] = (xr[i] - m) * r * w[i] + b[i];
-  if (threadIdx.x == 0) mean[row] = m, rstd[row] = r;
+  TZ_BLOCK_STRIDE(row, static_cast<std::size_t>(N)) {
+    const float* xr = x + row * C;
+    float s = 0;
+    for (int i = threadIdx.x; i < C; i += blockDim.x) s += xr[i];
+    const float m = block_sum(s, shared) / C;
+    float v = 0;
+    for (int i = threadIdx.x; i < C; i += blockDim.x) v += (xr[i] - m) * (xr[i] - m);
+    const float r = 1.0f / sqrtf(block_sum(v, shared) / C + 1e-5f);
+    float* o = out + row * C;
+    for (int i = threadIdx.x; i < C; i += blockDim.x) o[i] = (xr[i] - m) * r * w[i] + b[i];
+    if (threadIdx.x == 0) mean[row] = m, rstd[row] = r;
+  }
 }
 
 __global__ void layernorm_backward_dx_kernel(float* dx, const float* dout, const float* x, const float* w, const float* mean,
-                                             const float* rstd, int C) {
+                                             const float* rstd, int N, int C) {
   __shared__ float shared[kThreads / 32];
-  const std::size_t row = blockIdx.x;
-  const float *d = dout + row * C, *xr = x + row * C;
-  const float m = mean[row], s = rstd[row];
-  float a = 0, bsum = 0;
-  for (int i = threadIdx.x; i < C; i += blockDim.x) {
-    const float norm = (xr[i] - m) * s, dnorm = w[i] * d[i];
-    a += dnorm, bsum += dnorm * norm;
-  }
-  const float dnorm_mean = block_sum(a, shared) / C;
-  const float dnorm_norm_mean = block_sum(bsum, shared) / C;
-  float* dxr = dx + row * C;
-  for (int i = threadIdx.x; i < C; i += blockDim.x) {
-    const float norm = (xr[i] - m) * s;
-    dxr[i] += (w[i] * d[i] - dnorm_mean - norm * dnorm_norm_mean) * s;
+  TZ_BLOCK_STRIDE(row, static_cast<std::size_t>(N)) {
+    const float *d = dout + row * C, *xr = x + row * C;
+    const float m = mean[row], s = rstd[row];
+    float a = 0, bsum = 0;
+    for (int i = threadIdx.x; i < C; i += blockDim.x) {
+      const float norm = (xr[i] - m) * s, dnorm = w[i] * d[i];
+      a += dnorm, bsum += dnorm * norm;
+    }
+    const float dnorm_mean = block_sum(a, shared) / C;
+    const float dnorm_norm_mean = block_sum(bsum, shared) / C;
+    float* dxr = dx + row * C;
+    for (int i = threadIdx.x; i < C; i += blockDim.x) {
+      const float norm = (xr[i] - m) * s;
+      dxr[i] += (w[i] * d[i] - dnorm_mean - norm * dnorm_norm_mean) * s;
+    }
   }
 }
 
 // dw[c] += sum_n norm[n,c] * dout[n,c] (when x given), db[c] += sum_n dout[n,c]: one thread per column.
 __global__ void column_sums_kernel(float* dw, float* db, const float* dout, const float* x, const float* mean, const float* rstd,
                                    int N, int C) {
-  const int c = blockIdx.x * blockDim.x + threadIdx.x;
-  if (c >= C) return;
-  float sw = 0, sb = 0;
-  for (int n = 0; n < N; ++n) {
-    const float d = dout[static_cast<std::size_t>(n) * C + c];
-    sb += d;
-    if (dw) sw += (x[static_cast<std::size_t>(n) * C + c] - mean[n]) * rstd[n] * d;
+  TZ_GRID_STRIDE(c, static_cast<std::size_t>(C)) {
+    float sw = 0, sb = 0;
+    for (int n = 0; n < N; ++n) {
+      const float d = dout[static_cast<std::size_t>(n) * C + c];
+      sb += d;
+      if (dw) sw += (x[static_cast<std::size_t>(n) * C + c] - mean[n]) * rstd[n] * d;
+    }
+    if (dw) dw[c] += sw;
+    if (db) db[c] += sb;
   }
-  if (dw) dw[c] += sw;
-  if (db) db[c] += sb;
 }
 
 __global__ void add_bias_kernel(float* out, const float* b, std::size_t n, int OC) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) out[i] += b[i % OC];
+  TZ_GRID_STRIDE(i, n) out[i] += b[i % OC];
 }
 
 // GELU, tanh approximation, as the CPU kernels.
 constexpr float kGeluScale = 0.7978845608028654f, kGeluCubic = 0.044715f;
 
 __global__ void gelu_forward_kernel(float* out, const float* x, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  const float v = x[i];
-  out[i] = 0.5f * v * (1.0f + tanhf(kGeluScale * (v + kGeluCubic * v * v * v)));
+  TZ_GRID_STRIDE(i, n) {
+    const float v = x[i];
+    out[i] = 0.5f * v * (1.0f + tanhf(kGeluScale * (v + kGeluCubic * v * v * v)));
+  }
 }
 
 __global__ void gelu_backward_kernel(float* dx, const float* x, const float* dout, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i >= n) return;
-  const float v = x[i], th = tanhf(kGeluScale * (v + kGeluCubic * v * v * v));
-  dx[i] = (0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v)) * dout[i];
+  TZ_GRID_STRIDE(i, n) {
+    const float v = x[i], th = tanhf(kGeluScale * (v + kGeluCubic * v * v * v));
+    dx[i] = (0.5f * (1.0f + th) + 0.5f * v * (1.0f - th * th) * kGeluScale * (1.0f + 3.0f * kGeluCubic * v * v)) * dout[i];
+  }
 }
 
 __global__ void residual_kernel(float* out, const float* a, const float* b, std::size_t n) {
-  const std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x;
-  if (i < n) out[i] = a[i] + b[i];
+  TZ_GRID_STRIDE(i, n) out[i] = a[i] + b[i];
 }
 
 // Rows of [rows, Tn] score matrices, row index r: causal softmax over columns <= r % Tn.
-__global__ void causal_softmax_kernel(float* att, int Tn) {
+__global__ void causal_softmax_kernel(float* att, std::size_t rows, int Tn) {
   __shared__ float shared[kThreads / 32];
-  const std::size_t r = blockIdx.x;
-  softmax_row(att + r * Tn, static_cast<int>(r % Tn) + 1, Tn, shared);
+  TZ_BLOCK_STRIDE(r, rows) softmax_row(att + r * Tn, static_cast<int>(r % Tn) + 1, Tn, shared);
 }
 
 // dS = P * (dP - sum(dP * P)) over the causal part of each row, zero elsewhere (in place in dp).
-__global__ void causal_softmax_backward_kernel(float* dp, const float* p, int Tn) {
+__global__ void causal_softmax_backward_kernel(float* dp, const float* p, std::size_t rows, int Tn) {
   __shared__ float shared[kThreads / 32];
-  const std::size_t r = blockIdx.x;
-  const int len = static_cast<int>(r % Tn) + 1;
-  float* row = dp + r * Tn;
-  const float* pr = p + r * Tn;
-  float dot = 0;
-  for (int i = threadIdx.x; i < len; i += blockDim.x) dot += row[i] * pr[i];
-  dot = block_sum(dot, shared);
-  for (int i = threadIdx.x; i < Tn; i += blockDim.x) row[i] = i < len ? pr[i] * (row[i] - dot) : 0.0f;
+  TZ_BLOCK_STRIDE(r, rows) {
+    const int len = static_cast<int>(r % Tn) + 1;
+    float* row = dp + r * Tn;
+    const float* pr = p + r * Tn;
+    float dot = 0;
+    for (int i = threadIdx.x; i < len; i += blockDim.x) dot += row[i] * pr[i];
+    dot = block_sum(dot, shared);
+    for (int i = threadIdx.x; i < Tn; i += blockDim.x) row[i] = i < len ? pr[i] * (row[i] - dot) : 0.0f;
+  }
 }
 
 // Softmax of each logits row in place; loss[n] = -log p[target].
-__global__ void softmax_ce_kernel(float* probs, float* loss, const int* targets, int V) {
+__global__ void softmax_ce_kernel(float* probs, float* loss, const int* targets, std::size_t rows, int V) {
   __shared__ float shared[kThreads / 32];
-  const std::size_t n = blockIdx.x;
-  float* row = probs + n * V;
-  softmax_row(row, V, V, shared);
-  __syncthreads();
-  if (threadIdx.x == 0) loss[n] = -logf(row[targets[n]]);
+  TZ_BLOCK_STRIDE(n, rows) {
+    float* row = probs + n * V;
+    softmax_row(row, V, V, shared);
+    __syncthreads();
+    if (threadIdx.x == 0) loss[n] = -logf(row[targets[n]]);
+  }
 }
 
 // dlogits = (probs - onehot(target)) * s, in place.
-__global__ void ce_backward_kernel(float* probs, const int* targets, float s, int V) {
-  const std::size_t n = blockIdx.x;
-  float* row = probs + n * V;
-  for (int i = threadIdx.x; i < V; i += blockDim.x) row[i] = (row[i] - (i == targets[n] ? 1.0f : 0.0f)) * s;
+__global__ void ce_backward_kernel(float* probs, const int* targets, float s, std::size_t rows, int V) {
+  TZ_BLOCK_STRIDE(n, rows) {
+    float* row = probs + n * V;
+    for (int i = threadIdx.x; i < V; i += blockDim.x) row[i] = (row[i] - (i == targets[n] ? 1.0f : 0.0f)) * s;
+  }
 }
 
 __global__ void sum_kernel(const float* x, int n, double* out) {
@@ -196,66 +196,6 @@ __global__ void sum_kernel(const float* x, int n, double* out) {
   if (threadIdx.x == 0) *out = s;
 }
 }  // namespace
-
-// ---------------------------------------------------------------- context
-
-struct GpuContext::Impl {
-  int device = 0;
-  cudaStream_t stream = nullptr;
-  cublasHandle_t blas = nullptr;
-  BlockPool pool;
-  explicit Impl(int d)
-      : device(d),
-        pool(
-            [d](std::size_t n) {
-              check(cudaSetDevice(d), "cudaSetDevice");
-              void* p = nullptr;
-              check(cudaMalloc(&p, n), "cudaMalloc");
-              return p;
-            },
-            [](void* p) { cudaFree(p); }) {}
-};
-
-GpuContext::GpuContext(int device) : impl_(std::make_unique<Impl>(device)) {
-  check(cudaSetDevice(device), "cudaSetDevice");
-  check(cudaStreamCreateWithFlags(&impl_->stream, cudaStreamNonBlocking), "cudaStreamCreate");
-  check(cublasCreate(&impl_->blas), "cublasCreate");
-  check(cublasSetStream(impl_->blas, impl_->stream), "cublasSetStream");
-}
-
-GpuContext::~GpuContext() {
-  cudaStreamSynchronize(impl_->stream);
-  impl_->pool.trim();
-  cublasDestroy(impl_->blas);
-  cudaStreamDestroy(impl_->stream);
-}
-
-namespace {
-std::atomic<int> g_device{0};
-}  // namespace
-
-void use_device(int device) { g_device = device; }
-int current_device() { return g_device; }
-
-GpuContext& GpuContext::current() {
-  thread_local std::unique_ptr<GpuContext> ctx;
-  if (!ctx) ctx = std::make_unique<GpuContext>(g_device);
-  return *ctx;
-}
-
-void* GpuContext::stream() const { return impl_->stream; }
-void* GpuContext::blas() const { return impl_->blas; }
-BlockPool& GpuContext::pool() { return impl_->pool; }
-void GpuContext::synchronize() const { check(cudaStreamSynchronize(impl_->stream), "cudaStreamSynchronize"); }
-
-void to_device(void* dst, const void* src, std::size_t bytes) {
-  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream()), "cudaMemcpyAsync H2D");
-}
-void to_host(void* dst, const void* src, std::size_t bytes) {
-  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync D2H");
-  GpuContext::current().synchronize();
-}
-void fill_zero(void* dst, std::size_t bytes) { check(cudaMemsetAsync(dst, 0, bytes, stream()), "cudaMemsetAsync"); }
 
 // ---------------------------------------------------------------- ops
 
@@ -272,25 +212,25 @@ void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const fl
 
 void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int Tn, int C) {
   const std::size_t n = static_cast<std::size_t>(B) * Tn * C;
-  encoder_forward_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(out, tokens, wte, wpe, B * Tn, Tn, C);
+  encoder_forward_kernel<<<grid_for(n), kThreads, 0, stream()>>>(out, tokens, wte, wpe, B * Tn, Tn, C);
   launched("encoder_forward");
 }
 
 void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int Tn, int C) {
   const std::size_t n = static_cast<std::size_t>(B) * Tn * C;
-  encoder_backward_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(dwte, dwpe, dout, tokens, B * Tn, Tn, C);
+  encoder_backward_kernel<<<grid_for(n), kThreads, 0, stream()>>>(dwte, dwpe, dout, tokens, B * Tn, Tn, C);
   launched("encoder_backward");
 }
 
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N, int C) {
-  layernorm_forward_kernel<<<N, kThreads, 0, stream()>>>(out, mean, rstd, x, w, b, C);
+  layernorm_forward_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(out, mean, rstd, x, w, b, N, C);
   launched("layernorm_forward");
 }
 
 void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, const float* mean,
                         const float* rstd, int N, int C) {
-  layernorm_backward_dx_kernel<<<N, kThreads, 0, stream()>>>(dx, dout, x, w, mean, rstd, C);
-  column_sums_kernel<<<blocks_for(C), kThreads, 0, stream()>>>(dw, db, dout, x, mean, rstd, N, C);
+  layernorm_backward_dx_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(dx, dout, x, w, mean, rstd, N, C);
+  column_sums_kernel<<<grid_for(C), kThreads, 0, stream()>>>(dw, db, dout, x, mean, rstd, N, C);
   launched("layernorm_backward");
 }
 
@@ -298,7 +238,7 @@ void matmul_forward(float* out, const float* x, const float* w, const float* b, 
   gemm(false, true, N, OC, IC, 1.0f, x, IC, w, IC, 0.0f, out, OC);
   if (!b) return;
   const std::size_t n = static_cast<std::size_t>(N) * OC;
-  add_bias_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(out, b, n, OC);
+  add_bias_kernel<<<grid_for(n), kThreads, 0, stream()>>>(out, b, n, OC);
   launched("matmul_forward bias");
 }
 
@@ -306,7 +246,7 @@ void matmul_backward(float* dx, float* dw, float* db, const float* dout, const f
   gemm(false, false, N, IC, OC, 1.0f, dout, OC, w, IC, 0.0f, dx, IC);
   gemm(true, false, OC, IC, N, 1.0f, dout, OC, x, IC, 1.0f, dw, IC);
   if (!db) return;
-  column_sums_kernel<<<blocks_for(OC), kThreads, 0, stream()>>>(nullptr, db, dout, nullptr, nullptr, nullptr, N, OC);
+  column_sums_kernel<<<grid_for(OC), kThreads, 0, stream()>>>(nullptr, db, dout, nullptr, nullptr, nullptr, N, OC);
   launched("matmul_backward bias");
 }
 
@@ -318,63 +258,64 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, 
     const float* q = qkv + static_cast<std::size_t>(b) * Tn * C3;
     float* a = att + static_cast<std::size_t>(b) * H * tt;
     gemm(false, true, Tn, Tn, hs, scale, q, C3, q + C, C3, 0.0f, a, Tn, H, hs, hs, tt);  // scores = q k^T / sqrt(hs)
-    causal_softmax_kernel<<<H * Tn, kThreads, 0, stream()>>>(a, Tn);
+    const std::size_t rows = static_cast<std::size_t>(H) * Tn;
+    causal_softmax_kernel<<<grid_for(rows, 1), kThreads, 0, stream()>>>(a, rows, Tn);
     launched("attention softmax");
     gemm(false, false, Tn, hs, Tn, 1.0f, a, Tn, q + 2 * C, C3, 0.0f, out + static_cast<std::size_t>(b) * Tn * C, C, H, tt, hs, hs);
   }
 }
 
-void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float*, int B, int Tn, int C, int H) {
+void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B, int Tn, int C,
+                        int H) {
   const int hs = C / H, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const long long tt = static_cast<long long>(Tn) * Tn;
-  PooledArray<float> da(GpuContext::current().pool(), static_cast<std::size_t>(H) * tt);
+  float* da = scratch;  // attention_scratch(Tn, H) elements: one sequence's score gradients
   for (int b = 0; b < B; ++b) {
     const float* q = qkv + static_cast<std::size_t>(b) * Tn * C3;
     float* dq = dqkv + static_cast<std::size_t>(b) * Tn * C3;
     const float* a = att + static_cast<std::size_t>(b) * H * tt;
     const float* dy = dout + static_cast<std::size_t>(b) * Tn * C;
-    gemm(false, true, Tn, Tn, hs, 1.0f, dy, C, q + 2 * C, C3, 0.0f, da.data(), Tn, H, hs, hs, tt);  // dP = dY V^T
+    gemm(false, true, Tn, Tn, hs, 1.0f, dy, C, q + 2 * C, C3, 0.0f, da, Tn, H, hs, hs, tt);  // dP = dY V^T
     gemm(true, false, Tn, hs, Tn, 1.0f, a, Tn, dy, C, 0.0f, dq + 2 * C, C3, H, tt, hs, hs);         // dV = P^T dY
-    causal_softmax_backward_kernel<<<H * Tn, kThreads, 0, stream()>>>(da.data(), a, Tn);
+    const std::size_t rows = static_cast<std::size_t>(H) * Tn;
+    causal_softmax_backward_kernel<<<grid_for(rows, 1), kThreads, 0, stream()>>>(da, a, rows, Tn);
     launched("attention softmax backward");
-    gemm(false, false, Tn, hs, Tn, scale, da.data(), Tn, q + C, C3, 0.0f, dq, C3, H, tt, hs, hs);  // dQ = dS K / sqrt(hs)
-    gemm(true, false, Tn, hs, Tn, scale, da.data(), Tn, q, C3, 0.0f, dq + C, C3, H, tt, hs, hs);   // dK = dS^T Q / sqrt(hs)
+    gemm(false, false, Tn, hs, Tn, scale, da, Tn, q + C, C3, 0.0f, dq, C3, H, tt, hs, hs);  // dQ = dS K / sqrt(hs)
+    gemm(true, false, Tn, hs, Tn, scale, da, Tn, q, C3, 0.0f, dq + C, C3, H, tt, hs, hs);   // dK = dS^T Q / sqrt(hs)
   }
-  // da goes back to the pool while later work may still use it: safe, because every user of the pool enqueues on this one stream.
 }
 
 void gelu_forward(float* out, const float* x, std::size_t n) {
-  gelu_forward_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(out, x, n);
+  gelu_forward_kernel<<<grid_for(n), kThreads, 0, stream()>>>(out, x, n);
   launched("gelu_forward");
 }
 
 void gelu_backward(float* dx, const float* x, const float* dout, std::size_t n) {
-  gelu_backward_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(dx, x, dout, n);
+  gelu_backward_kernel<<<grid_for(n), kThreads, 0, stream()>>>(dx, x, dout, n);
   launched("gelu_backward");
 }
 
 void residual_forward(float* out, const float* a, const float* b, std::size_t n) {
-  residual_kernel<<<blocks_for(n), kThreads, 0, stream()>>>(out, a, b, n);
+  residual_kernel<<<grid_for(n), kThreads, 0, stream()>>>(out, a, b, n);
   launched("residual_forward");
 }
 
 double head_forward(float* probs, const float* x, const float* wte, const int* targets, int N, int C, int V) {
   gemm(false, true, N, V, C, 1.0f, x, C, wte, C, 0.0f, probs, V);
-  BlockPool& pool = GpuContext::current().pool();
-  PooledArray<float> loss(pool, N);
-  PooledArray<double> total(pool, 1);
-  softmax_ce_kernel<<<N, kThreads, 0, stream()>>>(probs, loss.data(), targets, V);
-  sum_kernel<<<1, kThreads, 0, stream()>>>(loss.data(), N, total.data());
+  auto* total = static_cast<double*>(GpuContext::current().scratch(sizeof(double) + sizeof(float) * N));
+  auto* loss = reinterpret_cast<float*>(total + 1);
+  softmax_ce_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(probs, loss, targets, N, V);
+  sum_kernel<<<1, kThreads, 0, stream()>>>(loss, N, total);
   launched("head_forward");
   double sum = 0;
-  to_host(&sum, total.data(), sizeof sum);
+  to_host(&sum, total, sizeof sum);
   return sum / N;
 }
 
 void head_backward(float* dx, float* dwte, float* probs, const float* x, const float* wte, const int* targets, float dloss, int N,
                    int C, int V) {
-  ce_backward_kernel<<<N, kThreads, 0, stream()>>>(probs, targets, dloss / static_cast<float>(N), V);
+  ce_backward_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(probs, targets, dloss / static_cast<float>(N), N, V);
   launched("head_backward");
   gemm(false, false, N, C, V, 1.0f, probs, V, wte, C, 0.0f, dx, C);
   gemm(true, false, V, C, N, 1.0f, probs, V, x, C, 1.0f, dwte, C);

@@ -1,5 +1,5 @@
 // Blockwise quantisation on CUDA devices: one thread block per quantisation
-// block; statistics reduced in shared memory; parameters and values from
+// block at a time; statistics reduced in shared memory; parameters and values from
 // the shared host/device functions of quant_block.h.
 #include <algorithm>
 #include <string>
@@ -11,58 +11,65 @@
 namespace tierzero {
 
 namespace {
+using gpu::grid_for;
 using gpu::kThreads;
 
+// One thread block per quantisation block at a time (grid-stride over blocks).
 template <class In>
-__global__ void quantize_kernel(const In* src, std::size_t n, QuantSpec s, std::uint8_t* packed, unsigned* bad_blocks) {
+__global__ void quantize_kernel(const In* src, std::size_t n, std::size_t blocks, QuantSpec s, std::uint8_t* packed,
+                                unsigned* bad_blocks) {
   __shared__ float absmax[kThreads], lo[kThreads], hi[kThreads];
   __shared__ int bad[kThreads];
   __shared__ quant::Params p;
-  const std::size_t b = blockIdx.x, begin = b * s.block, end = quant::end_of(n, begin, s.block);
-  quant::Stats st;
-  for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) st.add(quant::load(src, i));
-  absmax[threadIdx.x] = st.absmax, lo[threadIdx.x] = st.min, hi[threadIdx.x] = st.max, bad[threadIdx.x] = st.bad;
-  __syncthreads();
-  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {  // max, min and "or" are exact in any order
-    if (threadIdx.x < stride) {
-      const int o = threadIdx.x + stride;
-      absmax[threadIdx.x] = quant::max_of(absmax[threadIdx.x], absmax[o]);
-      lo[threadIdx.x] = quant::min_of(lo[threadIdx.x], lo[o]);
-      hi[threadIdx.x] = quant::max_of(hi[threadIdx.x], hi[o]);
-      bad[threadIdx.x] |= bad[o];
+  TZ_BLOCK_STRIDE(b, blocks) {
+    const std::size_t begin = b * s.block, end = quant::end_of(n, begin, s.block);
+    quant::Stats st;
+    for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) st.add(quant::load(src, i));
+    absmax[threadIdx.x] = st.absmax, lo[threadIdx.x] = st.min, hi[threadIdx.x] = st.max, bad[threadIdx.x] = st.bad;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {  // max, min and "or" are exact in any order
+      if (threadIdx.x < stride) {
+        const int o = threadIdx.x + stride;
+        absmax[threadIdx.x] = quant::max_of(absmax[threadIdx.x], absmax[o]);
+        lo[threadIdx.x] = quant::min_of(lo[threadIdx.x], lo[o]);
+        hi[threadIdx.x] = quant::max_of(hi[threadIdx.x], hi[o]);
+        bad[threadIdx.x] |= bad[o];
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      quant::Stats all;
+      all.absmax = absmax[0], all.min = lo[0], all.max = hi[0], all.bad = bad[0] != 0;
+      p = quant::params(all, s);
+      quant::write_params(packed, n, b, p, s);
+      if (p.bad && bad_blocks) atomicAdd(bad_blocks, 1u);
     }
     __syncthreads();
-  }
-  if (threadIdx.x == 0) {
-    quant::Stats all;
-    all.absmax = absmax[0], all.min = lo[0], all.max = hi[0], all.bad = bad[0] != 0;
-    p = quant::params(all, s);
-    quant::write_params(packed, n, b, p, s);
-    if (p.bad && bad_blocks) atomicAdd(bad_blocks, 1u);
-  }
-  __syncthreads();
-  if (s.bits == 8) {
-    for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-      packed[i] = static_cast<std::uint8_t>(quant::quantize_one(quant::load(src, i), p, s));
-    return;
-  }
-  // int4: whole bytes per thread (the block size is even, so no byte spans two blocks).
-  for (std::size_t i = begin + 2 * threadIdx.x; i < end; i += 2 * blockDim.x) {
-    const int q0 = quant::quantize_one(quant::load(src, i), p, s);
-    const int q1 = i + 1 < end ? quant::quantize_one(quant::load(src, i + 1), p, s) : 0;
-    packed[i / 2] = static_cast<std::uint8_t>((q0 & 0x0f) | ((q1 & 0x0f) << 4));
+    if (s.bits == 8) {
+      for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x)
+        packed[i] = static_cast<std::uint8_t>(quant::quantize_one(quant::load(src, i), p, s));
+    } else {  // int4: whole bytes per thread (the block size is even, so no byte spans two blocks)
+      for (std::size_t i = begin + 2 * threadIdx.x; i < end; i += 2 * blockDim.x) {
+        const int q0 = quant::quantize_one(quant::load(src, i), p, s);
+        const int q1 = i + 1 < end ? quant::quantize_one(quant::load(src, i + 1), p, s) : 0;
+        packed[i / 2] = static_cast<std::uint8_t>((q0 & 0x0f) | ((q1 & 0x0f) << 4));
+      }
+    }
+    __syncthreads();  // p and the statistics are rewritten by the block's next quantisation block
   }
 }
 
 // dst[i] = x'[i], or acc[i] += x'[i] with Add (dequantize_add, fp32 only).
 template <class Out, bool Add = false>
-__global__ void dequantize_kernel(const std::uint8_t* packed, std::size_t n, QuantSpec s, Out* dst) {
-  const std::size_t b = blockIdx.x, begin = b * s.block, end = quant::end_of(n, begin, s.block);
-  const quant::Params p = quant::read_params(packed, n, b, s);
-  for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    const float x = quant::dequantize_one(quant::get(packed, i, s), p, s);
-    if constexpr (Add) dst[i] += x;
-    else quant::store(dst, i, x);
+__global__ void dequantize_kernel(const std::uint8_t* packed, std::size_t n, std::size_t blocks, QuantSpec s, Out* dst) {
+  TZ_BLOCK_STRIDE(b, blocks) {
+    const std::size_t begin = b * s.block, end = quant::end_of(n, begin, s.block);
+    const quant::Params p = quant::read_params(packed, n, b, s);
+    for (std::size_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+      const float x = quant::dequantize_one(quant::get(packed, i, s), p, s);
+      if constexpr (Add) dst[i] += x;
+      else quant::store(dst, i, x);
+    }
   }
 }
 
@@ -86,10 +93,11 @@ void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void*
   TZ_CHECK(is_float(t), ConfigError, "cannot quantise " + std::string(dtype_name(t)) + " elements");
   const std::size_t blocks = quant_blocks(n, s);
   if (blocks == 0) return;
+  const unsigned grid = grid_for(blocks, 1);
   auto* out = static_cast<std::uint8_t*>(packed);
-  if (t == DType::f32) quantize_kernel<<<blocks, kThreads, 0, stream()>>>(static_cast<const float*>(src), n, s, out, bad_blocks);
-  else if (t == DType::bf16) quantize_kernel<<<blocks, kThreads, 0, stream()>>>(static_cast<const BF16*>(src), n, s, out, bad_blocks);
-  else quantize_kernel<<<blocks, kThreads, 0, stream()>>>(static_cast<const F16*>(src), n, s, out, bad_blocks);
+  if (t == DType::f32) quantize_kernel<<<grid, kThreads, 0, stream()>>>(static_cast<const float*>(src), n, blocks, s, out, bad_blocks);
+  else if (t == DType::bf16) quantize_kernel<<<grid, kThreads, 0, stream()>>>(static_cast<const BF16*>(src), n, blocks, s, out, bad_blocks);
+  else quantize_kernel<<<grid, kThreads, 0, stream()>>>(static_cast<const F16*>(src), n, blocks, s, out, bad_blocks);
   launched("quantize kernel");
 }
 
@@ -98,10 +106,11 @@ void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst
   TZ_CHECK(is_float(t), ConfigError, "cannot dequantise into " + std::string(dtype_name(t)) + " elements");
   const std::size_t blocks = quant_blocks(n, s);
   if (blocks == 0) return;
+  const unsigned grid = grid_for(blocks, 1);
   const auto* in = static_cast<const std::uint8_t*>(packed);
-  if (t == DType::f32) dequantize_kernel<<<blocks, kThreads, 0, stream()>>>(in, n, s, static_cast<float*>(dst));
-  else if (t == DType::bf16) dequantize_kernel<<<blocks, kThreads, 0, stream()>>>(in, n, s, static_cast<BF16*>(dst));
-  else dequantize_kernel<<<blocks, kThreads, 0, stream()>>>(in, n, s, static_cast<F16*>(dst));
+  if (t == DType::f32) dequantize_kernel<<<grid, kThreads, 0, stream()>>>(in, n, blocks, s, static_cast<float*>(dst));
+  else if (t == DType::bf16) dequantize_kernel<<<grid, kThreads, 0, stream()>>>(in, n, blocks, s, static_cast<BF16*>(dst));
+  else dequantize_kernel<<<grid, kThreads, 0, stream()>>>(in, n, blocks, s, static_cast<F16*>(dst));
   launched("dequantize kernel");
 }
 
@@ -109,7 +118,8 @@ void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float
   validate(s);
   const std::size_t blocks = quant_blocks(n, s);
   if (blocks == 0) return;
-  dequantize_kernel<float, true><<<blocks, kThreads, 0, stream()>>>(static_cast<const std::uint8_t*>(packed), n, s, acc);
+  const unsigned grid = grid_for(blocks, 1);
+  dequantize_kernel<float, true><<<grid, kThreads, 0, stream()>>>(static_cast<const std::uint8_t*>(packed), n, blocks, s, acc);
   launched("dequantize_add kernel");
 }
 

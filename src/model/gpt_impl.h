@@ -1,7 +1,7 @@
 // GptModel's definitions, for the translation units that instantiate it
 // with an ops backend (src/model/gpt.cc: HostOps; src/gpu/gpu_model.cc:
 // gpu::DeviceOps). An ops backend provides Array<T> (resize, data, size),
-// zero(Array) and the layer functions of model/ops.h.
+// zero(Array), the layer functions of model/ops.h and attention_scratch.
 #pragma once
 #include <vector>
 
@@ -47,7 +47,7 @@ GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool
   b.lnf.resize(N * C), b.lnf_mean.resize(N), b.lnf_rstd.resize(N), b.probs.resize(N * c.vocab);
   b.dres.resize(N * C), b.dln.resize(N * C), b.datty.resize(N * C), b.dqkv.resize(N * 3 * C);
   b.dfch.resize(N * 4 * C), b.dfch_gelu.resize(N * 4 * C);
-  b.att_scratch.resize(static_cast<std::size_t>(seq_len) * seq_len);
+  b.att_scratch.resize(Ops::attention_scratch(seq_len, c.heads));
 }
 
 template <class T, class Ops>

@@ -31,6 +31,7 @@ struct HostOps {
   static void attention_forward(A... a) { ops::attention_forward(a...); }
   template <class... A>
   static void attention_backward(A... a) { ops::attention_backward(a...); }
+  static constexpr auto attention_scratch = &ops::attention_scratch;
   template <class... A>
   static void gelu_forward(A... a) { ops::gelu_forward(a...); }
   template <class... A>

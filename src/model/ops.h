@@ -39,7 +39,8 @@ void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w,
 // columns h*C/H ..), out[B,T,C], att[B,H,T,T] softmax probabilities (saved).
 template <class T>
 void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H);
-// scratch: T*T elements. Writes dqkv.
+// scratch: attention_scratch(Tn, H) elements. Writes dqkv.
+constexpr std::size_t attention_scratch(int Tn, int /*H*/) { return static_cast<std::size_t>(Tn) * Tn; }
 template <class T>
 void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H);
 

@@ -59,14 +59,14 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   schedule = std::make_unique<CommSchedule>(mem);
   if (plan.params) {
     p_comm = group_comm(plan.params);
-    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem);
+    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem, schedule.get());
   }
   if (bwd_distinct && plan.bwd_params) {
     b_comm = group_comm(plan.bwd_params);
-    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem);
+    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem, schedule.get());
   }
   g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
-  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem);
+  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, schedule.get());
   if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
 

@@ -61,6 +61,7 @@ void GradReducer::launch(int b) {
   } else {
     pending_[slot] = reduce_.ireduce_scatter(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg);
   }
+  if (cross_) cross_pending_[slot] = schedule_.iall_reduce(*cross_, mem_, recv, recv, bucket.count, wire_, ReduceOp::avg);
 }
 
 void GradReducer::drain(int slot) {
@@ -69,8 +70,7 @@ void GradReducer::drain(int slot) {
   pending_[slot].wait();
   cross_pending_[slot].wait();
   const Bucket& bucket = buckets_[b];
-  std::byte* recv = recv_[slot].data();
-  if (cross_) cross_->all_reduce(recv, recv, bucket.count, wire_, ReduceOp::avg);
+  const std::byte* recv = recv_[slot].data();
   for (std::size_t k = 0; k < bucket.units.size(); ++k) {
     const int u = bucket.units[k];
     mem_.add_to_f32(wire_, recv + bucket.unit_offset[k] * wsize_, out_ + grads_.offset[u], grads_.shard[u]);

@@ -1,12 +1,17 @@
 #include <mpi.h>
 
 #include <array>
+#include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "comm/comm_timeout.h"
+#include "comm/mpi/mpi_communicator.h"
 #include "comm/nccl/nccl_api.h"
 #include "tierzero/error.h"
 #include "tierzero/gpu_backend.h"
+#include "tierzero/gpu_ops.h"
 #include "tierzero/nccl.h"
 
 namespace tierzero {
@@ -36,52 +41,92 @@ ncclRedOp_t nccl_op(ReduceOp op, DType t) {
   return op == ReduceOp::avg ? ncclAvg : ncclSum;
 }
 
-// Completes when the event recorded after the collective has fired.
+// Every live NCCL communicator of the process, so that a timed-out wait
+// can abort them all (no kernel is left waiting for a lost peer).
+std::mutex g_live_mutex;
+std::set<ncclComm_t> g_live;
+
+void abort_every_comm() {
+  std::lock_guard<std::mutex> lock(g_live_mutex);
+  for (ncclComm_t c : g_live) ncclCommAbort(c);
+  g_live.clear();
+}
+
+// Completes when the event recorded after the collective has fired. The
+// wait polls the event and the communicator's asynchronous error (a peer
+// that failed or vanished) under --comm-timeout, as NCCL's documentation
+// recommends instead of a blocking synchronise.
 class EventRequest final : public Request::Impl {
  public:
-  explicit EventRequest(cudaEvent_t e) : event_(e) {}
-  void wait() override { check_rt(cudaEventSynchronize(event_), "event synchronize"); }
-  bool test() override { return cudaEventQuery(event_) == cudaSuccess; }
+  EventRequest(cudaEvent_t e, const Communicator* comm, ncclComm_t nccl, const char* what)
+      : event_(e), comm_(comm), nccl_(nccl), what_(what) {}
+  void wait() override {
+    wait_polling(*comm_, what_, [this] { return test(); }, [this] { return async_error(); }, abort_every_comm);
+  }
+  bool test() override {
+    const cudaError_t e = cudaEventQuery(event_);
+    if (e == cudaErrorNotReady) return false;
+    check_rt(e, "event query");
+    return true;
+  }
   Impl* move_to(void* where) noexcept override { return new (where) EventRequest(*this); }
 
  private:
+  const char* async_error() const {
+    ncclResult_t r = ncclSuccess;
+    if (ncclCommGetAsyncError(nccl_, &r) != ncclSuccess) return "ncclCommGetAsyncError failed";
+    return r == ncclSuccess || r == ncclInProgress ? nullptr : ncclGetErrorString(r);
+  }
   cudaEvent_t event_;
+  const Communicator* comm_;
+  ncclComm_t nccl_;
+  const char* what_;
 };
 
+// `host`: the same members over MPI (host()), with the same Traffic counter.
 class NcclCommunicator final : public Communicator {
  public:
-  NcclCommunicator(ncclComm_t comm, Topology topo, std::vector<int> members, std::shared_ptr<Traffic> traffic)
-      : Communicator(std::move(topo), std::move(members), std::move(traffic)), comm_(comm) {
+  NcclCommunicator(ncclComm_t comm, std::unique_ptr<Communicator> host, Topology topo, std::vector<int> members,
+                   std::shared_ptr<Traffic> traffic)
+      : Communicator(std::move(topo), std::move(members), std::move(traffic)), comm_(comm), host_(std::move(host)) {
+    {
+      std::lock_guard<std::mutex> lock(g_live_mutex);
+      g_live.insert(comm_);
+    }
     check(ncclCommUserRank(comm_, &rank_), "ncclCommUserRank");
     check(ncclCommCount(comm_, &size_), "ncclCommCount");
     check_rt(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "stream create");
     for (auto& e : events_) check_rt(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "event create");
-    check_rt(cudaMalloc(&token_, sizeof(float)), "cudaMalloc");
-    check_rt(cudaMemset(token_, 0, sizeof(float)), "cudaMemset");
+    token_ = static_cast<float*>(gpu::device_allocate(sizeof(float), stream_));
+    check_rt(cudaMemsetAsync(token_, 0, sizeof(float), stream_), "cudaMemsetAsync");
+    check_rt(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
   ~NcclCommunicator() override {
-    cudaFree(token_);
+    gpu::device_release(token_, stream_);
+    cudaStreamSynchronize(stream_);
     for (auto& e : events_) cudaEventDestroy(e);
     cudaStreamDestroy(stream_);
-    ncclCommDestroy(comm_);
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    if (g_live.erase(comm_)) ncclCommDestroy(comm_);  // an aborted communicator is gone already
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  Communicator& host() override { return *host_; }
 
   Request iall_gather(const void* send, void* recv, std::size_t count, DType t) override {
     count_from_each(count * dtype_size(t));
     check(ncclAllGather(send, recv, count, nccl_type(t), comm_, stream_), "ncclAllGather");
-    return done();
+    return done("all_gather");
   }
   Request ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) override {
     count_from_each(count * dtype_size(t));
     check(ncclReduceScatter(send, recv, count, nccl_type(t), nccl_op(op, t), comm_, stream_), "ncclReduceScatter");
-    return done();
+    return done("reduce_scatter");
   }
   Request iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) override {
     count_all_reduce(count, dtype_size(t));
     check(ncclAllReduce(send, recv, count, nccl_type(t), nccl_op(op, t), comm_, stream_), "ncclAllReduce");
-    return done();
+    return done("all_reduce");
   }
   Request iall_to_all(const void* send, void* recv, std::size_t count, DType t) override {
     std::vector<std::size_t> counts(size_, count), displs(size_);
@@ -99,16 +144,16 @@ class NcclCommunicator final : public Communicator {
       check(ncclRecv(static_cast<char*>(recv) + recv_displs[j] * es, recv_counts[j], nccl_type(t), j, comm_, stream_), "ncclRecv");
     }
     check(ncclGroupEnd(), "ncclGroupEnd");
-    return done();
+    return done("all_to_allv");
   }
   Request ibroadcast(void* buf, std::size_t count, DType t, int root) override {
     count_from(root, count * dtype_size(t));
     check(ncclBroadcast(buf, buf, count, nccl_type(t), root, comm_, stream_), "ncclBroadcast");
-    return done();
+    return done("broadcast");
   }
   void barrier() override {  // a one-element all-reduce completes only once every member has joined
     check(ncclAllReduce(token_, token_, 1, ncclFloat32, ncclSum, comm_, stream_), "ncclAllReduce");
-    done().wait();
+    done("barrier").wait();
   }
   std::unique_ptr<Communicator> split_by(int color) override {
     ncclComm_t sub;
@@ -116,26 +161,28 @@ class NcclCommunicator final : public Communicator {
     check(ncclCommSplit(comm_, color, me, &sub, nullptr), "ncclCommSplit");
     int n = 0;
     check(ncclCommCount(sub, &n), "ncclCommCount");
-    // The members' world ranks, gathered on the new communicator.
-    int* dev = nullptr;
-    check_rt(cudaMalloc(&dev, sizeof(int) * (n + 1)), "cudaMalloc");
-    check_rt(cudaMemcpy(dev, &me, sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy");
+    // The members' world ranks, gathered on the new communicator; every
+    // copy on this communicator's stream (NCCL's runs non-blocking).
+    auto* dev = static_cast<int*>(gpu::device_allocate(sizeof(int) * (n + 1), stream_));
+    check_rt(cudaMemcpyAsync(dev, &me, sizeof(int), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
     check(ncclAllGather(dev, dev + 1, 1, ncclInt32, sub, stream_), "ncclAllGather");
-    check_rt(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     std::vector<int> members(n);
-    check_rt(cudaMemcpy(members.data(), dev + 1, sizeof(int) * n, cudaMemcpyDeviceToHost), "cudaMemcpy");
-    cudaFree(dev);
-    return std::make_unique<NcclCommunicator>(sub, topology(), std::move(members), shared_traffic());
+    check_rt(cudaMemcpyAsync(members.data(), dev + 1, sizeof(int) * n, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    check_rt(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    gpu::device_release(dev, stream_);
+    auto host = host_->split_by(color);  // the MPI twin of the same group
+    return std::make_unique<NcclCommunicator>(sub, std::move(host), topology(), std::move(members), shared_traffic());
   }
 
  private:
   // Records the next event of a small ring on the stream; requests wait on it.
-  Request done() {
+  Request done(const char* what) {
     cudaEvent_t e = events_[next_++ % events_.size()];
     check_rt(cudaEventRecord(e, stream_), "event record");
-    return Request::make<EventRequest>(e);
+    return Request::make<EventRequest>(e, this, comm_, what);
   }
   ncclComm_t comm_;
+  std::unique_ptr<Communicator> host_;
   cudaStream_t stream_{};
   std::array<cudaEvent_t, 16> events_{};
   std::size_t next_ = 0;
@@ -174,7 +221,11 @@ std::unique_ptr<Communicator> nccl_world(const Topology& topology) {
   check(ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
   std::vector<int> members(size);
   for (int i = 0; i < size; ++i) members[i] = i;
-  return std::make_unique<NcclCommunicator>(comm, topology, std::move(members), std::make_shared<Traffic>());
+  auto traffic = std::make_shared<Traffic>();
+  MPI_Comm twin;  // the control communicator: a duplicate, so its collectives never meet anyone else's
+  MPI_Comm_dup(MPI_COMM_WORLD, &twin);
+  auto host = std::make_unique<MpiCommunicator>(twin, topology, members, traffic);
+  return std::make_unique<NcclCommunicator>(comm, std::move(host), topology, std::move(members), traffic);
 }
 
 }  // namespace tierzero
