@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# The GPU checks in one command (issue 9): builds tierzero with CUDA and
+# The GPU checks in one command: builds tierzero with CUDA and
 # NCCL for sm_80/sm_90 in build-gpu/, then, where a CUDA device exists,
 #   1. every GPU test (ctest -L gpu): quantisation bit-identical to the CPU
 #      reference; each GPT layer against the CPU; gpt-tiny forward/backward
 #      in bf16 against the CPU; 20 training steps within 2% of the CPU's
 #      losses; no device allocation in the steady-state step; the NCCL
 #      communicator's collectives; the device Memory bit for bit against
-#      the host's; ShardedTrainer on the GPU (NCCL) against the CPU (MPI)
-#      under zero3/zeropp/hier3/ddp and a GPU checkpoint resumed on the CPU
-#      (one rank, then one rank per GPU where there are more);
+#      the host's; AdamW on a 40M-element segment bit for bit; ShardedTrainer
+#      on the GPU (NCCL) against the CPU (MPI) under zero3/zeropp/hier3/ddp,
+#      the collective order checked after every step, no device allocation
+#      after the first step, and a GPU checkpoint resumed on the CPU (one
+#      rank, then one rank per GPU where there are more);
 #   2. tierzero_gpu_bench: bf16 GEMM vs the cuBLAS peak, quantise/dequantise
 #      vs a device-to-device copy, gpt2-124m training tokens/s and MFU;
 #   3. `tierzero train --device cuda` of gpt2-124m under zero3 on every GPU:

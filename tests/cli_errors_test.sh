@@ -35,6 +35,8 @@ if ! nvidia-smi -L >/dev/null 2>&1; then  # without a GPU: a CPU build or a CUDA
   expect_exit 2 "built without CUDA and NCCL\|needs a GPU on every rank" 1 -- "$tz" train --device cuda --model gpt-tiny --steps 1
 fi
 expect_exit 2 "not in {cpu,cuda}" 1 -- "$tz" train --device tpu --steps 1
+expect_exit 0 "done: 2 steps" 1 -- run8 train --strategy hier3 --topology gpu=2,node=2,world=2 --steps 2 --save-dir "$tmp/order" \
+  --save-every 1 --check-comm-order  # the collective order checked after every step, checkpoints included
 for bad in nan inf -1; do  # would have disabled the deadline silently
   expect_exit 2 "communication timeout must be a finite number of seconds" 1 -- "$tz" train --strategy zero3 --comm-timeout "$bad" --steps 1
 done

@@ -21,6 +21,7 @@
 #include "tierzero/gpu_backend.h"
 #include "tierzero/gpu_ops.h"
 #include "tierzero/mpi.h"
+#include "tierzero/order_check.h"
 #include "tierzero/nccl.h"
 
 namespace tierzero {
@@ -115,7 +116,8 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
   // Two levels where there are enough GPUs, so the hierarchical paths run on the device too.
   const Topology topo = w >= 4 && w % 2 == 0 ? Topology::parse("gpu=2,world=" + std::to_string(w / 2), w)
                                              : Topology::parse("world=" + std::to_string(w), w);
-  auto gpu_world = nccl_world(topo);
+  auto nccl = nccl_world(topo);
+  CheckedCommunicator gpu_world(*nccl);  // the collective order is checked after every step
   auto cpu_world = mpi_world(topo);
   gpu::GpuContext::current().math = gpu::GemmMath::fp32;  // the CPU's arithmetic, up to summation order
   const TokenData data = TokenData::builtin();
@@ -126,10 +128,11 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
   for (const char* name : {"zero3", "zeropp", "hier3", "ddp"}) {
     const Plan plan = fit_to(strategy_plan(name), topo);
     ShardedTrainer cpu(cfg, plan, *cpu_world, data);
-    ShardedTrainer gpu(cfg, plan, *gpu_world, data, {}, gpu::cuda_backend());
+    ShardedTrainer gpu(cfg, plan, gpu_world, data, {}, gpu::cuda_backend());
     EXPECT_EQ(gpu.memory_bytes(), cpu.memory_bytes()) << name;
     for (int i = 0; i < 3; ++i) {
       const StepStats c = cpu.step(), g = gpu.step();
+      EXPECT_NO_THROW(gpu_world.verify(std::string(name) + " step " + std::to_string(i)));
       EXPECT_NEAR(g.loss, c.loss, 1e-4 * c.loss) << name << " step " << i;
       EXPECT_NEAR(g.grad_norm, c.grad_norm, 1e-3 * c.grad_norm) << name << " step " << i;
     }

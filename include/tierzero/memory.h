@@ -11,15 +11,15 @@
 // reads memory this thread wrote, the writer calls fence(). Another thread
 // may instead order its own later work after a point of this thread's:
 // mark() here, wait_for(mark) there (on a device: an event and a stream
-// wait; neither blocks the host). Hierarchy marks the submitting thread
-// when it queues a collective, and its worker waits for that mark, fences
-// before every hop's collective and fences at the end of each job.
+// wait; neither blocks the host). A CommSchedule job marks the queuing
+// thread, and the schedule's executor waits for that mark, fences before
+// every collective it issues and fences at the end of each job.
 // upload() has read its host source when it returns; download() and
 // sum_squares() return finished results.
 //
 // Allocation: allocate() and release() may be called from any thread; they
-// go to the backing allocator (on a GPU, stream-ordered: no device-wide
-// synchronisation), so owners allocate once and reuse: the engine at
+// go to the backing allocator (on a GPU, the device's one stream-ordered
+// pool, gpu::device_allocate), so owners allocate once and reuse: the engine at
 // construction, the hierarchies' scratch on first use. Released memory
 // must no longer be in use by any stream (fence first).
 #pragma once

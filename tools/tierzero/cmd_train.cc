@@ -15,6 +15,7 @@
 #include "tierzero/nccl.h"
 #endif
 #include "tierzero/error.h"
+#include "tierzero/order_check.h"
 #include "tierzero/trainer.h"
 #include "train_report.h"
 
@@ -30,7 +31,7 @@ struct TrainArgs {
   int micro_batch = 0, grad_accum = 0, seq_len = -1, log_every = 0, warmup = -1;
   double lr = 0;
   std::int64_t seed = -1;
-  bool recompute = false;
+  bool recompute = false, check_comm_order = false;
 };
 
 TrainConfig resolve(const TrainArgs& a) {
@@ -95,7 +96,11 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
   MpiSession& mpi = ctx.start_mpi();
   set_comm_timeout(a.comm_timeout);
   const Topology topo = resolve_topology(a.topology);
-  auto [backend, world] = device_world(a.device, topo);
+  auto [backend, device_comm] = device_world(a.device, topo);
+  // --check-comm-order: the engine talks through a checking wrapper (tierzero/order_check.h).
+  std::unique_ptr<CheckedCommunicator> checked;
+  if (a.check_comm_order) checked = std::make_unique<CheckedCommunicator>(*device_comm);
+  Communicator* world = checked ? checked.get() : device_comm.get();
   TrainConfig cfg = base;
   Plan plan = fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo);
   if (!a.deepspeed.empty()) {
@@ -132,6 +137,7 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
   while (trainer.next_step() < cfg.steps) {
     if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
     const StepStats st = trainer.step();
+    if (checked) checked->verify("step " + std::to_string(st.step));
     if (!a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps)) {
       const std::string where = trainer.save_checkpoint(a.save_dir, a.keep);
       if (root && !report) std::fprintf(stderr, "tierzero: saved %s\n", where.c_str());
@@ -190,6 +196,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--resume", a->resume, "Continue from a checkpoint directory, or 'latest' in --save-dir");
   c->add_option("--init", a->init, "Start from the weights of a safetensors file (tierzero ckpt export)");
   c->add_option("--comm-timeout", a->comm_timeout, "Abort when a collective does not complete within S seconds (default 600; 0: never)");
+  c->add_flag("--check-comm-order", a->check_comm_order,
+              "After every step, check that all ranks issued the same collectives in the same order from one thread "
+              "(a failure names the first difference; slows each step by two small all-gathers)");
   c->add_option("--topology", a->topology, "Layout, innermost first, e.g. gpu=2,node=2,world=2 (default: detect nodes)");
   c->callback([a, &ctx] { ctx.exit_code = run_train(*a, ctx); });
 }

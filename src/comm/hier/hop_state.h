@@ -4,7 +4,7 @@
 // asked for and are then reused. The plain algorithms use buffers 0 and 1;
 // the quantised ones 2 to 5 (the quantised all-gather runs the plain one on
 // packed bytes). Algorithms reach a hop's communicator through ready(),
-// which first fences the worker's pending memory work (tierzero/memory.h).
+// which first fences the executor's pending memory work (tierzero/memory.h).
 #pragma once
 #include <array>
 #include <cstddef>
