@@ -64,7 +64,7 @@ printf 'X' | dd of="$tmp/c/rank-00005.params" bs=1 seek=10 conv=notrunc 2>/dev/n
 expect_fail "rank-00005.params' is corrupt" -- run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 16 --resume "$tmp/c"
 cp -r "$tmp/a/step-00000015" "$tmp/m" && rm "$tmp/m/rank-00002.optim"
 expect_fail "rank-00002.optim' is missing" -- run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 16 --resume "$tmp/m"
-expect_fail "is for model gpt-tiny" -- "$mpirun" --oversubscribe -np 1 "$tz" train --model gpt-mini --strategy ddp --steps 1 --resume "$tmp/a"
+expect_fail "is for model gpt-tiny" -- "$mpirun" --oversubscribe -np 1 "$tz" train --model gpt-mini --strategy ddp --steps 16 --resume "$tmp/a"
 expect_fail "cannot write checkpoints to" -- run 1 --strategy ddp --steps 1 --save-dir /proc/tierzero-no-such-dir --save-every 1
 "$tz" ckpt inspect "$tmp/c" >/dev/null 2>&1; [ $? -eq 2 ] && say "ok: inspect reports the corrupt shard (exit 2)" || bad "inspect corrupt"
 [ "$(cat "$tmp/a/latest")" = step-00000015 ] && "$tz" ckpt inspect "$tmp/a" >/dev/null && say "ok: earlier checkpoints untouched" || bad "checkpoints damaged"
@@ -102,4 +102,54 @@ out=$(TIERZERO_FAULT_STALL=5:3 timeout 120 "$mpirun" --oversubscribe -np 8 "$tz"
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "did not complete within 3 s" <<<"$out"; then
   say "ok: comm timeout (exit $rc): $(grep -m1 'did not complete' <<<"$out" | cut -c1-150)"
 else bad "comm timeout (exit $rc)"; tail -5 <<<"$out"; fi
+
+# 9. --keep prunes what this run wrote: another run's newer checkpoint stays
+#    (with a warning), `latest` names this run's newest, which exists.
+mkdir -p "$tmp/keep" && cp -r "$tmp/a/step-00000015" "$tmp/keep/"
+run 1 --strategy ddp --steps 10 --micro-batch 2 --save-dir "$tmp/keep" --save-every 5 --keep 1 2>"$tmp/log"; rc=$?
+if [ $rc -eq 0 ] && [ "$(cat "$tmp/keep/latest")" = step-00000010 ] && [ -d "$tmp/keep/step-00000010" ] && [ -d "$tmp/keep/step-00000015" ] &&
+   [ ! -d "$tmp/keep/step-00000005" ] && grep -q "1 checkpoint(s) of another run newer than this run's step-00000005 (newest step-00000015)" "$tmp/log"; then
+  say "ok: --keep keeps another run's newer checkpoint and this run's latest"
+else bad "--keep with a newer foreign step: rc $rc, $(ls "$tmp/keep" | tr '\n' ' '), latest $(cat "$tmp/keep/latest")"; cat "$tmp/log"; fi
+
+# 10. --metrics on --resume: rows before the resumed step kept, the rest rewritten once.
+run 1 --strategy ddp --steps 6 --micro-batch 2 --save-dir "$tmp/met" --save-every 3 --metrics "$tmp/met.jsonl" 2>/dev/null
+run 1 --strategy ddp --steps 6 --micro-batch 2 --resume "$tmp/met/step-00000003" --metrics "$tmp/met.jsonl" 2>/dev/null
+python3 -c "
+import json; s=[json.loads(l)['step'] for l in open('$tmp/met.jsonl')]; assert s == [0, 1, 2, 3, 4, 5], s" \
+  && say "ok: metrics appended on resume (steps 0-5 once each)" || bad "metrics on resume: $(cut -c1-12 "$tmp/met.jsonl" | tr '\n' ' ')"
+
+# 11. What an interrupted save left behind is removed at the next start, and said.
+mkdir -p "$tmp/left/.tmp-step-00000099" && echo junk > "$tmp/left/latest.tmp"
+run 1 --strategy ddp --steps 1 --micro-batch 2 --save-dir "$tmp/left" --save-every 1 2>"$tmp/log"
+if grep -q "removed '.tmp-step-00000099'" "$tmp/log" && grep -q "removed 'latest.tmp'" "$tmp/log" && [ ! -e "$tmp/left/.tmp-step-00000099" ] &&
+   [ "$(cat "$tmp/left/latest")" = step-00000001 ]; then say "ok: leftovers of an interrupted save removed"; else bad "leftovers"; cat "$tmp/log"; fi
+
+# 12. Resuming with nothing left to train, or with another seed (another data order), is refused.
+expect_fail "is at step 15 and this run ends at --steps 12: nothing to train" -- run 1 --strategy ddp --steps 12 --resume "$tmp/a"
+expect_fail "was trained with seed 1234 and this run has seed 7" -- run 1 --strategy ddp --steps 16 --seed 7 --resume "$tmp/a"
+run 1 --strategy ddp --steps 16 --micro-batch 2 --seed 7 --allow-seed-change --resume "$tmp/a" 2>"$tmp/log" &&
+  grep -q "changes the data order (--allow-seed-change)" "$tmp/log" && say "ok: --allow-seed-change resumes with a warning" || bad "allow-seed-change"
+
+# 13. A rank-local failure of any type (std::bad_alloc on rank 2) ends the whole job, naming the rank.
+out=$(TIERZERO_FAULT_THROW=2:3 timeout 120 "$mpirun" --oversubscribe -np 4 "$tz" train --model gpt-tiny --seq-len 32 \
+  --strategy zero3 --topology node=2,world=2 --steps 10 --micro-batch 2 2>&1); rc=$?
+if [ $rc -eq 1 ] && grep -q "rank 2: internal error: std::bad_alloc" <<<"$out"; then say "ok: bad_alloc on one rank ends the job (exit 1)"
+else bad "bad_alloc on one rank (exit $rc)"; tail -5 <<<"$out"; fi
+
+# 14. A run whose loss stays non-finite stops (exit 4) instead of skipping forever.
+out=$(run 1 --strategy ddp --steps 200 --micro-batch 2 --lr 1e30 --max-bad-steps 3 2>&1); rc=$?
+[ $rc -eq 4 ] && grep -q "were not finite for 3 steps in a row" <<<"$out" && say "ok: diverged run stops with exit 4" || { bad "max-bad-steps (exit $rc)"; tail -3 <<<"$out"; }
+
+# 15. --init from weights holding a NaN is refused, naming the tensor.
+python3 - "$tmp/w.safetensors" "$tmp/nan.safetensors" <<'PY'
+import json, struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", data[:8])[0]
+name, t = next((k, v) for k, v in json.loads(data[8:8 + n]).items() if k != "__metadata__")
+at = 8 + n + t["data_offsets"][0] + 4 * 5
+data[at:at + 4] = struct.pack("<f", float("nan"))
+open(sys.argv[2], "wb").write(data)
+PY
+expect_fail "holds a non-finite value (nan at element 5)" -- run 1 --strategy ddp --steps 1 --init "$tmp/nan.safetensors"
 exit $fail

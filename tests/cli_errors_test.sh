@@ -30,6 +30,22 @@ printf 'GARBAGE!xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' > "$tmp/bad.bin"
 expect_exit 2 "bad magic" 1 -- "$tz" train --data "$tmp/bad.bin" --steps 1
 printf 'stepz = 3\n' > "$tmp/run.toml"
 expect_exit 2 "unknown key 'stepz'" 1 -- "$tz" train --config "$tmp/run.toml"
+# Values that would train wrongly with exit 0 are refused, naming the key and the file.
+printf 'lr = inf\n' > "$tmp/inf.toml"
+expect_exit 2 "inf.toml: lr must be a positive finite number" 1 -- "$tz" train --config "$tmp/inf.toml"
+printf 'lr = nan\n' > "$tmp/nan.toml"
+expect_exit 2 "nan.toml: lr must be a positive finite number" 1 -- "$tz" train --config "$tmp/nan.toml"
+printf 'seed = -1\n' > "$tmp/seed.toml"
+expect_exit 2 "seed.toml: key 'seed' must be between 0 and" 1 -- "$tz" train --config "$tmp/seed.toml"
+printf 'micro_batch = 1000000000000\n' > "$tmp/mb.toml"
+expect_exit 2 "mb.toml: key 'micro_batch' must be between 1 and 2147483647" 1 -- "$tz" train --config "$tmp/mb.toml"
+expect_exit 2 "\-\-lr: must be a finite number, got 'nan'" 1 -- "$tz" train --lr nan --steps 1
+expect_exit 2 "\-\-lr: must be positive, got 0" 1 -- "$tz" train --lr 0 --steps 1
+expect_exit 2 "\-\-steps: must be at least 1, got 0" 1 -- "$tz" train --steps 0
+expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" train --micro-batch 0
+expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" simulate --micro-batch 0
+expect_exit 2 "unknown command 'nosuch'; the commands are bench, train" 1 -- "$tz" nosuch
+expect_exit 2 "\-\-resume latest needs \-\-save-dir" 1 -- "$tz" train --strategy ddp --resume latest --steps 1
 expect_exit 2 "unknown model 'gpt-huge'" 1 -- "$tz" train --model gpt-huge
 if ! nvidia-smi -L >/dev/null 2>&1; then  # without a GPU: a CPU build or a CUDA build says why --device cuda cannot run
   expect_exit 2 "built without CUDA and NCCL\|needs a GPU on every rank" 1 -- "$tz" train --device cuda --model gpt-tiny --steps 1
@@ -38,7 +54,7 @@ expect_exit 2 "not in {cpu,cuda}" 1 -- "$tz" train --device tpu --steps 1
 expect_exit 0 "done: 2 steps" 1 -- run8 train --strategy hier3 --topology gpu=2,node=2,world=2 --steps 2 --save-dir "$tmp/order" \
   --save-every 1 --check-comm-order  # the collective order checked after every step, checkpoints included
 for bad in nan inf -1; do  # would have disabled the deadline silently
-  expect_exit 2 "communication timeout must be a finite number of seconds" 1 -- "$tz" train --strategy zero3 --comm-timeout "$bad" --steps 1
+  expect_exit 2 "comm-timeout: must be a finite number\|comm-timeout: must be at least 0" 1 -- "$tz" train --strategy zero3 --comm-timeout "$bad" --steps 1
 done
 expect_exit 2 "cannot open" 1 -- "$tz" train --data "$tmp/none.bin" --steps 1
 printf 'hello world, hello tierzero. ' > "$tmp/t.txt"

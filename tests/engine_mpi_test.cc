@@ -68,14 +68,25 @@ std::pair<std::vector<double>, std::vector<float>> reference(TrainConfig c, int 
   return {losses, t.master()};
 }
 
+// A strategy's partitions, secondary copies and decompositions with every
+// hop at 16 bits: zeropp's hpZ copy and two-level reductions, hier3's
+// package copy and three-level gathers and reductions, without quantisation.
+Plan unquantised(const std::string& name, const Topology& topo) {
+  Plan p = fit_to(strategy_plan(name), topo);
+  p.weight_bits = 16;
+  p.grad_bits = HopBits{};
+  EXPECT_FALSE(p.quantized()) << name;
+  return p;
+}
+
 TEST(Engine, UnquantisedStrategiesReproduceTheSingleRankRun) {
   const TokenData data = TokenData::builtin();
   const TrainConfig cfg = small_config(DType::f32);
   const auto [ref_losses, ref_weights] = reference(cfg, 4, data);
   for (const Topology& topo : layouts()) {
     auto world = mpi_world(topo);
-    for (const char* name : {"ddp", "zero1", "zero2", "zero3", "mics"}) {
-      ShardedTrainer t(cfg, fit_to(strategy_plan(name), topo), *world, data);
+    for (const char* name : {"ddp", "zero1", "zero2", "zero3", "mics", "zeropp", "hier3"}) {
+      ShardedTrainer t(cfg, unquantised(name, topo), *world, data);
       for (int i = 0; i < 4; ++i) {
         // Losses: the same batches and weights, summed in another order: fp32 rounding only.
         EXPECT_NEAR(t.step().loss, ref_losses[i], 2e-6 * ref_losses[i]) << name << " step " << i << " on " << topo.to_string();
@@ -181,23 +192,38 @@ TEST(Engine, SteadyStateStepAllocatesNothing) {
 TEST(Engine, Fp16LossScalingSkipsOverflowingSteps) {
   const TokenData data = TokenData::builtin();
   TrainConfig cfg = small_config(DType::f16);
-  cfg.steps = 6;
+  cfg.steps = 40;
+  cfg.loss_scale_power = 40;  // 2^40: the scaled gradients overflow fp16 (65504) at once
+  cfg.loss_scale_window = 3;  // double after 3 good steps
   const Topology topo = layouts().front();
   auto world = mpi_world(topo);
   ShardedTrainer t(cfg, fit_to(strategy_plan("zeropp"), topo), *world, data);
-  EXPECT_EQ(t.loss_scale(), 65536.0f);
-  int skipped = 0;
+  EXPECT_EQ(t.loss_scale(), std::ldexp(1.0f, 40));
+  const std::vector<float> before = t.gather_master();
+  // The schedule: halve on every skipped step, double after each 3 good steps in a row.
+  int skipped = 0, good_run = 0, doublings = 0;
   float prev = t.loss_scale();
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < 40; ++i) {
     const StepStats s = t.step();
-    EXPECT_TRUE(std::isfinite(s.loss));
+    EXPECT_TRUE(std::isfinite(s.loss)) << "step " << i;
     if (s.skipped) {
-      ++skipped;
-      EXPECT_EQ(t.loss_scale(), prev / 2) << "an overflow halves the scale";
+      ++skipped, good_run = 0;
+      EXPECT_EQ(t.loss_scale(), prev / 2) << "an overflow halves the scale, step " << i;
+    } else if (++good_run == 3) {
+      good_run = 0, ++doublings;
+      EXPECT_EQ(t.loss_scale(), prev * 2) << "3 good steps double it, step " << i;
+    } else {
+      EXPECT_EQ(t.loss_scale(), prev) << "step " << i;
+    }
+    if (i == 0) {
+      EXPECT_TRUE(s.skipped) << "2^40 must overflow";
+      EXPECT_EQ(t.gather_master(), before) << "a skipped step leaves the weights alone";
     }
     prev = t.loss_scale();
   }
-  EXPECT_LT(skipped, 6);
+  EXPECT_GE(skipped, 10);    // 2^40 down to below 2^16 needs at least 24 halvings minus the doublings between them
+  EXPECT_GE(doublings, 1);   // and once in range, the window grows it again
+  EXPECT_LT(skipped, 40);
 }
 
 TEST(Engine, InvalidPlansAreErrors) {

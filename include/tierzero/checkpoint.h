@@ -46,6 +46,11 @@ std::string step_dir_name(std::int64_t step);
 std::string rank_file_name(int rank, const char* kind);
 std::uint32_t crc32_of(const void* data, std::size_t bytes);
 
+// Removes what an interrupted save left in save directory `dir`
+// (".tmp-step-*" directories, "latest.tmp"); returns their names. Call
+// before a run starts writing there (no save may be in progress).
+std::vector<std::string> remove_save_leftovers(const std::string& dir);
+
 // Resolves "DIR" (a step directory, or a save directory whose `latest` names
 // one) to the step directory. Throws FormatError when there is none.
 std::string resolve_checkpoint(const std::string& path);

@@ -58,7 +58,9 @@ class ShardedTrainer final : public Trainer {
 
   // Writes a checkpoint of the state before next_step() into
   // dir/step-NNNNNNNN (atomically; docs/formats.md) and keeps the newest
-  // `keep` (0 = all). Collective. Returns the step directory.
+  // `keep` of those this trainer wrote (0 = all; other runs' checkpoints
+  // are never removed, and the save directory's `latest` always names the
+  // one just written). Collective. Returns the step directory.
   std::string save_checkpoint(const std::string& dir, int keep);
   // Restores a checkpoint (a step directory or a save directory's latest).
   // Same ranks, topology, plan and dtype: each rank reads its own shards and

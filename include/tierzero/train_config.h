@@ -24,6 +24,11 @@ struct TrainConfig {
   AdamWConfig adamw{};
   float grad_clip = 1.0f;  // 0 disables
   DType param_dtype = DType::bf16;  // storage (and wire type) of the working parameters
+  // fp16 dynamic loss scaling, as PyTorch's GradScaler and DeepSpeed's fp16
+  // section: start at 2^loss_scale_power, halve on a step with non-finite
+  // gradients (skipped), double after loss_scale_window good steps in a row.
+  int loss_scale_power = 16;
+  int loss_scale_window = 1000;
   bool recompute = false;
   std::string metrics;     // JSONL file, one object per step
   int log_every = 10;      // plain-log cadence when not on a terminal

@@ -4,6 +4,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -174,6 +176,19 @@ CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::str
   return m;
 }
 
+std::vector<std::string> remove_save_leftovers(const std::string& dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(".tmp-step-", 0) != 0 && name != "latest.tmp") continue;
+    fs::remove_all(e.path(), ec);
+    removed.push_back(name);
+  }
+  std::sort(removed.begin(), removed.end());
+  return removed;
+}
+
 std::string resolve_checkpoint(const std::string& path) {
   if (fs::exists(fs::path(path) / "meta.json")) return path;
   const fs::path latest = fs::path(path) / "latest";
@@ -263,6 +278,10 @@ std::vector<float> load_safetensors_params(const std::string& path, const GptCon
     const std::vector<std::int64_t> want(t.shape.begin(), t.shape.end());
     TZ_CHECK(it->second.shape == want, FormatError, "'" + path + "': tensor '" + t.name + "' has the wrong shape for model " + model.name);
     const std::vector<float> v = it->second.as_f32();
+    const auto bad = std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
+    TZ_CHECK(bad == v.end(), FormatError,
+             "'" + path + "': tensor '" + t.name + "' holds a non-finite value (" + std::to_string(*bad) + " at element " +
+                 std::to_string(bad - v.begin()) + "); training from it would give NaN");
     std::copy(v.begin(), v.end(), full.begin() + static_cast<std::ptrdiff_t>(t.offset));
   }
   return full;

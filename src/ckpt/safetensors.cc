@@ -110,7 +110,8 @@ void write_safetensors(const std::string& path, const SafeTensorsFile& f) {
   if (!f.metadata.empty()) j["__metadata__"] = f.metadata;
   std::string header = j.dump();
   header.append((8 - header.size() % 8) % 8, ' ');
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = path + ".tmp";  // the file appears whole or not at all; a failed write leaves nothing behind
+  bool written = false;
   {
     std::ofstream out(tmp, std::ios::binary);
     TZ_CHECK(out, FormatError, "cannot write '" + path + "'");
@@ -118,9 +119,13 @@ void write_safetensors(const std::string& path, const SafeTensorsFile& f) {
     out.write(reinterpret_cast<const char*>(&n), 8);
     out.write(header.data(), static_cast<std::streamsize>(header.size()));
     for (const auto& [name, t] : f.tensors) out.write(reinterpret_cast<const char*>(t.data.data()), static_cast<std::streamsize>(t.data.size()));
-    TZ_CHECK(out.good(), FormatError, "error writing '" + path + "' (disk full?)");
+    out.flush();
+    written = out.good();
   }
-  TZ_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, FormatError, "cannot rename '" + tmp + "' to '" + path + "'");
+  if (!written || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    TZ_THROW(FormatError, written ? "cannot rename '" + tmp + "' to '" + path + "'" : "error writing '" + path + "' (disk full?)");
+  }
 }
 
 SafeTensor make_f32_tensor(std::vector<std::int64_t> shape, const float* data) {

@@ -1,6 +1,8 @@
 #include "tierzero/train_config.h"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <toml++/toml.h>
 
@@ -18,18 +20,36 @@ void TrainConfig::validate() const {
   check(grad_accum >= 1, "grad_accum must be at least 1");
   check(seq_len >= 0 && seq_len <= model.context,
         "seq_len must be between 1 and the model's context (" + std::to_string(model.context) + "), got " + std::to_string(seq_len));
-  check(schedule.lr > 0, "lr must be positive");
-  check(schedule.min_lr_ratio >= 0 && schedule.min_lr_ratio <= 1, "min_lr_ratio must be in [0, 1]");
+  // Written so that NaN fails every check; infinities are refused by name.
+  auto finite = [](float v) { return std::isfinite(v); };
+  auto shown = [](float v) { return " (got " + std::to_string(v) + ")"; };
+  check(finite(schedule.lr) && schedule.lr > 0, "lr must be a positive finite number" + shown(schedule.lr));
+  check(schedule.min_lr_ratio >= 0 && schedule.min_lr_ratio <= 1, "min_lr_ratio must be in [0, 1]" + shown(schedule.min_lr_ratio));
   check(schedule.warmup >= 0, "warmup must be >= 0");
   check(adamw.beta1 >= 0 && adamw.beta1 < 1 && adamw.beta2 >= 0 && adamw.beta2 < 1, "beta1 and beta2 must be in [0, 1)");
-  check(adamw.eps > 0, "eps must be positive");
-  check(adamw.weight_decay >= 0, "weight_decay must be >= 0");
-  check(grad_clip >= 0, "grad_clip must be >= 0");
+  check(finite(adamw.eps) && adamw.eps > 0, "eps must be a positive finite number" + shown(adamw.eps));
+  check(finite(adamw.weight_decay) && adamw.weight_decay >= 0, "weight_decay must be a finite number >= 0" + shown(adamw.weight_decay));
+  check(finite(grad_clip) && grad_clip >= 0, "grad_clip must be a finite number >= 0 (0: no clipping)" + shown(grad_clip));
   check(is_float(param_dtype), "param_dtype must be fp32, bf16 or fp16");
   check(log_every >= 1, "log_every must be at least 1");
+  check(loss_scale_power >= 0 && loss_scale_power <= 64, "loss_scale_power must be in [0, 64]");
+  check(loss_scale_window >= 1, "loss_scale_window must be at least 1");
 }
 
 namespace {
+template <class T>
+T get(const toml::node& n, const std::string& key, const std::string& origin);
+
+// An integer key that must fit in [lo, hi].
+std::int64_t get_int(const toml::node& n, const std::string& key, const std::string& origin, std::int64_t lo,
+                     std::int64_t hi = std::numeric_limits<int>::max()) {
+  const std::int64_t v = get<std::int64_t>(n, key, origin);
+  TZ_CHECK(v >= lo && v <= hi, ConfigError,
+           origin + ": key '" + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
+               std::to_string(v));
+  return v;
+}
+
 template <class T>
 T get(const toml::node& n, const std::string& key, const std::string& origin) {
   if constexpr (std::is_same_v<T, double>) {
@@ -56,11 +76,11 @@ void read_model(const toml::node& n, const std::string& origin, GptConfig& m) {
     const std::string key(k.str());
     const std::string full = "model." + key;
     if (key == "preset") continue;
-    else if (key == "vocab") m.vocab = static_cast<int>(get<std::int64_t>(v, full, origin));
-    else if (key == "context") m.context = static_cast<int>(get<std::int64_t>(v, full, origin));
-    else if (key == "layers") m.layers = static_cast<int>(get<std::int64_t>(v, full, origin));
-    else if (key == "channels") m.channels = static_cast<int>(get<std::int64_t>(v, full, origin));
-    else if (key == "heads") m.heads = static_cast<int>(get<std::int64_t>(v, full, origin));
+    else if (key == "vocab") m.vocab = static_cast<int>(get_int(v, full, origin, 1));
+    else if (key == "context") m.context = static_cast<int>(get_int(v, full, origin, 1));
+    else if (key == "layers") m.layers = static_cast<int>(get_int(v, full, origin, 1));
+    else if (key == "channels") m.channels = static_cast<int>(get_int(v, full, origin, 1));
+    else if (key == "heads") m.heads = static_cast<int>(get_int(v, full, origin, 1));
     else TZ_THROW(ConfigError, origin + ": unknown key '" + full + "'");
   }
   m.name = "custom";
@@ -73,14 +93,14 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
     const std::string key(k.str());
     if (key == "model") read_model(v, origin, c.model);
     else if (key == "data") c.data = get<std::string>(v, key, origin);
-    else if (key == "steps") c.steps = get<std::int64_t>(v, key, origin);
-    else if (key == "micro_batch") c.micro_batch = static_cast<int>(get<std::int64_t>(v, key, origin));
-    else if (key == "grad_accum") c.grad_accum = static_cast<int>(get<std::int64_t>(v, key, origin));
-    else if (key == "seq_len") c.seq_len = static_cast<int>(get<std::int64_t>(v, key, origin));
-    else if (key == "seed") c.seed = static_cast<std::uint64_t>(get<std::int64_t>(v, key, origin));
+    else if (key == "steps") c.steps = get_int(v, key, origin, 1, std::numeric_limits<std::int64_t>::max());
+    else if (key == "micro_batch") c.micro_batch = static_cast<int>(get_int(v, key, origin, 1));
+    else if (key == "grad_accum") c.grad_accum = static_cast<int>(get_int(v, key, origin, 1));
+    else if (key == "seq_len") c.seq_len = static_cast<int>(get_int(v, key, origin, 0));
+    else if (key == "seed") c.seed = static_cast<std::uint64_t>(get_int(v, key, origin, 0, std::numeric_limits<std::int64_t>::max()));
     else if (key == "lr") c.schedule.lr = static_cast<float>(get<double>(v, key, origin));
     else if (key == "min_lr_ratio") c.schedule.min_lr_ratio = static_cast<float>(get<double>(v, key, origin));
-    else if (key == "warmup") c.schedule.warmup = get<std::int64_t>(v, key, origin);
+    else if (key == "warmup") c.schedule.warmup = get_int(v, key, origin, 0, std::numeric_limits<std::int64_t>::max());
     else if (key == "beta1") c.adamw.beta1 = static_cast<float>(get<double>(v, key, origin));
     else if (key == "beta2") c.adamw.beta2 = static_cast<float>(get<double>(v, key, origin));
     else if (key == "eps") c.adamw.eps = static_cast<float>(get<double>(v, key, origin));
@@ -89,7 +109,9 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
     else if (key == "param_dtype") c.param_dtype = parse_dtype(get<std::string>(v, key, origin));
     else if (key == "recompute") c.recompute = get<bool>(v, key, origin);
     else if (key == "metrics") c.metrics = get<std::string>(v, key, origin);
-    else if (key == "log_every") c.log_every = static_cast<int>(get<std::int64_t>(v, key, origin));
+    else if (key == "log_every") c.log_every = static_cast<int>(get_int(v, key, origin, 1));
+    else if (key == "loss_scale_power") c.loss_scale_power = static_cast<int>(get_int(v, key, origin, 0, 64));
+    else if (key == "loss_scale_window") c.loss_scale_window = static_cast<int>(get_int(v, key, origin, 1));
     else TZ_THROW(ConfigError, origin + ": unknown key '" + key + "'");
   }
   try {

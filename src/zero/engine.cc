@@ -9,12 +9,6 @@
 namespace tierzero {
 
 namespace {
-// Dynamic loss scaling for fp16 parameters (the schedule of PyTorch's
-// GradScaler / DeepSpeed: start at 2^16, halve on overflow, double after
-// 1000 good steps).
-constexpr float kInitialLossScale = 65536.0f;
-constexpr int kLossScaleWindow = 1000;
-
 std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
   std::size_t m = 0;
   for (std::size_t u = 0; u < layout.units().size(); ++u) m = std::max(m, s.shard[u] * s.group_size);
@@ -44,7 +38,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
            "data '" + data.origin() + "' has vocabulary " + std::to_string(data.vocab()) + " but the model's is " +
                std::to_string(cfg.model.vocab));
   if (cfg.schedule.total <= 0) cfg.schedule.total = cfg.steps;
-  if (dtype == DType::f16) loss_scale = kInitialLossScale;
+  if (dtype == DType::f16) loss_scale = initial_loss_scale(cfg);
   sampler_origin = data.origin();
   const Topology& topo = world.topology();
   const int me = world.world_rank(world.rank());
@@ -252,7 +246,7 @@ StepStats ShardedTrainer::step() {
                   seg.length, s.cfg.adamw, s.optim_steps + 1, st.lr, seg.decay);
     ++s.optim_steps;
     s.write_params();
-    if (s.dtype == DType::f16 && ++s.good_steps == kLossScaleWindow) s.loss_scale *= 2, s.good_steps = 0;
+    if (s.dtype == DType::f16 && ++s.good_steps == s.cfg.loss_scale_window) s.loss_scale *= 2, s.good_steps = 0;
   }
   s.mem.zero(s.grads.data(), s.grads.bytes());
   s.mem.fence();  // the step's work is done when step() returns

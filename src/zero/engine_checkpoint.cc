@@ -22,6 +22,24 @@ bool killed_in_save(int rank) {
   return v && std::atoi(v) == rank;
 }
 
+// Says once when `dir` holds step directories newer than `name` that this
+// trainer did not write (an earlier run that went further).
+void warn_of_newer_steps(ShardedTrainer::Impl& s, const std::string& dir, const std::string& name) {
+  if (s.warned_newer) return;
+  std::vector<std::string> newer;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (e.is_directory() && n.rfind("step-", 0) == 0 && n > name) newer.push_back(n);  // fixed-width names sort by step
+  }
+  if (newer.empty()) return;
+  std::sort(newer.begin(), newer.end());
+  std::fprintf(stderr,
+               "tierzero: warning: '%s' holds %zu checkpoint(s) of another run newer than this run's %s (newest %s); "
+               "'latest' names this run's, and --keep prunes only this run's checkpoints\n",
+               dir.c_str(), newer.size(), name.c_str(), newer.back().c_str());
+  s.warned_newer = true;
+}
+
 }  // namespace
 
 std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
@@ -100,13 +118,15 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
       const std::string latest = name + "\n";
       write_file_synced((fs::path(dir) / "latest.tmp").string(), latest.data(), latest.size());
       fs::rename(fs::path(dir) / "latest.tmp", fs::path(dir) / "latest");
-      if (keep > 0) {
-        std::vector<fs::path> steps;
-        for (const auto& e : fs::directory_iterator(dir))
-          if (e.is_directory() && e.path().filename().string().rfind("step-", 0) == 0) steps.push_back(e.path());
-        std::sort(steps.begin(), steps.end());
-        for (std::size_t i = 0; i + static_cast<std::size_t>(keep) < steps.size(); ++i) fs::remove_all(steps[i]);
+      // --keep prunes what this trainer wrote, oldest first: never another
+      // run's checkpoints, never the one `latest` now names.
+      std::erase(s.saved, name);
+      s.saved.push_back(name);
+      while (keep > 0 && s.saved.size() > static_cast<std::size_t>(keep)) {
+        fs::remove_all(fs::path(dir) / s.saved.front());
+        s.saved.erase(s.saved.begin());
       }
+      warn_of_newer_steps(s, dir, name);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tierzero: %s\n", e.what());
       status = 1;
@@ -160,7 +180,7 @@ void ShardedTrainer::load_checkpoint(const std::string& path) {
     read_state(s, ckpt, same_layout);
     s.step = meta.step;
     s.optim_steps = meta.optim_steps;
-    s.loss_scale = s.dtype == DType::f16 ? (meta.train.param_dtype == DType::f16 ? meta.loss_scale : 65536.0f) : 1.0f;
+    s.loss_scale = s.dtype == DType::f16 ? (meta.train.param_dtype == DType::f16 ? meta.loss_scale : initial_loss_scale(s.cfg)) : 1.0f;
     s.good_steps = meta.good_steps;
   } catch (const Error& e) {
     problem = e.message();

@@ -2,6 +2,7 @@
 // engine_checkpoint.cc (save and load). Internal.
 #pragma once
 #include <array>
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -12,6 +13,9 @@
 #include "zero/unit_fetcher.h"
 
 namespace tierzero {
+
+// fp16's first loss scale, 2^cfg.loss_scale_power (tierzero/train_config.h).
+inline float initial_loss_scale(const TrainConfig& cfg) { return std::ldexp(1.0f, cfg.loss_scale_power); }
 
 struct ShardedTrainer::Impl {
   TrainConfig cfg;
@@ -48,6 +52,8 @@ struct ShardedTrainer::Impl {
   int good_steps = 0;
   std::array<std::uint64_t, kNumLevels> last_bytes{};
   std::string sampler_origin;  // the data the sampler reads, recorded in checkpoints
+  std::vector<std::string> saved;  // step directories this trainer wrote, oldest first (what --keep prunes)
+  bool warned_newer = false;       // said that the save directory holds another run's newer steps
 
   // init: initial full fp32 parameters (gpt_init of the seed when empty).
   Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data, const std::vector<float>& init,

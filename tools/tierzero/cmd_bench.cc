@@ -7,6 +7,7 @@
 #include "quant_bench.h"
 #include "step_bench.h"
 #include "commands.h"
+#include "validators.h"
 #include "tierzero/error.h"
 #include "tierzero/mpi.h"
 
@@ -97,31 +98,31 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   CLI::App* comm = bench->add_subcommand("comm", "Flat vs hierarchical all-gather, reduce-scatter and all-reduce");
   comm->add_option("--topology", args->topology, "Layout, innermost first, e.g. gpu=2,node=2,world=2 (default: detect nodes)");
   comm->add_option("--sizes", args->sizes, "Tensor sizes M in bytes")->delimiter(',');
-  comm->add_option("--iters", args->iters, "Timed iterations per size")->check(CLI::PositiveNumber);
+  comm->add_option("--iters", args->iters, "Timed iterations per size")->check(at_least(1));
   comm->add_option("--dtype", args->dtype, "Element type: fp32, bf16, fp16");
   comm->add_flag("--json", args->json, "One JSON object per line");
   comm->add_option("--write-system", args->write_system, "Write a system TOML with the measured latency and bandwidth per level");
   comm->add_option("--system-name", args->system_name, "Name recorded in the written system file");
   comm->add_option("--calibrate-model", args->calibration.model, "Model whose forward/backward measures compute_efficiency (--write-system)");
-  comm->add_option("--calibrate-micro-batch", args->calibration.micro_batch, "Its micro-batch")->check(CLI::PositiveNumber);
-  comm->add_option("--calibrate-seq-len", args->calibration.seq_len, "Its sequence length")->check(CLI::PositiveNumber);
+  comm->add_option("--calibrate-micro-batch", args->calibration.micro_batch, "Its micro-batch")->check(at_least(1));
+  comm->add_option("--calibrate-seq-len", args->calibration.seq_len, "Its sequence length")->check(at_least(1));
   comm->callback([args, &ctx] { ctx.exit_code = run_comm(*args, ctx); });
 
   auto qargs = std::make_shared<QuantArgs>();
   CLI::App* quant = bench->add_subcommand("quant", "Single-thread quantise/dequantise GB/s vs memcpy");
-  quant->add_option("--elements", qargs->elements, "Tensor size in elements")->check(CLI::PositiveNumber);
+  quant->add_option("--elements", qargs->elements, "Tensor size in elements")->check(at_least(1));
   quant->add_option("--impl", qargs->impl, "best, reference, avx2 or avx512");
-  quant->add_option("--reps", qargs->reps, "Timed repetitions (best is reported)")->check(CLI::PositiveNumber);
+  quant->add_option("--reps", qargs->reps, "Timed repetitions (best is reported)")->check(at_least(1));
   quant->add_flag("--json", qargs->json, "One JSON object per line");
   quant->callback([qargs, &ctx] { ctx.exit_code = run_quant(*qargs); });
 
   auto sargs = std::make_shared<StepArgs>();
   CLI::App* step = bench->add_subcommand("step", "Time training steps (forward + backward + AdamW) on one rank");
   step->add_option("--model", sargs->model, "Model preset");
-  step->add_option("--micro-batch", sargs->micro_batch, "Sequences per step")->check(CLI::PositiveNumber);
-  step->add_option("--seq-len", sargs->seq_len, "Sequence length")->check(CLI::PositiveNumber);
-  step->add_option("--threads", sargs->threads, "OpenBLAS threads")->check(CLI::PositiveNumber);
-  step->add_option("--steps", sargs->steps, "Timed steps (median reported)")->check(CLI::PositiveNumber);
+  step->add_option("--micro-batch", sargs->micro_batch, "Sequences per step")->check(at_least(1));
+  step->add_option("--seq-len", sargs->seq_len, "Sequence length")->check(at_least(1));
+  step->add_option("--threads", sargs->threads, "OpenBLAS threads")->check(at_least(1));
+  step->add_option("--steps", sargs->steps, "Timed steps (median reported)")->check(at_least(1));
   step->callback([sargs, &ctx] {
     TrainConfig cfg;
     cfg.model = gpt_preset(sargs->model);

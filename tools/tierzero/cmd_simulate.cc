@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "validators.h"
 #include "tierzero/error.h"
 #include "tierzero/planner.h"
 #include "tierzero/sim.h"
@@ -174,9 +175,9 @@ int run_memory(const SimArgs& a) {
 void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--system", a.system, "System preset (frontier, dgx-a100, dgx-h100, cpu) or TOML file");
   c->add_option("--model", a.model, "Model preset");
-  c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch")->check(CLI::PositiveNumber);
+  c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch")->check(at_least(1));
   c->add_option("--seq-len", a.seq_len, "Sequence length (default: the model's context)");
-  c->add_option("--grad-accum", a.grad_accum, "Micro-batches per step")->check(CLI::PositiveNumber);
+  c->add_option("--grad-accum", a.grad_accum, "Micro-batches per step")->check(at_least(1));
   c->add_option("--recompute", a.recompute, "Activation recomputation (true/false, default true)");
 }
 }  // namespace

@@ -1,12 +1,14 @@
 // tierzero train: a training run configured by --config run.toml and flags.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
 #include "commands.h"
+#include "validators.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/deepspeed_config.h"
 #include "tierzero/engine.h"
@@ -31,7 +33,8 @@ struct TrainArgs {
   int micro_batch = 0, grad_accum = 0, seq_len = -1, log_every = 0, warmup = -1;
   double lr = 0;
   std::int64_t seed = -1;
-  bool recompute = false, check_comm_order = false;
+  int max_bad_steps = 10;
+  bool recompute = false, check_comm_order = false, allow_seed_change = false;
 };
 
 TrainConfig resolve(const TrainArgs& a) {
@@ -60,13 +63,44 @@ std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, con
   return s + "}";
 }
 
-// Fault injection for tests: TIERZERO_FAULT_STALL=RANK:STEP makes that rank
-// stop before that step, as a hung process would (see --comm-timeout).
-int stall_requested(int rank) {
-  const char* v = std::getenv("TIERZERO_FAULT_STALL");
+// Fault injection for tests: VARIABLE=RANK:STEP names the step before which
+// that rank fails: TIERZERO_FAULT_STALL stops it as a hung process would
+// (see --comm-timeout), TIERZERO_FAULT_THROW throws std::bad_alloc.
+int fault_step(const char* variable, int rank) {
+  const char* v = std::getenv(variable);
   int r = -1, step = -1;
   if (v && std::sscanf(v, "%d:%d", &r, &step) == 2 && r == rank) return step;
   return -1;
+}
+
+// The step a run resumes at (checked before any training): the checkpoint
+// must leave steps to train, and the data order (the seed) must be the
+// checkpoint's unless the user says otherwise.
+std::int64_t check_resume(const std::string& path, const TrainConfig& cfg, bool allow_seed_change, bool root) {
+  const CheckpointReader ckpt(path);
+  const CheckpointMeta& meta = ckpt.meta();
+  TZ_CHECK(meta.step < cfg.steps, ConfigError,
+           "checkpoint '" + ckpt.dir() + "' is at step " + std::to_string(meta.step) + " and this run ends at --steps " +
+               std::to_string(cfg.steps) + ": nothing to train (give more steps than the checkpoint has)");
+  if (meta.train.seed != cfg.seed) {
+    const std::string what = "checkpoint '" + ckpt.dir() + "' was trained with seed " + std::to_string(meta.train.seed) +
+                             " and this run has seed " + std::to_string(cfg.seed) + ", which changes the data order";
+    TZ_CHECK(allow_seed_change, ConfigError, what + " (give --seed " + std::to_string(meta.train.seed) + ", or --allow-seed-change)");
+    if (root) std::fprintf(stderr, "tierzero: warning: %s (--allow-seed-change)\n", what.c_str());
+  }
+  return meta.step;
+}
+
+// Counts consecutive steps whose loss or gradients were not finite (in
+// `bad`); true, after saying so when `say`, once there were `max` in a row.
+bool diverged(const StepStats& st, int& bad, int max, bool say) {
+  bad = st.skipped || !std::isfinite(st.loss) ? bad + 1 : 0;
+  if (bad < max) return false;
+  if (say)
+    std::fprintf(stderr, "\ntierzero: error: the loss or the gradients were not finite for %d steps in a row (to step %lld); "
+                         "stopping (--max-bad-steps). Lower --lr, check the data, or resume from an earlier checkpoint\n",
+                 bad, static_cast<long long>(st.step));
+  return true;
 }
 
 // Fails before training when checkpoints could not be written there.
@@ -113,42 +147,65 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
       std::fprintf(stderr, "tierzero: warning: DeepSpeed keys not implemented and ignored: %s\n", keys.c_str());
     }
   }
+  const bool root = mpi.rank() == 0;
   const TokenData data = TokenData::load(cfg.data);
-  if (!a.save_dir.empty()) check_writable(a.save_dir);
+  TZ_CHECK(a.resume != "latest" || !a.save_dir.empty(), ConfigError,
+           "--resume latest needs --save-dir (the directory whose 'latest' file names the checkpoint)");
+  const std::string resume_from = a.resume == "latest" ? a.save_dir : a.resume;
+  const std::int64_t first_step = resume_from.empty() ? 0 : check_resume(resume_from, cfg, a.allow_seed_change, root);
+  if (!a.save_dir.empty()) {
+    check_writable(a.save_dir);
+    if (root)
+      for (const std::string& name : remove_save_leftovers(a.save_dir))
+        std::fprintf(stderr, "tierzero: removed '%s' left in '%s' by an interrupted save\n", name.c_str(), a.save_dir.c_str());
+  }
   const std::vector<float> init = a.init.empty() ? std::vector<float>{} : load_safetensors_params(a.init, cfg.model);
   ShardedTrainer trainer(cfg, plan, *world, data, init, *backend);
-  const bool root = mpi.rank() == 0;
-  if (!a.resume.empty()) {
-    trainer.load_checkpoint(a.resume == "latest" ? a.save_dir : a.resume);
-    if (root) std::fprintf(stderr, "tierzero: resumed at step %lld\n", static_cast<long long>(trainer.next_step()));
-  }
-  if (root)
-    std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s\n", cfg.model.name.c_str(),
-                 cfg.model.num_params(), mpi.size(), backend->name.c_str(), topo.to_string().c_str(), plan.describe().c_str());
-  std::unique_ptr<TrainReport> report;
-  if (root) {
-    report = std::make_unique<TrainReport>(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), mpi.size(), cfg.metrics, cfg.log_every);
-    report->set_extra("strategy", "\"" + plan.name + "\"");
-    std::string mem = "{";
-    for (const auto& [k, v] : trainer.memory_bytes()) mem += (mem.size() > 1 ? "," : "") + std::string("\"") + k + "\":" + std::to_string(v);
-    report->set_extra("memory_bytes", mem + "}");
-  }
-  const int stall_step = stall_requested(mpi.rank());
-  while (trainer.next_step() < cfg.steps) {
-    if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
-    const StepStats st = trainer.step();
-    if (checked) checked->verify("step " + std::to_string(st.step));
-    if (!a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps)) {
-      const std::string where = trainer.save_checkpoint(a.save_dir, a.keep);
-      if (root && !report) std::fprintf(stderr, "tierzero: saved %s\n", where.c_str());
+  // A failure from here on is reported (and the job ended when the other
+  // ranks are not failing alike) before the trainer's destructor waits
+  // for collectives that the other ranks may never join.
+  try {
+    if (!resume_from.empty()) {
+      trainer.load_checkpoint(resume_from);
+      if (root) std::fprintf(stderr, "tierzero: resumed at step %lld\n", static_cast<long long>(trainer.next_step()));
     }
-    if (!root) continue;
-    report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
-    report->record(st);
-  }
+    if (root)
+      std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s\n", cfg.model.name.c_str(),
+                   cfg.model.num_params(), mpi.size(), backend->name.c_str(), topo.to_string().c_str(), plan.describe().c_str());
+    std::unique_ptr<TrainReport> report;
+    if (root) {
+      report = std::make_unique<TrainReport>(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), mpi.size(), cfg.metrics,
+                                             cfg.log_every, first_step);
+      report->set_extra("strategy", "\"" + plan.name + "\"");
+      std::string mem = "{";
+      for (const auto& [k, v] : trainer.memory_bytes()) mem += (mem.size() > 1 ? "," : "") + std::string("\"") + k + "\":" + std::to_string(v);
+      report->set_extra("memory_bytes", mem + "}");
+    }
+    const int stall_step = fault_step("TIERZERO_FAULT_STALL", mpi.rank());
+    const int throw_step = fault_step("TIERZERO_FAULT_THROW", mpi.rank());
+    int bad_steps = 0;
+    while (trainer.next_step() < cfg.steps) {
+      if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
+      if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
+      const StepStats st = trainer.step();
+      if (checked) checked->verify("step " + std::to_string(st.step));
+      if (!a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps)) {
+        const std::string where = trainer.save_checkpoint(a.save_dir, a.keep);
+        if (root && !report) std::fprintf(stderr, "tierzero: saved %s\n", where.c_str());
+      }
+      if (root) {
+        report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
+        report->record(st);
+      }
+      if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
+    }
 
-  if (root) report->finish();
-  return 0;
+    if (root) report->finish();
+    return 0;
+  } catch (...) {
+    ctx.fail(std::current_exception());
+    throw;
+  }
 }
 
 int run_train(const TrainArgs& a, Context& ctx) {
@@ -163,7 +220,12 @@ int run_train(const TrainArgs& a, Context& ctx) {
                static_cast<long long>(cfg.steps), cfg.micro_batch, cfg.grad_accum, cfg.effective_seq_len());
   TrainReport report(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), 1, cfg.metrics, cfg.log_every);
   report.set_extra("strategy", "\"single\"");
-  while (trainer.next_step() < cfg.steps) report.record(trainer.step());
+  int bad_steps = 0;
+  while (trainer.next_step() < cfg.steps) {
+    const StepStats st = trainer.step();
+    report.record(st);
+    if (diverged(st, bad_steps, a.max_bad_steps, true)) return 4;
+  }
   report.finish();
   return 0;
 }
@@ -175,27 +237,32 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--config", a->config, "TOML run configuration (flags override it)");
   c->add_option("--model", a->model, "Model preset: gpt-tiny, gpt-mini, gpt2-124m, ...");
   c->add_option("--data", a->data, "'builtin' or a token file made by 'tierzero data prepare'");
-  c->add_option("--steps", a->steps, "Optimisation steps")->check(CLI::PositiveNumber);
-  c->add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch per rank")->check(CLI::PositiveNumber);
-  c->add_option("--grad-accum", a->grad_accum, "Micro-batches per step")->check(CLI::PositiveNumber);
-  c->add_option("--seq-len", a->seq_len, "Sequence length (default: the model's context)")->check(CLI::NonNegativeNumber);
-  c->add_option("--lr", a->lr, "Peak learning rate")->check(CLI::PositiveNumber);
-  c->add_option("--warmup", a->warmup, "Warmup steps")->check(CLI::NonNegativeNumber);
-  c->add_option("--seed", a->seed, "Seed of initialisation and data order")->check(CLI::NonNegativeNumber);
+  c->add_option("--steps", a->steps, "Optimisation steps")->check(at_least(1));
+  c->add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch per rank")->check(at_least(1));
+  c->add_option("--grad-accum", a->grad_accum, "Micro-batches per step")->check(at_least(1));
+  c->add_option("--seq-len", a->seq_len, "Sequence length (default: the model's context)")->check(at_least(0));
+  c->add_option("--lr", a->lr, "Peak learning rate (default 1e-3)")->check(finite_number(true));
+  c->add_option("--warmup", a->warmup, "Warmup steps")->check(at_least(0));
+  c->add_option("--seed", a->seed, "Seed of initialisation and data order")->check(at_least(0));
   c->add_option("--param-dtype", a->param_dtype, "Working parameter storage: fp32, bf16, fp16");
   c->add_flag("--recompute", a->recompute, "Recompute activations in backward");
   c->add_option("--metrics", a->metrics, "Write one JSON object per step to this file");
-  c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(CLI::PositiveNumber);
+  c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(at_least(1));
   c->add_option("--device", a->device, "Where the engine runs: cpu (MPI) or cuda (one GPU per rank, NCCL)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
   c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (zero stage, ZeRO++ flags, batch, optimizer, ...)");
   c->add_option("--save-dir", a->save_dir, "Write checkpoints under this directory");
-  c->add_option("--save-every", a->save_every, "Steps between checkpoints (and one at the end)")->check(CLI::PositiveNumber);
-  c->add_option("--keep", a->keep, "Keep only the newest K checkpoints (default: all)")->check(CLI::NonNegativeNumber);
+  c->add_option("--save-every", a->save_every, "Steps between checkpoints (and one at the end)")->check(at_least(1));
+  c->add_option("--keep", a->keep, "Keep only the newest K checkpoints (default: all)")->check(at_least(0));
   c->add_option("--resume", a->resume, "Continue from a checkpoint directory, or 'latest' in --save-dir");
   c->add_option("--init", a->init, "Start from the weights of a safetensors file (tierzero ckpt export)");
-  c->add_option("--comm-timeout", a->comm_timeout, "Abort when a collective does not complete within S seconds (default 600; 0: never)");
+  c->add_option("--comm-timeout", a->comm_timeout, "Abort when a collective does not complete within S seconds (default 600; 0: never)")
+      ->check(finite_number(false));
+  c->add_option("--max-bad-steps", a->max_bad_steps,
+                 "Stop (exit 4) after this many consecutive steps with a non-finite loss or gradients (default 10)")
+      ->check(at_least(1));
+  c->add_flag("--allow-seed-change", a->allow_seed_change, "Resume with a --seed other than the checkpoint's (changes the data order)");
   c->add_flag("--check-comm-order", a->check_comm_order,
               "After every step, check that all ranks issued the same collectives in the same order from one thread "
               "(a failure names the first difference; slows each step by two small all-gathers)");

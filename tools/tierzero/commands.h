@@ -3,6 +3,7 @@
 // and stores the process exit code in the Context.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <exception>
 #include <optional>
 
 #include "tierzero/mpi.h"
@@ -22,6 +23,14 @@ struct Context {
     if (!mpi) mpi.emplace(argc, argv);
     return *mpi;
   }
+  // Reports a failure once: prints "tierzero: [rank R: ]error: MESSAGE"
+  // (bad input: exit code 2) or "...internal error: ..." (anything else,
+  // std::bad_alloc included: 1); under MPI then waits briefly for the
+  // other ranks and aborts the whole job when they are not all failing
+  // alike, so no rank is left waiting in a collective. Returns the exit
+  // code; later calls return the first one without printing.
+  int fail(std::exception_ptr error);
+  std::optional<int> failed;
 };
 
 void add_bench_command(CLI::App& app, Context& ctx);

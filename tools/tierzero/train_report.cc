@@ -2,16 +2,40 @@
 
 #include <unistd.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "tierzero/error.h"
 
 namespace tierzero::cli {
 
-TrainReport::TrainReport(std::int64_t total, double flops_per_token, int devices, const std::string& path, int log_every)
+namespace {
+// Rewrites the metrics file at `path` (atomically) with only its rows of
+// steps before `first_step`; a torn last line (a crash mid-write) goes too.
+void keep_rows_before(const std::string& path, std::int64_t first_step) {
+  std::ifstream in(path);
+  if (!in) return;  // nothing written yet
+  std::string kept, line;
+  while (std::getline(in, line)) {
+    const nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
+    if (row.is_object() && row.contains("step") && row["step"].is_number_integer() && row["step"].get<std::int64_t>() < first_step)
+      kept += line + "\n";
+  }
+  const std::string tmp = path + ".tmp";
+  std::FILE* out = std::fopen(tmp.c_str(), "w");
+  TZ_CHECK(out, ConfigError, "cannot write metrics file '" + path + "'");
+  const bool ok = std::fwrite(kept.data(), 1, kept.size(), out) == kept.size();
+  TZ_CHECK(std::fclose(out) == 0 && ok && std::rename(tmp.c_str(), path.c_str()) == 0, ConfigError,
+           "cannot rewrite metrics file '" + path + "'");
+}
+}  // namespace
+
+TrainReport::TrainReport(std::int64_t total, double flops_per_token, int devices, const std::string& path, int log_every,
+                         std::int64_t first_step)
     : total_(total), flops_per_token_(flops_per_token), devices_(devices), log_every_(log_every), tty_(isatty(STDERR_FILENO)) {
   if (!path.empty()) {
-    metrics_ = std::fopen(path.c_str(), "w");
+    if (first_step > 0) keep_rows_before(path, first_step);
+    metrics_ = std::fopen(path.c_str(), first_step > 0 ? "a" : "w");
     TZ_CHECK(metrics_, ConfigError, "cannot write metrics file '" + path + "'");
   }
   start_ = last_ = std::chrono::steady_clock::now();
@@ -27,6 +51,7 @@ void TrainReport::record(const StepStats& s) {
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   last_ = now;
   last_loss_ = s.loss;
+  ++recorded_;
   const double tokens_per_s = static_cast<double>(s.tokens) / dt;
   const double tflops = tokens_per_s * flops_per_token_ / devices_ / 1e12;  // per device
   const std::int64_t done = s.step + 1;
@@ -59,7 +84,7 @@ void TrainReport::record(const StepStats& s) {
 void TrainReport::finish() {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   if (tty_) std::fprintf(stderr, "\n");
-  std::fprintf(stderr, "done: %lld steps in %.1f s, final loss %.4f\n", static_cast<long long>(total_), elapsed, last_loss_);
+  std::fprintf(stderr, "done: %lld steps in %.1f s, final loss %.4f\n", static_cast<long long>(recorded_), elapsed, last_loss_);
 }
 
 }  // namespace tierzero::cli

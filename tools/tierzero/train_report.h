@@ -1,6 +1,8 @@
 // What a training run shows: a live progress bar on a terminal (step,
 // loss, tokens/s, TFLOPS, ETA), plain log lines otherwise, and one JSON
-// object per step in the metrics file. Used on rank 0 only.
+// object per step in the metrics file. Used on rank 0 only. A run that
+// resumes at step K keeps the file's rows of earlier steps (the ones at or
+// after K, from the run that went further, are dropped) and appends.
 #pragma once
 #include <chrono>
 #include <cstdio>
@@ -13,8 +15,10 @@ namespace tierzero::cli {
 
 class TrainReport {
  public:
-  // flops_per_token: model FLOPs per trained token; devices: ranks sharing the work.
-  TrainReport(std::int64_t total_steps, double flops_per_token, int devices, const std::string& metrics_path, int log_every);
+  // flops_per_token: model FLOPs per trained token; devices: ranks sharing
+  // the work; first_step: the step this run starts at (0, or a checkpoint's).
+  TrainReport(std::int64_t total_steps, double flops_per_token, int devices, const std::string& metrics_path, int log_every,
+              std::int64_t first_step = 0);
   ~TrainReport();
   // Extra fields (strategy, bytes_per_level, memory_bytes) go into each metrics line as given (JSON text).
   void set_extra(const std::string& key, const std::string& json) { extra_[key] = json; }
@@ -31,6 +35,7 @@ class TrainReport {
   std::chrono::steady_clock::time_point start_, last_;
   std::map<std::string, std::string> extra_;
   double last_loss_ = 0;
+  std::int64_t recorded_ = 0;  // steps this run
 };
 
 }  // namespace tierzero::cli
