@@ -45,6 +45,13 @@ expect_exit 2 "\-\-steps: must be at least 1, got 0" 1 -- "$tz" train --steps 0
 expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" train --micro-batch 0
 expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" simulate --micro-batch 0
 expect_exit 2 "unknown command 'nosuch'; the commands are bench, train" 1 -- "$tz" nosuch
+# A DeepSpeed config gives way to explicit flags (2 sequences of 16 tokens, not 4), and its "auto" keys are named.
+printf '{"train_micro_batch_size_per_gpu": 4, "gradient_clipping": "auto", "zero_optimization": {"stage": 3}}' > "$tmp/ds.json"
+expect_exit 0 'set to "auto" take tierzero.s values (flags, --config, defaults): gradient_clipping' 1 -- "$tz" train --deepspeed-config "$tmp/ds.json" \
+  --micro-batch 2 --seq-len 16 --steps 1 --metrics "$tmp/ds.jsonl"
+python3 -c "import json; t=json.loads(open('$tmp/ds.jsonl').readline())['tokens']; assert t == 32, t" && echo "ok: flags win over the DeepSpeed config" || { echo "FAIL: flags vs DeepSpeed"; fail=1; }
+printf '{"zero_optimization": {"stage": 2.7}}' > "$tmp/ds27.json"
+expect_exit 2 "ds27.json: 'zero_optimization.stage' must be a whole number, got 2.7" 1 -- "$tz" train --deepspeed-config "$tmp/ds27.json" --steps 1
 expect_exit 2 "\-\-resume latest needs \-\-save-dir" 1 -- "$tz" train --strategy ddp --resume latest --steps 1
 expect_exit 2 "unknown model 'gpt-huge'" 1 -- "$tz" train --model gpt-huge
 if ! nvidia-smi -L >/dev/null 2>&1; then  # without a GPU: a CPU build or a CUDA build says why --device cuda cannot run

@@ -262,7 +262,9 @@ TEST(Engine, DeepSpeedZeroPlusPlusConfigMapsToZeropp) {
   EXPECT_EQ(cfg.micro_batch, 4);
   EXPECT_EQ(cfg.grad_accum, 2);
   EXPECT_FLOAT_EQ(cfg.grad_clip, 0.5f);
-  EXPECT_FLOAT_EQ(cfg.schedule.lr, 0.0002f);
+  EXPECT_FLOAT_EQ(cfg.schedule.lr, 0.001f);  // WarmupDecayLR's warmup_max_lr (DeepSpeed's default), not the optimizer's lr
+  EXPECT_EQ(cfg.schedule.shape, LrShape::ds_warmup_decay);
+  EXPECT_EQ(cfg.schedule.total, 100);
   EXPECT_FLOAT_EQ(cfg.adamw.beta2, 0.99f);
   EXPECT_EQ(cfg.schedule.warmup, 7);
   EXPECT_EQ(cfg.param_dtype, DType::bf16);

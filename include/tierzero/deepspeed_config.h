@@ -1,11 +1,17 @@
 // Reads a DeepSpeed JSON config for the keys that map onto tierzero:
 // zero_optimization.{stage, zero_hpz_partition_size, zero_quantized_weights,
-// zero_quantized_gradients}, train_micro_batch_size_per_gpu,
+// zero_quantized_gradients}, train_batch_size, train_micro_batch_size_per_gpu,
 // gradient_accumulation_steps, optimizer (AdamW/Adam: lr, betas, eps,
-// weight_decay), scheduler (warmup_num_steps, warmup_max_lr,
-// total_num_steps), bf16.enabled, fp16.enabled, gradient_clipping. Every
-// other key is listed in `ignored` so the caller can warn about it.
+// weight_decay), scheduler (WarmupLR, WarmupDecayLR, WarmupCosineLR with
+// their params, as DeepSpeed defines them: tierzero/optim.h),
+// bf16.enabled, fp16.{enabled, initial_scale_power, loss_scale_window},
+// gradient_clipping. Every other key is listed in `ignored` so the caller
+// can warn about it. Values set to "auto" (Hugging Face's integration)
+// keep tierzero's value (flags, TOML, defaults) and are listed in
+// `auto_keys`. Apply it before the command-line flags: flags win.
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,14 +22,22 @@ namespace tierzero {
 
 struct DeepSpeedMapping {
   Plan plan;
-  std::vector<std::string> ignored;  // dotted key paths tierzero does not implement
+  std::vector<std::string> ignored;    // dotted key paths tierzero does not implement
+  std::vector<std::string> auto_keys;  // dotted key paths set to "auto"
+  std::optional<std::int64_t> train_batch_size;  // checked by check_train_batch_size once the flags are in
 };
 
 // Applies the config's training keys to `cfg` and returns the plan for
 // `topo`. Throws ConfigError naming the file and key for malformed JSON,
-// wrong types, or a zero_hpz_partition_size that is no group size of the
+// a wrong type, a value out of range (a fraction where a whole number
+// belongs, a negative rate, ...), ZeRO++ keys under a stage below 3, bf16
+// and fp16 both enabled, a scheduler or optimizer tierzero does not
+// implement, or a zero_hpz_partition_size that is no group size of the
 // topology.
 DeepSpeedMapping read_deepspeed_config(const std::string& path, const Topology& topo, TrainConfig& cfg);
 DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::string& origin, const Topology& topo, TrainConfig& cfg);
+// DeepSpeed's rule train_batch_size = micro batch x accumulation x ranks,
+// on the final configuration; throws ConfigError naming `origin`.
+void check_train_batch_size(const DeepSpeedMapping& ds, const std::string& origin, const TrainConfig& cfg, int world_size);
 
 }  // namespace tierzero

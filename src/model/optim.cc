@@ -20,7 +20,26 @@ void adamw_update(float* p, const float* g, float* m, float* v, std::size_t n, c
   }
 }
 
+namespace {
+// DeepSpeed's schedulers (the formulas in tierzero/optim.h), in double as Python computes them.
+double deepspeed_lr(const LrSchedule& c, std::int64_t s) {
+  const double W = static_cast<double>(std::max<std::int64_t>(2, c.warmup)), step = static_cast<double>(s), peak = c.lr;
+  const double g = c.log_warmup ? std::log(step + 1) / std::log(W) : step / W;
+  const double T = static_cast<double>(c.total);
+  if (c.shape == LrShape::ds_warmup_cosine) {
+    if (step < W) return peak * (c.warmup_min_ratio + g * (1.0 - c.warmup_min_ratio));
+    const double wave = (1 + std::cos(M_PI * (step - W + 1) / std::max(1.0, T - W))) / 2;
+    return peak * std::max(0.0, c.cos_min_ratio + (1.0 - c.cos_min_ratio) * wave);
+  }
+  const double low = c.warmup_min_lr;
+  if (step < W) return low + (peak - low) * g;
+  if (c.shape == LrShape::ds_warmup) return peak;
+  return low + (peak - low) * std::max(0.0, (T - step) / std::max(1.0, T - W));
+}
+}  // namespace
+
 float LrSchedule::at(std::int64_t s) const {
+  if (shape != LrShape::warmup_cosine) return static_cast<float>(deepspeed_lr(*this, s));
   if (s < warmup) return lr * static_cast<float>(s + 1) / static_cast<float>(warmup);
   const double span = static_cast<double>(std::max<std::int64_t>(1, total - warmup));
   const double progress = std::min(1.0, static_cast<double>(s - warmup) / span);

@@ -1,5 +1,7 @@
 #include "tierzero/deepspeed_config.h"
 
+#include <climits>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -11,24 +13,59 @@ namespace tierzero {
 namespace {
 using nlohmann::json;
 
-// Walks `j`, handing known keys to `take` and recording the others.
-template <class F>
-void each_key(const json& j, const std::string& prefix, std::vector<std::string>& ignored, F take) {
-  for (auto& [k, v] : j.items()) {
-    const std::string path = prefix.empty() ? k : prefix + "." + k;
-    if (!take(k, v, path)) ignored.push_back(path);
+// Reads one config file: every value checked with the file and the dotted
+// key in its error; "auto" (Hugging Face's integration) keeps tierzero's
+// value and is recorded.
+class Reader {
+ public:
+  Reader(std::string origin, DeepSpeedMapping& out) : origin_(std::move(origin)), out_(out) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    TZ_THROW(ConfigError, origin_ + ": '" + path + "' " + what);
   }
-}
+  // True (and recorded) when the value is "auto".
+  bool is_auto(const json& v, const std::string& path) {
+    if (!(v.is_string() && v.get<std::string>() == "auto")) return false;
+    out_.auto_keys.push_back(path);
+    return true;
+  }
+  std::int64_t whole(const json& v, const std::string& path, std::int64_t lo, std::int64_t hi = INT_MAX) const {
+    const double x = v.is_number() ? v.get<double>() : NAN;
+    if (!(x == std::floor(x))) fail(path, "must be a whole number, got " + v.dump());
+    if (x < static_cast<double>(lo) || x > static_cast<double>(hi))
+      fail(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " + v.dump());
+    return static_cast<std::int64_t>(x);
+  }
+  // A finite number >= lo (> lo when open), below hi.
+  double real(const json& v, const std::string& path, double lo, bool open = false, double hi = HUGE_VAL) const {
+    const double x = v.is_number() ? v.get<double>() : NAN;
+    if (!std::isfinite(x)) fail(path, "must be a finite number, got " + v.dump());
+    if (open ? !(x > lo) : !(x >= lo)) fail(path, std::string("must be ") + (open ? "above " : "at least ") + std::to_string(lo) + ", got " + v.dump());
+    if (!(x < hi)) fail(path, "must be below " + std::to_string(hi) + ", got " + v.dump());
+    return x;
+  }
+  bool flag(const json& v, const std::string& path) const {
+    if (!v.is_boolean()) fail(path, "must be true or false, got " + v.dump());
+    return v.get<bool>();
+  }
+  std::string text(const json& v, const std::string& path) const {
+    if (!v.is_string()) fail(path, "must be a string, got " + v.dump());
+    return v.get<std::string>();
+  }
+  // Hands each key of object `j` to take(key, value, path); keys it declines are ignored (and listed).
+  template <class F>
+  void each(const json& j, const std::string& prefix, F take) {
+    if (!j.is_object()) fail(prefix, "must be a JSON object, got " + j.dump());
+    for (auto& [k, v] : j.items()) {
+      const std::string path = prefix.empty() ? k : prefix + "." + k;
+      if (!take(k, v, path)) out_.ignored.push_back(path);
+    }
+  }
 
-double number(const json& v, const std::string& origin, const std::string& path) {
-  TZ_CHECK(v.is_number(), ConfigError, origin + ": '" + path + "' must be a number");
-  return v.get<double>();
-}
-
-bool flag(const json& v, const std::string& origin, const std::string& path) {
-  TZ_CHECK(v.is_boolean(), ConfigError, origin + ": '" + path + "' must be true or false");
-  return v.get<bool>();
-}
+ private:
+  std::string origin_;
+  DeepSpeedMapping& out_;
+};
 
 Partition level_of_group_size(const Topology& topo, int size, const std::string& origin) {
   int g = 1;
@@ -36,8 +73,99 @@ Partition level_of_group_size(const Topology& topo, int size, const std::string&
     g *= topo.fanout(l);
     if (g == size && topo.declares(l)) return l;
   }
-  TZ_THROW(ConfigError, origin + ": zero_optimization.zero_hpz_partition_size " + std::to_string(size) +
+  TZ_THROW(ConfigError, origin + ": 'zero_optimization.zero_hpz_partition_size' " + std::to_string(size) +
                             " is not the size of any group of the topology " + topo.to_string());
+}
+
+LrShape scheduler_shape(const std::string& type, const Reader& r) {
+  if (type == "WarmupLR") return LrShape::ds_warmup;
+  if (type == "WarmupDecayLR") return LrShape::ds_warmup_decay;
+  if (type == "WarmupCosineLR") return LrShape::ds_warmup_cosine;
+  r.fail("scheduler.type", "'" + type + "' is not implemented (WarmupLR, WarmupDecayLR and WarmupCosineLR are)");
+}
+
+void read_scheduler(Reader& r, const json& v, TrainConfig& cfg) {
+  const json* type = v.is_object() && v.contains("type") ? &v.at("type") : nullptr;
+  if (!type) r.fail("scheduler.type", "is missing");
+  LrSchedule& s = cfg.schedule;
+  const LrSchedule mine = s;  // what "auto" keeps
+  // DeepSpeed's defaults for what the params leave out; total_num_steps
+  // (WarmupDecayLR, WarmupCosineLR) defaults to the run's --steps.
+  s.shape = scheduler_shape(r.text(*type, "scheduler.type"), r);
+  const bool cosine = s.shape == LrShape::ds_warmup_cosine;
+  s.warmup = 1000, s.total = 0, s.log_warmup = true, s.warmup_min_lr = 0, s.warmup_min_ratio = 0, s.cos_min_ratio = 1e-4f;
+  if (!cosine) s.lr = 1e-3f;  // warmup_max_lr; WarmupCosineLR's peak is the optimizer's lr
+  r.each(v, "scheduler", [&](const std::string& k, const json& sv, const std::string& path) {
+    if (k == "type") return true;
+    if (k != "params") return false;
+    r.each(sv, path, [&](const std::string& pk, const json& pv, const std::string& ppath) {
+      if (r.is_auto(pv, ppath)) {  // Hugging Face fills these from its training arguments: here, tierzero's
+        if (pk == "warmup_num_steps") s.warmup = mine.warmup;
+        else if (pk == "warmup_max_lr") s.lr = mine.lr;
+        return true;
+      }
+      if (pk == "warmup_num_steps") s.warmup = r.whole(pv, ppath, 0, LLONG_MAX);
+      else if (pk == "total_num_steps" && s.shape != LrShape::ds_warmup) s.total = r.whole(pv, ppath, 1, LLONG_MAX);
+      else if (pk == "warmup_type") {
+        const std::string t = r.text(pv, ppath);
+        if (t != "log" && t != "linear") r.fail(ppath, "must be \"log\" or \"linear\", got \"" + t + "\"");
+        s.log_warmup = t == "log";
+      } else if (pk == "warmup_min_lr" && !cosine) s.warmup_min_lr = static_cast<float>(r.real(pv, ppath, 0));
+      else if (pk == "warmup_max_lr" && !cosine) s.lr = static_cast<float>(r.real(pv, ppath, 0, true));
+      else if (pk == "warmup_min_ratio" && cosine) s.warmup_min_ratio = static_cast<float>(r.real(pv, ppath, 0, false, 1.0 + 1e-9));
+      else if (pk == "cos_min_ratio" && cosine) s.cos_min_ratio = static_cast<float>(r.real(pv, ppath, 0, false, 1.0 + 1e-9));
+      else return false;
+      return true;
+    });
+    return true;
+  });
+}
+
+void read_optimizer(Reader& r, const json& v, TrainConfig& cfg) {
+  r.each(v, "optimizer", [&](const std::string& k, const json& ov, const std::string& path) {
+    if (k == "type") {
+      const std::string t = r.text(ov, path);  // DeepSpeed's Adam is AdamW unless adam_w_mode is false
+      if (t != "AdamW" && t != "Adam") r.fail(path, "'" + t + "' is not supported (AdamW, Adam)");
+      return true;
+    }
+    if (k != "params") return false;
+    r.each(ov, path, [&](const std::string& pk, const json& pv, const std::string& ppath) {
+      if (r.is_auto(pv, ppath)) return true;
+      if (pk == "lr" && cfg.schedule.shape != LrShape::ds_warmup && cfg.schedule.shape != LrShape::ds_warmup_decay)
+        cfg.schedule.lr = static_cast<float>(r.real(pv, ppath, 0, true));
+      else if (pk == "lr") r.real(pv, ppath, 0, true);  // WarmupLR and WarmupDecayLR set the rate from warmup_max_lr
+      else if (pk == "eps") cfg.adamw.eps = static_cast<float>(r.real(pv, ppath, 0, true));
+      else if (pk == "weight_decay") cfg.adamw.weight_decay = static_cast<float>(r.real(pv, ppath, 0));
+      else if (pk == "betas") {
+        if (!pv.is_array() || pv.size() != 2) r.fail(ppath, "must be a list of two numbers, got " + pv.dump());
+        cfg.adamw.beta1 = static_cast<float>(r.real(pv[0], ppath + "[0]", 0, false, 1));
+        cfg.adamw.beta2 = static_cast<float>(r.real(pv[1], ppath + "[1]", 0, false, 1));
+      } else if (pk == "adam_w_mode") {
+        if (!r.flag(pv, ppath)) r.fail(ppath, "false (Adam with L2 regularisation) is not supported; tierzero's optimizer is AdamW");
+      } else return false;
+      return true;
+    });
+    return true;
+  });
+}
+
+// bf16 / fp16: enabled, and fp16's dynamic loss scaling.
+void read_precision(Reader& r, const std::string& k, const json& v, TrainConfig& cfg, bool& enabled) {
+  r.each(v, k, [&](const std::string& fk, const json& fv, const std::string& path) {
+    if (fk == "enabled") {
+      enabled = !r.is_auto(fv, path) && r.flag(fv, path);
+      if (enabled) cfg.param_dtype = k == "bf16" ? DType::bf16 : DType::f16;
+    } else if (k == "fp16" && fk == "initial_scale_power") {
+      cfg.loss_scale_power = static_cast<int>(r.whole(fv, path, 0, 64));
+    } else if (k == "fp16" && fk == "loss_scale_window") {
+      cfg.loss_scale_window = static_cast<int>(r.whole(fv, path, 1));
+    } else if (k == "fp16" && fk == "loss_scale") {
+      if (r.real(fv, path, 0) != 0) r.fail(path, "a static loss scale is not supported (0: dynamic scaling)");
+    } else {
+      return false;
+    }
+    return true;
+  });
 }
 }  // namespace
 
@@ -50,69 +178,46 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   }
   TZ_CHECK(root.is_object(), ConfigError, origin + ": the top level must be a JSON object");
   DeepSpeedMapping out;
+  Reader r(origin, out);
   int stage = 0, hpz = 1;
-  bool qwz = false, qgz = false;
-  each_key(root, "", out.ignored, [&](const std::string& k, const json& v, const std::string& path) {
+  bool qwz = false, qgz = false, bf16 = false, fp16 = false;
+  if (root.contains("scheduler")) read_scheduler(r, root.at("scheduler"), cfg);  // first: it decides which lr key sets the peak
+  r.each(root, "", [&](const std::string& k, const json& v, const std::string& path) {
+    if (k == "scheduler") return true;
     if (k == "zero_optimization") {
-      each_key(v, path, out.ignored, [&](const std::string& zk, const json& zv, const std::string& zpath) {
-        if (zk == "stage") stage = static_cast<int>(number(zv, origin, zpath));
-        else if (zk == "zero_hpz_partition_size") hpz = static_cast<int>(number(zv, origin, zpath));
-        else if (zk == "zero_quantized_weights") qwz = flag(zv, origin, zpath);
-        else if (zk == "zero_quantized_gradients") qgz = flag(zv, origin, zpath);
-        else return false;
+      r.each(v, path, [&](const std::string& zk, const json& zv, const std::string& zpath) {
+        if (zk == "stage") stage = static_cast<int>(r.whole(zv, zpath, 0, 3));
+        else if (zk == "zero_hpz_partition_size") hpz = static_cast<int>(r.whole(zv, zpath, 1));
+        else if (zk == "zero_quantized_weights") qwz = r.flag(zv, zpath);
+        else if (zk == "zero_quantized_gradients") qgz = r.flag(zv, zpath);
+        else return false;  // buckets, thresholds, overlap: tierzero's own (listed as ignored)
         return true;
       });
+    } else if (r.is_auto(v, path)) {
+      // train_batch_size, micro batch, accumulation, clipping: tierzero's values
     } else if (k == "train_micro_batch_size_per_gpu") {
-      cfg.micro_batch = static_cast<int>(number(v, origin, path));
+      cfg.micro_batch = static_cast<int>(r.whole(v, path, 1));
     } else if (k == "gradient_accumulation_steps") {
-      cfg.grad_accum = static_cast<int>(number(v, origin, path));
+      cfg.grad_accum = static_cast<int>(r.whole(v, path, 1));
+    } else if (k == "train_batch_size") {
+      out.train_batch_size = r.whole(v, path, 1, LLONG_MAX);
     } else if (k == "gradient_clipping") {
-      cfg.grad_clip = static_cast<float>(number(v, origin, path));
+      cfg.grad_clip = static_cast<float>(r.real(v, path, 0));
     } else if (k == "bf16" || k == "fp16") {
-      each_key(v, path, out.ignored, [&](const std::string& fk, const json& fv, const std::string& fpath) {
-        if (fk != "enabled") return false;
-        if (flag(fv, origin, fpath)) cfg.param_dtype = k == "bf16" ? DType::bf16 : DType::f16;
-        return true;
-      });
+      read_precision(r, k, v, cfg, k == "bf16" ? bf16 : fp16);
     } else if (k == "optimizer") {
-      each_key(v, path, out.ignored, [&](const std::string& ok, const json& ov, const std::string& opath) {
-        if (ok == "type") {
-          const std::string t = ov.is_string() ? ov.get<std::string>() : "";
-          TZ_CHECK(t == "AdamW" || t == "Adam", ConfigError, origin + ": optimizer type '" + t + "' is not supported (AdamW)");
-          return true;
-        }
-        if (ok != "params") return false;
-        each_key(ov, opath, out.ignored, [&](const std::string& pk, const json& pv, const std::string& ppath) {
-          if (pk == "lr") cfg.schedule.lr = static_cast<float>(number(pv, origin, ppath));
-          else if (pk == "eps") cfg.adamw.eps = static_cast<float>(number(pv, origin, ppath));
-          else if (pk == "weight_decay") cfg.adamw.weight_decay = static_cast<float>(number(pv, origin, ppath));
-          else if (pk == "betas" && pv.is_array() && pv.size() == 2) {
-            cfg.adamw.beta1 = static_cast<float>(number(pv[0], origin, ppath));
-            cfg.adamw.beta2 = static_cast<float>(number(pv[1], origin, ppath));
-          } else return false;
-          return true;
-        });
-        return true;
-      });
-    } else if (k == "scheduler") {
-      each_key(v, path, out.ignored, [&](const std::string& sk, const json& sv, const std::string& spath) {
-        if (sk == "type") return true;  // warmup then decay: tierzero's schedule is warmup + cosine
-        if (sk != "params") return false;
-        each_key(sv, spath, out.ignored, [&](const std::string& pk, const json& pv, const std::string& ppath) {
-          if (pk == "warmup_num_steps") cfg.schedule.warmup = static_cast<std::int64_t>(number(pv, origin, ppath));
-          else if (pk == "warmup_max_lr") cfg.schedule.lr = static_cast<float>(number(pv, origin, ppath));
-          else if (pk == "total_num_steps") cfg.schedule.total = static_cast<std::int64_t>(number(pv, origin, ppath));
-          else return false;
-          return true;
-        });
-        return true;
-      });
+      read_optimizer(r, v, cfg);
     } else {
       return false;
     }
     return true;
   });
-  TZ_CHECK(stage >= 0 && stage <= 3, ConfigError, origin + ": zero_optimization.stage must be 0 to 3");
+  if (bf16 && fp16) r.fail("bf16.enabled", "and 'fp16.enabled' are both true; enable one");
+  if (stage < 3) {
+    for (auto [on, key] : {std::pair{qwz, "zero_quantized_weights"}, std::pair{qgz, "zero_quantized_gradients"},
+                           std::pair{hpz > 1, "zero_hpz_partition_size"}})
+      if (on) r.fail(std::string("zero_optimization.") + key, "is a ZeRO++ setting and needs stage 3, but stage is " + std::to_string(stage));
+  }
   static const char* kStages[] = {"ddp", "zero1", "zero2", "zero3"};
   const bool zeropp = stage == 3 && (hpz > 1 || qwz || qgz);
   Plan p = strategy_plan(zeropp ? "zeropp" : kStages[stage]);
@@ -122,7 +227,6 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
     if (!qgz) p.grad_bits = HopBits{};
   }
   out.plan = fit_to(p, topo);
-  cfg.validate();
   return out;
 }
 
@@ -132,6 +236,15 @@ DeepSpeedMapping read_deepspeed_config(const std::string& path, const Topology& 
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_deepspeed_config(ss.str(), path, topo, cfg);
+}
+
+void check_train_batch_size(const DeepSpeedMapping& ds, const std::string& origin, const TrainConfig& cfg, int world_size) {
+  if (!ds.train_batch_size) return;
+  const std::int64_t have = static_cast<std::int64_t>(cfg.micro_batch) * cfg.grad_accum * world_size;
+  TZ_CHECK(*ds.train_batch_size == have, ConfigError,
+           origin + ": 'train_batch_size' is " + std::to_string(*ds.train_batch_size) + " but micro batch " +
+               std::to_string(cfg.micro_batch) + " x accumulation " + std::to_string(cfg.grad_accum) + " x " +
+               std::to_string(world_size) + " ranks is " + std::to_string(have));
 }
 
 }  // namespace tierzero

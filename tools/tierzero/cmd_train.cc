@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 
 #include "commands.h"
 #include "validators.h"
@@ -37,9 +38,12 @@ struct TrainArgs {
   bool recompute = false, check_comm_order = false, allow_seed_change = false;
 };
 
-TrainConfig resolve(const TrainArgs& a) {
+// The run's configuration: the TOML file, then `deepspeed` (a DeepSpeed
+// config's keys, multi-rank runs), then the flags, which win over both.
+TrainConfig resolve(const TrainArgs& a, const std::function<void(TrainConfig&)>& deepspeed = {}) {
   TrainConfig c;
   if (!a.config.empty()) load_train_config(a.config, c);
+  if (deepspeed) deepspeed(c);
   if (!a.model.empty()) c.model = gpt_preset(a.model);
   if (!a.data.empty()) c.data = a.data;
   if (a.steps > 0) c.steps = a.steps;
@@ -139,13 +143,20 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
   Plan plan = fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo);
   if (!a.deepspeed.empty()) {
     TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
-    const DeepSpeedMapping ds = read_deepspeed_config(a.deepspeed, topo, cfg);
+    DeepSpeedMapping ds;
+    cfg = resolve(a, [&](TrainConfig& c) { ds = read_deepspeed_config(a.deepspeed, topo, c); });
+    check_train_batch_size(ds, a.deepspeed, cfg, mpi.size());
     plan = ds.plan;
-    if (mpi.rank() == 0 && !ds.ignored.empty()) {
-      std::string keys;
-      for (const auto& k : ds.ignored) keys += (keys.empty() ? "" : ", ") + k;
-      std::fprintf(stderr, "tierzero: warning: DeepSpeed keys not implemented and ignored: %s\n", keys.c_str());
-    }
+    auto listed = [](const std::vector<std::string>& keys) {
+      std::string s;
+      for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
+      return s;
+    };
+    if (mpi.rank() == 0 && !ds.ignored.empty())
+      std::fprintf(stderr, "tierzero: warning: DeepSpeed keys not implemented and ignored: %s\n", listed(ds.ignored).c_str());
+    if (mpi.rank() == 0 && !ds.auto_keys.empty())
+      std::fprintf(stderr, "tierzero: DeepSpeed keys set to \"auto\" take tierzero's values (flags, --config, defaults): %s\n",
+                   listed(ds.auto_keys).c_str());
   }
   const bool root = mpi.rank() == 0;
   const TokenData data = TokenData::load(cfg.data);

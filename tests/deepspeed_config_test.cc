@@ -1,0 +1,128 @@
+// DeepSpeed JSON configs (tierzero/deepspeed_config.h): the schedulers and
+// precision keys map as DeepSpeed defines them, "auto" keeps tierzero's
+// values, and every bad value is an error naming the file and the key.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tierzero/deepspeed_config.h"
+#include "tierzero/error.h"
+
+namespace tierzero {
+namespace {
+
+const Topology kTopo = Topology::parse("gpu=2,node=2,world=2", 8);
+
+DeepSpeedMapping parse(const std::string& json, TrainConfig& cfg) { return parse_deepspeed_config(json, "ds.json", kTopo, cfg); }
+
+std::string error_of(const std::string& json) {
+  TrainConfig cfg;
+  try {
+    parse(json, cfg);
+  } catch (const ConfigError& e) {
+    return e.message();
+  }
+  return "";
+}
+
+TEST(DeepSpeedConfig, BadValuesNameTheFileAndTheKey) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"zero_optimization": {"stage": 2, "zero_quantized_weights": true}})",
+       "ds.json: 'zero_optimization.zero_quantized_weights' is a ZeRO++ setting and needs stage 3, but stage is 2"},
+      {R"({"zero_optimization": {"stage": 1, "zero_quantized_gradients": true}})", "'zero_optimization.zero_quantized_gradients' is a ZeRO++"},
+      {R"({"zero_optimization": {"stage": 2, "zero_hpz_partition_size": 4}})", "'zero_optimization.zero_hpz_partition_size' is a ZeRO++"},
+      {R"({"zero_optimization": {"stage": 3, "zero_hpz_partition_size": -2}})",
+       "'zero_optimization.zero_hpz_partition_size' must be between 1 and 2147483647, got -2"},
+      {R"({"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 2.5}})", "must be a whole number, got 2.5"},
+      {R"({"zero_optimization": {"stage": 2.7}})", "'zero_optimization.stage' must be a whole number, got 2.7"},
+      {R"({"zero_optimization": {"stage": 4}})", "'zero_optimization.stage' must be between 0 and 3, got 4"},
+      {R"({"bf16": {"enabled": true}, "fp16": {"enabled": true}})", "'bf16.enabled' and 'fp16.enabled' are both true"},
+      {R"({"scheduler": {"type": "OneCycle", "params": {}}})",
+       "'scheduler.type' 'OneCycle' is not implemented (WarmupLR, WarmupDecayLR and WarmupCosineLR are)"},
+      {R"({"scheduler": {"params": {}}})", "'scheduler.type' is missing"},
+      {R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_type": "cubic"}}})", "'scheduler.params.warmup_type' must be \"log\" or \"linear\""},
+      {R"({"train_micro_batch_size_per_gpu": 1e12})", "'train_micro_batch_size_per_gpu' must be between 1 and 2147483647"},
+      {R"({"gradient_accumulation_steps": 0})", "'gradient_accumulation_steps' must be between 1 and"},
+      {R"({"optimizer": {"type": "AdamW", "params": {"lr": -0.001}}})", "'optimizer.params.lr' must be above 0"},
+      {R"({"optimizer": {"type": "AdamW", "params": {"betas": [0.9, 1.5]}}})", "'optimizer.params.betas[1]' must be below 1"},
+      {R"({"optimizer": {"type": "Lamb"}})", "'optimizer.type' 'Lamb' is not supported"},
+      {R"({"gradient_clipping": "1.0"})", "'gradient_clipping' must be a finite number, got \"1.0\""},
+      {R"({"fp16": {"enabled": true, "loss_scale": 128}})", "'fp16.loss_scale' a static loss scale is not supported"},
+      {R"({"bf16": {"enabled": "yes"}})", "'bf16.enabled' must be true or false"},
+  };
+  for (const auto& [json, want] : cases) {
+    const std::string got = error_of(json);
+    EXPECT_NE(got.find(want), std::string::npos) << json << "\n  gave: " << got;
+  }
+}
+
+TEST(DeepSpeedConfig, SchedulersMapAsDeepSpeedDefinesThem) {
+  TrainConfig cfg;
+  parse(R"({"optimizer": {"type": "AdamW", "params": {"lr": 0.0002}},
+            "scheduler": {"type": "WarmupDecayLR", "params": {"warmup_num_steps": 7, "total_num_steps": 100,
+                                                              "warmup_min_lr": 1e-5, "warmup_type": "linear"}}})", cfg);
+  EXPECT_EQ(cfg.schedule.shape, LrShape::ds_warmup_decay);
+  EXPECT_FLOAT_EQ(cfg.schedule.lr, 1e-3f);  // WarmupDecayLR's peak is warmup_max_lr (default 0.001), not the optimizer's lr
+  EXPECT_FLOAT_EQ(cfg.schedule.warmup_min_lr, 1e-5f);
+  EXPECT_EQ(cfg.schedule.warmup, 7);
+  EXPECT_EQ(cfg.schedule.total, 100);
+  EXPECT_FALSE(cfg.schedule.log_warmup);
+
+  TrainConfig c2;
+  parse(R"({"optimizer": {"type": "AdamW", "params": {"lr": 0.0002}},
+            "scheduler": {"type": "WarmupCosineLR", "params": {"total_num_steps": 50, "warmup_min_ratio": 0.1, "cos_min_ratio": 0.01}}})", c2);
+  EXPECT_EQ(c2.schedule.shape, LrShape::ds_warmup_cosine);
+  EXPECT_FLOAT_EQ(c2.schedule.lr, 2e-4f);  // WarmupCosineLR scales the optimizer's lr
+  EXPECT_EQ(c2.schedule.warmup, 1000);     // DeepSpeed's default
+  EXPECT_FLOAT_EQ(c2.schedule.warmup_min_ratio, 0.1f);
+  EXPECT_FLOAT_EQ(c2.schedule.cos_min_ratio, 0.01f);
+  EXPECT_TRUE(c2.schedule.log_warmup);
+
+  TrainConfig c3;
+  parse(R"({"scheduler": {"type": "WarmupLR", "params": {"warmup_max_lr": 0.003, "warmup_num_steps": 20}}})", c3);
+  EXPECT_EQ(c3.schedule.shape, LrShape::ds_warmup);
+  EXPECT_FLOAT_EQ(c3.schedule.at(19), 3e-3f);
+}
+
+TEST(DeepSpeedConfig, AutoValuesKeepTierzerosAndAreListed) {
+  TrainConfig cfg;
+  cfg.micro_batch = 3, cfg.schedule.lr = 5e-4f, cfg.schedule.warmup = 20, cfg.grad_clip = 0.7f;
+  const DeepSpeedMapping m = parse(R"({"train_micro_batch_size_per_gpu": "auto", "gradient_clipping": "auto",
+      "optimizer": {"type": "AdamW", "params": {"lr": "auto", "weight_decay": "auto"}},
+      "scheduler": {"type": "WarmupLR", "params": {"warmup_max_lr": "auto", "warmup_num_steps": "auto", "warmup_min_lr": "auto"}},
+      "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 3}})", cfg);
+  EXPECT_EQ(cfg.micro_batch, 3);
+  EXPECT_FLOAT_EQ(cfg.grad_clip, 0.7f);
+  EXPECT_FLOAT_EQ(cfg.schedule.lr, 5e-4f);
+  EXPECT_EQ(cfg.schedule.warmup, 20);
+  EXPECT_EQ(cfg.schedule.shape, LrShape::ds_warmup);
+  std::vector<std::string> listed = m.auto_keys;
+  std::sort(listed.begin(), listed.end());
+  EXPECT_EQ(listed, (std::vector<std::string>{"bf16.enabled", "gradient_clipping", "optimizer.params.lr", "optimizer.params.weight_decay",
+                                              "scheduler.params.warmup_max_lr", "scheduler.params.warmup_min_lr",
+                                              "scheduler.params.warmup_num_steps", "train_micro_batch_size_per_gpu"}));
+}
+
+TEST(DeepSpeedConfig, TrainBatchSizeMustMatchTheRun) {
+  TrainConfig cfg;
+  const DeepSpeedMapping m = parse(R"({"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2})", cfg);
+  EXPECT_NO_THROW(check_train_batch_size(m, "ds.json", cfg, 8));
+  try {
+    check_train_batch_size(m, "ds.json", cfg, 4);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find("ds.json: 'train_batch_size' is 64 but micro batch 4 x accumulation 2 x 4 ranks is 32"), std::string::npos)
+        << e.message();
+  }
+}
+
+TEST(DeepSpeedConfig, Fp16LossScalingKeys) {
+  TrainConfig cfg;
+  parse(R"({"fp16": {"enabled": true, "initial_scale_power": 12, "loss_scale_window": 200, "loss_scale": 0}})", cfg);
+  EXPECT_EQ(cfg.param_dtype, DType::f16);
+  EXPECT_EQ(cfg.loss_scale_power, 12);
+  EXPECT_EQ(cfg.loss_scale_window, 200);
+}
+
+}  // namespace
+}  // namespace tierzero
