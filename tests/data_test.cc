@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <vector>
 
 #include "tierzero/error.h"
 
@@ -73,6 +74,22 @@ TEST(TokenFile, BadFilesAreClearErrors) {
   std::remove(p.c_str());
   EXPECT_THROW(write_token_file(p, {1, 300}, 256), FormatError);
   EXPECT_FALSE(std::ifstream(p)) << "nothing written on error";
+}
+
+// A count whose size in bytes wraps around 2^64 (here to exactly the bytes
+// present) must not pass for a whole file: it would be read far past its end.
+TEST(TokenFile, AHugeCountDoesNotWrapAround) {
+  TokenFileHeader h{};
+  std::memcpy(h.magic, "TZTOKENS", 8);
+  h.version = 1, h.token_bytes = 2, h.count = (std::uint64_t{1} << 63) + 3, h.vocab = 256;
+  std::vector<unsigned char> file(sizeof h + 6, 0);
+  std::memcpy(file.data(), &h, sizeof h);
+  try {
+    check_token_file(file.data(), file.size(), "wrap.bin");
+    FAIL() << "accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(e.message().find("wrap.bin: truncated: header says 9223372036854775811 tokens"), std::string::npos) << e.message();
+  }
 }
 
 TEST(BuiltinCorpus, IsAtLeastAMegabyteOfEnglish) {

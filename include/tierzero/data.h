@@ -51,6 +51,11 @@ class TokenData {
   std::string origin_;
 };
 
+// Checks a whole token file held in memory (header, size, every id below
+// the vocabulary) and returns its header; throws FormatError naming
+// `where` and the problem. TokenData::open uses it on the mapped file.
+TokenFileHeader check_token_file(const void* file, std::size_t bytes, const std::string& where);
+
 // Writes a token file atomically (temporary name, then rename). ids must be
 // < vocab; uint16 storage when vocab <= 65536, else uint32.
 void write_token_file(const std::string& path, const std::vector<std::uint32_t>& tokens, std::uint32_t vocab);

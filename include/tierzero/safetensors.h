@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tierzero {
@@ -33,6 +34,8 @@ struct SafeTensorsFile {
 // Throws FormatError naming the file and the problem (truncated, bad header
 // JSON, offsets out of range or overlapping, unknown dtype, size mismatch).
 SafeTensorsFile read_safetensors(const std::string& path);
+// The same for a whole file held in memory; `where` names it in errors.
+SafeTensorsFile parse_safetensors(std::string_view file, const std::string& where);
 // Written under a temporary name and renamed.
 void write_safetensors(const std::string& path, const SafeTensorsFile& file);
 SafeTensor make_f32_tensor(std::vector<std::int64_t> shape, const float* data);

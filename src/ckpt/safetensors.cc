@@ -1,8 +1,12 @@
 #include "tierzero/safetensors.h"
 
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "tierzero/dtype.h"
@@ -42,6 +46,19 @@ std::size_t SafeTensor::numel() const {
   for (auto d : shape) n *= static_cast<std::size_t>(d);
   return n;
 }
+
+namespace {
+// Bytes of a tensor of `shape` and `esize`-byte elements, or nothing when a
+// dimension is negative or the product does not fit in 64 bits.
+std::optional<std::uint64_t> tensor_bytes(const std::vector<std::int64_t>& shape, std::size_t esize) {
+  std::uint64_t n = esize;
+  for (std::int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > UINT64_MAX / static_cast<std::uint64_t>(d))) return std::nullopt;
+    n *= static_cast<std::uint64_t>(d);
+  }
+  return n;
+}
+}  // namespace
 std::vector<float> SafeTensor::as_f32() const { return convert<float>(*this); }
 std::vector<double> SafeTensor::as_f64() const { return convert<double>(*this); }
 std::vector<std::int32_t> SafeTensor::as_i32() const { return convert<std::int32_t>(*this); }
@@ -54,15 +71,20 @@ const SafeTensor& SafeTensorsFile::at(const std::string& name) const {
 
 SafeTensorsFile read_safetensors(const std::string& path) {
   const std::string where = "safetensors file '" + path + "'";
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::ifstream in(path, std::ios::binary);
   TZ_CHECK(in, FormatError, where + ": cannot open");
-  const std::uint64_t size = static_cast<std::uint64_t>(in.tellg());
-  in.seekg(0);
+  std::stringstream file;
+  file << in.rdbuf();
+  return parse_safetensors(file.str(), where);
+}
+
+SafeTensorsFile parse_safetensors(std::string_view file, const std::string& where) {
+  const std::uint64_t size = file.size();
   std::uint64_t n = 0;
-  TZ_CHECK(size >= 8 && in.read(reinterpret_cast<char*>(&n), 8), FormatError, where + ": truncated (no header length)");
+  TZ_CHECK(size >= 8, FormatError, where + ": truncated (no header length)");
+  std::memcpy(&n, file.data(), 8);
   TZ_CHECK(n <= size - 8, FormatError, where + ": truncated: header of " + std::to_string(n) + " bytes does not fit");
-  std::string header(n, '\0');
-  in.read(header.data(), static_cast<std::streamsize>(n));
+  const std::string_view header = file.substr(8, n);
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(header);
@@ -71,8 +93,7 @@ SafeTensorsFile read_safetensors(const std::string& path) {
   }
   TZ_CHECK(j.is_object(), FormatError, where + ": header is not a JSON object");
   const std::uint64_t data_bytes = size - 8 - n;
-  std::vector<std::byte> data(data_bytes);
-  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(data_bytes));
+  const auto* data = reinterpret_cast<const std::byte*>(file.data()) + 8 + n;
   SafeTensorsFile f;
   for (auto& [name, v] : j.items()) {
     if (name == "__metadata__") {
@@ -88,10 +109,12 @@ SafeTensorsFile read_safetensors(const std::string& path) {
       TZ_CHECK(esize > 0, FormatError, where + ": tensor '" + name + "' has unknown dtype " + t.dtype);
       TZ_CHECK(off.size() == 2 && off[0] <= off[1] && off[1] <= data_bytes, FormatError,
                where + ": tensor '" + name + "' has data offsets outside the file (truncated?)");
-      TZ_CHECK(off[1] - off[0] == t.numel() * esize, FormatError,
+      const std::optional<std::uint64_t> need = tensor_bytes(t.shape, esize);
+      TZ_CHECK(need, FormatError, where + ": tensor '" + name + "' has a negative or too large shape");
+      TZ_CHECK(off[1] - off[0] == *need, FormatError,
                where + ": tensor '" + name + "' has " + std::to_string(off[1] - off[0]) + " bytes for its shape's " +
-                   std::to_string(t.numel() * esize));
-      t.data.assign(data.begin() + static_cast<std::ptrdiff_t>(off[0]), data.begin() + static_cast<std::ptrdiff_t>(off[1]));
+                   std::to_string(*need));
+      t.data.assign(data + off[0], data + off[1]);
       f.tensors.emplace(name, std::move(t));
     } catch (const nlohmann::json::exception& e) {
       TZ_THROW(FormatError, where + ": tensor '" + name + "' has a malformed entry (" + e.what() + ")");

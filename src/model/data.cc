@@ -36,7 +36,7 @@ TokenData TokenData::open(const std::string& path) {
   const std::size_t bytes = static_cast<std::size_t>(st.st_size);
   if (bytes < sizeof(TokenFileHeader)) {
     ::close(fd);
-    TZ_THROW(FormatError, where + ": truncated: " + std::to_string(bytes) + " bytes is shorter than the 32-byte header");
+    check_token_file(nullptr, bytes, where);  // throws: too short
   }
   void* map = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
   ::close(fd);
@@ -44,17 +44,7 @@ TokenData TokenData::open(const std::string& path) {
   auto storage = std::make_shared<Storage>();
   storage->map = map;
   storage->map_bytes = bytes;
-  TokenFileHeader h;
-  std::memcpy(&h, map, sizeof h);
-  TZ_CHECK(std::memcmp(h.magic, "TZTOKENS", 8) == 0, FormatError,
-           where + ": not a tierzero token file (bad magic; create one with 'tierzero data prepare')");
-  TZ_CHECK(h.version == 1, FormatError, where + ": unsupported version " + std::to_string(h.version) + " (expected 1)");
-  TZ_CHECK(h.token_bytes == 2 || h.token_bytes == 4, FormatError,
-           where + ": bad token dtype: " + std::to_string(h.token_bytes) + " bytes per id (expected 2 for uint16 or 4 for uint32)");
-  const std::size_t expect = sizeof h + h.count * h.token_bytes;
-  TZ_CHECK(bytes == expect, FormatError,
-           where + (bytes < expect ? ": truncated: " : ": has trailing bytes: ") + "header says " + std::to_string(h.count) +
-               " tokens (" + std::to_string(expect) + " bytes) but the file has " + std::to_string(bytes) + " bytes");
+  const TokenFileHeader h = check_token_file(map, bytes, where);
   TokenData d;
   d.storage_ = storage;
   d.data_ = static_cast<const char*>(map) + sizeof h;
@@ -62,11 +52,38 @@ TokenData TokenData::open(const std::string& path) {
   d.vocab_ = h.vocab;
   d.token_bytes_ = h.token_bytes;
   d.origin_ = path;
-  for (std::size_t i = 0; i < d.count_; ++i)
-    TZ_CHECK(d[i] < h.vocab, FormatError,
-             where + ": token " + std::to_string(i) + " has id " + std::to_string(d[i]) + ", not below the vocabulary size " +
-                 std::to_string(h.vocab));
   return d;
+}
+
+TokenFileHeader check_token_file(const void* file, std::size_t bytes, const std::string& where) {
+  TZ_CHECK(bytes >= sizeof(TokenFileHeader), FormatError,
+           where + ": truncated: " + std::to_string(bytes) + " bytes is shorter than the 32-byte header");
+  TokenFileHeader h;
+  std::memcpy(&h, file, sizeof h);
+  TZ_CHECK(std::memcmp(h.magic, "TZTOKENS", 8) == 0, FormatError,
+           where + ": not a tierzero token file (bad magic; create one with 'tierzero data prepare')");
+  TZ_CHECK(h.version == 1, FormatError, where + ": unsupported version " + std::to_string(h.version) + " (expected 1)");
+  TZ_CHECK(h.token_bytes == 2 || h.token_bytes == 4, FormatError,
+           where + ": bad token dtype: " + std::to_string(h.token_bytes) + " bytes per id (expected 2 for uint16 or 4 for uint32)");
+  const std::size_t room = (bytes - sizeof h) / h.token_bytes;  // compared before multiplying: a huge count must not wrap
+  TZ_CHECK(h.count == room && (bytes - sizeof h) % h.token_bytes == 0, FormatError,
+           where + (h.count > room ? ": truncated: " : ": has trailing bytes: ") + "header says " + std::to_string(h.count) +
+               " tokens of " + std::to_string(h.token_bytes) + " bytes but the file has " + std::to_string(bytes) + " bytes");
+  const auto* ids = static_cast<const unsigned char*>(file) + sizeof h;
+  for (std::size_t i = 0; i < h.count; ++i) {
+    std::uint32_t id = 0;
+    if (h.token_bytes == 2) {
+      std::uint16_t v;
+      std::memcpy(&v, ids + 2 * i, 2);
+      id = v;
+    } else {
+      std::memcpy(&id, ids + 4 * i, 4);
+    }
+    TZ_CHECK(id < h.vocab, FormatError,
+             where + ": token " + std::to_string(i) + " has id " + std::to_string(id) + ", not below the vocabulary size " +
+                 std::to_string(h.vocab));
+  }
+  return h;
 }
 
 TokenData TokenData::from_tokens(std::vector<std::uint32_t> tokens, std::uint32_t vocab, std::string origin) {

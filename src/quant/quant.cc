@@ -2,16 +2,22 @@
 // or the best vector implementation this CPU supports.
 #include "tierzero/quant.h"
 
+#include <cpuid.h>
+
 #include "quant/quant_block.h"
 #include "tierzero/error.h"
 
 namespace tierzero {
 
 namespace {
-bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c"); }
+// F16C from CPUID leaf 1 (clang's __builtin_cpu_supports does not know "f16c").
+bool cpu_has_f16c() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+}
+bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && cpu_has_f16c(); }
 bool cpu_has_avx512() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("f16c");
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && cpu_has_f16c();
 }
 
 const quant::Kernels& kernels(QuantImpl impl) {

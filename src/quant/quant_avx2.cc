@@ -1,13 +1,17 @@
 // AVX2 (+F16C) vector traits for the quantisation kernels.
-// Compiled for the vector ISA through #pragma GCC target; -ffp-contract=off.
+// Compiled for the vector ISA through a target pragma (GCC's, or clang's attribute); -ffp-contract=off.
 #include <immintrin.h>
 
 #include "quant/quant_block.h"
 
 // Only what follows is compiled for the vector ISA: the shared headers above
 // keep the baseline target, so their out-of-line copies run on any x86-64.
+#if defined(__clang__)  // clang ignores GCC's target pragma
+#pragma clang attribute push(__attribute__((target("avx2,f16c"))), apply_to = function)
+#else
 #pragma GCC push_options
 #pragma GCC target("avx2,f16c")
+#endif
 #include "quant/quant_simd.h"
 
 namespace tierzero::quant {
@@ -118,4 +122,8 @@ const Kernels* avx2_kernels() { return &SimdKernels<Avx2>::kernels(); }
 
 }  // namespace tierzero::quant
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
 #pragma GCC pop_options
+#endif

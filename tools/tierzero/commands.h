@@ -17,7 +17,7 @@ struct Context {
   int* argc;
   char*** argv;
   int exit_code = 0;
-  std::optional<MpiSession> mpi;
+  std::optional<MpiSession> mpi{};
 
   MpiSession& start_mpi() {
     if (!mpi) mpi.emplace(argc, argv);
@@ -30,7 +30,7 @@ struct Context {
   // alike, so no rank is left waiting in a collective. Returns the exit
   // code; later calls return the first one without printing.
   int fail(std::exception_ptr error);
-  std::optional<int> failed;
+  std::optional<int> failed{};
 };
 
 void add_bench_command(CLI::App& app, Context& ctx);

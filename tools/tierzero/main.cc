@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   CLI::App app{"tierzero: topology-aware sharded data-parallel training (ZeRO-3, ZeRO++, hier3)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "tierzero 0.1.0");
-  tierzero::cli::Context ctx{&argc, &argv, 0, std::nullopt};
+  tierzero::cli::Context ctx{&argc, &argv};
   tierzero::cli::add_bench_command(app, ctx);
   tierzero::cli::add_train_command(app, ctx);
   tierzero::cli::add_data_command(app, ctx);

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Fuzzes every parser of outside input (tests/fuzz/parsers_fuzz.cc): builds
+# the libFuzzer targets with clang, AddressSanitizer and UBSan in
+# build-fuzz/, then runs each over its seed corpus (tests/fuzz/corpus/NAME)
+# for RUNS inputs (default 20000, what CI runs) or, with --seconds S, for S
+# seconds each. Prints executions and findings per parser; exits 1 when any
+# parser crashed, hung (10 s per input), leaked or went past 2 GB.
+#   scripts/fuzz.sh [RUNS | --seconds S]
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+TZ_PACKAGES+=(clang libclang-rt-14-dev)
+tz_install
+limit=(-runs="${1:-20000}")
+[ "${1:-}" = "--seconds" ] && limit=(-max_total_time="${2:?give the seconds}")
+build="$TZ_ROOT/build-fuzz"
+parsers=(run_config system deepspeed token_file safetensors checkpoint_meta)
+if [ ! -f "$build/build.ninja" ]; then
+  CC=clang CXX=clang++ cmake -S "$TZ_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_BUILD_FUZZ=ON \
+    -DTZ_BUILD_TESTS=OFF -DTZ_BUILD_BENCH=OFF -DTZ_WITH_CUDA=OFF -DTZ_WITH_NCCL=OFF >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)" --target "${parsers[@]/#/fuzz_}"
+status=0
+for p in "${parsers[@]}"; do
+  work="$build/corpus-$p"  # the seeds plus what the fuzzer found interesting; the committed seeds stay as they are
+  mkdir -p "$work" "$build/findings-$p"
+  log="$build/fuzz-$p.log"
+  rc=0
+  "$build/tests/fuzz/fuzz_$p" "${limit[@]}" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix="$build/findings-$p/" "$work" "$TZ_ROOT/tests/fuzz/corpus/$p" >"$log" 2>&1 || rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  findings=$(find "$build/findings-$p" -type f | wc -l)
+  printf 'fuzz %-16s %8s inputs  %s findings  exit %s\n' "$p" "${runs:-?}" "$findings" "$rc"
+  if [ "$rc" -ne 0 ] || [ "$findings" -ne 0 ]; then
+    status=1
+    grep -m 20 -E "ERROR|SUMMARY|terminate|Test unit written" "$log" || tail -5 "$log"
+  fi
+done
+exit $status
