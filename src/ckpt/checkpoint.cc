@@ -5,7 +5,9 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
+#include <utility>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -83,6 +85,25 @@ json plan_json(const Plan& p) {
           {"prefetch", p.prefetch}};
 }
 
+// A whole-number field that fits T, or a finite one that fits a float:
+// anything else (a fraction, 1e90, a string) is an error naming the key,
+// not an out-of-range conversion.
+template <class T>
+T whole(const json& j, const char* key) {
+  const json& v = j.at(key);
+  const bool ok = v.is_number_unsigned()  ? std::in_range<T>(v.get<std::uint64_t>())
+                  : v.is_number_integer() ? std::in_range<T>(v.get<std::int64_t>())
+                                          : false;
+  TZ_CHECK(ok, ConfigError, std::string("'") + key + "' must be a whole number in range, got " + v.dump());
+  return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>()) : static_cast<T>(v.get<std::int64_t>());
+}
+float real(const json& j, const char* key) {
+  const json& v = j.at(key);
+  const double x = v.is_number() ? v.get<double>() : NAN;
+  TZ_CHECK(std::isfinite(x) && std::abs(x) <= FLT_MAX, ConfigError, std::string("'") + key + "' must be a finite number, got " + v.dump());
+  return static_cast<float>(x);
+}
+
 Plan plan_from(const json& j) {
   Plan p;
   p.name = j.at("name").get<std::string>();
@@ -90,13 +111,13 @@ Plan plan_from(const json& j) {
   p.bwd_params = parse_partition(j.at("bwd_params").get<std::string>());
   p.grads = parse_partition(j.at("grads").get<std::string>());
   p.optim = parse_partition(j.at("optim").get<std::string>());
-  p.weight_bits = j.at("weight_bits").get<int>();
+  p.weight_bits = whole<int>(j, "weight_bits");
   p.grad_bits = parse_hop_bits(j.at("grad_bits").get<std::string>());
   p.gather = parse_decomposition(j.at("gather").get<std::string>());
   p.reduce = parse_decomposition(j.at("reduce").get<std::string>());
-  p.quant_block = j.at("quant_block").get<std::size_t>();
-  p.bucket_bytes = j.at("bucket_bytes").get<std::size_t>();
-  p.prefetch = j.at("prefetch").get<int>();
+  p.quant_block = whole<std::size_t>(j, "quant_block");
+  p.bucket_bytes = whole<std::size_t>(j, "bucket_bytes");
+  p.prefetch = whole<int>(j, "prefetch");
   return p;
 }
 }  // namespace
@@ -141,33 +162,35 @@ CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::str
   try {
     const json j = json::parse(text);
     TZ_CHECK(j.value("format", "") == "tierzero-checkpoint", FormatError, origin + ": not a tierzero checkpoint (format field)");
-    TZ_CHECK(j.at("version").get<int>() == 1, FormatError, origin + ": unsupported checkpoint version");
-    m.step = j.at("step").get<std::int64_t>();
-    m.optim_steps = j.at("optim_steps").get<std::int64_t>();
+    TZ_CHECK(whole<int>(j, "version") == 1, FormatError, origin + ": unsupported checkpoint version");
+    m.step = whole<std::int64_t>(j, "step");
+    m.optim_steps = whole<std::int64_t>(j, "optim_steps");
+    TZ_CHECK(m.step >= 0 && m.optim_steps >= 0, ConfigError, "'step' and 'optim_steps' must be >= 0");
     const json& mj = j.at("model");
-    m.model = GptConfig{mj.at("name").get<std::string>(), mj.at("vocab").get<int>(), mj.at("context").get<int>(),
-                        mj.at("layers").get<int>(), mj.at("channels").get<int>(), mj.at("heads").get<int>()};
+    m.model = GptConfig{mj.at("name").get<std::string>(), whole<int>(mj, "vocab"), whole<int>(mj, "context"), whole<int>(mj, "layers"),
+                        whole<int>(mj, "channels"), whole<int>(mj, "heads")};
+    m.model.validate();
     const json& t = j.at("train");
     m.train.model = m.model;
-    m.train.seed = t.at("seed").get<std::uint64_t>();
-    m.train.micro_batch = t.at("micro_batch").get<int>();
-    m.train.grad_accum = t.at("grad_accum").get<int>();
-    m.train.seq_len = t.at("seq_len").get<int>();
+    m.train.seed = whole<std::uint64_t>(t, "seed");
+    m.train.micro_batch = whole<int>(t, "micro_batch");
+    m.train.grad_accum = whole<int>(t, "grad_accum");
+    m.train.seq_len = whole<int>(t, "seq_len");
     m.train.param_dtype = parse_dtype(t.at("param_dtype").get<std::string>());
-    m.train.steps = t.at("steps").get<std::int64_t>();
-    m.train.schedule.lr = t.at("lr").get<float>();
-    m.train.schedule.min_lr_ratio = t.at("min_lr_ratio").get<float>();
-    m.train.schedule.warmup = t.at("warmup").get<std::int64_t>();
-    m.train.adamw = AdamWConfig{t.at("beta1").get<float>(), t.at("beta2").get<float>(), t.at("eps").get<float>(),
-                                t.at("weight_decay").get<float>()};
-    m.train.grad_clip = t.at("grad_clip").get<float>();
+    m.train.steps = whole<std::int64_t>(t, "steps");
+    m.train.schedule.lr = real(t, "lr");
+    m.train.schedule.min_lr_ratio = real(t, "min_lr_ratio");
+    m.train.schedule.warmup = whole<std::int64_t>(t, "warmup");
+    m.train.adamw = AdamWConfig{real(t, "beta1"), real(t, "beta2"), real(t, "eps"), real(t, "weight_decay")};
+    m.train.grad_clip = real(t, "grad_clip");
     m.plan = plan_from(j.at("plan"));
     m.topology = j.at("topology").get<std::string>();
-    m.world_size = j.at("world_size").get<int>();
-    m.loss_scale = j.at("loss_scale").get<float>();
-    m.good_steps = j.at("good_steps").get<int>();
+    m.world_size = whole<int>(j, "world_size");
+    TZ_CHECK(m.world_size >= 1, ConfigError, "'world_size' must be at least 1");
+    m.loss_scale = real(j, "loss_scale");
+    m.good_steps = whole<int>(j, "good_steps");
     m.data_origin = j.at("data").at("origin").get<std::string>();
-    for (auto& [name, f] : j.at("files").items()) m.files.push_back({name, f.at("bytes").get<std::uint64_t>(), f.at("crc32").get<std::uint32_t>()});
+    for (auto& [name, f] : j.at("files").items()) m.files.push_back({name, whole<std::uint64_t>(f, "bytes"), whole<std::uint32_t>(f, "crc32")});
   } catch (const json::exception& e) {
     TZ_THROW(FormatError, origin + ": malformed checkpoint metadata (" + e.what() + ")");
   } catch (const ConfigError& e) {
