@@ -60,6 +60,11 @@ TEST(System, RejectsBadFiles) {
   expect_error("memory_gb=1\npeak_tflops=1\ncollectives='tree'\n" + ok_level, "collectives must be");
   expect_error("memory_gb=1\npeak_tflops=1\noverlap=1.5\n" + ok_level, "overlap must be in [0, 1]");
   expect_error("memory_gb=[\n", "sys.toml:");
+  expect_error("memory_gb=1\npeak_tflops=inf\n" + ok_level, "sys.toml: peak_tflops must be a finite number");
+  expect_error("memory_gb=nan\npeak_tflops=1\n" + ok_level, "sys.toml: memory_gb must be a finite number");
+  expect_error("memory_gb=0\npeak_tflops=1\n" + ok_level, "memory_gb and peak_tflops must be positive");
+  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nfanout=4294967298\nbandwidth_gbs=1\nlatency_us=1\n",
+               "fanout must be between 0 and 16777216");
   EXPECT_THROW(load_system("no-such-system"), ConfigError);
 }
 

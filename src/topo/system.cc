@@ -1,5 +1,7 @@
 #include "tierzero/system.h"
 
+#include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 #include <toml++/toml.h>
@@ -63,8 +65,9 @@ std::string System::to_toml() const {
 
 namespace {
 double number(const toml::node& n, const std::string& where) {
-  if (auto v = n.value<double>()) return *v;
-  TZ_THROW(ConfigError, where + " must be a number");
+  const auto v = n.value<double>();
+  TZ_CHECK(v && std::isfinite(*v), ConfigError, where + " must be a finite number");
+  return *v;
 }
 
 void reject_unknown(const toml::table& t, std::initializer_list<std::string_view> known, const std::string& where) {
@@ -87,6 +90,7 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
   TZ_CHECK(root.contains("peak_tflops"), ConfigError, origin + ": missing key 'peak_tflops'");
   s.memory_bytes = number(*root.get("memory_gb"), origin + ": memory_gb") * 1e9;
   s.peak_flops = number(*root.get("peak_tflops"), origin + ": peak_tflops") * 1e12;
+  TZ_CHECK(s.memory_bytes > 0 && s.peak_flops > 0, ConfigError, origin + ": memory_gb and peak_tflops must be positive");
   if (root.contains("memory_bandwidth_gbs")) s.memory_bandwidth_Bps = number(*root.get("memory_bandwidth_gbs"), origin + ": memory_bandwidth_gbs") * 1e9;
   if (root.contains("compute_efficiency")) s.compute_efficiency = number(*root.get("compute_efficiency"), origin + ": compute_efficiency");
   TZ_CHECK(s.compute_efficiency > 0 && s.compute_efficiency <= 1, ConfigError, origin + ": compute_efficiency must be in (0, 1]");
@@ -110,8 +114,9 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
     l.level = parse_level(*lname);
     TZ_CHECK(s.links.empty() || static_cast<int>(s.links.back().level) < static_cast<int>(l.level), ConfigError,
              where + ": levels must be listed once each, innermost first");
-    l.fanout = static_cast<int>((*t)["fanout"].value_or(int64_t{0}));
-    TZ_CHECK(l.fanout >= 0, ConfigError, where + ": fanout must be >= 0");
+    const std::int64_t fanout = (*t)["fanout"].value_or(int64_t{0});
+    TZ_CHECK(fanout >= 0 && fanout <= 1 << 24, ConfigError, where + ": fanout must be between 0 and 16777216");
+    l.fanout = static_cast<int>(fanout);
     TZ_CHECK(t->contains("bandwidth_gbs") && t->contains("latency_us"), ConfigError,
              where + ": needs bandwidth_gbs and latency_us");
     l.bandwidth_Bps = number(*t->get("bandwidth_gbs"), where + ": bandwidth_gbs") * 1e9;
