@@ -119,7 +119,7 @@ class Communicator {
   // A new communicator over the members that share this rank's `color`,
   // ordered by world rank. Collective over all members.
   virtual std::unique_ptr<Communicator> split_by(int color) = 0;
-  // group(level) / cross group(level) / hop group(level) of design.md,
+  // group(level) / cross group(level) / hop group(level) (docs/architecture.md),
   // intersected with this communicator's members.
   std::unique_ptr<Communicator> split(Level level);
   std::unique_ptr<Communicator> cross(Level level);

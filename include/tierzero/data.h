@@ -1,4 +1,4 @@
-// Token data (design.md section 9, docs/formats.md): a flat file of
+// Token data (docs/formats.md): a flat file of
 // little-endian token ids behind a 32-byte header, memory-mapped; the
 // built-in corpus; the byte-level tokenizer; and the batch sampler, a pure
 // function of (seed, step, micro-batch, sample) so runs resume exactly and

@@ -1,4 +1,4 @@
-// The sharding engine (design.md section 7): trains a GptModel on every
+// The sharding engine (docs/architecture.md: one training step): trains a GptModel on every
 // rank of a world communicator under any valid Plan.
 //
 // Per micro-batch, forward fetches each parameter unit (all-gather of the

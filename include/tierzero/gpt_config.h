@@ -1,5 +1,5 @@
-// GPT model shapes, presets and the parameter layout (design.md sections 4
-// and 7). All parameters live in one flat arena; the arena is cut into
+// GPT model shapes, presets and the parameter layout (docs/models.md).
+// All parameters live in one flat arena; the arena is cut into
 // *units* that the sharding engine fetches and releases one at a time:
 //   unit 0        embed  wte [V, C], wpe [T, C]
 //   unit 1 .. L   block  ln1_w [C], ln1_b [C], attn_w [3C, C], attn_b [3C],

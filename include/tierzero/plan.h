@@ -1,4 +1,4 @@
-// A partition plan (design.md sections 1-2): for each model state the level
+// A partition plan (docs/architecture.md: vocabulary, strategies as plans): for each model state the level
 // it is partitioned over (split evenly, with padding, across group(level)
 // and replicated across cross group(level)) or replication; the bits of the
 // weight all-gather and of each hop of the gradient reduction; how the

@@ -1,4 +1,4 @@
-// Plan search (design.md section 8): enumerates plans — the level of each
+// Plan search (docs/simulator.md): enumerates plans — the level of each
 // state, weight and per-hop gradient bits, the collectives' decomposition,
 // prefetch depth, bucket size and activation recomputation — prices each
 // with the simulator and returns those that fit, fastest first.
@@ -18,7 +18,7 @@ struct PlanCandidate {
 
 // in.plan with bwd_params widened one level at a time (up to params' level)
 // until the step fits the device memory: hier3's package copy becomes
-// node-level "if memory says so" (design.md). Unchanged when it fits or
+// node-level when the package copy does not fit. Unchanged when it fits or
 // nothing wider is allowed.
 Plan fit_memory(const SimInput& in);
 

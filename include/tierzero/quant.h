@@ -1,4 +1,4 @@
-// Blockwise quantisation (design.md section 6, formats in docs/formats.md).
+// Blockwise quantisation (docs/algorithms.md; the packed layout in docs/formats.md).
 //
 // A tensor of n elements is cut into blocks of `block` elements (the last
 // may be short). Each block gets its own fp32 parameters:

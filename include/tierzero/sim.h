@@ -1,4 +1,4 @@
-// Step-time and memory model (design.md section 8). For a model, a system,
+// Step-time and memory model (docs/simulator.md). For a model, a system,
 // a rank count, a batch and a plan it predicts:
 //   compute   model FLOPs / (peak * compute_efficiency)            (x 4/3 with recomputation)
 //   comm      every hop of every collective of the plan (traffic_model.h)

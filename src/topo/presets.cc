@@ -47,7 +47,7 @@ System dgx(const char* name, double nvlink_gbs, double ib_gbs, double peak, doub
 System cpu() {
   // A generic CPU cluster: shared-memory MPI inside a node and 10 GbE between
   // nodes. Node figures measured on the project's 2-vCPU development machine
-  // with Open MPI 4.1 (2 ranks, ~10 GB/s; shared/machine-notes.md); 10 GbE is
+  // with Open MPI 4.1 (2 ranks, ~10 GB/s all-gather); 10 GbE is
   // 1.25 GB/s line rate; sgemm peak ~90 GFLOP/s per core (OpenBLAS 0.3.21).
   // Replace with `tierzero bench comm --write-system` on the real cluster.
   // Collectives: tierzero's MPI communicator (Open MPI's libnbc), direct.
@@ -56,7 +56,7 @@ System cpu() {
             {Level::world, 0, 1.25 * kGB, 30 * kUs, "10 GbE line rate"}},
            16 * kGiB,
            90e9,
-           14.5e9};  // memcpy bandwidth measured on the dev machine (shared/machine-notes.md)
+           14.5e9};  // memcpy bandwidth measured on the development machine
   s.collectives = CollectiveLibrary::mpi;
   return s;
 }
