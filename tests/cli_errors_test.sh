@@ -36,7 +36,7 @@ expect_exit 2 "inf.toml: lr must be a positive finite number" 1 -- "$tz" train -
 printf 'lr = nan\n' > "$tmp/nan.toml"
 expect_exit 2 "nan.toml: lr must be a positive finite number" 1 -- "$tz" train --config "$tmp/nan.toml"
 printf 'seed = -1\n' > "$tmp/seed.toml"
-expect_exit 2 "seed.toml: key 'seed' must be between 0 and" 1 -- "$tz" train --config "$tmp/seed.toml"
+expect_exit 2 "seed.toml: key 'seed' must be at least 0, got -1" 1 -- "$tz" train --config "$tmp/seed.toml"
 printf 'micro_batch = 1000000000000\n' > "$tmp/mb.toml"
 expect_exit 2 "mb.toml: key 'micro_batch' must be between 1 and 2147483647" 1 -- "$tz" train --config "$tmp/mb.toml"
 expect_exit 2 "\-\-lr: must be a finite number, got 'nan'" 1 -- "$tz" train --lr nan --steps 1

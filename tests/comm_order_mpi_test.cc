@@ -37,10 +37,7 @@ std::string error_of(F f) {
 
 TEST(CommOrder, EveryStrategyIssuesOneOrderOnEveryRank) {
   const TokenData data = TokenData::builtin();
-  TrainConfig cfg;
-  cfg.model = gpt_preset("gpt-tiny");
-  cfg.micro_batch = 1, cfg.grad_accum = 2, cfg.seq_len = 16, cfg.steps = 2;
-  cfg.param_dtype = DType::bf16;
+  const TrainConfig cfg = test::tiny_run(1, 2, 16, 2);
   const Topology topo = layout();
   auto world = mpi_world(topo);
   for (const char* name : {"ddp", "zero1", "zero2", "zero3", "zeropp", "mics", "hier3"}) {

@@ -48,13 +48,7 @@ std::vector<Topology> layouts() {
 }
 
 TrainConfig small_config(DType dtype) {
-  TrainConfig c;
-  c.model = gpt_preset("gpt-tiny");
-  c.micro_batch = 2;
-  c.grad_accum = 2;
-  c.seq_len = 32;
-  c.steps = 4;
-  c.param_dtype = dtype;
+  TrainConfig c = test::tiny_run(2, 2, 32, 4, dtype);
   c.schedule.warmup = 2;
   return c;
 }

@@ -121,10 +121,7 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
   auto cpu_world = mpi_world(topo);
   gpu::GpuContext::current().math = gpu::GemmMath::fp32;  // the CPU's arithmetic, up to summation order
   const TokenData data = TokenData::builtin();
-  TrainConfig cfg;
-  cfg.model = gpt_preset("gpt-tiny");
-  cfg.micro_batch = 4, cfg.grad_accum = 2, cfg.seq_len = 64, cfg.steps = 6;
-  cfg.param_dtype = DType::bf16;
+  const TrainConfig cfg = test::tiny_run(4, 2, 64, 6);
   for (const char* name : {"zero3", "zeropp", "hier3", "ddp"}) {
     const Plan plan = fit_to(strategy_plan(name), topo);
     ShardedTrainer cpu(cfg, plan, *cpu_world, data);

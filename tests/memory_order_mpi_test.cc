@@ -183,10 +183,7 @@ TEST(MemoryOrder, HierarchicalCollectivesOnDeferredMemoryMatchHostMemory) {
 
 TEST(MemoryOrder, EngineOnDeferredMemoryMatchesHostMemoryBitForBit) {
   const TokenData data = TokenData::builtin();
-  TrainConfig cfg;
-  cfg.model = gpt_preset("gpt-tiny");
-  cfg.micro_batch = 2, cfg.grad_accum = 2, cfg.seq_len = 32, cfg.steps = 3;
-  cfg.param_dtype = DType::bf16;
+  const TrainConfig cfg = test::tiny_run(2, 2, 32, 3);
   const int w = test::world_size();
   const Topology topo = w == 8 ? Topology::parse("gpu=2,node=2,world=2", 8) : Topology::parse("world=" + std::to_string(w), w);
   auto world = mpi_world(topo);
@@ -215,9 +212,7 @@ TEST(MemoryOrder, EngineOnDeferredMemoryMatchesHostMemoryBitForBit) {
 // are the tokens and targets of each micro-batch.
 TEST(MemoryOrder, AStepTransfersOnlyTokensAndTargets) {
   const TokenData data = TokenData::builtin();
-  TrainConfig cfg;
-  cfg.model = gpt_preset("gpt-tiny");
-  cfg.micro_batch = 1, cfg.grad_accum = 3, cfg.seq_len = 16, cfg.steps = 2;
+  const TrainConfig cfg = test::tiny_run(1, 3, 16, 2);
   const int w = test::world_size();
   const Topology topo = Topology::parse("world=" + std::to_string(w), w);
   auto world = mpi_world(topo);

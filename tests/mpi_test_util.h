@@ -13,8 +13,19 @@
 
 #include "tierzero/communicator.h"
 #include "tierzero/dtype.h"
+#include "tierzero/train_config.h"
 
 namespace tierzero::test {
+
+// A gpt-tiny run for the engine tests: micro_batch x grad_accum sequences
+// of seq_len tokens per rank and step, parameters stored in `dtype`.
+inline TrainConfig tiny_run(int micro_batch, int grad_accum, int seq_len, std::int64_t steps, DType dtype = DType::bf16) {
+  TrainConfig c;
+  c.model = gpt_preset("gpt-tiny");
+  c.micro_batch = micro_batch, c.grad_accum = grad_accum, c.seq_len = seq_len, c.steps = steps;
+  c.param_dtype = dtype;
+  return c;
+}
 
 // A fresh directory under /tmp made by rank 0, named on every rank.
 inline std::string shared_temp_dir() {

@@ -36,7 +36,7 @@ TEST(TrainConfig, ValidFile) {
 TEST(TrainConfig, Errors) {
   expect_config_error("stepz = 3\n", "unknown key 'stepz'");
   expect_config_error("steps = 'many'\n", "key 'steps' has the wrong type");
-  expect_config_error("steps = 0\n", "steps must be at least 1");
+  expect_config_error("steps = 0\n", "run.toml: key 'steps' must be at least 1, got 0");
   expect_config_error("model = 'gpt-huge'\n", "unknown model 'gpt-huge'");
   expect_config_error("[model]\nheads = 5\n", "multiple of heads");
   expect_config_error("[model]\nwidth = 5\n", "unknown key 'model.width'");

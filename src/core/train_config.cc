@@ -44,9 +44,10 @@ T get(const toml::node& n, const std::string& key, const std::string& origin);
 std::int64_t get_int(const toml::node& n, const std::string& key, const std::string& origin, std::int64_t lo,
                      std::int64_t hi = std::numeric_limits<int>::max()) {
   const std::int64_t v = get<std::int64_t>(n, key, origin);
-  TZ_CHECK(v >= lo && v <= hi, ConfigError,
-           origin + ": key '" + key + "' must be between " + std::to_string(lo) + " and " + std::to_string(hi) + ", got " +
-               std::to_string(v));
+  const std::string range = hi == std::numeric_limits<std::int64_t>::max()
+                                ? "at least " + std::to_string(lo)
+                                : "between " + std::to_string(lo) + " and " + std::to_string(hi);
+  TZ_CHECK(v >= lo && v <= hi, ConfigError, origin + ": key '" + key + "' must be " + range + ", got " + std::to_string(v));
   return v;
 }
 
