@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "mpi_test_util.h"
+#include "tierzero/comm_schedule.h"
 #include "tierzero/engine.h"
 #include "tierzero/error.h"
 #include "tierzero/mpi.h"

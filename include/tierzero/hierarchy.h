@@ -36,31 +36,13 @@
 
 #include "tierzero/comm_schedule.h"
 #include "tierzero/communicator.h"
+#include "tierzero/hops.h"
 #include "tierzero/memory.h"
 #include "tierzero/quant.h"
 
 namespace tierzero {
 
-// Bits of each hop of a quantised hierarchical reduction: 16 = unquantised
-// (shipped in the tensor's own type), 8 or 4 = blockwise int8/int4.
-struct HopBits {
-  std::array<int, kNumLevels> bits = {16, 16, 16};
-  int at(Level l) const { return bits[static_cast<int>(l)]; }
-  std::string to_string() const;
-};
-// Parses "gpu=16,node=8,world=4"; omitted levels are 16. Throws ConfigError.
-HopBits parse_hop_bits(std::string_view spec);
-
 struct HopState;
-
-// How collectives are decomposed: one hop per entry, innermost first, each
-// hop the set of levels whose coordinates vary within it. {{gpu}, {node},
-// {world}} is the three-level scheme, {{gpu, node}, {world}} the two-level
-// one of ZeRO++/MiCS (intra-node, inter-node), {{gpu, node, world}} flat.
-using HopSpec = std::vector<std::vector<Level>>;
-HopSpec three_level_hops();
-HopSpec two_level_hops();
-HopSpec flat_hops();
 
 class Hierarchy {
  public:

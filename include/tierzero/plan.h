@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tierzero/hierarchy.h"
+#include "tierzero/hops.h"
 #include "tierzero/topology.h"
 
 namespace tierzero {
@@ -26,10 +26,6 @@ Partition parse_partition(std::string_view s);
 // |group(level)| in `topo`; 1 for a replicated state.
 int partition_group_size(const Topology& topo, const Partition& p);
 
-enum class Decomposition { flat, two_level, three_level };
-std::string_view decomposition_name(Decomposition d);
-Decomposition parse_decomposition(std::string_view s);
-HopSpec hop_spec(Decomposition d);
 
 struct Plan {
   std::string name = "custom";

@@ -16,7 +16,7 @@
 
 #include "tierzero/error.h"
 #include "tierzero/safetensors.h"
-#include "zero/shard_layout.h"
+#include "tierzero/shard_layout.h"
 
 namespace tierzero {
 

@@ -9,7 +9,7 @@
 #include "tierzero/backend.h"
 #include "tierzero/engine.h"
 #include "zero/grad_reducer.h"
-#include "zero/shard_layout.h"
+#include "tierzero/shard_layout.h"
 #include "zero/unit_fetcher.h"
 
 namespace tierzero {

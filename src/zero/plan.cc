@@ -18,31 +18,6 @@ int partition_group_size(const Topology& topo, const Partition& p) {
   return g;
 }
 
-std::string_view decomposition_name(Decomposition d) {
-  switch (d) {
-    case Decomposition::flat: return "flat";
-    case Decomposition::two_level: return "two_level";
-    case Decomposition::three_level: return "three_level";
-  }
-  return "?";
-}
-
-Decomposition parse_decomposition(std::string_view s) {
-  if (s == "flat") return Decomposition::flat;
-  if (s == "two_level") return Decomposition::two_level;
-  if (s == "three_level") return Decomposition::three_level;
-  TZ_THROW(ConfigError, "unknown collectives '" + std::string(s) + "' (expected flat, two_level or three_level)");
-}
-
-HopSpec hop_spec(Decomposition d) {
-  switch (d) {
-    case Decomposition::flat: return flat_hops();
-    case Decomposition::two_level: return two_level_hops();
-    case Decomposition::three_level: return three_level_hops();
-  }
-  return flat_hops();
-}
-
 namespace {
 int rank_of(const Partition& p) { return p ? static_cast<int>(*p) : -1; }
 }  // namespace

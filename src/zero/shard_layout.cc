@@ -1,4 +1,4 @@
-#include "zero/shard_layout.h"
+#include "tierzero/shard_layout.h"
 
 #include <algorithm>
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tierzero/hierarchy.h"
-#include "zero/shard_layout.h"
+#include "tierzero/shard_layout.h"
 
 namespace tierzero {
 

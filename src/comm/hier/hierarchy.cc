@@ -6,10 +6,6 @@
 
 namespace tierzero {
 
-HopSpec three_level_hops() { return {{Level::gpu}, {Level::node}, {Level::world}}; }
-HopSpec two_level_hops() { return {{Level::gpu, Level::node}, {Level::world}}; }
-HopSpec flat_hops() { return {{Level::gpu, Level::node, Level::world}}; }
-
 Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem, CommSchedule* schedule)
     : world_(comm), state_(std::make_unique<HopState>()), schedule_(schedule) {
   state_->mem = &mem;

@@ -2,7 +2,9 @@
 // elements is padded to G * s_u, s_u = ceil(n_u / G), where G is the size of
 // group(level); the rank at position p of its group holds elements
 // [p * s_u, (p + 1) * s_u) of each unit (zeros past n_u), units one after
-// another in its shard buffer. Replicated states have G = 1.
+// another in its shard buffer. Replicated states have G = 1. The engine
+// lays its states out so, and checkpoints are read back by it (docs/formats.md).
+// Value types.
 #pragma once
 #include <cstddef>
 #include <vector>
