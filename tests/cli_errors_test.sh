@@ -64,6 +64,14 @@ for bad in nan inf -1; do  # would have disabled the deadline silently
   expect_exit 2 "comm-timeout: must be a finite number\|comm-timeout: must be at least 0" 1 -- "$tz" train --strategy zero3 --comm-timeout "$bad" --steps 1
 done
 expect_exit 2 "cannot open" 1 -- "$tz" train --data "$tmp/none.bin" --steps 1
+# llm.c / nanoGPT shards train directly; GPT-2 ids in a byte-level model are refused.
+python3 -c "
+import struct, sys
+def shard(path, ids): open(path, 'wb').write(struct.pack('<256i', 20240520, 1, len(ids), *[0] * 253) + struct.pack('<%dH' % len(ids), *ids))
+shard('$tmp/bytes.bin', [ord(c) for c in 'In the beginning God created the heaven and the earth. ' * 40])
+shard('$tmp/gpt2.bin', [15496, 11, 995, 50256] * 100)"
+expect_exit 0 "done: 2 steps" 1 -- "$tz" train --data "$tmp/bytes.bin" --steps 2 --micro-batch 2 --seq-len 16
+expect_exit 2 "has vocabulary 50257 but the model's is 256" 1 -- "$tz" train --data "$tmp/gpt2.bin" --steps 1
 printf 'hello world, hello tierzero. ' > "$tmp/t.txt"
 for i in 1 2 3 4 5 6; do cat "$tmp/t.txt" "$tmp/t.txt" > "$tmp/t2.txt"; mv "$tmp/t2.txt" "$tmp/t.txt"; done
 expect_exit 0 "wrote" 1 -- "$tz" data prepare --input "$tmp/t.txt" --output "$tmp/t.bin"

@@ -92,6 +92,40 @@ TEST(TokenFile, AHugeCountDoesNotWrapAround) {
   }
 }
 
+// An llm.c / nanoGPT shard: 256 int32 of header (magic 20240520, version,
+// count), then uint16 (version 1) or uint32 (version 2) ids.
+std::string llmc_shard(std::int32_t version, const std::vector<std::uint32_t>& ids, std::int32_t count) {
+  std::vector<std::int32_t> header(256, 0);
+  header[0] = 20240520, header[1] = version, header[2] = count;
+  std::string f(reinterpret_cast<const char*>(header.data()), 1024);
+  for (std::uint32_t id : ids) {
+    if (version == 1) {
+      const std::uint16_t v = static_cast<std::uint16_t>(id);
+      f.append(reinterpret_cast<const char*>(&v), 2);
+    } else {
+      f.append(reinterpret_cast<const char*>(&id), 4);
+    }
+  }
+  return f;
+}
+
+TEST(TokenFile, ReadsLlmcAndNanoGptShards) {
+  const std::string p = temp_path("llmc.bin");
+  std::ofstream(p, std::ios::binary) << llmc_shard(1, {50256, 15496, 11, 995}, 4);
+  const TokenData d = TokenData::open(p);
+  EXPECT_EQ(d.size(), 4u);
+  EXPECT_EQ(d[0], 50256u);
+  EXPECT_EQ(d[3], 995u);
+  EXPECT_EQ(d.vocab(), 50257u);  // the shard records none: the largest id + 1
+  std::ofstream(p, std::ios::binary) << llmc_shard(2, {128000, 7}, 2);
+  EXPECT_EQ(TokenData::open(p)[0], 128000u);
+  std::ofstream(p, std::ios::binary) << llmc_shard(1, {1, 2, 3}, 4);
+  expect_format_error(p, "truncated: header says 4 tokens of 2 bytes");
+  std::ofstream(p, std::ios::binary) << llmc_shard(3, {1, 2}, 2);
+  expect_format_error(p, "llm.c shard version 3 (expected 1 for uint16 ids or 2 for uint32)");
+  std::remove(p.c_str());
+}
+
 TEST(BuiltinCorpus, IsAtLeastAMegabyteOfEnglish) {
   const TokenData d = TokenData::builtin();
   EXPECT_GT(d.size(), 1'000'000u);

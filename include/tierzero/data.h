@@ -26,8 +26,9 @@ static_assert(sizeof(TokenFileHeader) == 32, "token file header is 32 bytes");
 // A read-only sequence of token ids. Thread-safe to read.
 class TokenData {
  public:
-  // Maps a token file; throws FormatError naming the file and the problem
-  // (missing, bad magic or version, bad dtype, truncated, id >= vocab).
+  // Maps a token file (either format of TokenFileLayout); throws
+  // FormatError naming the file and the problem (missing, unknown header,
+  // bad version, bad dtype, truncated, id >= vocab).
   static TokenData open(const std::string& path);
   // The built-in corpus (data/kjv.txt, byte-level).
   static TokenData builtin();
@@ -51,10 +52,23 @@ class TokenData {
   std::string origin_;
 };
 
-// Checks a whole token file held in memory (header, size, every id below
-// the vocabulary) and returns its header; throws FormatError naming
-// `where` and the problem. TokenData::open uses it on the mapped file.
-TokenFileHeader check_token_file(const void* file, std::size_t bytes, const std::string& where);
+// Where a token file's ids are: tierzero's format (the header above), or
+// an llm.c / nanoGPT shard (llm.c's dev/data scripts: 256 little-endian
+// int32 — magic 20240520, version 1 for uint16 ids or 2 for uint32, the
+// token count — then the ids; it records no vocabulary, so `vocab` is the
+// largest id + 1).
+struct TokenFileLayout {
+  const char* format;        // "tierzero" or "llm.c"
+  std::size_t offset;        // bytes before the first id
+  std::uint32_t token_bytes; // 2 or 4
+  std::uint64_t count;
+  std::uint32_t vocab;       // every id is below it
+};
+// Checks a whole token file held in memory, recognised by its header
+// (size, every id below the vocabulary), and returns its layout; throws
+// FormatError naming `where` and the problem. TokenData::open uses it on
+// the mapped file.
+TokenFileLayout check_token_file(const void* file, std::size_t bytes, const std::string& where);
 
 // Writes a token file atomically (temporary name, then rename). ids must be
 // < vocab; uint16 storage when vocab <= 65536, else uint32.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -44,46 +45,74 @@ TokenData TokenData::open(const std::string& path) {
   auto storage = std::make_shared<Storage>();
   storage->map = map;
   storage->map_bytes = bytes;
-  const TokenFileHeader h = check_token_file(map, bytes, where);
+  const TokenFileLayout f = check_token_file(map, bytes, where);
   TokenData d;
   d.storage_ = storage;
-  d.data_ = static_cast<const char*>(map) + sizeof h;
-  d.count_ = h.count;
-  d.vocab_ = h.vocab;
-  d.token_bytes_ = h.token_bytes;
+  d.data_ = static_cast<const char*>(map) + f.offset;
+  d.count_ = f.count;
+  d.vocab_ = f.vocab;
+  d.token_bytes_ = f.token_bytes;
   d.origin_ = path;
   return d;
 }
 
-TokenFileHeader check_token_file(const void* file, std::size_t bytes, const std::string& where) {
+namespace {
+// llm.c's shard header (dev/data/data_common.py): 256 int32.
+constexpr std::int32_t kLlmcMagic = 20240520;
+constexpr std::size_t kLlmcHeaderBytes = 256 * 4;
+
+// The ids after `offset`: their count must fill the rest of the file exactly, each below `vocab` (0: any; then the
+// largest + 1 is returned as the vocabulary).
+std::uint32_t check_ids(const unsigned char* file, std::size_t bytes, std::size_t offset, std::uint32_t token_bytes,
+                        std::uint64_t count, std::uint32_t vocab, const std::string& where) {
+  const std::size_t room = (bytes - offset) / token_bytes;  // compared before multiplying: a huge count must not wrap
+  TZ_CHECK(count == room && (bytes - offset) % token_bytes == 0, FormatError,
+           where + (count > room ? ": truncated: " : ": has trailing bytes: ") + "header says " + std::to_string(count) +
+               " tokens of " + std::to_string(token_bytes) + " bytes but the file has " + std::to_string(bytes) + " bytes");
+  std::uint32_t largest = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::uint32_t id = 0;
+    if (token_bytes == 2) {
+      std::uint16_t v;
+      std::memcpy(&v, file + offset + 2 * i, 2);
+      id = v;
+    } else {
+      std::memcpy(&id, file + offset + 4 * i, 4);
+    }
+    TZ_CHECK(vocab == 0 || id < vocab, FormatError,
+             where + ": token " + std::to_string(i) + " has id " + std::to_string(id) + ", not below the vocabulary size " +
+                 std::to_string(vocab));
+    largest = std::max(largest, id);
+  }
+  return vocab ? vocab : largest + 1;
+}
+}  // namespace
+
+TokenFileLayout check_token_file(const void* data, std::size_t bytes, const std::string& where) {
+  const auto* file = static_cast<const unsigned char*>(data);
+  std::int32_t first[3] = {0, 0, 0};
+  if (bytes >= kLlmcHeaderBytes) std::memcpy(first, file, sizeof first);
+  if (bytes >= kLlmcHeaderBytes && first[0] == kLlmcMagic) {
+    TZ_CHECK(first[1] == 1 || first[1] == 2, FormatError,
+             where + ": llm.c shard version " + std::to_string(first[1]) + " (expected 1 for uint16 ids or 2 for uint32)");
+    TZ_CHECK(first[2] >= 0, FormatError, where + ": llm.c shard with a negative token count");
+    const std::uint32_t token_bytes = first[1] == 1 ? 2 : 4;
+    const std::uint64_t count = static_cast<std::uint64_t>(first[2]);
+    return {"llm.c", kLlmcHeaderBytes, token_bytes, count, check_ids(file, bytes, kLlmcHeaderBytes, token_bytes, count, 0, where)};
+  }
   TZ_CHECK(bytes >= sizeof(TokenFileHeader), FormatError,
            where + ": truncated: " + std::to_string(bytes) + " bytes is shorter than the 32-byte header");
   TokenFileHeader h;
   std::memcpy(&h, file, sizeof h);
   TZ_CHECK(std::memcmp(h.magic, "TZTOKENS", 8) == 0, FormatError,
-           where + ": not a tierzero token file (bad magic; create one with 'tierzero data prepare')");
+           where + ": not a token file (bad magic: neither tierzero's TZTOKENS header nor an llm.c shard's; create one "
+                   "with 'tierzero data prepare')");
   TZ_CHECK(h.version == 1, FormatError, where + ": unsupported version " + std::to_string(h.version) + " (expected 1)");
   TZ_CHECK(h.token_bytes == 2 || h.token_bytes == 4, FormatError,
            where + ": bad token dtype: " + std::to_string(h.token_bytes) + " bytes per id (expected 2 for uint16 or 4 for uint32)");
-  const std::size_t room = (bytes - sizeof h) / h.token_bytes;  // compared before multiplying: a huge count must not wrap
-  TZ_CHECK(h.count == room && (bytes - sizeof h) % h.token_bytes == 0, FormatError,
-           where + (h.count > room ? ": truncated: " : ": has trailing bytes: ") + "header says " + std::to_string(h.count) +
-               " tokens of " + std::to_string(h.token_bytes) + " bytes but the file has " + std::to_string(bytes) + " bytes");
-  const auto* ids = static_cast<const unsigned char*>(file) + sizeof h;
-  for (std::size_t i = 0; i < h.count; ++i) {
-    std::uint32_t id = 0;
-    if (h.token_bytes == 2) {
-      std::uint16_t v;
-      std::memcpy(&v, ids + 2 * i, 2);
-      id = v;
-    } else {
-      std::memcpy(&id, ids + 4 * i, 4);
-    }
-    TZ_CHECK(id < h.vocab, FormatError,
-             where + ": token " + std::to_string(i) + " has id " + std::to_string(id) + ", not below the vocabulary size " +
-                 std::to_string(h.vocab));
-  }
-  return h;
+  TZ_CHECK(h.vocab > 0, FormatError, where + ": vocabulary size 0");
+  check_ids(file, bytes, sizeof h, h.token_bytes, h.count, h.vocab, where);
+  return {"tierzero", sizeof h, h.token_bytes, h.count, h.vocab};
 }
 
 TokenData TokenData::from_tokens(std::vector<std::uint32_t> tokens, std::uint32_t vocab, std::string origin) {
