@@ -72,6 +72,17 @@ shard('$tmp/bytes.bin', [ord(c) for c in 'In the beginning God created the heave
 shard('$tmp/gpt2.bin', [15496, 11, 995, 50256] * 100)"
 expect_exit 0 "done: 2 steps" 1 -- "$tz" train --data "$tmp/bytes.bin" --steps 2 --micro-batch 2 --seq-len 16
 expect_exit 2 "has vocabulary 50257 but the model's is 256" 1 -- "$tz" train --data "$tmp/gpt2.bin" --steps 1
+# Validation: the held-out loss in the log and the metrics, the same under every strategy.
+for s in zero3 ddp; do
+  expect_exit 0 "step 2/2 val_loss" 1 -- "$mpirun" --oversubscribe -np 4 "$tz" train --strategy "$s" --steps 2 --micro-batch 2 --seq-len 32 \
+    --val-fraction 0.05 --eval-every 1 --eval-batches 3 --metrics "$tmp/val-$s.jsonl"
+done
+python3 -c "
+import json
+v = {s: [json.loads(l)['val_loss'] for l in open('$tmp/val-%s.jsonl' % s)] for s in ('zero3', 'ddp')}
+assert len(v['zero3']) == 2 and all(abs(a - b) < 1e-5 * a for a, b in zip(v['zero3'], v['ddp'])), v" \
+  && echo "ok: validation loss in the metrics, zero3 = ddp" || { echo "FAIL: validation loss"; fail=1; }
+expect_exit 2 "val_fraction must be in \[0, 0.5\]" 1 -- "$tz" train --val-fraction 0.9 --steps 1
 printf 'hello world, hello tierzero. ' > "$tmp/t.txt"
 for i in 1 2 3 4 5 6; do cat "$tmp/t.txt" "$tmp/t.txt" > "$tmp/t2.txt"; mv "$tmp/t2.txt" "$tmp/t.txt"; done
 expect_exit 0 "wrote" 1 -- "$tz" data prepare --input "$tmp/t.txt" --output "$tmp/t.bin"

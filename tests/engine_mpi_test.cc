@@ -95,6 +95,29 @@ TEST(Engine, UnquantisedStrategiesReproduceTheSingleRankRun) {
   }
 }
 
+// The validation loss: the same held-out batches and the same mean for
+// every strategy and for the single-rank trainer (to float rounding, or
+// within the int8 weight noise for the quantised plans), whatever the rank
+// count, and independent of the training data's sampling.
+TEST(Engine, ValidationLossIsTheSameForEveryStrategy) {
+  const TokenData all = TokenData::builtin();
+  const TokenData val = all.slice(all.size() - 20000, all.size());
+  const TrainConfig cfg = small_config(DType::f32);
+  LocalTrainer local(cfg, all);
+  const double want = local.evaluate(val, 5);
+  EXPECT_GT(want, 4.0);  // an untrained model: near ln(256) = 5.5
+  const Topology topo = layouts().front();
+  auto world = mpi_world(topo);
+  for (const std::string& name : strategy_names()) {
+    ShardedTrainer exact(cfg, unquantised(name, topo), *world, all);
+    EXPECT_NEAR(exact.evaluate(val, 5), want, 2e-6 * want) << name;
+    ShardedTrainer quantised(cfg, fit_to(strategy_plan(name), topo), *world, all);
+    EXPECT_NEAR(quantised.evaluate(val, 5), want, 1e-2 * want) << name;
+  }
+  local.step();
+  EXPECT_NE(local.evaluate(val, 5), want);  // it does look at the weights
+}
+
 TEST(Engine, QuantisedStrategiesTrackTheUnquantisedLoss) {
   if (test::world_size() == 1) GTEST_SKIP() << "one rank has no collective to quantise";
   const TokenData data = TokenData::builtin();

@@ -36,6 +36,9 @@ class TokenData {
   static TokenData load(const std::string& spec);
   static TokenData from_tokens(std::vector<std::uint32_t> tokens, std::uint32_t vocab, std::string origin);
 
+  // Ids [begin, end) sharing this data's storage (a held-out split). Throws ConfigError when out of range.
+  TokenData slice(std::size_t begin, std::size_t end) const;
+
   std::size_t size() const { return count_; }
   std::uint32_t vocab() const { return vocab_; }
   const std::string& origin() const { return origin_; }
@@ -84,6 +87,12 @@ std::string byte_decode(const std::vector<std::uint32_t>& ids);
 // sample and a resumed run continues with exactly the same data. Data-
 // parallel rank r of W with micro-batch B uses global indices r*B .. r*B+B-1,
 // so W ranks together see exactly what one rank with micro-batch W*B sees.
+// Held-out batches: batch b of `batches` is `count` windows of seq_len
+// tokens (targets: the next tokens) at evenly spaced positions over
+// `data`, so every run, seed, strategy and rank count evaluates the same
+// windows. `data` needs at least seq_len + 1 ids.
+void fill_eval_batch(const TokenData& data, int seq_len, int batches, int b, int count, int* tokens, int* targets);
+
 class BatchSampler {
  public:
   BatchSampler(const TokenData& data, int seq_len, std::uint64_t seed);

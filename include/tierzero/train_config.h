@@ -31,6 +31,13 @@ struct TrainConfig {
   int loss_scale_window = 1000;
   bool recompute = false;
   std::string metrics;     // JSONL file, one object per step
+  // Validation: held-out data from its own file, or the last val_fraction
+  // of `data` (then not trained on); its mean loss over eval_batches
+  // batches every eval_every steps and after the last (0: only after it).
+  std::string val_data;
+  double val_fraction = 0;
+  int eval_every = 0;
+  int eval_batches = 8;
   int log_every = 10;      // plain-log cadence when not on a terminal
 
   // Throws ConfigError naming the bad field.

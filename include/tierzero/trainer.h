@@ -30,6 +30,10 @@ class Trainer {
   virtual ~Trainer() = default;
   virtual StepStats step() = 0;
   virtual std::int64_t next_step() const = 0;
+  // Mean loss over `batches` held-out batches of micro_batch sequences
+  // (fill_eval_batch), forward only; the parameters are left as they are.
+  // Collective on a multi-rank trainer (the batches are shared out).
+  virtual double evaluate(const TokenData& val, int batches) = 0;
 };
 
 class LocalTrainer final : public Trainer {
@@ -38,6 +42,7 @@ class LocalTrainer final : public Trainer {
   LocalTrainer(const TrainConfig& cfg, const TokenData& data);
   StepStats step() override;
   std::int64_t next_step() const override { return step_; }
+  double evaluate(const TokenData& val, int batches) override;
   // The fp32 master parameters (the flat arena of GptLayout).
   const std::vector<float>& master() const { return master_; }
   std::vector<float>& master() { return master_; }

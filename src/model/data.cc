@@ -128,6 +128,16 @@ TokenData TokenData::from_tokens(std::vector<std::uint32_t> tokens, std::uint32_
   return d;
 }
 
+TokenData TokenData::slice(std::size_t begin, std::size_t end) const {
+  TZ_CHECK(begin <= end && end <= count_, ConfigError,
+           "ids " + std::to_string(begin) + " to " + std::to_string(end) + " of '" + origin_ + "', which has " + std::to_string(count_));
+  TokenData d = *this;
+  d.data_ = static_cast<const char*>(data_) + begin * token_bytes_;
+  d.count_ = end - begin;
+  d.origin_ = origin_ + " [" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+  return d;
+}
+
 TokenData TokenData::builtin() {
   const std::string path = std::string(TZ_DATA_DIR) + "/kjv.txt";
   std::ifstream in(path, std::ios::binary);
@@ -191,6 +201,19 @@ std::uint64_t mix(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 }  // namespace
+
+void fill_eval_batch(const TokenData& data, int seq_len, int batches, int b, int count, int* tokens, int* targets) {
+  const std::uint64_t span = data.size() - static_cast<std::uint64_t>(seq_len);  // valid window starts: [0, span)
+  const std::uint64_t windows = static_cast<std::uint64_t>(batches) * static_cast<std::uint64_t>(count);
+  for (int s = 0; s < count; ++s) {
+    const std::uint64_t j = static_cast<std::uint64_t>(b) * static_cast<std::uint64_t>(count) + static_cast<std::uint64_t>(s);
+    const std::uint64_t start = j * span / windows;
+    for (int t = 0; t < seq_len; ++t) {
+      tokens[s * seq_len + t] = static_cast<int>(data[start + t]);
+      targets[s * seq_len + t] = static_cast<int>(data[start + t + 1]);
+    }
+  }
+}
 
 void BatchSampler::fill(std::uint64_t step, int micro, int first, int count, int* tokens, int* targets) const {
   const std::uint64_t windows = data_.size() - static_cast<std::uint64_t>(seq_len_);

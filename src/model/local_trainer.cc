@@ -32,6 +32,16 @@ void LocalTrainer::refresh_working() {
   to_f32(cfg_.param_dtype, stored_.data(), compute_.data(), master_.size());
 }
 
+double LocalTrainer::evaluate(const TokenData& val, int batches) {
+  const float* params = cfg_.param_dtype == DType::f32 ? master_.data() : compute_.data();
+  double sum = 0;
+  for (int b = 0; b < batches; ++b) {
+    fill_eval_batch(val, cfg_.effective_seq_len(), batches, b, cfg_.micro_batch, tokens_.data(), targets_.data());
+    sum += model_.forward(params, tokens_.data(), targets_.data());
+  }
+  return sum / batches;
+}
+
 StepStats LocalTrainer::step() {
   StepStats s;
   s.step = step_;

@@ -34,6 +34,10 @@ void TrainConfig::validate() const {
   check(log_every >= 1, "log_every must be at least 1");
   check(loss_scale_power >= 0 && loss_scale_power <= 64, "loss_scale_power must be in [0, 64]");
   check(loss_scale_window >= 1, "loss_scale_window must be at least 1");
+  check(val_fraction >= 0 && val_fraction <= 0.5, "val_fraction must be in [0, 0.5]");
+  check(val_data.empty() || val_fraction == 0, "give val_data or val_fraction, not both");
+  check(eval_every >= 0, "eval_every must be >= 0");
+  check(eval_batches >= 1, "eval_batches must be at least 1");
 }
 
 namespace {
@@ -111,6 +115,10 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
     else if (key == "recompute") c.recompute = get<bool>(v, key, origin);
     else if (key == "metrics") c.metrics = get<std::string>(v, key, origin);
     else if (key == "log_every") c.log_every = static_cast<int>(get_int(v, key, origin, 1));
+    else if (key == "val_data") c.val_data = get<std::string>(v, key, origin);
+    else if (key == "val_fraction") c.val_fraction = get<double>(v, key, origin);
+    else if (key == "eval_every") c.eval_every = static_cast<int>(get_int(v, key, origin, 0));
+    else if (key == "eval_batches") c.eval_batches = static_cast<int>(get_int(v, key, origin, 1));
     else if (key == "loss_scale_power") c.loss_scale_power = static_cast<int>(get_int(v, key, origin, 0, 64));
     else if (key == "loss_scale_window") c.loss_scale_window = static_cast<int>(get_int(v, key, origin, 1));
     else TZ_THROW(ConfigError, origin + ": unknown key '" + key + "'");

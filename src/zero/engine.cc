@@ -149,27 +149,31 @@ UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, const MemArray<std
   return UnitSource{h, store.data(), &s, bits, plan.quant_block};
 }
 
-double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
-  const int rank = world.rank();
-  sampler.fill(static_cast<std::uint64_t>(step), micro, rank * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
+double ShardedTrainer::Impl::forward(bool keep) {
   mem.upload(tokens_mem.data(), tokens.data(), tokens_mem.bytes());
   mem.upload(targets_mem.data(), targets.data(), targets_mem.bytes());
-  const int* tok = tokens_mem.data();
-  const int* tgt = targets_mem.data();
   const std::size_t n = forward_units.size();
-  // Forward: embed, blocks, head; keep the secondary slices when bwd_params is narrower.
-  const SecondaryStore keep{bwd_store.data(), &B};
-  fetcher->begin(forward_units, source(P, params_store, p_hier.get(), plan.weight_bits), bwd_distinct && plan.params ? &keep : nullptr);
+  // Embed, blocks, head; keep the secondary slices when bwd_params is narrower.
+  const SecondaryStore slices{bwd_store.data(), &B};
+  fetcher->begin(forward_units, source(P, params_store, p_hier.get(), plan.weight_bits),
+                 keep && bwd_distinct && plan.params ? &slices : nullptr);
   mem.copy(embed_params.data(), fetcher->get(0), embed_params.bytes());
   fetcher->release(0);
-  model->embed_forward(embed_params.data(), tok);
+  model->embed_forward(embed_params.data(), tokens_mem.data());
   for (std::size_t i = 1; i + 1 < n; ++i) {
     model->block_forward(static_cast<int>(i) - 1, fetcher->get(i));
     fetcher->release(i);
   }
-  const float* head = fetcher->get(n - 1);
-  const double loss = model->head_forward(embed_params.data(), head, tgt);
+  const double loss = model->head_forward(embed_params.data(), fetcher->get(n - 1), targets_mem.data());
   fetcher->release(n - 1);
+  return loss;
+}
+
+double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
+  sampler.fill(static_cast<std::uint64_t>(step), micro, world.rank() * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
+  const double loss = forward(true);
+  const int* tok = tokens_mem.data();
+  const int* tgt = targets_mem.data();
 
   // Backward: head, blocks in reverse, embed; each unit's gradient goes to its bucket.
   if (bwd_distinct)
@@ -216,6 +220,22 @@ std::int64_t ShardedTrainer::next_step() const { return impl_->step; }
 const Plan& ShardedTrainer::plan() const { return impl_->plan; }
 float ShardedTrainer::loss_scale() const { return impl_->loss_scale; }
 std::array<std::uint64_t, kNumLevels> ShardedTrainer::last_step_bytes() const { return impl_->last_bytes; }
+
+double ShardedTrainer::evaluate(const TokenData& val, int batches) {
+  Impl& s = *impl_;
+  const int w = s.world.size(), r = s.world.rank();
+  // Every rank runs the same number of passes, so their gathers pair up; a
+  // pass past the last batch repeats one and is not counted.
+  float sum[2] = {0, 0};  // losses, batches
+  for (int pass = 0; pass < (batches + w - 1) / w; ++pass) {
+    const int b = pass * w + r;
+    fill_eval_batch(val, s.cfg.effective_seq_len(), batches, b % batches, s.cfg.micro_batch, s.tokens.data(), s.targets.data());
+    const double loss = s.forward(false);
+    if (b < batches) sum[0] += static_cast<float>(loss), sum[1] += 1;
+  }
+  s.control_sum(sum, 2);
+  return sum[0] / sum[1];
+}
 
 StepStats ShardedTrainer::step() {
   Impl& s = *impl_;

@@ -75,6 +75,9 @@ struct ShardedTrainer::Impl {
   void control_gather(const void* in, void* out, std::size_t bytes);
   std::unique_ptr<Communicator> group_comm(const Partition& level);
   UnitSource source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const;
+  // Uploads `tokens` and `targets` and runs the forward pass over every
+  // unit (keeping the bwd_params slices when `keep`); returns the loss.
+  double forward(bool keep);
   double micro_batch(int micro, float dloss);
   void write_params();
 };

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 
 #include "commands.h"
 #include "validators.h"
@@ -26,7 +27,9 @@ namespace tierzero::cli {
 
 namespace {
 struct TrainArgs {
-  std::string config, model, data, metrics, param_dtype, strategy, topology, deepspeed, save_dir, resume, init;
+  std::string config, model, data, val_data, metrics, param_dtype, strategy, topology, deepspeed, save_dir, resume, init;
+  double val_fraction = -1;
+  int eval_every = -1, eval_batches = 0;
   std::string device = "cpu";
   int save_every = 0, keep = 0;
   double comm_timeout = 600;
@@ -57,8 +60,48 @@ TrainConfig resolve(const TrainArgs& a, const std::function<void(TrainConfig&)>&
   if (!a.param_dtype.empty()) c.param_dtype = parse_dtype(a.param_dtype);
   if (a.recompute) c.recompute = true;
   if (a.log_every > 0) c.log_every = a.log_every;
+  if (!a.val_data.empty()) c.val_data = a.val_data;
+  if (a.val_fraction >= 0) c.val_fraction = a.val_fraction;
+  if (a.eval_every >= 0) c.eval_every = a.eval_every;
+  if (a.eval_batches > 0) c.eval_batches = a.eval_batches;
   c.validate();
   return c;
+}
+
+// What a run trains on and, when it validates, what it validates on: its
+// own file, or the last val_fraction of the training data (then held out).
+struct RunData {
+  TokenData train;
+  std::optional<TokenData> val;
+};
+
+RunData load_run_data(const TrainConfig& cfg) {
+  TokenData all = TokenData::load(cfg.data);
+  std::optional<TokenData> val;
+  if (!cfg.val_data.empty()) {
+    val = TokenData::load(cfg.val_data);
+  } else if (cfg.val_fraction > 0) {
+    const std::size_t cut = all.size() - static_cast<std::size_t>(static_cast<double>(all.size()) * cfg.val_fraction);
+    val = all.slice(cut, all.size());
+    all = all.slice(0, cut);
+  }
+  if (val) {
+    const auto need = static_cast<std::size_t>(cfg.effective_seq_len()) + 1;
+    TZ_CHECK(val->size() >= need, ConfigError,
+             "validation data '" + val->origin() + "' has " + std::to_string(val->size()) + " tokens: fewer than one sequence of " +
+                 std::to_string(need));
+    TZ_CHECK(val->vocab() <= static_cast<std::uint32_t>(cfg.model.vocab), ConfigError,
+             "validation data '" + val->origin() + "' has vocabulary " + std::to_string(val->vocab()) + " but the model's is " +
+                 std::to_string(cfg.model.vocab));
+  }
+  return {std::move(all), std::move(val)};
+}
+
+// The validation loss after the step that ends at `done`, when one is due
+// (every eval_every steps and after the last). Collective on a multi-rank trainer.
+std::optional<double> validate_after(Trainer& trainer, const RunData& data, const TrainConfig& cfg, std::int64_t done) {
+  if (!data.val || !((cfg.eval_every > 0 && done % cfg.eval_every == 0) || done == cfg.steps)) return std::nullopt;
+  return trainer.evaluate(*data.val, cfg.eval_batches);
 }
 
 std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, const Topology& topo) {
@@ -159,7 +202,7 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
                    listed(ds.auto_keys).c_str());
   }
   const bool root = mpi.rank() == 0;
-  const TokenData data = TokenData::load(cfg.data);
+  const RunData data = load_run_data(cfg);
   TZ_CHECK(a.resume != "latest" || !a.save_dir.empty(), ConfigError,
            "--resume latest needs --save-dir (the directory whose 'latest' file names the checkpoint)");
   const std::string resume_from = a.resume == "latest" ? a.save_dir : a.resume;
@@ -171,7 +214,7 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
         std::fprintf(stderr, "tierzero: removed '%s' left in '%s' by an interrupted save\n", name.c_str(), a.save_dir.c_str());
   }
   const std::vector<float> init = a.init.empty() ? std::vector<float>{} : load_safetensors_params(a.init, cfg.model);
-  ShardedTrainer trainer(cfg, plan, *world, data, init, *backend);
+  ShardedTrainer trainer(cfg, plan, *world, data.train, init, *backend);
   // A failure from here on is reported (and the job ended when the other
   // ranks are not failing alike) before the trainer's destructor waits
   // for collectives that the other ranks may never join.
@@ -200,13 +243,14 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
       if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
       const StepStats st = trainer.step();
       if (checked) checked->verify("step " + std::to_string(st.step));
+      const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
       if (!a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps)) {
         const std::string where = trainer.save_checkpoint(a.save_dir, a.keep);
         if (root && !report) std::fprintf(stderr, "tierzero: saved %s\n", where.c_str());
       }
       if (root) {
         report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
-        report->record(st);
+        report->record(st, val_loss);
       }
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
     }
@@ -224,17 +268,17 @@ int run_train(const TrainArgs& a, Context& ctx) {
   if (a.device != "cpu" || !a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || !a.save_dir.empty() || !a.resume.empty() ||
       !a.init.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, cfg, ctx);
-  const TokenData data = TokenData::load(cfg.data);
-  LocalTrainer trainer(cfg, data);
+  const RunData data = load_run_data(cfg);
+  LocalTrainer trainer(cfg, data.train);
   std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens\n",
-               cfg.model.name.c_str(), trainer.layout().num_params(), data.origin().c_str(),
+               cfg.model.name.c_str(), trainer.layout().num_params(), data.train.origin().c_str(),
                static_cast<long long>(cfg.steps), cfg.micro_batch, cfg.grad_accum, cfg.effective_seq_len());
   TrainReport report(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), 1, cfg.metrics, cfg.log_every);
   report.set_extra("strategy", "\"single\"");
   int bad_steps = 0;
   while (trainer.next_step() < cfg.steps) {
     const StepStats st = trainer.step();
-    report.record(st);
+    report.record(st, validate_after(trainer, data, cfg, st.step + 1));
     if (diverged(st, bad_steps, a.max_bad_steps, true)) return 4;
   }
   report.finish();
@@ -247,7 +291,13 @@ void add_train_command(CLI::App& app, Context& ctx) {
   CLI::App* c = app.add_subcommand("train", "Train a GPT model");
   c->add_option("--config", a->config, "TOML run configuration (flags override it)");
   c->add_option("--model", a->model, "Model preset: gpt-tiny, gpt-mini, gpt2-124m, ...");
-  c->add_option("--data", a->data, "'builtin' or a token file made by 'tierzero data prepare'");
+  c->add_option("--data", a->data, "'builtin', a token file made by 'tierzero data prepare', or an llm.c/nanoGPT .bin shard");
+  c->add_option("--val-data", a->val_data, "Held-out token file for the validation loss");
+  c->add_option("--val-fraction", a->val_fraction, "Hold out this last fraction of --data for the validation loss (at most 0.5)")
+      ->check(finite_number(false));
+  c->add_option("--eval-every", a->eval_every, "Steps between validation losses (default 0: after the last step only)")->check(at_least(0));
+  c->add_option("--eval-batches", a->eval_batches, "Held-out batches of micro-batch sequences per validation (default 8)")
+      ->check(at_least(1));
   c->add_option("--steps", a->steps, "Optimisation steps")->check(at_least(1));
   c->add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch per rank")->check(at_least(1));
   c->add_option("--grad-accum", a->grad_accum, "Micro-batches per step")->check(at_least(1));

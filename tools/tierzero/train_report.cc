@@ -45,7 +45,7 @@ TrainReport::~TrainReport() {
   if (metrics_) std::fclose(metrics_);
 }
 
-void TrainReport::record(const StepStats& s) {
+void TrainReport::record(const StepStats& s, std::optional<double> val_loss) {
   const auto now = std::chrono::steady_clock::now();
   const double dt = std::chrono::duration<double>(now - last_).count();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
@@ -60,6 +60,7 @@ void TrainReport::record(const StepStats& s) {
     std::string line = nlohmann::json{{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm},
                                       {"skipped", s.skipped}, {"tokens", s.tokens}, {"step_time_s", dt},
                                       {"tokens_per_s", tokens_per_s}, {"tflops", tflops}}.dump();
+    if (val_loss) line.insert(line.size() - 1, ",\"val_loss\":" + nlohmann::json(*val_loss).dump());
     line.pop_back();  // append the extra fields verbatim
     for (const auto& [k, v] : extra_) line += ",\"" + k + "\":" + v;
     std::fprintf(metrics_, "%s}\n", line.c_str());
@@ -79,6 +80,9 @@ void TrainReport::record(const StepStats& s) {
                  static_cast<long long>(done), static_cast<long long>(total_), s.loss, s.lr, s.grad_norm, tokens_per_s,
                  tflops, s.skipped ? " (skipped: non-finite gradients)" : "");
   }
+  if (val_loss)
+    std::fprintf(stderr, "%sstep %lld/%lld val_loss %.4f\n", tty_ ? "\n" : "", static_cast<long long>(done), static_cast<long long>(total_),
+                 *val_loss);
 }
 
 void TrainReport::finish() {

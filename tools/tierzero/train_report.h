@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "tierzero/trainer.h"
@@ -22,7 +23,8 @@ class TrainReport {
   ~TrainReport();
   // Extra fields (strategy, bytes_per_level, memory_bytes) go into each metrics line as given (JSON text).
   void set_extra(const std::string& key, const std::string& json) { extra_[key] = json; }
-  void record(const StepStats& s);
+  // val_loss: the validation loss after this step, when one was taken.
+  void record(const StepStats& s, std::optional<double> val_loss = std::nullopt);
   void finish();
 
  private:
