@@ -35,7 +35,7 @@ double time_op(Communicator& world, int warmup, int iters, const std::function<v
 }  // namespace
 
 std::vector<CommBenchRow> run_comm_bench(Hierarchy& hier, const CommBenchOptions& opt) {
-  Communicator& world = hier.world();
+  Communicator& world = hier.group();
   const int w = world.size();
   const std::size_t esize = dtype_size(opt.dtype);
   std::vector<CommBenchRow> rows;
@@ -150,7 +150,7 @@ void measure_compute(Communicator& world, const ComputeCalibration& c, System& s
 }
 
 System measure_system(Hierarchy& hier, const std::string& name, const ComputeCalibration& calibration) {
-  Communicator& world = hier.world();
+  Communicator& world = hier.group();
   const Topology& topo = world.topology();
   // Per-rank shard sizes of the all-gathers the α–β line is fitted to.
   constexpr std::size_t kTiny = 8, kLarge = 1 << 19;

@@ -57,7 +57,8 @@ class Hierarchy {
   Hierarchy(const Hierarchy&) = delete;
   Hierarchy& operator=(const Hierarchy&) = delete;
 
-  Communicator& world() const { return world_; }
+  // The communicator the hierarchy spans (the world, or any group split from it).
+  Communicator& group() const { return group_; }
   // Number of hops with more than one member.
   std::size_t num_hops() const;
   // The communicator of the hop containing `level` (throws if none).
@@ -93,7 +94,7 @@ class Hierarchy {
 
  private:
   Request submit(CommJob job);
-  Communicator& world_;
+  Communicator& group_;
   std::unique_ptr<HopState> state_;
   std::unique_ptr<CommSchedule> own_schedule_;
   CommSchedule* schedule_;

@@ -14,7 +14,7 @@ void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t coun
     else s.mem->copy(recv, send, count * esize);
     return;
   }
-  const std::size_t w = static_cast<std::size_t>(s.world_size);
+  const std::size_t w = static_cast<std::size_t>(s.group_size);
   const std::size_t per_rank = (count + w - 1) / w;
   std::size_t cur_count = per_rank * w;
   std::byte* cur = s.buffer(0, cur_count * esize);
@@ -36,7 +36,7 @@ void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t coun
     cur_count *= s.fanout(h);
   }
   s.mem->copy(recv, cur, count * esize);
-  if (op == ReduceOp::avg) s.mem->divide(recv, count, t, s.world_size);
+  if (op == ReduceOp::avg) s.mem->divide(recv, count, t, s.group_size);
 }
 
 }  // namespace tierzero

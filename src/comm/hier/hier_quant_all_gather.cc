@@ -11,7 +11,7 @@ namespace tierzero {
 
 void hier_quant_all_gather(HopState& s, const void* send, void* recv, std::size_t count, DType t, const QuantSpec& q) {
   const std::size_t packed = quant_packed_bytes(count, q);
-  const std::size_t w = static_cast<std::size_t>(s.world_size);
+  const std::size_t w = static_cast<std::size_t>(s.group_size);
   std::byte* mine = s.buffer(2, packed);
   std::byte* all = s.buffer(3, packed * w);
   s.mem->quantize(send, t, count, q, mine);

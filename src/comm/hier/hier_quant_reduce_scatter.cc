@@ -54,7 +54,7 @@ void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t 
 void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
                                const HopBits& bits, const QuantSpec& q) {
   const std::size_t k = s.hops.size();
-  std::size_t cur = count * static_cast<std::size_t>(s.world_size);
+  std::size_t cur = count * static_cast<std::size_t>(s.group_size);
   // fp32 copy of the input, innermost coordinate major.
   auto* as_f32 = reinterpret_cast<float*>(s.buffer(2, cur * sizeof(float)));
   auto* acc = reinterpret_cast<float*>(s.buffer(3, cur * sizeof(float)));
@@ -66,7 +66,7 @@ void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::s
     exchange_and_sum(s, h, acc, cur, hop_bits(bits, s.levels[h]), t, q, out);
     std::swap(acc, out);
   }
-  if (op == ReduceOp::avg) s.mem->divide(acc, count, DType::f32, s.world_size);
+  if (op == ReduceOp::avg) s.mem->divide(acc, count, DType::f32, s.group_size);
   s.mem->from_f32(t, acc, recv, count);
 }
 

@@ -22,7 +22,7 @@ void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t 
     s.ready(0).reduce_scatter(send, recv, count, t, op);
     return;
   }
-  std::size_t cur_count = count * static_cast<std::size_t>(s.world_size);
+  std::size_t cur_count = count * static_cast<std::size_t>(s.group_size);
   std::byte* cur = s.buffer(0, cur_count * esize);
   reverse_axes(*s.mem, static_cast<const std::byte*>(send), cur, outer_first(s), count * esize);  // rank order: outermost major
   for (std::size_t h = 0; h < k; ++h) {
@@ -31,7 +31,7 @@ void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t 
     s.ready(h).reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
     cur = static_cast<std::byte*>(next);
   }
-  if (op == ReduceOp::avg) s.mem->divide(recv, count, t, s.world_size);
+  if (op == ReduceOp::avg) s.mem->divide(recv, count, t, s.group_size);
 }
 
 }  // namespace tierzero

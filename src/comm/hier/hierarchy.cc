@@ -7,9 +7,9 @@
 namespace tierzero {
 
 Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem, CommSchedule* schedule)
-    : world_(comm), state_(std::make_unique<HopState>()), schedule_(schedule) {
+    : group_(comm), state_(std::make_unique<HopState>()), schedule_(schedule) {
   state_->mem = &mem;
-  state_->world_size = comm.size();
+  state_->group_size = comm.size();
   const Topology& topo = comm.topology();
   const int me = comm.world_rank(comm.rank());
   for (const std::vector<Level>& levels : hops) {

@@ -21,7 +21,7 @@ struct HopState {
   std::vector<std::unique_ptr<Communicator>> hops;   // hops[i] spans levels[i]
   Memory* mem = nullptr;
   MemArray<std::byte> scratch[6];
-  int world_size = 1;
+  int group_size = 1;
 
   std::byte* buffer(int which, std::size_t bytes);
   int fanout(std::size_t i) const { return hops[i]->size(); }
