@@ -35,10 +35,11 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed) {
   return v;
 }
 
-// The bytes `op` leaves in a buffer of `out_bytes`, run on `mem` from host inputs.
+// The bytes `op` leaves in a buffer of `out_bytes`, run on backend `be` from host inputs.
 template <class Op>
-std::vector<std::byte> on(Memory& mem, const std::vector<std::vector<std::byte>>& inputs, std::size_t out_bytes,
+std::vector<std::byte> on(const Backend& be, const std::vector<std::vector<std::byte>>& inputs, std::size_t out_bytes,
                           std::vector<std::byte> out_init, Op op) {
+  Memory& mem = *be.memory;
   std::vector<MemArray<std::byte>> in;
   for (const auto& h : inputs) {
     in.emplace_back(mem, h.size());
@@ -49,7 +50,7 @@ std::vector<std::byte> on(Memory& mem, const std::vector<std::vector<std::byte>>
   mem.upload(out.data(), out_init.data(), out_bytes);
   std::vector<void*> ptrs;
   for (auto& a : in) ptrs.push_back(a.data());
-  op(mem, ptrs, out.data());
+  op(be, ptrs, out.data());
   std::vector<std::byte> result(out_bytes);
   mem.download(result.data(), out.data(), out_bytes);
   return result;
@@ -66,48 +67,48 @@ TEST(GpuEngine, DeviceMemoryGivesHostMemorysBits) {
   use_node_local_gpu();  // before this process's first GPU context, as nccl_world would
   const std::size_t n = 10007;
   const auto x = bytes_of(random_floats(n, 1)), y = bytes_of(random_floats(n, 2));
-  Memory& dev = gpu::device_memory();
-  Memory& host = host_memory();
+  const Backend& dev = gpu::cuda_backend();
+  const Backend& host = cpu_backend();
   for (DType t : {DType::f32, DType::bf16, DType::f16}) {
     const std::size_t tb = n * dtype_size(t);
     // from_f32, then back to_f32, add_to_f32 and divide, in type t.
-    auto convert = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.from_f32(t, static_cast<float*>(in[0]), out, n); };
+    auto convert = [&](const Backend& b, std::vector<void*>& in, std::byte* out) { b.ops->from_f32(t, static_cast<float*>(in[0]), out, n); };
     const auto narrow = on(host, {x}, tb, {}, convert);
     EXPECT_EQ(on(dev, {x}, tb, {}, convert), narrow) << dtype_name(t);
-    auto widen = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.to_f32(t, in[0], reinterpret_cast<float*>(out), n); };
+    auto widen = [&](const Backend& b, std::vector<void*>& in, std::byte* out) { b.ops->to_f32(t, in[0], reinterpret_cast<float*>(out), n); };
     EXPECT_EQ(on(dev, {narrow}, n * 4, {}, widen), on(host, {narrow}, n * 4, {}, widen)) << dtype_name(t);
-    auto add = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.add_to_f32(t, in[0], reinterpret_cast<float*>(out), n); };
+    auto add = [&](const Backend& b, std::vector<void*>& in, std::byte* out) { b.ops->add_to_f32(t, in[0], reinterpret_cast<float*>(out), n); };
     EXPECT_EQ(on(dev, {narrow}, n * 4, y, add), on(host, {narrow}, n * 4, y, add)) << dtype_name(t);
-    auto divide = [&](Memory& m, std::vector<void*>&, std::byte* out) { m.divide(out, n, t, 6); };
+    auto divide = [&](const Backend& b, std::vector<void*>&, std::byte* out) { b.ops->divide(out, n, t, 6); };
     EXPECT_EQ(on(dev, {}, tb, narrow, divide), on(host, {}, tb, narrow, divide)) << dtype_name(t);
     for (int bits : {8, 4}) {
       const QuantSpec q{bits, bits == 4, 128};
       const std::size_t packed = quant_packed_bytes(n, q);
-      auto quant = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.quantize(in[0], t, n, q, out); };
+      auto quant = [&](const Backend& b, std::vector<void*>& in, std::byte* out) { b.ops->quantize(in[0], t, n, q, out); };
       const auto p = on(host, {narrow}, packed, {}, quant);
       EXPECT_EQ(on(dev, {narrow}, packed, {}, quant), p) << dtype_name(t) << " int" << bits;
-      auto dequant = [&](Memory& m, std::vector<void*>& in, std::byte* out) { m.dequantize(in[0], n, q, out, t); };
+      auto dequant = [&](const Backend& b, std::vector<void*>& in, std::byte* out) { b.ops->dequantize(in[0], n, q, out, t); };
       EXPECT_EQ(on(dev, {p}, tb, {}, dequant), on(host, {p}, tb, {}, dequant)) << dtype_name(t) << " int" << bits;
-      auto dequant_add = [&](Memory& m, std::vector<void*>& in, std::byte* out) {
-        m.dequantize_add(in[0], n, q, reinterpret_cast<float*>(out));
+      auto dequant_add = [&](const Backend& b, std::vector<void*>& in, std::byte* out) {
+        b.ops->dequantize_add(in[0], n, q, reinterpret_cast<float*>(out));
       };
       EXPECT_EQ(on(dev, {p}, n * 4, y, dequant_add), on(host, {p}, n * 4, y, dequant_add)) << dtype_name(t) << " int" << bits;
     }
   }
-  auto scale = [&](Memory& m, std::vector<void*>&, std::byte* out) { m.scale(reinterpret_cast<float*>(out), n, 0.37f); };
+  auto scale = [&](const Backend& b, std::vector<void*>&, std::byte* out) { b.step->scale(reinterpret_cast<float*>(out), n, 0.37f); };
   EXPECT_EQ(on(dev, {}, n * 4, x, scale), on(host, {}, n * 4, x, scale));
   // AdamW: p, g, m, v in one buffer of 4n floats.
   std::vector<float> state = random_floats(4 * n, 3);
   for (std::size_t i = 3 * n; i < 4 * n; ++i) state[i] = std::abs(state[i]);  // v >= 0
-  auto adamw = [&](Memory& m, std::vector<void*>&, std::byte* out) {
+  auto adamw = [&](const Backend& b, std::vector<void*>&, std::byte* out) {
     float* f = reinterpret_cast<float*>(out);
-    m.adamw(f, f + n, f + 2 * n, f + 3 * n, n, AdamWConfig{}, 7, 3e-4f, true);
+    b.step->adamw(f, f + n, f + 2 * n, f + 3 * n, n, AdamWConfig{}, 7, 3e-4f, true);
   };
   EXPECT_EQ(on(dev, {}, 16 * n, bytes_of(state), adamw), on(host, {}, 16 * n, bytes_of(state), adamw));
-  MemArray<float> buf(dev, n);
-  dev.upload(buf.data(), x.data(), x.size());
-  const double want = host.sum_squares(reinterpret_cast<const float*>(x.data()), n);
-  EXPECT_NEAR(dev.sum_squares(buf.data(), n), want, 1e-12 * want);
+  MemArray<float> buf(*dev.memory, n);
+  dev.memory->upload(buf.data(), x.data(), x.size());
+  const double want = host.step->sum_squares(reinterpret_cast<const float*>(x.data()), n);
+  EXPECT_NEAR(dev.step->sum_squares(buf.data(), n), want, 1e-12 * want);
 }
 
 TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {

@@ -259,10 +259,9 @@ TEST(GpuMemory, AdamWOnA40MElementSegmentMatchesTheCpuBitForBit) {
   for (std::size_t i = 0; i < n; ++i) v[i] = g[i] * g[i];
   auto gp = upload(p), gg = upload(g), gm = upload(m), gv = upload(v);
   AdamWConfig c;
-  Memory& mem = gpu::device_memory();
-  mem.adamw(gp.data(), gg.data(), gm.data(), gv.data(), n, c, 7, 3e-4f, true);
+  gpu::device_step_ops().adamw(gp.data(), gg.data(), gm.data(), gv.data(), n, c, 7, 3e-4f, true);
   adamw_update(p.data(), g.data(), m.data(), v.data(), n, c, 7, 3e-4f, true);
-  mem.fence();
+  gpu::device_memory().fence();
   EXPECT_TRUE(download(gp) == p) << "params";
   EXPECT_TRUE(download(gm) == m) << "m";
   EXPECT_TRUE(download(gv) == v) << "v";

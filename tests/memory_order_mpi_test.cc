@@ -26,7 +26,8 @@
 namespace tierzero {
 namespace {
 
-class DeferredMemory final : public Memory {
+// The three interfaces of a backend's state (memory, element work, optimizer step) on one deferred queue.
+class DeferredMemory final : public Memory, public ElementOps, public StepOps {
  public:
   void* allocate(std::size_t bytes) override { return host().allocate(bytes); }
   void release(void* p) noexcept override { host().release(p); }
@@ -44,32 +45,32 @@ class DeferredMemory final : public Memory {
   }
   void zero(void* dst, std::size_t bytes) override { later([=] { host().zero(dst, bytes); }); }
   void to_f32(DType from, const void* src, float* dst, std::size_t n) override {
-    later([=] { host().to_f32(from, src, dst, n); });
+    later([=] { host_ops().to_f32(from, src, dst, n); });
   }
   void from_f32(DType to, const float* src, void* dst, std::size_t n) override {
-    later([=] { host().from_f32(to, src, dst, n); });
+    later([=] { host_ops().from_f32(to, src, dst, n); });
   }
   void add_to_f32(DType t, const void* src, float* acc, std::size_t n) override {
-    later([=] { host().add_to_f32(t, src, acc, n); });
+    later([=] { host_ops().add_to_f32(t, src, acc, n); });
   }
-  void divide(void* buf, std::size_t n, DType t, int divisor) override { later([=] { host().divide(buf, n, t, divisor); }); }
-  void scale(float* buf, std::size_t n, float factor) override { later([=] { host().scale(buf, n, factor); }); }
+  void divide(void* buf, std::size_t n, DType t, int divisor) override { later([=] { host_ops().divide(buf, n, t, divisor); }); }
+  void scale(float* buf, std::size_t n, float factor) override { later([=] { host_step().scale(buf, n, factor); }); }
   double sum_squares(const float* buf, std::size_t n) override {
     fence();
-    return host().sum_squares(buf, n);
+    return host_step().sum_squares(buf, n);
   }
   void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed) override {
-    later([=] { host().quantize(src, t, n, s, packed); });
+    later([=] { host_ops().quantize(src, t, n, s, packed); });
   }
   void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst, DType t) override {
-    later([=] { host().dequantize(packed, n, s, dst, t); });
+    later([=] { host_ops().dequantize(packed, n, s, dst, t); });
   }
   void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float* acc) override {
-    later([=] { host().dequantize_add(packed, n, s, acc); });
+    later([=] { host_ops().dequantize_add(packed, n, s, acc); });
   }
   void adamw(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWConfig& c, std::int64_t t, float lr,
              bool decay) override {
-    later([=] { host().adamw(p, g, m, v, n, c, t, lr, decay); });
+    later([=] { host_step().adamw(p, g, m, v, n, c, t, lr, decay); });
   }
   void fence() override { queue().run_until(~std::uint64_t{0}); }
   MemMark mark() override {
@@ -99,6 +100,8 @@ class DeferredMemory final : public Memory {
     }
   };
   static Memory& host() { return host_memory(); }
+  static ElementOps& host_ops() { return host_element_ops(); }
+  static StepOps& host_step() { return *cpu_backend().step; }
   static Queue& queue() {
     thread_local Queue q;
     return q;
@@ -137,7 +140,8 @@ class FencedModel final : public UnitModel {
 };
 
 const Backend& deferred_backend() {
-  static const Backend backend{"deferred", &deferred(), [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
+  static const Backend backend{"deferred", &deferred(), &deferred(), &deferred(),
+                                [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
                                  return std::unique_ptr<UnitModel>(std::make_unique<FencedModel>(layout, batch, seq_len, recompute));
                                }};
   return backend;
@@ -156,8 +160,8 @@ TEST(MemoryOrder, HierarchicalCollectivesOnDeferredMemoryMatchHostMemory) {
   const HopBits bits = parse_hop_bits("gpu=16,node=8,world=4");
   for (const Topology& topo : test::all_layouts(w)) {
     auto world = mpi_world(topo);
-    Hierarchy on_host(*world, three_level_hops(), host_memory());
-    Hierarchy on_deferred(*world, three_level_hops(), deferred());
+    Hierarchy on_host(*world, three_level_hops(), host_memory(), host_element_ops());
+    Hierarchy on_deferred(*world, three_level_hops(), deferred(), deferred());
     const std::vector<std::byte> in = values(world->rank(), n * w, DType::bf16);
     // The result of each collective, given the hierarchy and its buffers.
     auto run = [&](Hierarchy& h, Memory& mem, int which) {

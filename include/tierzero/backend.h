@@ -1,7 +1,8 @@
-// Where the sharding engine runs: the Memory its state and buffers live in
-// and the GPT model that computes on that memory. cpu_backend() is host
-// memory and GptModel<float> (the default); gpu::cuda_backend()
-// (tierzero/gpu_backend.h, CUDA builds) is device memory and
+// Where the sharding engine runs: the Memory its state and buffers live in,
+// the element-wise and optimizer work on that memory, and the GPT model
+// that computes there. cpu_backend() is host memory, the CPU's element and
+// step work and GptModel<float> (the default); gpu::cuda_backend()
+// (tierzero/gpu_backend.h, CUDA builds) is device memory, kernels and
 // GptModel<float, gpu::DeviceOps>. The engine's code is the same for both.
 #pragma once
 #include <functional>
@@ -9,8 +10,10 @@
 #include <string>
 #include <utility>
 
+#include "tierzero/element_ops.h"
 #include "tierzero/gpt.h"
 #include "tierzero/memory.h"
+#include "tierzero/optim.h"
 
 namespace tierzero {
 
@@ -53,17 +56,33 @@ class GptUnitModel final : public UnitModel {
   GptModel<float, Ops> m_;
 };
 
+// The optimizer step's work on the engine's fp32 shards, ordered like the
+// backend's Memory (the CPU's runs at once).
+class StepOps {
+ public:
+  virtual ~StepOps() = default;
+  virtual void scale(float* buf, std::size_t n, float factor) = 0;
+  // Sum of squares, accumulated in double (in element order on the host,
+  // in another order on a device); returns the finished value.
+  virtual double sum_squares(const float* buf, std::size_t n) = 0;
+  // optim.h's adamw_update, with the CPU's bits.
+  virtual void adamw(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWConfig& c, std::int64_t t,
+                     float lr, bool decay) = 0;
+};
+
 struct Backend {
   std::string name;  // "cpu", "cuda"
   Memory* memory = nullptr;
+  ElementOps* ops = nullptr;
+  StepOps* step = nullptr;
   // A model for `batch` sequences of `seq_len` tokens on this backend.
   std::function<std::unique_ptr<UnitModel>(const GptLayout& layout, int batch, int seq_len, bool recompute)> make_model;
 };
 
-// The Backend whose state lives in `memory` and whose model is GptModel<float, Ops>.
+// The Backend on `memory`, `ops` and `step` whose model is GptModel<float, Ops>.
 template <class Ops>
-Backend backend_of(std::string name, Memory& memory) {
-  return {std::move(name), &memory, [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
+Backend backend_of(std::string name, Memory& memory, ElementOps& ops, StepOps& step) {
+  return {std::move(name), &memory, &ops, &step, [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
             return std::unique_ptr<UnitModel>(std::make_unique<GptUnitModel<Ops>>(layout, batch, seq_len, recompute));
           }};
 }

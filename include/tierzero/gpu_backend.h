@@ -12,11 +12,15 @@ namespace tierzero::gpu {
 void use_device(int device);
 int current_device();
 
-// Device memory (cudaMalloc) with the kernels and copies enqueued on the
-// calling thread's GpuContext stream; fence() synchronises that stream.
-// Conversions, quantisation and AdamW follow the CPU's rules element by
-// element (sum_squares adds in another order: rounding differs).
+// Device memory (the device's stream-ordered pool) with the kernels and
+// copies enqueued on the calling thread's GpuContext stream; fence()
+// synchronises that stream. Conversions, quantisation and AdamW follow the
+// CPU's rules element by element (sum_squares adds in another order:
+// rounding differs).
 Memory& device_memory();
+// The element work and the optimizer step on it, by the same rules.
+ElementOps& device_element_ops();
+StepOps& device_step_ops();
 
 // device_memory() and GptModel<float, gpu::DeviceOps>.
 const Backend& cuda_backend();

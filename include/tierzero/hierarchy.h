@@ -36,9 +36,9 @@
 
 #include "tierzero/comm_schedule.h"
 #include "tierzero/communicator.h"
+#include "tierzero/element_ops.h"
 #include "tierzero/hops.h"
 #include "tierzero/memory.h"
-#include "tierzero/quant.h"
 
 namespace tierzero {
 
@@ -48,11 +48,12 @@ class Hierarchy {
  public:
   // Collective over `comm` (the world, or any group split from it): creates
   // one communicator per hop of `hops` that has more than one member within
-  // `comm`. `comm`, `mem` and `schedule` must outlive the Hierarchy; the
-  // collectives' buffers live in `mem`, which must be memory `comm` can
-  // reach; `schedule` issues them (nullptr: a schedule of its own).
+  // `comm`. `comm`, `mem`, `ops` and `schedule` must outlive the
+  // Hierarchy; the collectives' buffers live in `mem`, which must be
+  // memory `comm` can reach, and `ops` works on them (quantisation, sums);
+  // `schedule` issues them (nullptr: a schedule of its own).
   explicit Hierarchy(Communicator& comm, const HopSpec& hops = three_level_hops(), Memory& mem = host_memory(),
-                     CommSchedule* schedule = nullptr);
+                     ElementOps& ops = host_element_ops(), CommSchedule* schedule = nullptr);
   ~Hierarchy();
   Hierarchy(const Hierarchy&) = delete;
   Hierarchy& operator=(const Hierarchy&) = delete;

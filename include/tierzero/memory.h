@@ -1,9 +1,10 @@
-// Where a rank's training state and collective buffers live, and the
-// element-wise work the sharding engine and the hierarchical collectives do
-// on them. host_memory() (the default) is plain memory and the CPU
-// kernels; gpu::device_memory() (CUDA builds, tierzero/gpu_backend.h) is
-// device memory with kernels enqueued on the calling thread's GpuContext
-// stream.
+// Where a rank's training state and collective buffers live: allocation,
+// copies between host and this memory, and the ordering of the work done
+// on it. host_memory() (the default) is plain memory; gpu::device_memory()
+// (CUDA builds, tierzero/gpu_backend.h) is device memory with work enqueued
+// on the calling thread's GpuContext stream. The element-wise work on such
+// buffers is tierzero/element_ops.h's; the optimizer's is the engine
+// backend's (tierzero/backend.h); both follow this memory's ordering.
 //
 // Ordering contract: work is ordered per calling thread, and may still be
 // pending when a call returns (on a device it is). fence() waits until
@@ -14,8 +15,8 @@
 // wait; neither blocks the host). A CommSchedule job marks the queuing
 // thread, and the schedule's executor waits for that mark, fences before
 // every collective it issues and fences at the end of each job.
-// upload() has read its host source when it returns; download() and
-// sum_squares() return finished results.
+// upload() has read its host source when it returns; download() returns
+// finished results.
 //
 // Allocation: allocate() and release() may be called from any thread; they
 // go to the backing allocator (on a GPU, the device's one stream-ordered
@@ -26,10 +27,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
-
-#include "tierzero/dtype.h"
-#include "tierzero/optim.h"
-#include "tierzero/quant.h"
 
 namespace tierzero {
 
@@ -50,23 +47,6 @@ class Memory {
   virtual void upload(void* dst, const void* host_src, std::size_t bytes) = 0;
   virtual void download(void* host_dst, const void* src, std::size_t bytes) = 0;
   virtual void zero(void* dst, std::size_t bytes) = 0;
-  // dtype.h's conversions: same rounding as the CPU's.
-  virtual void to_f32(DType from, const void* src, float* dst, std::size_t n) = 0;
-  virtual void from_f32(DType to, const float* src, void* dst, std::size_t n) = 0;
-  // acc[i] += src[i] (src of float type t).
-  virtual void add_to_f32(DType t, const void* src, float* acc, std::size_t n) = 0;
-  virtual void divide(void* buf, std::size_t n, DType t, int divisor) = 0;
-  virtual void scale(float* buf, std::size_t n, float factor) = 0;
-  // Sum of squares, accumulated in double (in element order on the host,
-  // in another order on a device).
-  virtual double sum_squares(const float* buf, std::size_t n) = 0;
-  // quant.h's packed format, bit-identical across memories.
-  virtual void quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed) = 0;
-  virtual void dequantize(const void* packed, std::size_t n, const QuantSpec& s, void* dst, DType t) = 0;
-  virtual void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float* acc) = 0;
-  // optim.h's adamw_update.
-  virtual void adamw(float* p, const float* g, float* m, float* v, std::size_t n, const AdamWConfig& c, std::int64_t t,
-                     float lr, bool decay) = 0;
   virtual void fence() = 0;
   // The calling thread's work so far. A device reuses a ring of 64 events
   // per thread: waiting for a mark 64 or more marks old waits for a later

@@ -26,6 +26,8 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
       plan(pl),
       world(w),
       mem(*be.memory),
+      ops(*be.ops),
+      step_ops(*be.step),
       layout(c.model),
       sampler(data, c.effective_seq_len(), c.seed),
       model(be.make_model(layout, c.micro_batch, c.effective_seq_len(), c.recompute)),
@@ -53,14 +55,14 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   schedule = std::make_unique<CommSchedule>(mem);
   if (plan.params) {
     p_comm = group_comm(plan.params);
-    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem, schedule.get());
+    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem, ops, schedule.get());
   }
   if (bwd_distinct && plan.bwd_params) {
     b_comm = group_comm(plan.bwd_params);
-    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem, schedule.get());
+    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem, ops, schedule.get());
   }
   g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
-  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, schedule.get());
+  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, ops, schedule.get());
   if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
 
@@ -100,8 +102,8 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   reduce_order = backward_units;
   reduce_order.push_back(layout.embed_unit());
 
-  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, std::max(max_padded_unit(layout, P), max_padded_unit(layout, B)), mem);
-  reducer = std::make_unique<GradReducer>(layout, plan, G, dtype, reduce_order, *g_hier, cross_comm.get(), *schedule, grads.data(), mem);
+  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, std::max(max_padded_unit(layout, P), max_padded_unit(layout, B)), mem, ops);
+  reducer = std::make_unique<GradReducer>(layout, plan, G, dtype, reduce_order, *g_hier, cross_comm.get(), *schedule, grads.data(), mem, ops);
   const std::size_t n_embed = layout.units()[layout.embed_unit()].numel;
   std::size_t max_unit = 0;
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
@@ -199,12 +201,12 @@ double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
 
 void ShardedTrainer::Impl::write_params() {
   if (plan.params || !plan.optim) {  // same partition as the master (or both replicated)
-    mem.from_f32(dtype, master.data(), params_store.data(), O.total);
+    ops.from_f32(dtype, master.data(), params_store.data(), O.total);
     return;
   }
   // Replicated params from optim shards: all-gather each unit.
   for (std::size_t u = 0; u < layout.units().size(); ++u) {
-    mem.from_f32(dtype, master.data() + O.offset[u], gather_send.data(), O.shard[u]);
+    ops.from_f32(dtype, master.data() + O.offset[u], gather_send.data(), O.shard[u]);
     g_hier->all_gather(gather_send.data(), gather_recv.data(), O.shard[u], dtype);
     mem.copy(params_store.data() + P.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
   }
@@ -248,7 +250,7 @@ StepStats ShardedTrainer::step() {
   s.reducer->finish();
   // One all-reduce for the mean loss and the squared gradient norm; each
   // gradient shard is counted once (by the first member of its cross group).
-  const double sq = s.counts_norm ? s.mem.sum_squares(s.grads.data(), s.grads.size()) : 0.0;
+  const double sq = s.counts_norm ? s.step_ops.sum_squares(s.grads.data(), s.grads.size()) : 0.0;
   float pair[2] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq)};
   s.control_sum(pair, 2);
   st.loss = pair[0];
@@ -260,9 +262,9 @@ StepStats ShardedTrainer::step() {
     if (s.dtype == DType::f16) s.loss_scale /= 2, s.good_steps = 0;
   } else {
     const float coef = clip_coefficient(st.grad_norm, s.cfg.grad_clip) / s.loss_scale;
-    s.mem.scale(s.grads.data(), s.grads.size(), coef);
+    s.step_ops.scale(s.grads.data(), s.grads.size(), coef);
     for (const ShardSegment& seg : s.segments)
-      s.mem.adamw(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
+      s.step_ops.adamw(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
                   seg.length, s.cfg.adamw, s.optim_steps + 1, st.lr, seg.decay);
     ++s.optim_steps;
     s.write_params();

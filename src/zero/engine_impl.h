@@ -21,7 +21,9 @@ struct ShardedTrainer::Impl {
   TrainConfig cfg;
   Plan plan;
   Communicator& world;
-  Memory& mem;  // the backend's: every MemArray below lives here
+  Memory& mem;      // the backend's: every MemArray below lives here
+  ElementOps& ops;  // the backend's element work on it
+  StepOps& step_ops;  // and its optimizer work
   GptLayout layout;
   BatchSampler sampler;
   std::unique_ptr<UnitModel> model;

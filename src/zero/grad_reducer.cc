@@ -6,8 +6,8 @@ namespace tierzero {
 
 GradReducer::GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire,
                          const std::vector<int>& order, Hierarchy& reduce, Communicator* cross, CommSchedule& schedule,
-                         float* grads_out, Memory& mem)
-    : layout_(layout), mem_(mem), plan_(plan), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
+                         float* grads_out, Memory& mem, ElementOps& ops)
+    : layout_(layout), mem_(mem), ops_(ops), plan_(plan), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
       schedule_(schedule), out_(grads_out), replicated_(!plan.grads) {
   bucket_of_.assign(layout.units().size(), -1);
   index_in_bucket_.assign(layout.units().size(), -1);
@@ -43,7 +43,7 @@ void GradReducer::add(int unit, const float* grad) {
     const std::size_t begin = static_cast<std::size_t>(j) * s;
     const std::size_t valid = begin >= n ? 0 : std::min(s, n - begin);
     std::byte* dst = send + (j * bucket.count + bucket.unit_offset[k]) * wsize_;
-    mem_.from_f32(wire_, grad + begin, dst, valid);
+    ops_.from_f32(wire_, grad + begin, dst, valid);
     mem_.zero(dst + valid * wsize_, (s - valid) * wsize_);
   }
   if (static_cast<std::size_t>(k) + 1 == bucket.units.size()) launch(b);
@@ -73,7 +73,7 @@ void GradReducer::drain(int slot) {
   const std::byte* recv = recv_[slot].data();
   for (std::size_t k = 0; k < bucket.units.size(); ++k) {
     const int u = bucket.units[k];
-    mem_.add_to_f32(wire_, recv + bucket.unit_offset[k] * wsize_, out_ + grads_.offset[u], grads_.shard[u]);
+    ops_.add_to_f32(wire_, recv + bucket.unit_offset[k] * wsize_, out_ + grads_.offset[u], grads_.shard[u]);
   }
 }
 

@@ -23,7 +23,7 @@ class GradReducer {
   // then buckets are all-reduced); cross: all-reduce over the cross group
   // after the reduce-scatter, or nullptr; schedule: the one `reduce` issues through.
   GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire, const std::vector<int>& order,
-              Hierarchy& reduce, Communicator* cross, CommSchedule& schedule, float* grads_out, Memory& mem);
+              Hierarchy& reduce, Communicator* cross, CommSchedule& schedule, float* grads_out, Memory& mem, ElementOps& ops);
   void add(int unit, const float* grad);
   void finish();
   std::size_t buffer_bytes() const;
@@ -38,6 +38,7 @@ class GradReducer {
   void drain(int slot);
   const GptLayout& layout_;
   Memory& mem_;
+  ElementOps& ops_;
   const Plan& plan_;
   const ShardLayout& grads_;
   DType wire_;

@@ -30,7 +30,7 @@ struct SecondaryStore {
 class UnitFetcher {
  public:
   // max_gathered: the largest padded unit of any partitioned source (elements).
-  UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem);
+  UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops);
   // Starts a pass over `units` (in order) from `src`; keeps slices in `keep` when given.
   void begin(const std::vector<int>& units, const UnitSource& src, const SecondaryStore* keep = nullptr);
   // The fp32 parameters of the i-th unit of the pass (waits for its gather).
@@ -48,6 +48,7 @@ class UnitFetcher {
   };
   const GptLayout& layout_;
   Memory& mem_;
+  ElementOps& ops_;
   DType dtype_;
   std::size_t dsize_;
   int depth_;

@@ -78,7 +78,10 @@ struct Marks {
   }
 };
 
-class DeviceMemory final : public Memory {
+// One object on the device: its memory, the element work and the optimizer
+// step (tierzero/memory.h, element_ops.h, backend.h), all enqueued on the
+// calling thread's stream.
+class DeviceMemory final : public Memory, public ElementOps, public StepOps {
  public:
   // The device's one stream-ordered pool (tierzero/gpu_ops.h).
   void* allocate(std::size_t bytes) override { return device_allocate(bytes); }
@@ -173,9 +176,15 @@ void adamw(float* param, const float* grad, float* m, float* v, std::size_t n, f
   launched("adamw");
 }
 
-Memory& device_memory() {
+namespace {
+DeviceMemory& device() {
   static DeviceMemory memory;
   return memory;
 }
+}  // namespace
+
+Memory& device_memory() { return device(); }
+ElementOps& device_element_ops() { return device(); }
+StepOps& device_step_ops() { return device(); }
 
 }  // namespace tierzero::gpu

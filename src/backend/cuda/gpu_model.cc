@@ -9,7 +9,7 @@ template class GptModel<float, gpu::DeviceOps>;
 
 namespace gpu {
 const Backend& cuda_backend() {
-  static const Backend backend = backend_of<DeviceOps>("cuda", device_memory());
+  static const Backend backend = backend_of<DeviceOps>("cuda", device_memory(), device_element_ops(), device_step_ops());
   return backend;
 }
 }  // namespace gpu

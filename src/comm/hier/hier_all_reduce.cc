@@ -36,7 +36,7 @@ void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t coun
     cur_count *= s.fanout(h);
   }
   s.mem->copy(recv, cur, count * esize);
-  if (op == ReduceOp::avg) s.mem->divide(recv, count, t, s.group_size);
+  if (op == ReduceOp::avg) s.ops->divide(recv, count, t, s.group_size);
 }
 
 }  // namespace tierzero

@@ -14,10 +14,10 @@ void hier_quant_all_gather(HopState& s, const void* send, void* recv, std::size_
   const std::size_t w = static_cast<std::size_t>(s.group_size);
   std::byte* mine = s.buffer(2, packed);
   std::byte* all = s.buffer(3, packed * w);
-  s.mem->quantize(send, t, count, q, mine);
+  s.ops->quantize(send, t, count, q, mine);
   hier_all_gather(s, mine, all, packed, DType::u8);
   auto* out = static_cast<std::byte*>(recv);
-  for (std::size_t j = 0; j < w; ++j) s.mem->dequantize(all + j * packed, count, q, out + j * count * dtype_size(t), t);
+  for (std::size_t j = 0; j < w; ++j) s.ops->dequantize(all + j * packed, count, q, out + j * count * dtype_size(t), t);
 }
 
 }  // namespace tierzero

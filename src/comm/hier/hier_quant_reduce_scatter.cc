@@ -28,16 +28,16 @@ int hop_bits(const HopBits& bits, const std::vector<Level>& levels) {
 // their sum over the hop group into `out` (piece elements, fp32).
 void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t piece, int bits, DType t,
                       const QuantSpec& q, float* out) {
-  Memory& mem = *s.mem;
+  ElementOps& ops = *s.ops;
   const int f = s.fanout(h);
-  mem.zero(out, piece * sizeof(float));
+  s.mem->zero(out, piece * sizeof(float));
   if (bits == 16) {
     const std::size_t esize = dtype_size(t);
     std::byte* send = s.buffer(4, piece * f * esize);
     std::byte* recv = s.buffer(5, piece * f * esize);
-    mem.from_f32(t, acc, send, piece * f);
+    ops.from_f32(t, acc, send, piece * f);
     s.ready(h).all_to_all(send, recv, piece, t);
-    for (int j = 0; j < f; ++j) mem.add_to_f32(t, recv + j * piece * esize, out, piece);
+    for (int j = 0; j < f; ++j) ops.add_to_f32(t, recv + j * piece * esize, out, piece);
     return;
   }
   QuantSpec qs = q;
@@ -45,9 +45,9 @@ void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t 
   const std::size_t packed = quant_packed_bytes(piece, qs);
   std::byte* send = s.buffer(4, packed * f);
   std::byte* recv = s.buffer(5, packed * f);
-  for (int j = 0; j < f; ++j) mem.quantize(acc + j * piece, DType::f32, piece, qs, send + j * packed);
+  for (int j = 0; j < f; ++j) ops.quantize(acc + j * piece, DType::f32, piece, qs, send + j * packed);
   s.ready(h).all_to_all(send, recv, packed, DType::u8);
-  for (int j = 0; j < f; ++j) mem.dequantize_add(recv + j * packed, piece, qs, out);
+  for (int j = 0; j < f; ++j) ops.dequantize_add(recv + j * packed, piece, qs, out);
 }
 }  // namespace
 
@@ -58,7 +58,7 @@ void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::s
   // fp32 copy of the input, innermost coordinate major.
   auto* as_f32 = reinterpret_cast<float*>(s.buffer(2, cur * sizeof(float)));
   auto* acc = reinterpret_cast<float*>(s.buffer(3, cur * sizeof(float)));
-  s.mem->to_f32(t, send, as_f32, cur);
+  s.ops->to_f32(t, send, as_f32, cur);
   reverse_axes(*s.mem, reinterpret_cast<const std::byte*>(as_f32), reinterpret_cast<std::byte*>(acc), outer_first(s), count * sizeof(float));
   float* out = as_f32;
   for (std::size_t h = 0; h < k; ++h) {
@@ -66,8 +66,8 @@ void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::s
     exchange_and_sum(s, h, acc, cur, hop_bits(bits, s.levels[h]), t, q, out);
     std::swap(acc, out);
   }
-  if (op == ReduceOp::avg) s.mem->divide(acc, count, DType::f32, s.group_size);
-  s.mem->from_f32(t, acc, recv, count);
+  if (op == ReduceOp::avg) s.ops->divide(acc, count, DType::f32, s.group_size);
+  s.ops->from_f32(t, acc, recv, count);
 }
 
 }  // namespace tierzero

@@ -31,7 +31,7 @@ void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t 
     s.ready(h).reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
     cur = static_cast<std::byte*>(next);
   }
-  if (op == ReduceOp::avg) s.mem->divide(recv, count, t, s.group_size);
+  if (op == ReduceOp::avg) s.ops->divide(recv, count, t, s.group_size);
 }
 
 }  // namespace tierzero

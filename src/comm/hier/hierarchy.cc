@@ -6,9 +6,10 @@
 
 namespace tierzero {
 
-Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem, CommSchedule* schedule)
+Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem, ElementOps& ops, CommSchedule* schedule)
     : group_(comm), state_(std::make_unique<HopState>()), schedule_(schedule) {
   state_->mem = &mem;
+  state_->ops = &ops;
   state_->group_size = comm.size();
   const Topology& topo = comm.topology();
   const int me = comm.world_rank(comm.rank());

@@ -1,5 +1,5 @@
 // Internal state shared by the hierarchical algorithms: the memory the
-// buffers live in, the hop communicators (fan-out > 1 only, innermost
+// buffers live in and the element work on it, the hop communicators (fan-out > 1 only, innermost
 // first) and scratch buffers in that memory that grow to the largest size
 // asked for and are then reused. The plain algorithms use buffers 0 and 1;
 // the quantised ones 2 to 5 (the quantised all-gather runs the plain one on
@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "tierzero/element_ops.h"
 #include "tierzero/hierarchy.h"
 #include "tierzero/memory.h"
 
@@ -20,6 +21,7 @@ struct HopState {
   std::vector<std::vector<Level>> levels;            // levels of each hop, innermost first
   std::vector<std::unique_ptr<Communicator>> hops;   // hops[i] spans levels[i]
   Memory* mem = nullptr;
+  ElementOps* ops = nullptr;  // the element work on mem's buffers
   MemArray<std::byte> scratch[6];
   int group_size = 1;
 
