@@ -7,11 +7,6 @@
 
 namespace tierzero::gpu {
 
-// The device that GpuContext::current() uses on every thread from now on
-// (default 0): one rank per GPU picks its own, before any GPU work.
-void use_device(int device);
-int current_device();
-
 // Device memory (the device's stream-ordered pool) with the kernels and
 // copies enqueued on the calling thread's GpuContext stream; fence()
 // synchronises that stream. Conversions, quantisation and AdamW follow the

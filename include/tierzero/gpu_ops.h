@@ -29,6 +29,11 @@ void device_release(void* p, void* stream = nullptr) noexcept;
 // Calls of device_allocate so far, on every thread (the steady-state step makes none).
 std::uint64_t device_allocations();
 
+// The device that GpuContext::current() uses on every thread from now on
+// (default 0): one rank per GPU picks its own, before any GPU work.
+void use_device(int device);
+int current_device();
+
 // One device, one stream and one cuBLAS handle. current() is the calling
 // thread's context, made on first use.
 class GpuContext {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gpu/launch.h"
-#include "tierzero/gpu_backend.h"
+#include "tierzero/gpu_ops.h"
 
 namespace tierzero::gpu {
 

@@ -10,7 +10,6 @@
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/nccl/nccl_api.h"
 #include "tierzero/error.h"
-#include "tierzero/gpu_backend.h"
 #include "tierzero/gpu_ops.h"
 #include "tierzero/nccl.h"
 
