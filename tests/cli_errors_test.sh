@@ -59,7 +59,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then  # without a GPU: a CPU build or a CUDA
 fi
 expect_exit 2 "not in {cpu,cuda}" 1 -- "$tz" train --device tpu --steps 1
 expect_exit 0 "done: 2 steps" 1 -- run8 train --strategy hier3 --topology gpu=2,node=2,world=2 --steps 2 --save-dir "$tmp/order" \
-  --save-every 1 --check-comm-order  # the collective order checked after every step, checkpoints included
+  --save-every 1 --val-fraction 0.05 --eval-every 1 --check-comm-order  # checked after every step, validation and checkpoint included
 for bad in nan inf -1; do  # would have disabled the deadline silently
   expect_exit 2 "comm-timeout: must be a finite number\|comm-timeout: must be at least 0" 1 -- "$tz" train --strategy zero3 --comm-timeout "$bad" --steps 1
 done

@@ -53,8 +53,9 @@ class CommSchedule {
   // comm's collectives of the same name, queued; buffers live in `mem`.
   Request iall_reduce(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t, ReduceOp op);
   Request iall_gather(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t);
-  // Queues a prepared job (the hierarchical collectives use this).
-  Request submit(const CommJob& job);
+  // Queues a prepared job (the hierarchical collectives use this), after
+  // marking the calling thread's work on job.mem.
+  Request submit(CommJob job);
 
   // Used by the Requests submit() returns.
   void wait(std::uint64_t ticket);

@@ -1,6 +1,7 @@
 // A job of a CommSchedule (tierzero/comm_schedule.h): plain data, copied
 // into the schedule's ring. On the executor, `mem` waits for `after` (the
-// queuing thread's work), `run` is applied to the job, and `mem` is fenced.
+// queuing thread's work, marked by submit()), `run` is applied to the job,
+// and `mem` is fenced.
 // A hierarchical collective names its HopState; a flat one its communicator.
 #pragma once
 #include <cstddef>

@@ -18,9 +18,9 @@ class TicketRequest final : public Request::Impl {
 };
 
 CommJob flat_job(void (*run)(const CommJob&), Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count,
-                 DType t) {
+                 DType t, ReduceOp op = ReduceOp::sum) {
   CommJob j;
-  j.run = run, j.comm = &comm, j.mem = &mem, j.send = send, j.recv = recv, j.count = count, j.type = t;
+  j.run = run, j.comm = &comm, j.mem = &mem, j.send = send, j.recv = recv, j.count = count, j.type = t, j.op = op;
   return j;
 }
 }  // namespace
@@ -46,20 +46,16 @@ CommSchedule::~CommSchedule() {
 
 Request CommSchedule::iall_reduce(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t,
                                   ReduceOp op) {
-  CommJob j = flat_job([](const CommJob& j) { j.comm->all_reduce(j.send, j.recv, j.count, j.type, j.op); }, comm, mem, send, recv,
-                       count, t);
-  j.op = op;
-  j.after = mem.mark();
-  return submit(j);
+  return submit(flat_job([](const CommJob& j) { j.comm->all_reduce(j.send, j.recv, j.count, j.type, j.op); }, comm, mem, send, recv,
+                         count, t, op));
 }
 
 Request CommSchedule::iall_gather(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t) {
-  CommJob j = flat_job([](const CommJob& j) { j.comm->all_gather(j.send, j.recv, j.count, j.type); }, comm, mem, send, recv, count, t);
-  j.after = mem.mark();
-  return submit(j);
+  return submit(flat_job([](const CommJob& j) { j.comm->all_gather(j.send, j.recv, j.count, j.type); }, comm, mem, send, recv, count, t));
 }
 
-Request CommSchedule::submit(const CommJob& job) {
+Request CommSchedule::submit(CommJob job) {
+  job.after = job.mem->mark();  // the executor sends what the queuing thread has written
   std::uint64_t ticket;
   {
     std::unique_lock<std::mutex> lock(mutex_);

@@ -242,12 +242,12 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
       if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
       if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
       const StepStats st = trainer.step();
-      if (checked) checked->verify("step " + std::to_string(st.step));
       const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
       if (!a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps)) {
         const std::string where = trainer.save_checkpoint(a.save_dir, a.keep);
         if (root && !report) std::fprintf(stderr, "tierzero: saved %s\n", where.c_str());
       }
+      if (checked) checked->verify("step " + std::to_string(st.step));  // the step, its validation and its checkpoint
       if (root) {
         report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
         report->record(st, val_loss);

@@ -38,7 +38,6 @@ Hierarchy::~Hierarchy() = default;
 
 Request Hierarchy::submit(CommJob job) {
   job.mem = state_->mem;
-  job.after = state_->mem->mark();  // the executor sends what this thread has written
   return schedule_->submit(job);
 }
 
