@@ -158,7 +158,7 @@ System measure_system(Hierarchy& hier, const std::string& name, const ComputeCal
   System sys;
   sys.name = name;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  const int per_node = topo.fanout(Level::gpu) * topo.fanout(Level::node);
+  const int per_node = topo.fanout(Level::package) * topo.fanout(Level::node);
   sys.memory_bytes = static_cast<double>(pages) * static_cast<double>(page) / per_node;
   sys.peak_flops = measure_gemm_flops(world);
   sys.memory_bandwidth_Bps = system_preset("cpu")->memory_bandwidth_Bps;

@@ -95,7 +95,7 @@ AGENT
   echo "cluster up: $NODES nodes x $NODE_PKGS packages x $GPUS ranks; node links $NODE_RATE, world links $WORLD_RATE"
 }
 
-topology() { echo "gpu=$GPUS,node=$NODE_PKGS,world=$NODES"; }
+topology() { echo "package=$GPUS,node=$NODE_PKGS,world=$NODES"; }
 
 run() {
   [ -f "$STATE/hosts" ] || { echo "cluster.sh: the cluster is not up (scripts/cluster.sh up)" >&2; exit 2; }

@@ -8,9 +8,9 @@ tz_build
 tz_mpi_env
 out="$TZ_BUILD/demo"
 mkdir -p "$out"
-mpirun -np 8 "$TZ_BUILD/tierzero" train --strategy hier3 --topology gpu=2,node=2,world=2 \
+mpirun -np 8 "$TZ_BUILD/tierzero" train --strategy hier3 --topology package=2,node=2,world=2 \
   --model gpt-tiny --data builtin --steps "${TZ_DEMO_STEPS:-1500}" --micro-batch 4 --lr 0.003 --warmup 50 \
   --log-every 100 --metrics "$out/metrics.jsonl"
-mpirun -np 8 "$TZ_BUILD/tierzero" bench comm --topology gpu=2,node=2,world=2 --sizes 1048576,4194304 \
+mpirun -np 8 "$TZ_BUILD/tierzero" bench comm --topology package=2,node=2,world=2 --sizes 1048576,4194304 \
   --write-system "$out/measured-system.toml"
 echo "demo: metrics in $out/metrics.jsonl, measured system in $out/measured-system.toml"

@@ -25,20 +25,38 @@ PY
 }
 
 # 1. Uninterrupted hier3 run on 8 ranks, saving every 5 steps.
-run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 15 --micro-batch 2 --save-dir "$tmp/a" --save-every 5 --keep 2 \
+run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-batch 2 --save-dir "$tmp/a" --save-every 5 --keep 2 \
   --metrics "$tmp/full.jsonl" 2>"$tmp/log" || { cat "$tmp/log"; bad "uninterrupted run"; }
 [ "$(ls "$tmp/a" | grep -c step-)" = 2 ] && [ "$(cat "$tmp/a/latest")" = step-00000015 ] && say "ok: keep 2, latest" || bad "keep/latest: $(ls "$tmp/a")"
 
 # 2. Same ranks, topology and plan: bit-identical losses.
-run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 15 --micro-batch 2 --resume "$tmp/a/step-00000010" \
-  --metrics "$tmp/same.jsonl" 2>"$tmp/log" && compare "$tmp/full.jsonl" "$tmp/same.jsonl" 0 10 && say "ok: exact resume" || { cat "$tmp/log"; bad "exact resume"; }
+run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-batch 2 --resume "$tmp/a/step-00000010" \
+  --metrics "$tmp/same.jsonl" 2>"$tmp/log" && compare "$tmp/full.jsonl" "$tmp/same.jsonl" 0 10 && ! grep -q re-partitioned "$tmp/log" \
+  && say "ok: exact resume" || { cat "$tmp/log"; bad "exact resume"; }
+
+# 2b. A checkpoint that spells the package level the old way ("gpu"), resumed
+#     with the old spelling on the command line: the same layout, read in
+#     place (not re-partitioned), bit-identical, with a deprecation warning.
+cp -r "$tmp/a/step-00000010" "$tmp/old"
+python3 - "$tmp/old/meta.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["topology"] == "package=2,node=2,world=2", m["topology"]
+m["topology"] = "gpu=2,node=2,world=2"
+m["plan"]["bwd_params"] = "gpu"
+m["plan"]["grad_bits"] = m["plan"]["grad_bits"].replace("package=", "gpu=")
+json.dump(m, open(sys.argv[1], "w"), indent=2)
+PY
+run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 15 --micro-batch 2 --resume "$tmp/old" \
+  --metrics "$tmp/old.jsonl" 2>"$tmp/log" && compare "$tmp/full.jsonl" "$tmp/old.jsonl" 0 10 && ! grep -q re-partitioned "$tmp/log" \
+  && grep -q "level name 'gpu' is deprecated" "$tmp/log" && say "ok: old spelling of the package level" || { cat "$tmp/log"; bad "old spelling"; }
 
 # 3. Resharding: the hier3 checkpoint resumed by zero3 on 4 ranks and ddp on 1
 #    (same global batch). Both continue from the identical fp32 state without
 #    quantisation, so they match each other to float rounding (1e-5), and the
 #    quantised hier3 run within its quantisation noise (1e-2).
 run 4 --strategy zero3 --topology node=2,world=2 --steps 15 --micro-batch 4 --resume "$tmp/a/step-00000010" \
-  --metrics "$tmp/z3.jsonl" 2>"$tmp/log" || { cat "$tmp/log"; bad "zero3 on 4"; }
+  --metrics "$tmp/z3.jsonl" 2>"$tmp/log" && grep -q "resumed at step 10 (re-partitioned" "$tmp/log" || { cat "$tmp/log"; bad "zero3 on 4"; }
 run 1 --strategy ddp --steps 15 --micro-batch 16 --resume "$tmp/a/step-00000010" --metrics "$tmp/ddp.jsonl" 2>"$tmp/log" || { cat "$tmp/log"; bad "ddp on 1"; }
 compare "$tmp/ddp.jsonl" "$tmp/z3.jsonl" 1e-5 10 && compare "$tmp/full.jsonl" "$tmp/z3.jsonl" 1e-2 10 && say "ok: resharded 8 -> 4 -> 1" || bad "resharding"
 
@@ -58,27 +76,27 @@ expect_fail() {  # expect_fail PATTERN -- command...
 # 5. Damaged checkpoints: clear errors naming the file, exit 2, nothing overwritten.
 cp -r "$tmp/a/step-00000015" "$tmp/t"
 truncate -s 100 "$tmp/t/rank-00003.optim"
-expect_fail "rank-00003.optim' is truncated" -- run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 16 --resume "$tmp/t"
+expect_fail "rank-00003.optim' is truncated" -- run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 16 --resume "$tmp/t"
 cp -r "$tmp/a/step-00000015" "$tmp/c"
 printf 'X' | dd of="$tmp/c/rank-00005.params" bs=1 seek=10 conv=notrunc 2>/dev/null
-expect_fail "rank-00005.params' is corrupt" -- run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 16 --resume "$tmp/c"
+expect_fail "rank-00005.params' is corrupt" -- run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 16 --resume "$tmp/c"
 cp -r "$tmp/a/step-00000015" "$tmp/m" && rm "$tmp/m/rank-00002.optim"
-expect_fail "rank-00002.optim' is missing" -- run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 16 --resume "$tmp/m"
+expect_fail "rank-00002.optim' is missing" -- run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 16 --resume "$tmp/m"
 expect_fail "is for model gpt-tiny" -- "$mpirun" --oversubscribe -np 1 "$tz" train --model gpt-mini --strategy ddp --steps 16 --resume "$tmp/a"
 expect_fail "cannot write checkpoints to" -- run 1 --strategy ddp --steps 1 --save-dir /proc/tierzero-no-such-dir --save-every 1
 "$tz" ckpt inspect "$tmp/c" >/dev/null 2>&1; [ $? -eq 2 ] && say "ok: inspect reports the corrupt shard (exit 2)" || bad "inspect corrupt"
 [ "$(cat "$tmp/a/latest")" = step-00000015 ] && "$tz" ckpt inspect "$tmp/a" >/dev/null && say "ok: earlier checkpoints untouched" || bad "checkpoints damaged"
 
 # 6. A rank killed during a save: the previous checkpoint still loads and resumes exactly.
-TIERZERO_FAULT_KILL_IN_SAVE=3 run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 15 --micro-batch 2 \
+TIERZERO_FAULT_KILL_IN_SAVE=3 run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-batch 2 \
   --resume "$tmp/a/step-00000010" --save-dir "$tmp/a" --save-every 5 >/dev/null 2>&1
 [ $? -ne 0 ] && [ "$(cat "$tmp/a/latest")" = step-00000015 ] && "$tz" ckpt inspect "$tmp/a" >/dev/null && say "ok: killed in save, previous checkpoint intact" || bad "kill in save"
-run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 15 --micro-batch 2 --resume "$tmp/a/step-00000010" \
+run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-batch 2 --resume "$tmp/a/step-00000010" \
   --metrics "$tmp/again.jsonl" 2>/dev/null && compare "$tmp/full.jsonl" "$tmp/again.jsonl" 0 10 && say "ok: resumes exactly after the crash" || bad "resume after crash"
 
 # 7. A rank killed with SIGKILL mid-training: non-zero exit naming the rank; resume latest continues.
 rm -rf "$tmp/k"
-( run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 400 --micro-batch 2 --save-dir "$tmp/k" --save-every 5 \
+( run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 400 --micro-batch 2 --save-dir "$tmp/k" --save-every 5 \
     >"$tmp/klog" 2>&1; echo $? > "$tmp/krc" ) &
 for i in $(seq 1 200); do [ -f "$tmp/k/latest" ] && break; sleep 0.1; done
 sleep 0.5
@@ -90,7 +108,7 @@ if [ "$rc" -ne 0 ] && grep -qiE "rank [0-9]+.*(signal 9|killed)|killed.*rank" "$
   say "ok: SIGKILL of a rank ends the job (exit $rc): $(grep -iE 'rank [0-9]+' "$tmp/klog" | head -1 | tr -s ' ')"
 else bad "SIGKILL (exit $rc)"; tail -5 "$tmp/klog"; fi
 last=$(sed 's/step-0*//' "$tmp/k/latest")
-run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps $((last + 5)) --micro-batch 2 --save-dir "$tmp/k" --resume latest \
+run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps $((last + 5)) --micro-batch 2 --save-dir "$tmp/k" --resume latest \
   --metrics "$tmp/kres.jsonl" 2>/dev/null
 python3 -c "
 import json; s=[json.loads(l)['step'] for l in open('$tmp/kres.jsonl')]; assert s == list(range($last, $last+5)), s; print('   resumed at step', s[0])" \
@@ -98,7 +116,7 @@ import json; s=[json.loads(l)['step'] for l in open('$tmp/kres.jsonl')]; assert 
 
 # 8. A collective that does not complete within --comm-timeout aborts the job, naming it.
 out=$(TIERZERO_FAULT_STALL=5:3 timeout 120 "$mpirun" --oversubscribe -np 8 "$tz" train --model gpt-tiny --seq-len 32 \
-  --strategy zero3 --topology gpu=2,node=2,world=2 --steps 10 --micro-batch 2 --comm-timeout 3 2>&1); rc=$?
+  --strategy zero3 --topology package=2,node=2,world=2 --steps 10 --micro-batch 2 --comm-timeout 3 2>&1); rc=$?
 if [ $rc -ne 0 ] && [ $rc -ne 124 ] && grep -q "did not complete within 3 s" <<<"$out"; then
   say "ok: comm timeout (exit $rc): $(grep -m1 'did not complete' <<<"$out" | cut -c1-150)"
 else bad "comm timeout (exit $rc)"; tail -5 <<<"$out"; fi

@@ -17,10 +17,10 @@ expect_exit() {  # expect_exit CODE PATTERN COUNT -- command...
   echo "ok: $*"
 }
 run8() { "$mpirun" --oversubscribe -np 8 "$tz" "$@"; }
-expect_exit 2 "has 12 ranks but the job has 8" 8 -- run8 bench comm --topology gpu=2,node=2,world=3 --sizes 4096
-expect_exit 2 "needs a multiple of 6 ranks" 8 -- run8 bench comm --topology gpu=2,node=3 --sizes 4096
+expect_exit 2 "has 12 ranks but the job has 8" 8 -- run8 bench comm --topology package=2,node=2,world=3 --sizes 4096
+expect_exit 2 "needs a multiple of 6 ranks" 8 -- run8 bench comm --topology package=2,node=3 --sizes 4096
 expect_exit 2 "unknown level 'rack'" 8 -- run8 bench comm --topology rack=8 --sizes 4096
-expect_exit 2 "must be a positive integer" 8 -- run8 bench comm --topology gpu=two,world=4 --sizes 4096
+expect_exit 2 "must be a positive integer" 8 -- run8 bench comm --topology package=two,world=4 --sizes 4096
 expect_exit 2 "unknown dtype" 1 -- "$tz" bench comm --dtype fp8 --sizes 4096
 expect_exit 2 "" 0 -- "$tz" bench nosuch
 
@@ -58,7 +58,7 @@ if ! nvidia-smi -L >/dev/null 2>&1; then  # without a GPU: a CPU build or a CUDA
   expect_exit 2 "built without CUDA and NCCL\|needs a GPU on every rank" 1 -- "$tz" train --device cuda --model gpt-tiny --steps 1
 fi
 expect_exit 2 "not in {cpu,cuda}" 1 -- "$tz" train --device tpu --steps 1
-expect_exit 0 "done: 2 steps" 1 -- run8 train --strategy hier3 --topology gpu=2,node=2,world=2 --steps 2 --save-dir "$tmp/order" \
+expect_exit 0 "done: 2 steps" 1 -- run8 train --strategy hier3 --topology package=2,node=2,world=2 --steps 2 --save-dir "$tmp/order" \
   --save-every 1 --val-fraction 0.05 --eval-every 1 --check-comm-order  # checked after every step, validation and checkpoint included
 for bad in nan inf -1; do  # would have disabled the deadline silently
   expect_exit 2 "comm-timeout: must be a finite number\|comm-timeout: must be at least 0" 1 -- "$tz" train --strategy zero3 --comm-timeout "$bad" --steps 1
@@ -96,7 +96,7 @@ for l in lines:
 print("ok: metrics JSONL")
 PY
 
-json=$(run8 bench comm --topology gpu=2,node=2,world=2 --sizes 65536 --iters 1 --json 2>/dev/null)
+json=$(run8 bench comm --topology package=2,node=2,world=2 --sizes 65536 --iters 1 --json 2>/dev/null)
 python3 - "$json" <<'PY' || fail=1
 import json, sys
 rows = [json.loads(l) for l in sys.argv[1].splitlines() if l.strip()]
@@ -113,7 +113,7 @@ PY
 
 # A measured system file, read back by the simulator: every figure in range,
 # Open MPI's collectives, and a prediction for the job that measured it.
-"$mpirun" --oversubscribe -np 4 "$tz" bench comm --topology gpu=2,world=2 --sizes 4096 --iters 1 --write-system "$tmp/sys.toml" \
+"$mpirun" --oversubscribe -np 4 "$tz" bench comm --topology package=2,world=2 --sizes 4096 --iters 1 --write-system "$tmp/sys.toml" \
   --calibrate-model gpt-tiny --calibrate-seq-len 32 > /dev/null 2>&1 || { echo "FAIL: bench comm --write-system"; fail=1; }
 sim=$("$tz" simulate --system "$tmp/sys.toml" --model gpt-tiny --ranks 4 --seq-len 32 --micro-batch 1 --strategy zero3,hier3 --json)
 python3 - "$tmp/sys.toml" "$sim" <<'PY' || fail=1
@@ -121,7 +121,7 @@ import json, sys, tomllib
 s = tomllib.load(open(sys.argv[1], "rb"))
 assert s["collectives"] == "mpi", s
 assert 0 < s["compute_efficiency"] <= 1 and 0 <= s["overlap"] <= 1 and s["peak_tflops"] > 0, s
-assert [l["name"] for l in s["level"]] == ["gpu", "world"], s
+assert [l["name"] for l in s["level"]] == ["package", "world"], s
 for l in s["level"]:
     assert l["bandwidth_gbs"] > 0 and l["latency_us"] > 0 and l["source"].startswith("measured"), l
 rows = [json.loads(l) for l in sys.argv[2].splitlines()]

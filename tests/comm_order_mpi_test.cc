@@ -19,8 +19,8 @@ namespace {
 
 Topology layout() {
   const int w = test::world_size();
-  if (w == 12) return Topology::parse("gpu=2,node=2,world=3", 12);
-  if (w == 8) return Topology::parse("gpu=2,node=2,world=2", 8);
+  if (w == 12) return Topology::parse("package=2,node=2,world=3", 12);
+  if (w == 8) return Topology::parse("package=2,node=2,world=2", 8);
   if (w == 3) return Topology::parse("node=3,world=1", 3);
   return Topology::parse("world=" + std::to_string(w), w);
 }

@@ -11,7 +11,7 @@
 namespace tierzero {
 namespace {
 
-const Topology kTopo = Topology::parse("gpu=2,node=2,world=2", 8);
+const Topology kTopo = Topology::parse("package=2,node=2,world=2", 8);
 
 DeepSpeedMapping parse(const std::string& json, TrainConfig& cfg) { return parse_deepspeed_config(json, "ds.json", kTopo, cfg); }
 

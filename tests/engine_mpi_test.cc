@@ -42,7 +42,7 @@ namespace {
 
 std::vector<Topology> layouts() {
   const int w = test::world_size();
-  if (w == 8) return {Topology::parse("gpu=2,node=2,world=2", 8), Topology::parse("node=4,world=2", 8)};
+  if (w == 8) return {Topology::parse("package=2,node=2,world=2", 8), Topology::parse("node=4,world=2", 8)};
   if (w == 3) return {Topology::parse("node=3,world=1", 3)};
   return {Topology::parse("world=" + std::to_string(w), w)};
 }
@@ -252,9 +252,9 @@ TEST(Engine, InvalidPlansAreErrors) {
   Plan q = strategy_plan("zero3");
   q.optim = std::nullopt;
   EXPECT_THROW(q.validate(topo), ConfigError);  // grads and optim differ
-  if (!topo.declares(Level::gpu)) {
+  if (!topo.declares(Level::package)) {
     Plan h = strategy_plan("hier3");
-    EXPECT_THROW(h.validate(topo), ConfigError);  // the topology lacks the gpu level
+    EXPECT_THROW(h.validate(topo), ConfigError);  // the topology lacks the package level
     EXPECT_NO_THROW(fit_to(h, topo).validate(topo));
   }
   EXPECT_THROW(strategy_plan("zero4"), ConfigError);
@@ -262,7 +262,7 @@ TEST(Engine, InvalidPlansAreErrors) {
 
 TEST(Engine, DeepSpeedZeroPlusPlusConfigMapsToZeropp) {
   const Topology topo = layouts().front();
-  int node_group = topo.fanout(Level::gpu) * topo.fanout(Level::node);
+  int node_group = topo.fanout(Level::package) * topo.fanout(Level::node);
   TrainConfig cfg;
   const std::string json = R"({"train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2,
     "zero_optimization": {"stage": 3, "zero_hpz_partition_size": )" + std::to_string(node_group) + R"(,

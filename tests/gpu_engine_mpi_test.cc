@@ -115,7 +115,7 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
   TZ_NEED_GPU();
   const int w = test::world_size();
   // Two levels where there are enough GPUs, so the hierarchical paths run on the device too.
-  const Topology topo = w >= 4 && w % 2 == 0 ? Topology::parse("gpu=2,world=" + std::to_string(w / 2), w)
+  const Topology topo = w >= 4 && w % 2 == 0 ? Topology::parse("package=2,world=" + std::to_string(w / 2), w)
                                              : Topology::parse("world=" + std::to_string(w), w);
   auto nccl = nccl_world(topo);
   CheckedCommunicator gpu_world(*nccl);  // the collective order is checked after every step

@@ -155,7 +155,7 @@ TEST(Hierarchical, WorldBytesShrinkByRanksPerNode) {
     if (topo.fanout(Level::world) == 1) continue;
     auto world = mpi_world(topo);
     Hierarchy hier(*world);
-    const std::size_t per_node = topo.fanout(Level::gpu) * topo.fanout(Level::node), n = 1024;
+    const std::size_t per_node = topo.fanout(Level::package) * topo.fanout(Level::node), n = 1024;
     std::vector<float> send(n, 1.0f), recv(n * world->size());
     auto world_bytes = [&](auto gather) {
       const auto before = world->traffic().snapshot();

@@ -157,7 +157,7 @@ TEST(MemoryOrder, HierarchicalCollectivesOnDeferredMemoryMatchHostMemory) {
   const int w = test::world_size();
   const std::size_t n = 700;  // several quantisation blocks per chunk
   const QuantSpec q{8, false, 64};
-  const HopBits bits = parse_hop_bits("gpu=16,node=8,world=4");
+  const HopBits bits = parse_hop_bits("package=16,node=8,world=4");
   for (const Topology& topo : test::all_layouts(w)) {
     auto world = mpi_world(topo);
     Hierarchy on_host(*world, three_level_hops(), host_memory(), host_element_ops());
@@ -189,7 +189,7 @@ TEST(MemoryOrder, EngineOnDeferredMemoryMatchesHostMemoryBitForBit) {
   const TokenData data = TokenData::builtin();
   const TrainConfig cfg = test::tiny_run(2, 2, 32, 3);
   const int w = test::world_size();
-  const Topology topo = w == 8 ? Topology::parse("gpu=2,node=2,world=2", 8) : Topology::parse("world=" + std::to_string(w), w);
+  const Topology topo = w == 8 ? Topology::parse("package=2,node=2,world=2", 8) : Topology::parse("world=" + std::to_string(w), w);
   auto world = mpi_world(topo);
   for (const char* name : {"zero3", "zeropp", "hier3", "mics", "ddp", "zero1"}) {
     const Plan plan = fit_to(strategy_plan(name), topo);

@@ -43,12 +43,12 @@ inline int world_size() {
   return n;
 }
 
-// Every (gpu, node, world) factorisation of n, as a Topology with all three levels declared.
+// Every (package, node, world) factorisation of n, as a Topology with all three levels declared.
 inline std::vector<Topology> all_layouts(int n) {
   std::vector<Topology> out;
   for (int g = 1; g <= n; ++g)
     for (int nd = 1; g * nd <= n; ++nd)
-      if (n % (g * nd) == 0) out.emplace_back(std::array<int, kNumLevels>{g, nd, n / (g * nd)}, std::vector<Level>{Level::gpu, Level::node, Level::world});
+      if (n % (g * nd) == 0) out.emplace_back(std::array<int, kNumLevels>{g, nd, n / (g * nd)}, std::vector<Level>{Level::package, Level::node, Level::world});
   return out;
 }
 

@@ -94,7 +94,7 @@ TEST(Nccl, EveryCollectiveInEveryType) {
 TEST(Nccl, SplitGroupsNonBlockingRequestsAndTraffic) {
   TZ_NEED_GPU();
   const int w = test::world_size();
-  const Topology topo = w % 2 == 0 ? Topology::parse("gpu=2,world=" + std::to_string(w / 2), w) : Topology::flat(w);
+  const Topology topo = w % 2 == 0 ? Topology::parse("package=2,world=" + std::to_string(w / 2), w) : Topology::flat(w);
   auto world = nccl_world(topo);
   const int me = world->rank();
   const std::size_t n = 4096;

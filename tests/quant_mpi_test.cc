@@ -90,10 +90,10 @@ double composed_bound(const Topology& topo, const HopBits& bits, DType t) {
 }
 
 TEST(QuantizedCollectives, ReduceScatterIsTheMeanOverAllRanks) {
-  const BitsCase cases[] = {{"gpu=16,node=16,world=16", {8, false, 256}},
-                            {"gpu=8,node=8,world=8", {8, false, 256}},
-                            {"gpu=16,node=8,world=4", {8, true, 32}},
-                            {"gpu=4,node=4,world=4", {4, true, 32}}};
+  const BitsCase cases[] = {{"package=16,node=16,world=16", {8, false, 256}},
+                            {"package=8,node=8,world=8", {8, false, 256}},
+                            {"package=16,node=8,world=4", {8, true, 32}},
+                            {"package=4,node=4,world=4", {4, true, 32}}};
   for (const Topology& topo : test::all_layouts(test::world_size())) {
     auto world = mpi_world(topo);
     Hierarchy hier(*world);
@@ -165,7 +165,7 @@ TEST(QuantizedCollectives, NonFiniteInputComesOutAsNaN) {
   const std::size_t n = 512;
   std::vector<float> send(n * w, 1.0f), recv(n);
   if (me == 0) send[3] = INFINITY;  // element 3 of rank 0's chunk
-  hier.reduce_scatter_quantized(send.data(), recv.data(), n, DType::f32, ReduceOp::avg, parse_hop_bits("gpu=8,node=8,world=8"), QuantSpec{});
+  hier.reduce_scatter_quantized(send.data(), recv.data(), n, DType::f32, ReduceOp::avg, parse_hop_bits("package=8,node=8,world=8"), QuantSpec{});
   // Only rank 0 reduces the chunk holding the Inf. Once a hop has quantised
   // it, its whole block comes out NaN (with one rank there is no hop and
   // the Inf itself comes out); everything else is untouched.
@@ -181,11 +181,11 @@ TEST(QuantizedCollectives, NonFiniteInputComesOutAsNaN) {
 }
 
 TEST(QuantizedCollectives, HopBitsParse) {
-  const HopBits b = parse_hop_bits("gpu=16,node=8,world=4");
-  EXPECT_EQ(b.at(Level::gpu), 16);
+  const HopBits b = parse_hop_bits("package=16,node=8,world=4");
+  EXPECT_EQ(b.at(Level::package), 16);
   EXPECT_EQ(b.at(Level::node), 8);
   EXPECT_EQ(b.at(Level::world), 4);
-  EXPECT_EQ(parse_hop_bits("world=8").to_string(), "gpu=16,node=16,world=8");
+  EXPECT_EQ(parse_hop_bits("world=8").to_string(), "package=16,node=16,world=8");
   EXPECT_THROW(parse_hop_bits("world=5"), ConfigError);
   EXPECT_THROW(parse_hop_bits("world"), ConfigError);
   EXPECT_THROW(parse_hop_bits("rack=8"), ConfigError);

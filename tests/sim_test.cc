@@ -45,7 +45,7 @@ TEST(Simulator, MemoryFollowsThePartitionFormulas) {
   EXPECT_FALSE(simulate(frontier("ddp", 8)).fits);
 }
 
-// zero3 on 64 GCDs (gpu 2 x node 4 x world 8), in closed form from the
+// zero3 on 64 GCDs (package 2 x node 4 x world 8), in closed form from the
 // counting rule of docs/algorithms.md, for rank 0: per step, flat
 // collectives over all 64 ranks of every unit's padded bf16 shard: the
 // forward gathers (every unit), the backward gathers (all but the
@@ -79,14 +79,14 @@ TEST(Simulator, NetworkBytesOrderTheStrategiesOnFrontier) {
   EXPECT_EQ(simulate(frontier("hier3", 8)).comm_time_s[2], 0.0);
 }
 
-// Frontier's links (presets.cc): gpu 200, node 50, world 12.5 GB/s per GCD;
-// latencies 2, 4, 10 us; fan-outs gpu 2, node 4.
+// Frontier's links (presets.cc): package 200, node 50, world 12.5 GB/s per GCD;
+// latencies 2, 4, 10 us; fan-outs package 2, node 4.
 TEST(HopTime, ARingIsLimitedByItsSlowestChainLink) {
   const System sys = load_system("frontier");
-  const Topology topo = sys.topology(16);  // gpu=2,node=4,world=2
+  const Topology topo = sys.topology(16);  // package=2,node=4,world=2
   HopTransfer flat{Phase::forward, Collective::all_gather, 16, {1'000'000, 6'000'000, 8'000'000}, 0};
   const HopTime t = hop_time(flat, topo, sys);
-  // Chain rates: gpu 1 x 200, node 2 x 50 = 100, world 8 x 12.5 = 100 GB/s: 15 MB at 100 GB/s.
+  // Chain rates: package 1 x 200, node 2 x 50 = 100, world 8 x 12.5 = 100 GB/s: 15 MB at 100 GB/s.
   EXPECT_NEAR(t.transfer_s, 15e6 / 100e9, 1e-12);
   EXPECT_NEAR(t.latency_s, 15 * 10e-6, 1e-12);
   // The world hop of a hierarchical gather: 8 chains share the node's NICs, 12.5 GB/s each.
@@ -107,7 +107,7 @@ TEST(HopTime, OpenMpiGathersDirectlyAndReducesThroughOneRank) {
   HopTransfer ar = flat;
   ar.collective = Collective::all_reduce;  // a ring under both libraries
   EXPECT_NEAR(hop_time(ar, topo, sys).transfer_s, 15e6 / 100e9, 1e-12);
-  // Reduce-scatter of M = 16 MB (1 MB pieces): binomial reduce, 1 round across gpu
+  // Reduce-scatter of M = 16 MB (1 MB pieces): binomial reduce, 1 round across package
   // (M / 200 GB/s), 2 across node (M / (2 x 50)), 1 across world (M / (8 x 12.5)),
   // then the scatter's slowest level, 8 MB / (8 x 12.5 GB/s).
   HopTransfer rs = flat;
@@ -147,7 +147,7 @@ TEST(Planner, FitMemoryWidensTheBackwardCopyOnlyWhenItMustFit) {
   EXPECT_TRUE(simulate(in).fits);
   SimInput roomy = frontier("hier3", 384);  // fits as it is: unchanged
   roomy.recompute = true;
-  EXPECT_EQ(fit_memory(roomy).bwd_params, Partition(Level::gpu));
+  EXPECT_EQ(fit_memory(roomy).bwd_params, Partition(Level::package));
 }
 
 TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {

@@ -9,11 +9,11 @@ namespace {
 
 TEST(System, FrontierPreset) {
   const System s = load_system("frontier");
-  EXPECT_DOUBLE_EQ(s.link(Level::gpu).bandwidth_Bps, 200e9);
+  EXPECT_DOUBLE_EQ(s.link(Level::package).bandwidth_Bps, 200e9);
   EXPECT_DOUBLE_EQ(s.link(Level::world).bandwidth_Bps, 12.5e9);
   EXPECT_DOUBLE_EQ(s.peak_flops, 191.5e12);
   const Topology t = s.topology(384);
-  EXPECT_EQ(t.to_string(), "gpu=2,node=4,world=48");
+  EXPECT_EQ(t.to_string(), "package=2,node=4,world=48");
   EXPECT_THROW(s.topology(12), TopologyError);
 }
 

@@ -66,9 +66,11 @@ class ShardedTrainer final : public Trainer {
   // Restores a checkpoint (a step directory or a save directory's latest).
   // Same ranks, topology, plan and dtype: each rank reads its own shards and
   // training continues bit for bit; otherwise the full state is rebuilt
-  // from every shard and re-partitioned. Throws FormatError for a
-  // missing, truncated or corrupt shard or a checkpoint of another model.
-  void load_checkpoint(const std::string& path);
+  // from every shard and re-partitioned (topologies compare as parsed, so a
+  // checkpoint that spells a level the old way is still the same layout).
+  // Returns whether it re-partitioned. Throws FormatError for a missing,
+  // truncated or corrupt shard or a checkpoint of another model.
+  bool load_checkpoint(const std::string& path);
 
   struct Impl;  // src/zero/engine_impl.h
 

@@ -3,12 +3,12 @@
 // collectives return: all-gather bit for bit; reductions equal up to the
 // order of floating-point additions. Each algorithm runs one step per level
 // with fan-out > 1 on that level's hop group:
-//   all_gather      world -> node -> gpu (the network carries each shard once)
-//   reduce_scatter  gpu -> node -> world (each hop shrinks the data)
-//   all_reduce      reduce_scatter gpu->world, then all_gather world->gpu
+//   all_gather      world -> node -> package (the network carries each shard once)
+//   reduce_scatter  package -> node -> world (each hop shrinks the data)
+//   all_reduce      reduce_scatter package->world, then all_gather world->package
 // and the quantised ones of ZeRO++, generalised to any number of levels:
 //   all_gather_quantized (qwZ)      each shard quantised once by its owner,
-//                                   packed shards gathered world -> gpu,
+//                                   packed shards gathered world -> package,
 //                                   every shard dequantised by the receiver
 //   reduce_scatter_quantized (qgZ)  per hop, innermost first: quantise the
 //                                   piece for each peer, all-to-all,

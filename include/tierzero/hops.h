@@ -14,9 +14,9 @@
 namespace tierzero {
 
 // One hop per entry, innermost first, each hop the set of levels whose
-// coordinates vary within it. {{gpu}, {node}, {world}} is the three-level
-// scheme, {{gpu, node}, {world}} the two-level one of ZeRO++/MiCS
-// (intra-node, inter-node), {{gpu, node, world}} flat.
+// coordinates vary within it. {{package}, {node}, {world}} is the three-level
+// scheme, {{package, node}, {world}} the two-level one of ZeRO++/MiCS
+// (intra-node, inter-node), {{package, node, world}} flat.
 using HopSpec = std::vector<std::vector<Level>>;
 HopSpec three_level_hops();
 HopSpec two_level_hops();
@@ -35,7 +35,7 @@ struct HopBits {
   int at(Level l) const { return bits[static_cast<int>(l)]; }
   std::string to_string() const;
 };
-// Parses "gpu=16,node=8,world=4"; omitted levels are 16. Throws ConfigError.
+// Parses "package=16,node=8,world=4"; omitted levels are 16. Throws ConfigError.
 HopBits parse_hop_bits(std::string_view spec);
 
 }  // namespace tierzero

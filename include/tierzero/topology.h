@@ -1,6 +1,7 @@
 // The layout of a job: up to three levels of hierarchy, innermost first
-// (gpu = ranks in one package, node, world), each with a fan-out. Ranks are
-// numbered node-contiguously: r = c_gpu + f_gpu * (c_node + f_node * c_world).
+// (package = the ranks of one package, e.g. the two GCDs of an MI250X;
+// node; world), each with a fan-out. Ranks are numbered node-contiguously:
+// r = c_package + f_package * (c_node + f_node * c_world).
 // A level the job does not declare has fan-out 1. Value type, thread-safe to read.
 #pragma once
 #include <array>
@@ -10,12 +11,13 @@
 
 namespace tierzero {
 
-enum class Level : int { gpu = 0, node = 1, world = 2 };
+enum class Level : int { package = 0, node = 1, world = 2 };
 inline constexpr int kNumLevels = 3;
-inline constexpr std::array<Level, kNumLevels> kAllLevels = {Level::gpu, Level::node, Level::world};
+inline constexpr std::array<Level, kNumLevels> kAllLevels = {Level::package, Level::node, Level::world};
 
 std::string_view level_name(Level l);
-// Parses "gpu", "node" or "world"; throws ConfigError.
+// Parses "package", "node" or "world"; throws ConfigError. The old spelling
+// "gpu" still reads as package, with a one-time deprecation warning on stderr.
 Level parse_level(std::string_view name);
 
 // One "LEVEL=VALUE" item of a comma-separated per-level list.
@@ -23,7 +25,7 @@ struct LevelItem {
   std::string_view level;
   std::string_view value;
 };
-// Splits "gpu=2,node=4" into items; false when an item is empty or has no
+// Splits "package=2,node=4" into items; false when an item is empty or has no
 // '=' before its value (the caller names the list in its error).
 bool split_level_items(std::string_view spec, std::vector<LevelItem>& items);
 // Parses a whole string as a positive int; false otherwise.
@@ -33,8 +35,8 @@ class Topology {
  public:
   // One level spanning `world_size` ranks.
   static Topology flat(int world_size);
-  // Parses "gpu=2,node=2,world=2" (levels innermost first, 1 to 3 of them,
-  // in the order gpu, node, world). `world` may be omitted and is then
+  // Parses "package=2,node=2,world=2" (levels innermost first, 1 to 3 of them,
+  // in the order package, node, world). `world` may be omitted and is then
   // inferred from world_size. Throws TopologyError naming the problem when the
   // string is malformed or its product differs from world_size.
   static Topology parse(std::string_view spec, int world_size);
@@ -46,6 +48,8 @@ class Topology {
   // The levels the layout declares, innermost first.
   const std::vector<Level>& levels() const { return declared_; }
   bool declares(Level l) const;
+  // Same fan-outs and declared levels (however each was spelled).
+  bool operator==(const Topology&) const = default;
   // Coordinate of `rank` at `level`.
   int coord(int rank, Level l) const;
   // Rank with the given coordinates.
@@ -63,7 +67,7 @@ class Topology {
   // at `level` (fan-out(level) members). Hierarchical collectives run one
   // step per hop group.
   std::vector<int> hop_group(Level l, int rank) const;
-  // "gpu=2,node=2,world=2" for the declared levels.
+  // "package=2,node=2,world=2" for the declared levels.
   std::string to_string() const;
 
  private:

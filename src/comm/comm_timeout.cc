@@ -27,7 +27,7 @@ double comm_timeout_s() { return g_timeout_s.load(std::memory_order_relaxed); }
 void comm_timed_out(const Communicator& comm, const char* what, double limit_s, void (*abort_backend)()) {
   const Topology& t = comm.topology();
   const auto& m = comm.members();
-  Level span = Level::gpu;
+  Level span = Level::package;
   for (int x : m)
     if (x != m.front() && static_cast<int>(t.separating_level(m.front(), x)) > static_cast<int>(span)) span = t.separating_level(m.front(), x);
   std::string ranks;

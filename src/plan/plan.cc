@@ -66,7 +66,7 @@ std::vector<std::string> strategy_names() { return {"ddp", "zero1", "zero2", "ze
 Plan strategy_plan(std::string_view name) {
   Plan p;
   p.name = std::string(name);
-  const Partition world = Level::world, node = Level::node, gpu = Level::gpu;
+  const Partition world = Level::world, node = Level::node, package = Level::package;
   if (name == "ddp") {
     // Everything replicated; gradients all-reduced.
   } else if (name == "zero1") {
@@ -83,7 +83,7 @@ Plan strategy_plan(std::string_view name) {
     p.params = p.grads = p.optim = world;
     p.bwd_params = node;
     p.weight_bits = 8;
-    p.grad_bits = parse_hop_bits("gpu=4,node=4,world=4");
+    p.grad_bits = parse_hop_bits("package=4,node=4,world=4");
     p.reduce = Decomposition::two_level;
     p.quant_block = 64;
   } else if (name == "mics") {
@@ -91,13 +91,13 @@ Plan strategy_plan(std::string_view name) {
     p.params = p.bwd_params = p.grads = p.optim = node;
     p.gather = p.reduce = Decomposition::two_level;
   } else if (name == "hier3") {
-    // The three-level scheme: gathers world -> node -> gpu with int8 weights,
-    // the backward copy kept per package, gradients reduced gpu -> node -> world
+    // The three-level scheme: gathers world -> node -> package with int8 weights,
+    // the backward copy kept per package, gradients reduced package -> node -> world
     // with fewer bits on slower hops.
     p.params = p.grads = p.optim = world;
-    p.bwd_params = gpu;
+    p.bwd_params = package;
     p.weight_bits = 8;
-    p.grad_bits = parse_hop_bits("gpu=16,node=8,world=4");
+    p.grad_bits = parse_hop_bits("package=16,node=8,world=4");
     p.gather = p.reduce = Decomposition::three_level;
     p.quant_block = 64;
   } else {

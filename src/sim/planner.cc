@@ -29,8 +29,8 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<doub
   const double limit = memory_limit.value_or(base.system.memory_bytes);
   std::vector<Partition> levels = {std::nullopt};
   for (Level l : topo.levels()) levels.push_back(l);
-  const std::vector<const char*> grad_bits = {"gpu=16,node=16,world=16", "gpu=16,node=8,world=8", "gpu=16,node=8,world=4",
-                                              "gpu=8,node=8,world=8", "gpu=4,node=4,world=4"};
+  const std::vector<const char*> grad_bits = {"package=16,node=16,world=16", "package=16,node=8,world=8", "package=16,node=8,world=4",
+                                              "package=8,node=8,world=8", "package=4,node=4,world=4"};
   std::vector<PlanCandidate> out;
   for (const Partition& optim : levels)
     for (int replicated_params = 0; replicated_params < 2; ++replicated_params) {

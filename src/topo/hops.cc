@@ -4,9 +4,9 @@
 
 namespace tierzero {
 
-HopSpec three_level_hops() { return {{Level::gpu}, {Level::node}, {Level::world}}; }
-HopSpec two_level_hops() { return {{Level::gpu, Level::node}, {Level::world}}; }
-HopSpec flat_hops() { return {{Level::gpu, Level::node, Level::world}}; }
+HopSpec three_level_hops() { return {{Level::package}, {Level::node}, {Level::world}}; }
+HopSpec two_level_hops() { return {{Level::package, Level::node}, {Level::world}}; }
+HopSpec flat_hops() { return {{Level::package, Level::node, Level::world}}; }
 
 std::string_view decomposition_name(Decomposition d) {
   switch (d) {
@@ -36,7 +36,7 @@ HopSpec hop_spec(Decomposition d) {
 HopBits parse_hop_bits(std::string_view spec) {
   const std::string quoted = "bits per hop '" + std::string(spec) + "'";
   std::vector<LevelItem> items;
-  TZ_CHECK(split_level_items(spec, items), ConfigError, quoted + ": expected LEVEL=BITS items such as gpu=16,node=8,world=4");
+  TZ_CHECK(split_level_items(spec, items), ConfigError, quoted + ": expected LEVEL=BITS items such as package=16,node=8,world=4");
   HopBits h;
   for (const LevelItem& item : items) {
     const Level level = parse_level(item.level);

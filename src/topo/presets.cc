@@ -21,7 +21,7 @@ System frontier() {
   // measured for a 22B GPT on Frontier ("Optimizing Distributed Training on
   // Frontier for Large Language Models", ISC 2024, arXiv:2312.12705).
   System s{"frontier",
-           {{Level::gpu, 2, 200 * kGB, 2 * kUs, "OLCF Frontier User Guide: 4 IF links x 50 GB/s between the GCDs of one MI250X"},
+           {{Level::package, 2, 200 * kGB, 2 * kUs, "OLCF Frontier User Guide: 4 IF links x 50 GB/s between the GCDs of one MI250X"},
             {Level::node, 4, 50 * kGB, 4 * kUs, "OLCF Frontier User Guide: 1-2 IF links x 50 GB/s between MI250X in a node"},
             {Level::world, 0, 12.5 * kGB, 10 * kUs, "OLCF Frontier User Guide: 4 Slingshot NICs x 25 GB/s per 8 GCDs"}},
            64 * kGB,

@@ -1,6 +1,8 @@
 #include "tierzero/topology.h"
 
 #include <charconv>
+#include <cstdio>
+#include <mutex>
 
 #include "tierzero/error.h"
 
@@ -8,17 +10,36 @@ namespace tierzero {
 
 std::string_view level_name(Level l) {
   switch (l) {
-    case Level::gpu: return "gpu";
+    case Level::package: return "package";
     case Level::node: return "node";
     case Level::world: return "world";
   }
   return "?";
 }
 
+namespace {
+// Before the package level had its name it was spelled "gpu" (checkpoints and
+// system files of that time still say so); read as package, said once.
+constexpr std::string_view kLegacyPackageName = "gpu";
+
+void warn_legacy_package_name() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::fprintf(stderr,
+                 "tierzero: warning: level name 'gpu' is deprecated and read as 'package' (the ranks of one package); "
+                 "write package=... in topologies, grad bits, plans and system files\n");
+  });
+}
+}  // namespace
+
 Level parse_level(std::string_view s) {
   for (Level l : kAllLevels)
     if (s == level_name(l)) return l;
-  TZ_THROW(ConfigError, "unknown level '" + std::string(s) + "' (expected gpu, node or world)");
+  if (s == kLegacyPackageName) {
+    warn_legacy_package_name();
+    return Level::package;
+  }
+  TZ_THROW(ConfigError, "unknown level '" + std::string(s) + "' (expected package, node or world)");
 }
 
 Topology::Topology(std::array<int, kNumLevels> fanout, std::vector<Level> declared)
@@ -52,7 +73,7 @@ Topology Topology::parse(std::string_view spec, int world_size) {
   const std::string quoted = "topology '" + std::string(spec) + "'";
   std::vector<LevelItem> items;
   TZ_CHECK(split_level_items(spec, items), TopologyError,
-           quoted + ": expected LEVEL=FANOUT items such as gpu=2,node=4,world=2");
+           quoted + ": expected LEVEL=FANOUT items such as package=2,node=4,world=2");
   std::array<int, kNumLevels> fanout = {1, 1, 1};
   std::vector<Level> declared;
   for (const LevelItem& item : items) {
@@ -60,13 +81,13 @@ Topology Topology::parse(std::string_view spec, int world_size) {
     try {
       level = parse_level(item.level);
     } catch (const ConfigError&) {
-      TZ_THROW(TopologyError, quoted + ": unknown level '" + std::string(item.level) + "' (expected gpu, node or world)");
+      TZ_THROW(TopologyError, quoted + ": unknown level '" + std::string(item.level) + "' (expected package, node or world)");
     }
     int value = 0;
     TZ_CHECK(parse_positive_int(item.value, value), TopologyError,
              quoted + ": fan-out of " + std::string(level_name(level)) + " must be a positive integer, got '" + std::string(item.value) + "'");
     TZ_CHECK(declared.empty() || static_cast<int>(declared.back()) < static_cast<int>(level), TopologyError,
-             quoted + ": levels must appear once each, innermost first (gpu, node, world)");
+             quoted + ": levels must appear once each, innermost first (package, node, world)");
     declared.push_back(level);
     fanout[static_cast<int>(level)] = value;
   }

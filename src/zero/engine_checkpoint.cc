@@ -159,11 +159,12 @@ void read_state(ShardedTrainer::Impl& s, const CheckpointReader& ckpt, bool same
 }
 }  // namespace
 
-void ShardedTrainer::load_checkpoint(const std::string& path) {
+bool ShardedTrainer::load_checkpoint(const std::string& path) {
   Impl& s = *impl_;
   Communicator& w = s.world;
   std::string problem;
   float failed = 0;
+  bool same_layout = false;
   try {
     const CheckpointReader ckpt(path);
     const CheckpointMeta& meta = ckpt.meta();
@@ -175,7 +176,7 @@ void ShardedTrainer::load_checkpoint(const std::string& path) {
              "checkpoint '" + ckpt.dir() + "' is for model " + theirs.name + " (L" + std::to_string(theirs.layers) + " C" +
                  std::to_string(theirs.channels) + " V" + std::to_string(theirs.vocab) + "); this run trains " + mine.name +
                  " (L" + std::to_string(mine.layers) + " C" + std::to_string(mine.channels) + " V" + std::to_string(mine.vocab) + ")");
-    const bool same_layout = meta.world_size == w.size() && meta.topology == w.topology().to_string() &&
+    same_layout = meta.world_size == w.size() && Topology::parse(meta.topology, meta.world_size) == w.topology() &&
                              meta.plan.describe() == s.plan.describe() && meta.train.param_dtype == s.dtype;
     read_state(s, ckpt, same_layout);
     s.step = meta.step;
@@ -192,6 +193,7 @@ void ShardedTrainer::load_checkpoint(const std::string& path) {
   TZ_CHECK(failed == 0.0f, FormatError, "checkpoint '" + path + "' could not be loaded on every rank (see the other ranks' errors)");
   s.mem.zero(s.grads.data(), s.grads.bytes());
   s.mem.fence();
+  return !same_layout;
 }
 
 }  // namespace tierzero

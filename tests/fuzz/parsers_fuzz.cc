@@ -32,7 +32,7 @@ void parse(std::string_view parser, std::string_view in) {
   } else if (parser == "system") {
     parse_system_toml(text, "fuzz.toml");
   } else if (parser == "deepspeed") {
-    static const Topology topo = Topology::parse("gpu=2,node=2,world=2", 8);
+    static const Topology topo = Topology::parse("package=2,node=2,world=2", 8);
     TrainConfig cfg;
     const DeepSpeedMapping m = parse_deepspeed_config(text, "ds.json", topo, cfg);
     check_train_batch_size(m, "ds.json", cfg, 8);

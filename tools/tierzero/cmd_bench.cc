@@ -96,7 +96,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   bench->require_subcommand(1);
   auto args = std::make_shared<CommArgs>();
   CLI::App* comm = bench->add_subcommand("comm", "Flat vs hierarchical all-gather, reduce-scatter and all-reduce");
-  comm->add_option("--topology", args->topology, "Layout, innermost first, e.g. gpu=2,node=2,world=2 (default: detect nodes)");
+  comm->add_option("--topology", args->topology, "Layout, innermost first, e.g. package=2,node=2,world=2 (default: detect nodes)");
   comm->add_option("--sizes", args->sizes, "Tensor sizes M in bytes")->delimiter(',');
   comm->add_option("--iters", args->iters, "Timed iterations per size")->check(at_least(1));
   comm->add_option("--dtype", args->dtype, "Element type: fp32, bf16, fp16");

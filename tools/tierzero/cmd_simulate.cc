@@ -146,11 +146,11 @@ int run_plan(const SimArgs& a) {
   const Topology topo = base.topology();
   std::string why;
   const bool helps = h3.tflops_per_device > zpp.tflops_per_device * 1.01;
-  if (!topo.declares(Level::gpu))
+  if (!topo.declares(Level::package))
     why = "the system has no package level, so hier3's backward copy and first reduction hop become node-level and it differs from zeropp only in decomposing the weight all-gather";
   else if (helps)
-    why = fmt::format("its package-level backward copy and gpu->node->world reductions keep traffic on the {:.0f} GB/s package links",
-                      base.system.link(Level::gpu).bandwidth_Bps / 1e9);
+    why = fmt::format("its package-level backward copy and package->node->world reductions keep traffic on the {:.0f} GB/s package links",
+                      base.system.link(Level::package).bandwidth_Bps / 1e9);
   else if (zpp.exposed_comm_s < 0.05 * zpp.step_time_s)
     why = fmt::format("both hide their communication under {:.2f} s of compute, so the traffic hier3 saves costs nothing "
                       "here (fewer tokens per rank or slower links change that)",

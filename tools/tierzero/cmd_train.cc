@@ -220,8 +220,10 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
   // for collectives that the other ranks may never join.
   try {
     if (!resume_from.empty()) {
-      trainer.load_checkpoint(resume_from);
-      if (root) std::fprintf(stderr, "tierzero: resumed at step %lld\n", static_cast<long long>(trainer.next_step()));
+      const bool resharded = trainer.load_checkpoint(resume_from);
+      if (root)
+        std::fprintf(stderr, "tierzero: resumed at step %lld%s\n", static_cast<long long>(trainer.next_step()),
+                     resharded ? " (re-partitioned for this run's ranks, topology, plan or dtype)" : "");
     }
     if (root)
       std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s\n", cfg.model.name.c_str(),
@@ -327,7 +329,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_flag("--check-comm-order", a->check_comm_order,
               "After every step, check that all ranks issued the same collectives in the same order from one thread "
               "(a failure names the first difference; slows each step by two small all-gathers)");
-  c->add_option("--topology", a->topology, "Layout, innermost first, e.g. gpu=2,node=2,world=2 (default: detect nodes)");
+  c->add_option("--topology", a->topology, "Layout, innermost first, e.g. package=2,node=2,world=2 (default: detect nodes)");
   c->callback([a, &ctx] { ctx.exit_code = run_train(*a, ctx); });
 }
 
