@@ -95,6 +95,27 @@ for l in lines:
     assert {"step", "loss", "lr", "tokens_per_s", "tflops"} <= set(l), l
 print("ok: metrics JSONL")
 PY
+# GPT-2 BPE data: a toy ranks file (256 bytes + 44 merges, vocabulary 301)
+# stands for OpenAI's; bad tokenizer input and a vocabulary the model
+# cannot hold are clear errors, exit 2.
+python3 - "$tmp/toy.tiktoken" <<'PY'
+import base64, sys
+merges = [b"he", b"ll", b"hell", b"hello", b" w", b"or", b" wor", b"ld", b" world"] + [bytes([65 + i, 66 + i]) for i in range(35)]
+with open(sys.argv[1], "w") as f:
+    for i, t in enumerate([bytes([b]) for b in range(256)] + merges):
+        f.write(base64.b64encode(t).decode() + " " + str(i) + "\n")
+PY
+expect_exit 0 "wrote 3 tokens (vocabulary 301)" 1 -- "$tz" data prepare --tokenizer gpt2 --tokenizer-dir "$tmp/toy.tiktoken" \
+  --input <(printf 'hello') --input <(printf ' world') --output "$tmp/bpe.bin"
+expect_exit 2 "needs --tokenizer-dir" 1 -- "$tz" data prepare --tokenizer gpt2 --input "$tmp/t.txt" --output "$tmp/x.bin"
+expect_exit 2 "no GPT-2 tokenizer files at '$tmp/none'" 1 -- "$tz" data prepare --tokenizer gpt2 --tokenizer-dir "$tmp/none" \
+  --input "$tmp/t.txt" --output "$tmp/x.bin"
+printf 'ok \xff' > "$tmp/latin1.txt"
+expect_exit 2 "input '$tmp/latin1.txt': text is not valid UTF-8 at byte 3" 1 -- "$tz" data prepare --tokenizer gpt2 \
+  --tokenizer-dir "$tmp/toy.tiktoken" --input "$tmp/latin1.txt" --output "$tmp/x.bin"
+[ ! -e "$tmp/x.bin" ] && echo "ok: nothing written on bad input" || { echo "FAIL: $tmp/x.bin written"; fail=1; }
+"$tz" data prepare --tokenizer gpt2 --tokenizer-dir "$tmp/toy.tiktoken" --input "$tmp/t.txt" --output "$tmp/bpe.bin" 2>/dev/null
+expect_exit 2 "has vocabulary 301 but the model's is 256" 1 -- "$tz" train --data "$tmp/bpe.bin" --steps 1 --seq-len 16 --micro-batch 1
 
 json=$(run8 bench comm --topology package=2,node=2,world=2 --sizes 65536 --iters 1 --json 2>/dev/null)
 python3 - "$json" <<'PY' || fail=1

@@ -16,7 +16,7 @@ declare -A owner=(
   [topology.h]=topo [system.h]=topo [hops.h]=topo
   [quant.h]=quant [element_ops.h]=quant
   [communicator.h]=comm [traffic.h]=comm [comm_schedule.h]=comm [order_check.h]=comm [hierarchy.h]=comm [mpi.h]=comm [nccl.h]=comm
-  [gpt_config.h]=model [gpt.h]=model [data.h]=model [optim.h]=model [train_config.h]=model [trainer.h]=model [backend.h]=model
+  [gpt_config.h]=model [gpt.h]=model [data.h]=model [optim.h]=model [train_config.h]=model [trainer.h]=model [backend.h]=model [tokenizer.h]=model
   [plan.h]=plan [shard_layout.h]=plan [deepspeed_config.h]=plan
   [checkpoint.h]=ckpt [safetensors.h]=ckpt
   [engine.h]=zero

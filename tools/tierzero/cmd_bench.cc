@@ -1,11 +1,14 @@
 // tierzero bench comm: flat vs hierarchical collectives, JSON lines, and a
 // measured system file.
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "comm_bench.h"
 #include "quant_bench.h"
 #include "step_bench.h"
+#include "tokenizer_bench.h"
 #include "commands.h"
 #include "validators.h"
 #include "tierzero/error.h"
@@ -60,6 +63,11 @@ int run_comm(const CommArgs& a, Context& ctx) {
 struct StepArgs {
   std::string model = "gpt-mini";
   int micro_batch = 8, seq_len = 256, threads = 1, steps = 5;
+};
+
+struct TokenizerArgs {
+  std::string vocab, input;
+  int reps = 3;
 };
 
 struct QuantArgs {
@@ -132,6 +140,20 @@ void add_bench_command(CLI::App& app, Context& ctx) {
     cfg.validate();
     const auto r = bench::run_step_bench(cfg, sargs->threads, 1, sargs->steps);
     std::cout << bench::to_json_line(cfg, sargs->threads, r) << std::endl;
+    ctx.exit_code = 0;
+  });
+
+  auto targs = std::make_shared<TokenizerArgs>();
+  CLI::App* tok = bench->add_subcommand("tokenizer", "GPT-2 BPE encoding MB/s on one core, beside the byte tokenizer");
+  tok->add_option("--tokenizer-dir", targs->vocab, "encoder.json + vocab.bpe directory, or a .tiktoken file")->required();
+  tok->add_option("--input", targs->input, "UTF-8 text to encode")->required();
+  tok->add_option("--reps", targs->reps, "Timed passes (best is reported)")->check(at_least(1));
+  tok->callback([targs, &ctx] {
+    std::ifstream in(targs->input, std::ios::binary);
+    TZ_CHECK(in, ConfigError, "cannot read input '" + targs->input + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::cout << bench::to_json_line(bench::run_tokenizer_bench(targs->vocab, ss.str(), targs->reps)) << std::endl;
     ctx.exit_code = 0;
   });
 }

@@ -1,28 +1,74 @@
-// tierzero data prepare: text -> token file (byte-level tokenizer).
+// tierzero data prepare: text -> token file, with the byte-level tokenizer
+// or GPT-2's BPE.
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
 #include "tierzero/data.h"
 #include "tierzero/error.h"
+#include "tierzero/tokenizer.h"
 
 namespace tierzero::cli {
+
+namespace {
+struct PrepareArgs {
+  std::vector<std::string> inputs;
+  std::string output, tokenizer = "byte", tokenizer_dir;
+};
+
+std::string read_input(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  TZ_CHECK(in, ConfigError, "cannot read input '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void prepare(const PrepareArgs& a) {
+  TZ_CHECK(a.tokenizer == "byte" || a.tokenizer == "gpt2", ConfigError,
+           "--tokenizer must be byte or gpt2, got '" + a.tokenizer + "'");
+  TZ_CHECK(a.tokenizer == "gpt2" || a.tokenizer_dir.empty(), ConfigError, "--tokenizer-dir is for --tokenizer gpt2");
+  TZ_CHECK(a.tokenizer == "byte" || !a.tokenizer_dir.empty(), ConfigError,
+           "--tokenizer gpt2 needs --tokenizer-dir: a directory with OpenAI's encoder.json and vocab.bpe, or a gpt2.tiktoken file");
+  std::optional<Gpt2Tokenizer> bpe;
+  if (a.tokenizer == "gpt2") bpe = Gpt2Tokenizer::load(a.tokenizer_dir);
+  std::vector<std::uint32_t> tokens;
+  for (std::size_t i = 0; i < a.inputs.size(); ++i) {
+    const std::string text = read_input(a.inputs[i]);
+    if (!bpe) {
+      const auto ids = byte_encode(text);
+      tokens.insert(tokens.end(), ids.begin(), ids.end());
+      continue;
+    }
+    if (i > 0) tokens.push_back(bpe->end_of_text());  // documents apart, as GPT-2's training data
+    try {
+      const auto ids = bpe->encode(text);
+      tokens.insert(tokens.end(), ids.begin(), ids.end());
+    } catch (const FormatError& e) {
+      TZ_THROW(FormatError, "input '" + a.inputs[i] + "': " + e.message());
+    }
+  }
+  write_token_file(a.output, tokens, bpe ? bpe->vocab() : 256);
+  std::fprintf(stderr, "tierzero: wrote %zu tokens (vocabulary %u) to %s\n", tokens.size(), bpe ? bpe->vocab() : 256u,
+               a.output.c_str());
+}
+}  // namespace
 
 void add_data_command(CLI::App& app, Context& ctx) {
   CLI::App* data = app.add_subcommand("data", "Prepare training data");
   data->require_subcommand(1);
-  auto paths = std::make_shared<std::pair<std::string, std::string>>();
-  CLI::App* prep = data->add_subcommand("prepare", "Tokenise a text file (byte-level, vocabulary 256) into a token file");
-  prep->add_option("--input", paths->first, "UTF-8 or any text file")->required();
-  prep->add_option("--output", paths->second, "Token file to write (.bin)")->required();
-  prep->callback([paths, &ctx] {
-    std::ifstream in(paths->first, std::ios::binary);
-    TZ_CHECK(in, ConfigError, "cannot read input '" + paths->first + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    const auto tokens = byte_encode(ss.str());
-    write_token_file(paths->second, tokens, 256);
-    std::fprintf(stderr, "tierzero: wrote %zu tokens to %s\n", tokens.size(), paths->second.c_str());
+  auto args = std::make_shared<PrepareArgs>();
+  CLI::App* prep = data->add_subcommand("prepare", "Tokenise text files into a token file");
+  prep->add_option("--input", args->inputs, "Text file(s); with gpt2, UTF-8, and several are joined by <|endoftext|>")
+      ->required();
+  prep->add_option("--output", args->output, "Token file to write (.bin); written atomically")->required();
+  prep->add_option("--tokenizer", args->tokenizer, "byte (vocabulary 256) or gpt2 (GPT-2 BPE, vocabulary 50257)")
+      ->capture_default_str();
+  prep->add_option("--tokenizer-dir", args->tokenizer_dir,
+                   "For gpt2: directory with encoder.json + vocab.bpe, or a .tiktoken ranks file (scripts/gpt2_vocab.sh fetches them)");
+  prep->callback([args, &ctx] {
+    prepare(*args);
     ctx.exit_code = 0;
   });
 }

@@ -1,0 +1,46 @@
+#include "tokenizer_bench.h"
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "tierzero/data.h"
+#include "tierzero/tokenizer.h"
+
+namespace tierzero::bench {
+
+namespace {
+template <class F>
+double best_seconds(int reps, F&& f) {
+  double best = 1e30;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+}  // namespace
+
+TokenizerBenchRow run_tokenizer_bench(const std::string& vocab, const std::string& text, int reps) {
+  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(vocab);
+  TokenizerBenchRow row;
+  row.text_bytes = text.size();
+  row.tokens = tok.encode(text).size();  // also the warm-up pass
+  const double mb = static_cast<double>(text.size()) / 1e6;
+  row.gpt2_mbs = mb / best_seconds(reps, [&] { (void)tok.encode(text); });
+  row.byte_mbs = mb / best_seconds(reps, [&] { (void)byte_encode(text); });
+  return row;
+}
+
+std::string to_json_line(const TokenizerBenchRow& r) {
+  nlohmann::ordered_json j;
+  j["bench"] = "tokenizer";
+  j["text_bytes"] = r.text_bytes;
+  j["tokens"] = r.tokens;
+  j["bytes_per_token"] = r.tokens ? static_cast<double>(r.text_bytes) / static_cast<double>(r.tokens) : 0.0;
+  j["gpt2_mb_per_s"] = r.gpt2_mbs;
+  j["byte_mb_per_s"] = r.byte_mbs;
+  return j.dump();
+}
+
+}  // namespace tierzero::bench

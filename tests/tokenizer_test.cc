@@ -1,0 +1,198 @@
+// GPT-2 BPE: a toy vocabulary whose merges are worked out by hand, then
+// OpenAI's real vocabulary (fetched by scripts/gpt2_vocab.sh into
+// TZ_GPT2_VOCAB) against ids from an independent implementation
+// (js-tiktoken; tests/golden/make_bpe_golden.sh), exactly.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tierzero/error.h"
+#include "tierzero/tokenizer.h"
+
+namespace tierzero {
+namespace {
+namespace fs = std::filesystem;
+
+std::string base64(const std::string& bytes) {
+  static const char* abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    std::uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 2]);
+    out += abc[(v >> 18) & 63];
+    out += abc[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? abc[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? abc[v & 63] : '=';
+  }
+  return out;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class TempDir {
+ public:
+  TempDir() : path_(fs::temp_directory_path() / ("tz_tok_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++))) {
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+// Bytes 0..255 are ids 0..255; then the merges below, in rank order.
+fs::path write_toy_ranks(const TempDir& dir, const std::vector<std::string>& merges) {
+  const fs::path file = dir.path() / "toy.tiktoken";
+  std::ofstream out(file);
+  for (int b = 0; b < 256; ++b) out << base64(std::string(1, static_cast<char>(b))) << ' ' << b << '\n';
+  for (std::size_t k = 0; k < merges.size(); ++k) out << base64(merges[k]) << ' ' << 256 + k << '\n';
+  return file;
+}
+
+TEST(Gpt2Tokenizer, MergesTheLowestRankedPairFirst) {
+  TempDir dir;
+  // "ab" (256) outranks "bc" (257), so "abc" becomes ab + c, never a + bc;
+  // "abc" (258) then joins them. "cd" is only reachable from c + d.
+  const Gpt2Tokenizer t = Gpt2Tokenizer::load(write_toy_ranks(dir, {"ab", "bc", "abc", "cd", " a"}).string());
+  EXPECT_EQ(t.vocab(), 256u + 5 + 1);
+  EXPECT_EQ(t.end_of_text(), 261u);
+  EXPECT_EQ(t.encode("abc"), (std::vector<std::uint32_t>{258}));
+  EXPECT_EQ(t.encode("bcd"), (std::vector<std::uint32_t>{257, 'd'}));  // bc outranks cd
+  EXPECT_EQ(t.encode("cd"), (std::vector<std::uint32_t>{259}));
+  // " abc" is one piece (" ?\p{L}+"): ab (256) goes first, so " a" (260)
+  // can no longer form; then abc (258).
+  EXPECT_EQ(t.encode(" abc"), (std::vector<std::uint32_t>{' ', 258}));
+  EXPECT_EQ(t.encode(" a"), (std::vector<std::uint32_t>{260}));
+  // Contractions, digits and punctuation are separate pieces: never merged across.
+  EXPECT_EQ(t.encode("ab's12!!"), (std::vector<std::uint32_t>{256, '\'', 's', '1', '2', '!', '!'}));
+  // Whitespace: a run before a word leaves its last space to the word.
+  EXPECT_EQ(t.encode("a   b"), (std::vector<std::uint32_t>{'a', ' ', ' ', ' ', 'b'}));
+  EXPECT_EQ(t.decode({258, ' ', 259, 261}), "abc cd<|endoftext|>");
+  EXPECT_THROW(t.decode({262}), ConfigError);
+}
+
+TEST(Gpt2Tokenizer, UnicodeWhiteSpaceSplitsAsTiktokensDoes) {
+  TempDir dir;
+  // "!" + C2 -> 256, then + 85 -> 257: "!\u0085" as one token, if it were one piece.
+  const Gpt2Tokenizer t = Gpt2Tokenizer::load(write_toy_ranks(dir, {"!\xC2", "!\xC2\x85", "!\xE2", "!\xE2\x80", "!\xE2\x80\x8B"}).string());
+  // U+0085 is White_Space (tiktoken's Rust \s), so it ends the punctuation
+  // piece; JavaScript's \s lacks it and would give one piece, id 257.
+  EXPECT_EQ(t.encode("!\xC2\x85"), (std::vector<std::uint32_t>{'!', 0xC2, 0x85}));
+  // U+200B (zero-width space) is not White_Space: one piece, one token.
+  EXPECT_EQ(t.encode("!\xE2\x80\x8B"), (std::vector<std::uint32_t>{260}));
+  // A run of White_Space before a word leaves its last character to the word.
+  EXPECT_EQ(t.encode("\xE3\x80\x80\xE3\x80\x80x").size(), 7u);  // U+3000 U+3000 x: 3 + 3 + 1 bytes
+}
+
+TEST(Gpt2Tokenizer, RejectsBadInput) {
+  TempDir dir;
+  const Gpt2Tokenizer t = Gpt2Tokenizer::load(write_toy_ranks(dir, {"ab"}).string());
+  try {
+    t.encode("ok \xFF\xFE no");
+    FAIL() << "invalid UTF-8 was accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(e.message().find("not valid UTF-8 at byte 3"), std::string::npos) << e.message();
+  }
+  TempDir empty;
+  try {
+    Gpt2Tokenizer::load(empty.path().string());
+    FAIL() << "an empty directory was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find("encoder.json and vocab.bpe"), std::string::npos) << e.message();
+  }
+  std::ofstream(dir.path() / "bad.tiktoken") << "YQ== 0\nnot base64! 1\n";
+  try {
+    Gpt2Tokenizer::load((dir.path() / "bad.tiktoken").string());
+    FAIL() << "a malformed ranks file was accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(e.message().find("line 2: expected 'BASE64-TOKEN RANK'"), std::string::npos) << e.message();
+  }
+  std::ofstream(dir.path() / "short.tiktoken") << "YQ== 0\nYg== 1\n";
+  EXPECT_THROW(Gpt2Tokenizer::load((dir.path() / "short.tiktoken").string()), FormatError);  // bytes without tokens
+}
+
+// OpenAI's vocabulary, when scripts/gpt2_vocab.sh could fetch it.
+const char* vocab_dir() {
+  const char* d = std::getenv("TZ_GPT2_VOCAB");
+  return d && fs::exists(fs::path(d) / "encoder.json") && fs::exists(fs::path(d) / "vocab.bpe") ? d : nullptr;
+}
+
+std::vector<std::uint32_t> golden_ids() {
+  const std::string raw = read(fs::path(TZ_GOLDEN_DIR) / "bpe_ids.u16");
+  std::vector<std::uint32_t> ids(raw.size() / 2);
+  for (std::size_t i = 0; i < ids.size(); ++i)
+    ids[i] = static_cast<unsigned char>(raw[2 * i]) | static_cast<std::uint32_t>(static_cast<unsigned char>(raw[2 * i + 1])) << 8;
+  return ids;
+}
+
+void expect_golden(const Gpt2Tokenizer& t, const std::string& text, const std::vector<std::uint32_t>& want) {
+  const std::vector<std::uint32_t> got = t.encode(text);
+  std::size_t i = 0;
+  while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
+  if (i == got.size() && i == want.size()) return;
+  const std::vector<std::uint32_t> before(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(i));
+  const std::size_t at = t.decode(before).size();
+  ADD_FAILURE() << "ids differ from js-tiktoken's at id " << i << " of " << want.size() << " (got " << got.size()
+                << " ids), text byte " << at << ": '" << text.substr(at, 40) << "'";
+}
+
+TEST(Gpt2Tokenizer, MatchesJsTiktokenOnTheGoldenText) {
+  if (!vocab_dir()) GTEST_SKIP() << "OpenAI's GPT-2 vocabulary is not in TZ_GPT2_VOCAB (scripts/gpt2_vocab.sh could not fetch it)";
+  const Gpt2Tokenizer t = Gpt2Tokenizer::load(vocab_dir());
+  EXPECT_EQ(t.vocab(), 50257u);
+  EXPECT_EQ(t.end_of_text(), 50256u);
+  EXPECT_EQ(t.encode("Hello world"), (std::vector<std::uint32_t>{15496, 995}));
+  const std::string text = read(fs::path(TZ_GOLDEN_DIR) / "bpe_input.txt");
+  const std::vector<std::uint32_t> want = golden_ids();
+  ASSERT_GT(want.size(), 100000u);
+  expect_golden(t, text, want);
+  EXPECT_EQ(t.decode(want), text);
+}
+
+TEST(Gpt2Tokenizer, ATiktokenRanksFileGivesTheSameIds) {
+  if (!vocab_dir()) GTEST_SKIP() << "OpenAI's GPT-2 vocabulary is not in TZ_GPT2_VOCAB (scripts/gpt2_vocab.sh could not fetch it)";
+  const Gpt2Tokenizer t = Gpt2Tokenizer::load(vocab_dir());
+  TempDir dir;
+  {
+    std::ofstream out(dir.path() / "gpt2.tiktoken");
+    for (std::uint32_t id = 0; id < t.end_of_text(); ++id) out << base64(t.decode({id})) << ' ' << id << '\n';
+  }
+  const Gpt2Tokenizer r = Gpt2Tokenizer::load(dir.path().string());
+  EXPECT_EQ(r.vocab(), t.vocab());
+  EXPECT_EQ(r.end_of_text(), t.end_of_text());
+  expect_golden(r, read(fs::path(TZ_GOLDEN_DIR) / "bpe_input.txt"), golden_ids());
+}
+
+TEST(Gpt2Tokenizer, RejectsAnEncoderAndMergesThatDoNotMatch) {
+  if (!vocab_dir()) GTEST_SKIP() << "OpenAI's GPT-2 vocabulary is not in TZ_GPT2_VOCAB (scripts/gpt2_vocab.sh could not fetch it)";
+  TempDir dir;
+  fs::copy_file(fs::path(vocab_dir()) / "encoder.json", dir.path() / "encoder.json");
+  // Two merges swapped: each file alone is well formed, together they disagree.
+  std::istringstream in(read(fs::path(vocab_dir()) / "vocab.bpe"));
+  std::vector<std::string> lines;
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::swap(lines[10], lines[11]);
+  std::ofstream out(dir.path() / "vocab.bpe");
+  for (const auto& l : lines) out << l << '\n';
+  out.close();
+  try {
+    Gpt2Tokenizer::load(dir.path().string());
+    FAIL() << "a mismatched pair was accepted";
+  } catch (const FormatError& e) {
+    EXPECT_NE(e.message().find("vocab.bpe' line 11 merges into a token"), std::string::npos) << e.message();
+  }
+}
+
+}  // namespace
+}  // namespace tierzero
