@@ -126,6 +126,62 @@ TEST(TokenFile, ReadsLlmcAndNanoGptShards) {
   std::remove(p.c_str());
 }
 
+// A Megatron-LM indexed dataset laid out byte by byte as its
+// IndexedDatasetBuilder writes it: documents of `docs` ids each.
+void write_megatron(const std::string& prefix, const std::vector<std::vector<std::uint32_t>>& docs, std::uint8_t code) {
+  const std::size_t tb = code == 8 ? 2 : 4;
+  std::string bin, idx("MMIDIDX\0\0", 9);
+  auto put = [&idx](auto v) { idx.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  put(std::uint64_t{1});
+  put(code);
+  put(std::uint64_t{docs.size()});
+  put(std::uint64_t{docs.size() + 1});
+  for (const auto& d : docs) put(static_cast<std::int32_t>(d.size()));
+  std::int64_t pointer = 0;
+  for (const auto& d : docs) put(pointer), pointer += static_cast<std::int64_t>(d.size() * tb);
+  for (std::size_t i = 0; i <= docs.size(); ++i) put(static_cast<std::int64_t>(i));
+  for (const auto& d : docs)
+    for (std::uint32_t id : d) bin.append(reinterpret_cast<const char*>(&id), tb);  // little-endian: the low bytes
+  std::ofstream(prefix + ".bin", std::ios::binary) << bin;
+  std::ofstream(prefix + ".idx", std::ios::binary) << idx;
+}
+
+TEST(TokenFile, ReadsMegatronIndexedDatasets) {
+  const std::string prefix = temp_path("megatron");
+  write_megatron(prefix, {{50256, 15496, 995}, {11, 50256}}, 8);
+  for (const std::string& spec : {prefix, prefix + ".bin", prefix + ".idx"}) {
+    const TokenData d = TokenData::open(spec);
+    ASSERT_EQ(d.size(), 5u) << spec;  // documents back to back, as Megatron's GPT dataset reads them
+    EXPECT_EQ(d[1], 15496u);
+    EXPECT_EQ(d[3], 11u);
+    EXPECT_EQ(d.vocab(), 50257u);
+  }
+  write_megatron(prefix, {{128000, 7}}, 4);  // int32 ids
+  EXPECT_EQ(TokenData::open(prefix)[0], 128000u);
+  // Bad datasets: named, exit-2 errors.
+  write_megatron(prefix, {{1, 2, 3}}, 8);
+  std::ofstream(prefix + ".bin", std::ios::binary) << std::string(4, '\0');  // one id short
+  expect_format_error(prefix, "does not match its .bin: the index covers 3 tokens (6 bytes) but the .bin has 4 bytes");
+  write_megatron(prefix, {{1, 2, 3}}, 5);  // int64
+  expect_format_error(prefix, "token dtype code 5 (int64) is not a token type tierzero reads");
+  write_megatron(prefix, {{1, 2}, {3}}, 8);
+  std::string idx;
+  {
+    std::ifstream in(prefix + ".idx", std::ios::binary);
+    idx.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::ofstream(prefix + ".idx", std::ios::binary) << idx.substr(0, idx.size() - 5);
+  expect_format_error(prefix, "truncated: 2 sequences and 3 documents need more than its");
+  idx[34 + 8 + 8] = 9;  // the second sequence's byte pointer
+  std::ofstream(prefix + ".idx", std::ios::binary) << idx;
+  expect_format_error(prefix, "sequence 1 (length 1, byte 9) does not follow the one before it");
+  std::ofstream(prefix + ".idx", std::ios::binary) << "MMIDIDY";
+  expect_format_error(prefix, "not a Megatron index (no MMIDIDX header)");
+  std::remove((prefix + ".idx").c_str());
+  std::remove((prefix + ".bin").c_str());
+  expect_format_error(prefix, "cannot open");
+}
+
 TEST(BuiltinCorpus, IsAtLeastAMegabyteOfEnglish) {
   const TokenData d = TokenData::builtin();
   EXPECT_GT(d.size(), 1'000'000u);

@@ -26,9 +26,11 @@ static_assert(sizeof(TokenFileHeader) == 32, "token file header is 32 bytes");
 // A read-only sequence of token ids. Thread-safe to read.
 class TokenData {
  public:
-  // Maps a token file (either format of TokenFileLayout); throws
-  // FormatError naming the file and the problem (missing, unknown header,
-  // bad version, bad dtype, truncated, id >= vocab).
+  // Maps a token file (tierzero's or llm.c's, told by its header) or a
+  // Megatron-LM dataset (PREFIX, PREFIX.bin or PREFIX.idx with both files
+  // present); throws FormatError naming the file and the problem (missing,
+  // unknown header, bad version, bad dtype, truncated, an index that does
+  // not match its .bin, id >= vocab).
   static TokenData open(const std::string& path);
   // The built-in corpus (data/kjv.txt, byte-level).
   static TokenData builtin();
@@ -46,8 +48,9 @@ class TokenData {
     return token_bytes_ == 2 ? reinterpret_cast<const std::uint16_t*>(data_)[i] : reinterpret_cast<const std::uint32_t*>(data_)[i];
   }
 
+  struct Storage;  // the mapped file or owned ids (src/model/data.cc)
+
  private:
-  struct Storage;
   std::shared_ptr<Storage> storage_;
   const void* data_ = nullptr;
   std::size_t count_ = 0;
@@ -61,7 +64,7 @@ class TokenData {
 // token count — then the ids; it records no vocabulary, so `vocab` is the
 // largest id + 1).
 struct TokenFileLayout {
-  const char* format;        // "tierzero" or "llm.c"
+  const char* format;        // "tierzero", "llm.c" or "megatron"
   std::size_t offset;        // bytes before the first id
   std::uint32_t token_bytes; // 2 or 4
   std::uint64_t count;
@@ -72,6 +75,19 @@ struct TokenFileLayout {
 // FormatError naming `where` and the problem. TokenData::open uses it on
 // the mapped file.
 TokenFileLayout check_token_file(const void* file, std::size_t bytes, const std::string& where);
+
+// A Megatron-LM indexed dataset (megatron/core/datasets/indexed_dataset.py):
+// PREFIX.bin holds the documents' ids back to back, PREFIX.idx describes
+// them — the magic "MMIDIDX\0\0", uint64 version 1, uint8 dtype code (8 =
+// uint16, 4 = int32 are the token types; others are rejected), uint64
+// sequence count S, uint64 document count D, int32 lengths[S], int64 byte
+// pointers[S], int64 document starts[D] (0 first, S last). Checks the index
+// against a .bin of `bin_bytes` and returns the .bin's layout (offset 0; its
+// vocabulary is not known yet: 0). Throws FormatError naming `where`.
+TokenFileLayout check_megatron_index(const void* idx, std::size_t idx_bytes, std::size_t bin_bytes, const std::string& where);
+// The .idx beside a Megatron dataset named by `spec` (PREFIX, PREFIX.bin or
+// PREFIX.idx), or "" when `spec` names none.
+std::string megatron_index_path(const std::string& spec);
 
 // Writes a token file atomically (temporary name, then rename). ids must be
 // < vocab; uint16 storage when vocab <= 65536, else uint32.

@@ -28,34 +28,6 @@ struct TokenData::Storage {
   }
 };
 
-TokenData TokenData::open(const std::string& path) {
-  const std::string where = "token file '" + path + "'";
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  TZ_CHECK(fd >= 0, FormatError, where + ": cannot open (" + std::strerror(errno) + ")");
-  struct stat st {};
-  fstat(fd, &st);
-  const std::size_t bytes = static_cast<std::size_t>(st.st_size);
-  if (bytes < sizeof(TokenFileHeader)) {
-    ::close(fd);
-    check_token_file(nullptr, bytes, where);  // throws: too short
-  }
-  void* map = mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  TZ_CHECK(map != MAP_FAILED, FormatError, where + ": cannot map (" + std::strerror(errno) + ")");
-  auto storage = std::make_shared<Storage>();
-  storage->map = map;
-  storage->map_bytes = bytes;
-  const TokenFileLayout f = check_token_file(map, bytes, where);
-  TokenData d;
-  d.storage_ = storage;
-  d.data_ = static_cast<const char*>(map) + f.offset;
-  d.count_ = f.count;
-  d.vocab_ = f.vocab;
-  d.token_bytes_ = f.token_bytes;
-  d.origin_ = path;
-  return d;
-}
-
 namespace {
 // llm.c's shard header (dev/data/data_common.py): 256 int32.
 constexpr std::int32_t kLlmcMagic = 20240520;
@@ -113,6 +85,52 @@ TokenFileLayout check_token_file(const void* data, std::size_t bytes, const std:
   TZ_CHECK(h.vocab > 0, FormatError, where + ": vocabulary size 0");
   check_ids(file, bytes, sizeof h, h.token_bytes, h.count, h.vocab, where);
   return {"tierzero", sizeof h, h.token_bytes, h.count, h.vocab};
+}
+
+namespace {
+// Maps a whole file read-only (nullptr for an empty one) into `storage`.
+const unsigned char* map_file(const std::string& path, const std::string& where, std::size_t& bytes, TokenData::Storage& storage) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  TZ_CHECK(fd >= 0, FormatError, where + ": cannot open '" + path + "' (" + std::strerror(errno) + ")");
+  struct stat st {};
+  fstat(fd, &st);
+  bytes = static_cast<std::size_t>(st.st_size);
+  void* map = bytes ? mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0) : nullptr;
+  ::close(fd);
+  TZ_CHECK(map != MAP_FAILED, FormatError, where + ": cannot map '" + path + "' (" + std::strerror(errno) + ")");
+  storage.map = map;
+  storage.map_bytes = bytes;
+  return static_cast<const unsigned char*>(map);
+}
+
+// A Megatron dataset: the index is checked against the .bin, then the .bin's ids.
+TokenFileLayout check_megatron(const std::string& idx_path, const unsigned char* bin, std::size_t bin_bytes, const std::string& where) {
+  TokenData::Storage index;
+  std::size_t idx_bytes = 0;
+  const unsigned char* idx = map_file(idx_path, where, idx_bytes, index);
+  TokenFileLayout f = check_megatron_index(idx, idx_bytes, bin_bytes, "Megatron index '" + idx_path + "'");
+  f.vocab = check_ids(bin, bin_bytes, 0, f.token_bytes, f.count, 0, where);
+  TZ_CHECK(f.token_bytes == 2 || f.vocab <= 0x80000000u, FormatError, where + ": has negative int32 ids");
+  return f;
+}
+}  // namespace
+
+TokenData TokenData::open(const std::string& path) {
+  const std::string idx = megatron_index_path(path);
+  const std::string bin = idx.empty() ? path : idx.substr(0, idx.size() - 4) + ".bin";
+  const std::string where = (idx.empty() ? "token file '" : "Megatron data '") + bin + "'";
+  auto storage = std::make_shared<Storage>();
+  std::size_t bytes = 0;
+  const unsigned char* map = map_file(bin, where, bytes, *storage);
+  const TokenFileLayout f = idx.empty() ? check_token_file(map, bytes, where) : check_megatron(idx, map, bytes, where);
+  TokenData d;
+  d.storage_ = storage;
+  d.data_ = map + f.offset;
+  d.count_ = f.count;
+  d.vocab_ = f.vocab;
+  d.token_bytes_ = f.token_bytes;
+  d.origin_ = bin;
+  return d;
 }
 
 TokenData TokenData::from_tokens(std::vector<std::uint32_t> tokens, std::uint32_t vocab, std::string origin) {
