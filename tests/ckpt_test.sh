@@ -67,6 +67,17 @@ compare "$tmp/ddp.jsonl" "$tmp/z3.jsonl" 1e-5 10 && compare "$tmp/full.jsonl" "$
 import json,sys; l=json.loads(open('$tmp/init.jsonl').readline())['loss']; assert l < 4.5, l; print('   loss from exported weights', round(l,4))" \
   && say "ok: export + --init" || bad "export/init"
 
+# 4b. Hugging Face GPT-2 export; --init from it trains like --init from the
+#     tierzero export; sampling is deterministic per seed and the same from
+#     the checkpoint, the safetensors export and the HF directory.
+"$tz" ckpt export "$tmp/a" --format hf-gpt2 --output "$tmp/hf" 2>/dev/null && [ -f "$tmp/hf/config.json" ] \
+  && run 1 --strategy ddp --steps 1 --micro-batch 2 --init "$tmp/hf" --metrics "$tmp/init-hf.jsonl" 2>/dev/null \
+  && compare "$tmp/init.jsonl" "$tmp/init-hf.jsonl" 0 0 && say "ok: export hf-gpt2 + --init" || bad "hf-gpt2 export/init"
+sample() { "$tz" sample --checkpoint "$1" --prompt "And God said" --tokens 48 --top-k 40 --seed "$2"; }
+s1=$(sample "$tmp/a" 1) && s2=$(sample "$tmp/a" 1) && s3=$(sample "$tmp/a" 2) && s4=$(sample "$tmp/w.safetensors" 1) \
+  && s5=$(sample "$tmp/hf" 1) && [ "$s1" = "$s2" ] && [ "$s1" != "$s3" ] && [ "$s1" = "$s4" ] && [ "$s1" = "$s5" ] \
+  && [ "${s1#And God said}" != "$s1" ] && say "ok: sample: $(head -c 60 <<<"$s1" | tr '\n' ' ')" || bad "sample: '$s1' '$s2' '$s3' '$s4' '$s5'"
+
 expect_fail() {  # expect_fail PATTERN -- command...
   local pattern=$1; shift 2
   local out rc

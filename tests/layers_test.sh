@@ -16,9 +16,9 @@ declare -A owner=(
   [topology.h]=topo [system.h]=topo [hops.h]=topo
   [quant.h]=quant [element_ops.h]=quant
   [communicator.h]=comm [traffic.h]=comm [comm_schedule.h]=comm [order_check.h]=comm [hierarchy.h]=comm [mpi.h]=comm [nccl.h]=comm
-  [gpt_config.h]=model [gpt.h]=model [data.h]=model [optim.h]=model [train_config.h]=model [trainer.h]=model [backend.h]=model [tokenizer.h]=model
+  [gpt_config.h]=model [gpt.h]=model [data.h]=model [optim.h]=model [train_config.h]=model [trainer.h]=model [backend.h]=model [tokenizer.h]=model [generate.h]=model
   [plan.h]=plan [shard_layout.h]=plan [deepspeed_config.h]=plan
-  [checkpoint.h]=ckpt [safetensors.h]=ckpt
+  [checkpoint.h]=ckpt [safetensors.h]=ckpt [hf_gpt2.h]=ckpt
   [engine.h]=zero
   [sim.h]=sim [planner.h]=sim [traffic_model.h]=sim
   [gpu.h]=gpu [gpu_ops.h]=gpu [gpu_backend.h]=backend [gpu_model.h]=backend

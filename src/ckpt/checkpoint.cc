@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "tierzero/error.h"
+#include "tierzero/hf_gpt2.h"
 #include "tierzero/safetensors.h"
 #include "tierzero/shard_layout.h"
 
@@ -292,7 +293,12 @@ void CheckpointReader::read_full_optim(std::vector<float>& master, std::vector<f
 }
 
 std::vector<float> load_safetensors_params(const std::string& path, const GptConfig& model) {
+  if (std::filesystem::is_directory(path)) {  // a Hugging Face GPT-2 directory
+    const std::string file = (std::filesystem::path(path) / "model.safetensors").string();
+    return hf_gpt2_params(read_safetensors(file), model, "'" + file + "'");
+  }
   const SafeTensorsFile f = read_safetensors(path);
+  if (has_hf_gpt2_names(f)) return hf_gpt2_params(f, model, "'" + path + "'");
   const GptLayout layout(model);
   std::vector<float> full(layout.num_params());
   for (const TensorInfo& t : layout.tensors()) {

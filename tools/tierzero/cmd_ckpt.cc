@@ -4,10 +4,30 @@
 #include "commands.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
+#include "tierzero/hf_gpt2.h"
 
 namespace tierzero::cli {
 
 namespace {
+struct ExportArgs {
+  std::string source, format = "tierzero", output;
+};
+
+int export_weights(const ExportArgs& a) {
+  TZ_CHECK(a.format == "tierzero" || a.format == "hf-gpt2", ConfigError, "--format must be tierzero or hf-gpt2, got '" + a.format + "'");
+  TZ_CHECK(!a.output.empty(), ConfigError, "give --output (or --safetensors FILE)");
+  const CheckpointReader ckpt(a.source);
+  if (a.format == "tierzero") {
+    export_safetensors(ckpt, a.output);
+  } else {
+    std::vector<float> master, m, v;
+    ckpt.read_full_optim(master, m, v);
+    write_hf_gpt2(ckpt.meta().model, master, a.output);
+  }
+  std::fprintf(stderr, "tierzero: wrote %s (%s, step %lld)\n", a.output.c_str(), a.format.c_str(), static_cast<long long>(ckpt.meta().step));
+  return 0;
+}
+
 int inspect(const std::string& path) {
   const CheckpointReader ckpt(path);
   const CheckpointMeta& m = ckpt.meta();
@@ -38,16 +58,16 @@ void add_ckpt_command(CLI::App& app, Context& ctx) {
   CLI::App* ins = ckpt->add_subcommand("inspect", "Print what a checkpoint holds and verify every shard");
   ins->add_option("dir", *path, "Checkpoint step directory, or a save directory (its latest)")->required();
   ins->callback([path, &ctx] { ctx.exit_code = inspect(*path); });
-  auto out = std::make_shared<std::pair<std::string, std::string>>();
-  CLI::App* exp = ckpt->add_subcommand("export", "Write the consolidated fp32 weights as safetensors");
-  exp->add_option("dir", out->first, "Checkpoint step directory, or a save directory (its latest)")->required();
-  exp->add_option("--safetensors", out->second, "Output file")->required();
-  exp->callback([out, &ctx] {
-    const CheckpointReader ckpt(out->first);
-    export_safetensors(ckpt, out->second);
-    std::fprintf(stderr, "tierzero: wrote %s (step %lld)\n", out->second.c_str(), static_cast<long long>(ckpt.meta().step));
-    ctx.exit_code = 0;
-  });
+  auto out = std::make_shared<ExportArgs>();
+  CLI::App* exp = ckpt->add_subcommand("export", "Write the consolidated fp32 weights: tierzero safetensors or Hugging Face GPT-2");
+  exp->add_option("dir", out->source, "Checkpoint step directory, or a save directory (its latest)")->required();
+  exp->add_option("--format", out->format,
+                  "tierzero (one safetensors file, tierzero's names) or hf-gpt2 (a directory: model.safetensors with "
+                  "transformers' GPT-2 names and Conv1D layout, and config.json)")
+      ->capture_default_str();
+  auto* output = exp->add_option("--output", out->output, "Output file (tierzero) or directory (hf-gpt2)");
+  exp->add_option("--safetensors", out->output, "Same as --format tierzero --output FILE")->excludes(output);
+  exp->callback([out, &ctx] { ctx.exit_code = export_weights(*out); });
 }
 
 }  // namespace tierzero::cli

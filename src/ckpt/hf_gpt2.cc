@@ -1,0 +1,194 @@
+#include "tierzero/hf_gpt2.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "tierzero/checkpoint.h"
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+namespace {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// One tensor of each layout: its HF name (without "transformer."), its
+// tierzero name, and whether HF stores it transposed (Conv1D).
+struct NameMap {
+  std::string hf, ours;
+  bool conv1d;
+};
+
+std::vector<NameMap> name_map(const GptConfig& m) {
+  std::vector<NameMap> out = {{"wte.weight", "wte", false}, {"wpe.weight", "wpe", false}};
+  for (int l = 0; l < m.layers; ++l) {
+    const std::string h = "h." + std::to_string(l) + ".";
+    for (const NameMap& t : std::initializer_list<NameMap>{{"ln_1.weight", "ln1_w", false}, {"ln_1.bias", "ln1_b", false},
+                                                            {"attn.c_attn.weight", "attn_w", true}, {"attn.c_attn.bias", "attn_b", false},
+                                                            {"attn.c_proj.weight", "proj_w", true}, {"attn.c_proj.bias", "proj_b", false},
+                                                            {"ln_2.weight", "ln2_w", false}, {"ln_2.bias", "ln2_b", false},
+                                                            {"mlp.c_fc.weight", "fc_w", true}, {"mlp.c_fc.bias", "fc_b", false},
+                                                            {"mlp.c_proj.weight", "fcproj_w", true}, {"mlp.c_proj.bias", "fcproj_b", false}})
+      out.push_back({h + t.hf, h + t.ours, t.conv1d});
+  }
+  out.push_back({"ln_f.weight", "lnf_w", false});
+  out.push_back({"ln_f.bias", "lnf_b", false});
+  return out;
+}
+
+// [rows, cols] -> [cols, rows].
+std::vector<float> transposed(const float* x, std::size_t rows, std::size_t cols) {
+  std::vector<float> out(rows * cols);
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t c = 0; c < cols; ++c) out[c * rows + r] = x[r * cols + c];
+  return out;
+}
+
+int whole(const json& j, const char* key, const std::string& where) {
+  TZ_CHECK(j.contains(key) && j.at(key).is_number_integer() && j.at(key).get<long long>() >= 1 && j.at(key).get<long long>() < (1 << 30),
+           FormatError, where + ": '" + key + "' must be a positive integer");
+  return j.at(key).get<int>();
+}
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  TZ_CHECK(in, FormatError, "cannot read '" + p.string() + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+GptConfig model_from_metadata(const std::string& text, const std::string& where) {
+  try {
+    const json j = json::parse(text);
+    GptConfig m{j.at("name").get<std::string>(), whole(j, "vocab", where), whole(j, "context", where), whole(j, "layers", where),
+                whole(j, "channels", where), whole(j, "heads", where)};
+    m.validate();
+    return m;
+  } catch (const json::exception& e) {
+    TZ_THROW(FormatError, where + ": its 'model' metadata is not tierzero's model description (" + e.what() + ")");
+  }
+}
+}  // namespace
+
+void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir) {
+  const GptLayout layout(model);
+  TZ_CHECK(params.size() == layout.num_params(), ConfigError, "write_hf_gpt2: parameters do not match the model");
+  SafeTensorsFile out;
+  for (const NameMap& n : name_map(model)) {
+    const TensorInfo& t = layout.tensor(n.ours);
+    const float* x = params.data() + t.offset;
+    if (n.conv1d) {
+      const std::vector<float> w = transposed(x, t.shape[0], t.shape[1]);
+      out.tensors["transformer." + n.hf] = make_f32_tensor({t.shape[1], t.shape[0]}, w.data());
+    } else {
+      out.tensors["transformer." + n.hf] = make_f32_tensor(std::vector<std::int64_t>(t.shape.begin(), t.shape.end()), x);
+    }
+  }
+  // The LM head is tied to wte; transformers re-ties it on load.
+  out.metadata["format"] = "pt";
+  fs::create_directories(dir);
+  write_safetensors((fs::path(dir) / "model.safetensors").string(), out);
+  const json config = {{"architectures", {"GPT2LMHeadModel"}},
+                       {"model_type", "gpt2"},
+                       {"vocab_size", model.vocab},
+                       {"n_positions", model.context},
+                       {"n_ctx", model.context},
+                       {"n_embd", model.channels},
+                       {"n_layer", model.layers},
+                       {"n_head", model.heads},
+                       {"n_inner", nullptr},
+                       {"activation_function", "gelu_new"},
+                       {"layer_norm_epsilon", 1e-5},
+                       {"tie_word_embeddings", true},
+                       {"bos_token_id", model.vocab - 1},
+                       {"eos_token_id", model.vocab - 1},
+                       {"torch_dtype", "float32"}};
+  const std::string text = config.dump(2) + "\n";
+  const std::string tmp = (fs::path(dir) / "config.json.tmp").string();
+  write_file_synced(tmp, text.data(), text.size());
+  fs::rename(tmp, fs::path(dir) / "config.json");
+}
+
+bool has_hf_gpt2_names(const SafeTensorsFile& f) {
+  return f.tensors.count("transformer.wte.weight") || f.tensors.count("wte.weight");
+}
+
+std::vector<float> hf_gpt2_params(const SafeTensorsFile& f, const GptConfig& model, const std::string& where) {
+  const GptLayout layout(model);
+  const std::string prefix = f.tensors.count("transformer.wte.weight") ? "transformer." : "";
+  std::vector<float> full(layout.num_params());
+  for (const NameMap& n : name_map(model)) {
+    const TensorInfo& t = layout.tensor(n.ours);
+    const std::string name = prefix + n.hf;
+    const auto it = f.tensors.find(name);
+    TZ_CHECK(it != f.tensors.end(), FormatError, where + " has no tensor '" + name + "' (is it GPT-2 with " + std::to_string(model.layers) + " layers?)");
+    std::vector<std::int64_t> want(t.shape.begin(), t.shape.end());
+    if (n.conv1d) std::swap(want[0], want[1]);
+    TZ_CHECK(it->second.shape == want, FormatError, where + ": tensor '" + name + "' has the wrong shape for model " + model.name);
+    std::vector<float> v = it->second.as_f32();
+    const auto bad = std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
+    TZ_CHECK(bad == v.end(), FormatError, where + ": tensor '" + name + "' holds a non-finite value at element " + std::to_string(bad - v.begin()));
+    if (n.conv1d) v = transposed(v.data(), want[0], want[1]);
+    std::copy(v.begin(), v.end(), full.begin() + static_cast<std::ptrdiff_t>(t.offset));
+  }
+  return full;
+}
+
+GptConfig read_hf_gpt2_config(const std::string& path) {
+  const std::string where = "'" + path + "'";
+  json j;
+  try {
+    j = json::parse(read_all(path));
+  } catch (const json::exception& e) {
+    TZ_THROW(FormatError, where + " is not valid JSON: " + e.what());
+  }
+  TZ_CHECK(j.is_object() && j.value("model_type", "") == "gpt2", FormatError, where + ": not a GPT-2 config (model_type must be \"gpt2\")");
+  const std::string act = j.value("activation_function", "gelu_new");
+  TZ_CHECK(act == "gelu_new" || act == "gelu_pytorch_tanh", FormatError,
+           where + ": activation_function '" + act + "' (tierzero's GPT-2 uses the tanh GELU, gelu_new)");
+  TZ_CHECK(!j.contains("n_inner") || j.at("n_inner").is_null() || j.at("n_inner") == 4 * whole(j, "n_embd", where), FormatError,
+           where + ": n_inner must be 4 x n_embd");
+  GptConfig m{"hf-gpt2", whole(j, "vocab_size", where), whole(j, "n_positions", where), whole(j, "n_layer", where),
+              whole(j, "n_embd", where), whole(j, "n_head", where)};
+  try {
+    m.validate();
+  } catch (const ConfigError& e) {
+    TZ_THROW(FormatError, where + ": " + e.message());
+  }
+  return m;
+}
+
+ModelWeights load_model_weights(const std::string& path) {
+  const fs::path p(path);
+  if (fs::is_directory(p) && fs::exists(p / "config.json")) {  // a Hugging Face directory
+    const GptConfig m = read_hf_gpt2_config((p / "config.json").string());
+    const std::string file = (p / "model.safetensors").string();
+    return {m, hf_gpt2_params(read_safetensors(file), m, "'" + file + "'")};
+  }
+  if (fs::is_directory(p)) {  // a checkpoint
+    const CheckpointReader ckpt(path);
+    std::vector<float> master, mom, var;
+    ckpt.read_full_optim(master, mom, var);
+    return {ckpt.meta().model, std::move(master)};
+  }
+  const SafeTensorsFile f = read_safetensors(path);
+  const std::string where = "'" + path + "'";
+  if (has_hf_gpt2_names(f)) {
+    const fs::path config = p.parent_path() / "config.json";
+    TZ_CHECK(fs::exists(config), FormatError, where + " has Hugging Face GPT-2 tensors but no config.json beside it (it gives the model's shape)");
+    const GptConfig m = read_hf_gpt2_config(config.string());
+    return {m, hf_gpt2_params(f, m, where)};
+  }
+  const auto it = f.metadata.find("model");
+  TZ_CHECK(it != f.metadata.end(), FormatError,
+           where + " records no model shape: expected a tierzero export (metadata 'model') or Hugging Face GPT-2 tensors");
+  const GptConfig m = model_from_metadata(it->second, where);
+  return {m, load_safetensors_params(path, m)};
+}
+
+}  // namespace tierzero
