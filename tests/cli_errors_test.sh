@@ -116,6 +116,27 @@ expect_exit 2 "input '$tmp/latin1.txt': text is not valid UTF-8 at byte 3" 1 -- 
 [ ! -e "$tmp/x.bin" ] && echo "ok: nothing written on bad input" || { echo "FAIL: $tmp/x.bin written"; fail=1; }
 "$tz" data prepare --tokenizer gpt2 --tokenizer-dir "$tmp/toy.tiktoken" --input "$tmp/t.txt" --output "$tmp/bpe.bin" 2>/dev/null
 expect_exit 2 "has vocabulary 301 but the model's is 256" 1 -- "$tz" train --data "$tmp/bpe.bin" --steps 1 --seq-len 16 --micro-batch 1
+# A Megatron-LM indexed dataset (PREFIX.bin + PREFIX.idx) trains; an index
+# that does not match its .bin is exit 2, naming both.
+python3 - "$tmp/t.txt" "$tmp/mega" <<'PY'
+import struct, sys
+text = open(sys.argv[1], "rb").read()
+docs = [text[i:i + 500] for i in range(0, len(text), 500)]
+with open(sys.argv[2] + ".bin", "wb") as f:
+    for d in docs:
+        f.write(struct.pack(f"<{len(d)}H", *d))
+idx = b"MMIDIDX\0\0" + struct.pack("<QBQQ", 1, 8, len(docs), len(docs) + 1)
+idx += b"".join(struct.pack("<i", len(d)) for d in docs)
+pointer = 0
+for d in docs:
+    idx += struct.pack("<q", pointer)
+    pointer += 2 * len(d)
+idx += b"".join(struct.pack("<q", i) for i in range(len(docs) + 1))
+open(sys.argv[2] + ".idx", "wb").write(idx)
+PY
+expect_exit 0 "done: 2 steps" 1 -- "$tz" train --data "$tmp/mega" --steps 2 --micro-batch 2 --seq-len 16
+truncate -s -2 "$tmp/mega.bin"
+expect_exit 2 "does not match its .bin" 1 -- "$tz" train --data "$tmp/mega.bin" --steps 2 --micro-batch 2 --seq-len 16
 
 json=$(run8 bench comm --topology package=2,node=2,world=2 --sizes 65536 --iters 1 --json 2>/dev/null)
 python3 - "$json" <<'PY' || fail=1

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,7 @@
 #include "tierzero/error.h"
 #include "tierzero/safetensors.h"
 #include "tierzero/system.h"
+#include "tierzero/tokenizer.h"
 #include "tierzero/train_config.h"
 
 #ifndef TZ_FUZZ_PARSER
@@ -23,6 +26,32 @@
 
 namespace {
 using namespace tierzero;
+
+// A toy GPT-2 vocabulary (the 256 bytes and a few merges, some across
+// multi-byte characters) for the BPE encoder's target.
+const Gpt2Tokenizer& toy_bpe() {
+  static const Gpt2Tokenizer t = [] {
+    const std::string path = (std::filesystem::temp_directory_path() / "tz_fuzz_toy.tiktoken").string();
+    static const char* abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    auto b64 = [](const std::string& s) {
+      std::string out;
+      for (std::size_t i = 0; i < s.size(); i += 3) {
+        std::uint32_t v = static_cast<unsigned char>(s[i]) << 16;
+        if (i + 1 < s.size()) v |= static_cast<unsigned char>(s[i + 1]) << 8;
+        if (i + 2 < s.size()) v |= static_cast<unsigned char>(s[i + 2]);
+        for (int k = 0; k < 4; ++k) out += k <= static_cast<int>(s.size() - i) ? abc[(v >> (18 - 6 * k)) & 63] : '=';
+      }
+      return out;
+    };
+    std::ofstream out(path);
+    int id = 0;
+    for (int b = 0; b < 256; ++b) out << b64(std::string(1, static_cast<char>(b))) << ' ' << id++ << '\n';
+    for (const char* m : {"th", "the", " the", "  ", "\xC3\xA9", "12", "'s", "\xE2\x80", "\xE2\x80\x99"}) out << b64(m) << ' ' << id++ << '\n';
+    out.close();
+    return Gpt2Tokenizer::load(path);
+  }();
+  return t;
+}
 
 void parse(std::string_view parser, std::string_view in) {
   const std::string text(in);
@@ -41,6 +70,14 @@ void parse(std::string_view parser, std::string_view in) {
   } else if (parser == "safetensors") {
     for (const auto& [name, t] : parse_safetensors(in, "fuzz.safetensors").tensors)
       if (t.dtype == "F32" || t.dtype == "BF16" || t.dtype == "F16") t.as_f32();
+  } else if (parser == "megatron_index") {
+    if (in.size() < 4) return;  // the input: the .bin's size (uint32), then the index
+    std::uint32_t bin_bytes;
+    std::memcpy(&bin_bytes, in.data(), 4);
+    check_megatron_index(in.data() + 4, in.size() - 4, bin_bytes, "fuzz.idx");
+  } else if (parser == "bpe_encode") {
+    const auto ids = toy_bpe().encode(in);
+    if (toy_bpe().decode(ids) != in) __builtin_trap();  // encoding must be lossless
   } else if (parser == "checkpoint_meta") {
     CheckpointMeta::from_json(text, "meta.json").to_json();
   } else {
