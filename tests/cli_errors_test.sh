@@ -44,6 +44,24 @@ expect_exit 2 "\-\-lr: must be positive, got 0" 1 -- "$tz" train --lr 0 --steps 
 expect_exit 2 "\-\-steps: must be at least 1, got 0" 1 -- "$tz" train --steps 0
 expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" train --micro-batch 0
 expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" simulate --micro-batch 0
+# simulate/memory/plan: --topology for systems that leave fan-outs open;
+# scaling relative to the smallest rank count; plan changes said; latency
+# and quantisation per level in the JSON.
+expect_exit 2 "does not fix the fan-out of level node; give --topology" 1 -- "$tz" simulate --system cpu --model gpt-mini --ranks 8
+expect_exit 2 "system 'cpu' has no package level" 1 -- "$tz" memory --system cpu --topology package=2,node=2 --model gpt-mini --ranks 8
+expect_exit 0 "fits" 1 -- "$tz" memory --system cpu --topology node=4 --model gpt-mini --ranks 8 --strategy zero3
+expect_exit 0 "exact" 1 -- "$tz" plan --system cpu --topology node=2 --model gpt-mini --ranks 4 --top 3
+python3 - <(cd "$tmp" && "$tz" simulate --ranks 384,8 --strategy hier3 --json) <<'PY' || fail=1
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert [r["ranks"] for r in rows] == [8, 384], rows
+assert rows[0]["scaling_efficiency"] == 1.0 and rows[1]["scaling_efficiency"] < 1.0, rows
+assert rows[0]["plan_changed"] and "package" in rows[0]["plan_changed"] and rows[1]["plan_changed"] is None, rows
+for key in ("comm_time_s", "latency_s", "quant_s"):
+    assert set(rows[1][key]) == {"package", "node", "world"}, rows[1][key]
+assert rows[1]["latency_s"]["world"] > 0 and rows[1]["quant_s"]["world"] > 0, rows[1]
+print("ok: simulate: scaling from the smallest rank count, plan change said, latency and quantisation per level")
+PY
 expect_exit 2 "unknown command 'nosuch'; the commands are bench, train" 1 -- "$tz" nosuch
 # A DeepSpeed config gives way to explicit flags (2 sequences of 16 tokens, not 4), and its "auto" keys are named.
 printf '{"train_micro_batch_size_per_gpu": 4, "gradient_clipping": "auto", "zero_optimization": {"stage": 3}}' > "$tmp/ds.json"

@@ -152,7 +152,7 @@ TEST(Planner, FitMemoryWidensTheBackwardCopyOnlyWhenItMustFit) {
 
 TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
   SimInput base = frontier("zero3", 64);
-  const auto plans = search_plans(base, 20e9, 8);
+  const auto plans = search_plans(base, {20e9, 8, 0.0});
   ASSERT_FALSE(plans.empty());
   for (std::size_t i = 0; i < plans.size(); ++i) {
     EXPECT_LE(plans[i].result.memory_total, 20e9);
@@ -163,12 +163,43 @@ TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
   // On two levels a three-level decomposition is the two-level one: listed once.
   SimInput dgx = base;
   dgx.system = load_system("dgx-h100");
-  const auto listed = search_plans(dgx, std::nullopt, 1000);
+  const auto listed = search_plans(dgx, {std::nullopt, 1000, 0.05});
   ASSERT_GT(listed.size(), 10u);
   for (std::size_t i = 0; i < listed.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j) EXPECT_FALSE(same_but_decomposition(listed[i], listed[j])) << i << " " << j;
+    for (std::size_t j = 0; j < i; ++j) {
+      EXPECT_FALSE(same_but_decomposition(listed[i], listed[j])) << i << " " << j;
+      EXPECT_FALSE(same_but_buffers(listed[i], listed[j])) << i << " " << j;  // prefetch/bucket variants collapse
+    }
   // With less memory than any plan needs, nothing is listed.
-  EXPECT_TRUE(search_plans(base, 1e6, 8).empty());
+  EXPECT_TRUE(search_plans(base, {1e6, 8, 0.05}).empty());
+}
+
+// A lossy plan must buy a real gain: on Frontier at 384 GCDs, 20B, the
+// quantised plans beat plain ZeRO-3 by well under 5%, so an exact plan is
+// listed first; with no margin, the fastest (lossy) one is.
+TEST(Planner, PrefersExactPlansUnlessQuantisationBuysTheMargin) {
+  SimInput base = frontier("zero3", 384);
+  const auto exact_first = search_plans(base, {std::nullopt, 50, 0.05});
+  ASSERT_FALSE(exact_first.empty());
+  EXPECT_FALSE(lossy(exact_first.front().plan)) << exact_first.front().plan.describe();
+  const auto fastest = search_plans(base, {std::nullopt, 50, 0.0});
+  ASSERT_FALSE(fastest.empty());
+  EXPECT_GE(fastest.front().result.tflops_per_device, exact_first.front().result.tflops_per_device);
+  // Every lossy plan listed above an exact one is faster than it by the margin.
+  for (std::size_t i = 0; i < exact_first.size(); ++i)
+    for (std::size_t j = i + 1; j < exact_first.size(); ++j)
+      if (lossy(exact_first[i].plan) && !lossy(exact_first[j].plan))
+        EXPECT_GT(exact_first[i].result.tflops_per_device, 1.05 * exact_first[j].result.tflops_per_device);
+  // Where the network is slow enough (10 GbE between DGX A100 nodes), quantisation wins even with the margin.
+  SimInput slow = base;
+  slow.system = load_system("dgx-a100");
+  slow.system.links.back().bandwidth_Bps = 1.25e9;
+  slow.ranks = 64;
+  slow.model = gpt_preset("gpt-1.3b");
+  slow.micro_batch = 1;
+  const auto quantised = search_plans(slow, {std::nullopt, 5, 0.05});
+  ASSERT_FALSE(quantised.empty());
+  EXPECT_TRUE(lossy(quantised.front().plan)) << quantised.front().plan.describe();
 }
 
 }  // namespace

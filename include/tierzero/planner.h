@@ -1,7 +1,11 @@
 // Plan search (docs/simulator.md): enumerates plans — the level of each
 // state, weight and per-hop gradient bits, the collectives' decomposition,
 // prefetch depth, bucket size and activation recomputation — prices each
-// with the simulator and returns those that fit, fastest first.
+// with the simulator and returns those that fit, best first: by predicted
+// throughput, except that a lossy plan (quantised weights or gradients)
+// ranks above an exact one only when it is faster by more than
+// min_quant_gain. Plans that differ only in prefetch depth or bucket size
+// are listed once (the fastest, then the smallest).
 #pragma once
 #include <optional>
 #include <vector>
@@ -25,9 +29,18 @@ Plan fit_memory(const SimInput& in);
 // True when the two differ at most in their collectives' decomposition and
 // price the same (the planner lists such candidates once).
 bool same_but_decomposition(const PlanCandidate& a, const PlanCandidate& b);
+// True when the two differ at most in prefetch depth and bucket size.
+bool same_but_buffers(const PlanCandidate& a, const PlanCandidate& b);
+// Quantised weights or gradients.
+bool lossy(const Plan& p);
 
-// `base` supplies model, system, ranks and batch; memory_limit (bytes)
-// overrides the system's device memory. Returns at most `top` candidates.
-std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<double> memory_limit, std::size_t top);
+struct PlanSearchOptions {
+  std::optional<double> memory_limit;  // bytes; default the system's device memory
+  std::size_t top = 10;
+  double min_quant_gain = 0.05;  // a lossy plan must beat the best exact one by this fraction
+};
+
+// `base` supplies model, system, ranks and batch. Returns at most `top` candidates.
+std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOptions& options);
 
 }  // namespace tierzero

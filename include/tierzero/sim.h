@@ -40,14 +40,20 @@ struct SimInput {
   Plan plan;
   DType dtype = DType::bf16;
   bool recompute = false;
-  Topology topology() const;  // system.topology(ranks)
+  // The layout's inner fan-outs ("package=2,node=4"; world inferred from
+  // ranks), for systems that leave them open (cpu) or to override theirs;
+  // "" = the system's. Every level it declares must be one of the system's.
+  std::string topology_spec;
+  Topology topology() const;
 };
 
 struct SimResult {
   double step_time_s = 0, compute_s = 0, comm_s = 0, exposed_comm_s = 0, quant_s = 0;
   double overlappable_s = 0;  // prefetched gathers and bucketed reductions (with their quantisation), which may run under compute
   double tflops_per_device = 0;
-  std::array<double, kNumLevels> comm_time_s{};       // per level
+  // Per level: transfer time of the hops that level bounds, latency of the
+  // hops whose slowest latency is that level's, quantisation of those hops.
+  std::array<double, kNumLevels> comm_time_s{}, latency_s{}, quant_time_s{};
   std::array<std::uint64_t, kNumLevels> bytes_per_level{};
   std::vector<std::pair<std::string, double>> memory_bytes;  // params, bwd_params, grads, optim, activations, buffers
   double memory_total = 0;
@@ -62,7 +68,8 @@ SimResult simulate(const SimInput& in);
 // the level whose link sets transfer_s.
 struct HopTime {
   double transfer_s = 0, latency_s = 0;
-  int bottleneck = 0;
+  int bottleneck = 0;     // the level that sets transfer_s
+  int latency_level = 0;  // the level whose latency sets latency_s
 };
 HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys);
 

@@ -24,9 +24,15 @@ bool same_but_decomposition(const PlanCandidate& a, const PlanCandidate& b) {
          a.result.step_time_s == b.result.step_time_s && a.result.memory_total == b.result.memory_total;
 }
 
-std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<double> memory_limit, std::size_t top) {
+bool same_but_buffers(const PlanCandidate& a, const PlanCandidate& b) {
+  return a.recompute == b.recompute && a.plan.describe() == b.plan.describe();
+}
+
+bool lossy(const Plan& p) { return p.weight_bits != 16 || p.quantized(); }
+
+std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOptions& options) {
   const Topology topo = base.topology();
-  const double limit = memory_limit.value_or(base.system.memory_bytes);
+  const double limit = options.memory_limit.value_or(base.system.memory_bytes);
   std::vector<Partition> levels = {std::nullopt};
   for (Level l : topo.levels()) levels.push_back(l);
   const std::vector<const char*> grad_bits = {"package=16,node=16,world=16", "package=16,node=8,world=8", "package=16,node=8,world=4",
@@ -69,12 +75,20 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, std::optional<doub
                   }
       }
     }
-  std::sort(out.begin(), out.end(), [](const PlanCandidate& a, const PlanCandidate& b) {
-    if (a.result.tflops_per_device != b.result.tflops_per_device) return a.result.tflops_per_device > b.result.tflops_per_device;
+  // Lossy plans are ranked as if slower by the margin they must win by.
+  const auto score = [&](const PlanCandidate& c) {
+    return c.result.tflops_per_device / (lossy(c.plan) ? 1 + options.min_quant_gain : 1.0);
+  };
+  std::sort(out.begin(), out.end(), [&](const PlanCandidate& a, const PlanCandidate& b) {
+    if (score(a) != score(b)) return score(a) > score(b);
     return a.result.memory_total < b.result.memory_total;
   });
-  if (out.size() > top) out.resize(top);
-  return out;
+  std::vector<PlanCandidate> listed;
+  for (const PlanCandidate& c : out) {
+    if (listed.size() == options.top) break;
+    if (std::none_of(listed.begin(), listed.end(), [&](const PlanCandidate& l) { return same_but_buffers(l, c); })) listed.push_back(c);
+  }
+  return listed;
 }
 
 }  // namespace tierzero

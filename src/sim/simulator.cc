@@ -8,7 +8,12 @@
 
 namespace tierzero {
 
-Topology SimInput::topology() const { return system.topology(ranks); }
+Topology SimInput::topology() const {
+  if (topology_spec.empty()) return system.topology(ranks);
+  Topology t = Topology::parse(topology_spec, ranks);
+  for (Level l : t.levels()) system.link(l);  // throws ConfigError naming a level the system lacks
+  return t;
+}
 
 // How the system's collective library moves a hop (System::collectives).
 // ring: every rank's bytes pass along one chain of ranks; the chain leaves
@@ -43,7 +48,7 @@ HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) 
     const LinkSpec& link = sys.link(level);
     const double bytes = static_cast<double>(h.bytes[l]), rate = inner * link.bandwidth_Bps;
     total += bytes;
-    alpha = std::max(alpha, link.latency_s);
+    if (link.latency_s >= alpha) alpha = link.latency_s, out.latency_level = l;
     double t = 0;
     if (algo == Algo::direct) t = bytes / link.bandwidth_Bps;
     if (algo == Algo::tree) t = bytes / rate, out.transfer_s += std::ceil(std::log2(topo.fanout(level))) * whole / rate;
@@ -90,9 +95,11 @@ SimResult simulate(const SimInput& in) {
   for (const HopTransfer& h : hops) {
     const HopTime ht = hop_time(h, topo, in.system);
     r.comm_time_s[ht.bottleneck] += ht.transfer_s;
+    r.latency_s[ht.latency_level] += ht.latency_s;
     const double t = ht.transfer_s + ht.latency_s;
     const double q = in.system.memory_bandwidth_Bps > 0 ? 2.0 * static_cast<double>(h.quantized_bytes) / in.system.memory_bandwidth_Bps : 0;
     r.quant_s += q;
+    r.quant_time_s[ht.bottleneck] += q;
     r.comm_s += t;
     if (h.phase == Phase::step) step_phase += t;
     else overlappable += t + q;

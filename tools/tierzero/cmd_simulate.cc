@@ -15,17 +15,23 @@ namespace tierzero::cli {
 
 namespace {
 struct SimArgs {
-  std::string system = "frontier", model = "gpt-20b";
+  std::string system = "frontier", model = "gpt-20b", topology;
   std::vector<std::string> strategies = {"zero3", "zeropp", "hier3"};
   std::vector<int> ranks = {8, 16, 32, 64, 128, 256, 384};
   int micro_batch = 4, seq_len = 0, grad_accum = 1;
   bool recompute = true, json = false;
   std::string plot;
-  double memory_limit_gb = 0;
+  double memory_limit_gb = 0, min_quant_gain = 0.05;
   std::size_t top = 10;
 };
 
-SimInput input(const SimArgs& a, const std::string& strategy, int ranks) {
+// A strategy's plan on a job, and what fit_memory changed in it to fit ("" when nothing).
+struct Prepared {
+  SimInput in;
+  std::string changed;
+};
+
+Prepared input(const SimArgs& a, const std::string& strategy, int ranks) {
   SimInput in;
   in.model = gpt_preset(a.model);
   in.system = load_system(a.system);
@@ -34,9 +40,21 @@ SimInput input(const SimArgs& a, const std::string& strategy, int ranks) {
   in.seq_len = a.seq_len;
   in.grad_accum = a.grad_accum;
   in.recompute = a.recompute;
+  in.topology_spec = a.topology;
   in.plan = fit_to(strategy_plan(strategy), in.topology());
+  const Plan preset = in.plan;
   in.plan = fit_memory(in);
-  return in;
+  std::string changed;
+  if (in.plan.bwd_params != preset.bwd_params)
+    changed = "bwd_params " + partition_name(preset.bwd_params) + " -> " + partition_name(in.plan.bwd_params) +
+              " (the " + partition_name(preset.bwd_params) + " copy does not fit)";
+  return {in, changed};
+}
+
+nlohmann::ordered_json per_level(const std::array<double, kNumLevels>& v) {
+  nlohmann::ordered_json j;
+  for (Level l : kAllLevels) j[std::string(level_name(l))] = v[static_cast<int>(l)];
+  return j;
 }
 
 nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const SimResult& r, double efficiency) {
@@ -49,13 +67,14 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   j["tflops_per_device"] = r.tflops_per_device;
   j["scaling_efficiency"] = efficiency;
   j["fits"] = r.fits;
-  nlohmann::ordered_json mem, comm, bytes;
+  nlohmann::ordered_json mem, bytes;
   for (const auto& [k, v] : r.memory_bytes) mem[k] = v;
   mem["total"] = r.memory_total;
-  for (Level l : kAllLevels) comm[std::string(level_name(l))] = r.comm_time_s[static_cast<int>(l)];
   for (Level l : kAllLevels) bytes[std::string(level_name(l))] = r.bytes_per_level[static_cast<int>(l)];
   j["memory_bytes"] = mem;
-  j["comm_time_s"] = comm;
+  j["comm_time_s"] = per_level(r.comm_time_s);  // transfer
+  j["latency_s"] = per_level(r.latency_s);
+  j["quant_s"] = per_level(r.quant_time_s);
   j["bytes_per_level"] = bytes;
   return j;
 }
@@ -96,25 +115,33 @@ void write_plot(const std::string& path, const std::vector<std::pair<std::string
 
 int run_simulate(const SimArgs& a) {
   std::vector<std::pair<std::string, std::vector<std::pair<int, double>>>> lines;
+  // Weak scaling is relative to the smallest rank count, whatever order they are given in.
+  std::vector<int> ranks = a.ranks;
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  const int world = static_cast<int>(Level::world);
   if (!a.json)
-    std::printf("%-8s %6s %10s %10s %10s %8s %6s %6s %10s\n", "strategy", "ranks", "step_s", "compute_s", "TFLOPS", "scaling", "fits",
-                "GB", "world_s");
+    std::printf("%-8s %6s %10s %10s %10s %8s %6s %6s %10s  %s\n", "strategy", "ranks", "step_s", "compute_s", "TFLOPS", "scaling", "fits",
+                "GB", "world_s", "plan change");
   for (const std::string& s : a.strategies) {
     double base = 0;
     lines.push_back({s, {}});
-    for (int n : a.ranks) {
-      const SimInput in = input(a, s, n);
-      const SimResult r = simulate(in);
+    for (int n : ranks) {
+      const Prepared p = input(a, s, n);
+      const SimResult r = simulate(p.in);
       lines.back().second.push_back({n, r.tflops_per_device});
       if (base == 0) base = r.tflops_per_device;
       const double eff = r.tflops_per_device / base;
       if (a.json) {
         nlohmann::ordered_json j = to_json(s, n, r, eff);
-        j["plan"] = in.plan.describe();
+        j["plan"] = p.in.plan.describe();
+        j["plan_changed"] = p.changed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.changed);
         std::cout << j.dump() << "\n";
       } else {
-        std::printf("%-8s %6d %10.3f %10.3f %10.2f %8.3f %6s %6.1f %10.3f\n", s.c_str(), n, r.step_time_s, r.compute_s,
-                    r.tflops_per_device, eff, r.fits ? "yes" : "NO", r.memory_total / 1e9, r.comm_time_s[2]);
+        // world_s: everything the network level costs (transfer, latency, quantisation).
+        std::printf("%-8s %6d %10.3f %10.3f %10.2f %8.3f %6s %6.1f %10.3f  %s\n", s.c_str(), n, r.step_time_s, r.compute_s,
+                    r.tflops_per_device, eff, r.fits ? "yes" : "NO", r.memory_total / 1e9,
+                    r.comm_time_s[world] + r.latency_s[world] + r.quant_time_s[world], p.changed.empty() ? "-" : p.changed.c_str());
       }
     }
   }
@@ -123,8 +150,13 @@ int run_simulate(const SimArgs& a) {
 }
 
 int run_plan(const SimArgs& a) {
-  SimInput base = input(a, "zero3", a.ranks.front());
-  const auto found = search_plans(base, a.memory_limit_gb > 0 ? std::optional<double>(a.memory_limit_gb * 1e9) : std::nullopt, a.top);
+  TZ_CHECK(a.ranks.size() == 1, ConfigError, "plan takes one rank count (--ranks N)");
+  SimInput base = input(a, "zero3", a.ranks.front()).in;
+  PlanSearchOptions options;
+  if (a.memory_limit_gb > 0) options.memory_limit = a.memory_limit_gb * 1e9;
+  options.top = a.top;
+  options.min_quant_gain = a.min_quant_gain;
+  const auto found = search_plans(base, options);
   TZ_CHECK(!found.empty(), ConfigError, "no plan fits " + a.model + " on " + std::to_string(a.ranks.front()) + " ranks of " + a.system);
   for (const PlanCandidate& c : found) {
     if (a.json) {
@@ -135,14 +167,16 @@ int run_plan(const SimArgs& a) {
       j["recompute"] = c.recompute;
       std::cout << j.dump() << "\n";
     } else {
-      std::printf("%8.2f TFLOPS %7.1f GB  recompute %-3s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
-                  c.result.memory_total / 1e9, c.recompute ? "yes" : "no", c.plan.prefetch, c.plan.bucket_bytes >> 20,
-                  c.plan.describe().c_str());
+      std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-3s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
+                  c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute ? "yes" : "no", c.plan.prefetch,
+                  c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
     }
   }
   // Whether hier3 helps on this system, and why.
-  const SimResult h3 = simulate(input(a, "hier3", a.ranks.front()));
-  const SimResult zpp = simulate(input(a, "zeropp", a.ranks.front()));
+  std::fprintf(stderr, "ranked by TFLOPS; a lossy plan (quantised weights or gradients) ranks above an exact one only when %.0f%% faster "
+                       "(--min-quant-gain)\n", 100 * a.min_quant_gain);
+  const SimResult h3 = simulate(input(a, "hier3", a.ranks.front()).in);
+  const SimResult zpp = simulate(input(a, "zeropp", a.ranks.front()).in);
   const Topology topo = base.topology();
   std::string why;
   const bool helps = h3.tflops_per_device > zpp.tflops_per_device * 1.01;
@@ -164,7 +198,10 @@ int run_plan(const SimArgs& a) {
 }
 
 int run_memory(const SimArgs& a) {
-  const SimResult r = simulate(input(a, a.strategies.front(), a.ranks.front()));
+  TZ_CHECK(a.ranks.size() == 1 && a.strategies.size() == 1, ConfigError, "memory takes one strategy and one rank count");
+  const Prepared p = input(a, a.strategies.front(), a.ranks.front());
+  const SimResult r = simulate(p.in);
+  if (!p.changed.empty()) std::printf("plan change: %s\n", p.changed.c_str());
   std::printf("memory per rank: %s, %s, %d ranks on %s\n", a.model.c_str(), a.strategies.front().c_str(), a.ranks.front(), a.system.c_str());
   for (const auto& [k, v] : r.memory_bytes) std::printf("  %-12s %10.3f GB\n", k.c_str(), v / 1e9);
   std::printf("  %-12s %10.3f GB of %.1f GB: %s\n", "total", r.memory_total / 1e9, load_system(a.system).memory_bytes / 1e9,
@@ -173,12 +210,14 @@ int run_memory(const SimArgs& a) {
 }
 
 void add_common(CLI::App* c, SimArgs& a) {
-  c->add_option("--system", a.system, "System preset (frontier, dgx-a100, dgx-h100, cpu) or TOML file");
-  c->add_option("--model", a.model, "Model preset");
-  c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch")->check(at_least(1));
-  c->add_option("--seq-len", a.seq_len, "Sequence length (default: the model's context)");
-  c->add_option("--grad-accum", a.grad_accum, "Micro-batches per step")->check(at_least(1));
-  c->add_option("--recompute", a.recompute, "Activation recomputation (true/false, default true)");
+  c->add_option("--system", a.system, "System preset (frontier, dgx-a100, dgx-h100, cpu) or TOML file")->capture_default_str();
+  c->add_option("--model", a.model, "Model preset")->capture_default_str();
+  c->add_option("--topology", a.topology,
+                "Inner fan-outs, e.g. package=2,node=4 (world inferred from --ranks); needed where the system leaves them open (cpu)");
+  c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch")->check(at_least(1))->capture_default_str();
+  c->add_option("--seq-len", a.seq_len, "Sequence length (0: the model's context)")->check(at_least(0))->capture_default_str();
+  c->add_option("--grad-accum", a.grad_accum, "Micro-batches per step")->check(at_least(1))->capture_default_str();
+  c->add_option("--recompute", a.recompute, "Activation recomputation (true/false)")->capture_default_str();
 }
 }  // namespace
 
@@ -186,8 +225,11 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<SimArgs>();
   CLI::App* sim = app.add_subcommand("simulate", "Predict step time, TFLOPS per device, scaling efficiency and memory");
   add_common(sim, *a);
-  sim->add_option("--strategy", a->strategies, "Strategies")->delimiter(',');
-  sim->add_option("--ranks", a->ranks, "Rank counts (weak scaling: per-rank batch fixed)")->delimiter(',');
+  sim->add_option("--strategy", a->strategies, "Strategies")->delimiter(',')->capture_default_str();
+  sim->add_option("--ranks", a->ranks, "Rank counts (weak scaling: per-rank batch fixed; relative to the smallest)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   sim->add_flag("--json", a->json, "One JSON object per (strategy, ranks)");
   sim->add_option("--plot", a->plot, "Write an SVG chart of TFLOPS per device against ranks");
   sim->callback([a, &ctx] { ctx.exit_code = run_simulate(*a); });
@@ -196,17 +238,25 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   pl->ranks = {384};
   CLI::App* plan = app.add_subcommand("plan", "Search plans and list the fastest that fit memory");
   add_common(plan, *pl);
-  plan->add_option("--ranks", pl->ranks, "Rank count")->delimiter(',');
-  plan->add_option("--memory-limit-gb", pl->memory_limit_gb, "Device memory to plan for (default: the system's)");
-  plan->add_option("--top", pl->top, "How many plans to list");
+  plan->add_option("--ranks", pl->ranks, "Rank count")->expected(1)->check(CLI::PositiveNumber)->capture_default_str();
+  plan->add_option("--memory-limit-gb", pl->memory_limit_gb, "Device memory to plan for (0: the system's)")
+      ->check(finite_number(false))
+      ->capture_default_str();
+  plan->add_option("--top", pl->top, "How many plans to list")->check(at_least(1))->capture_default_str();
+  plan->add_option("--min-quant-gain", pl->min_quant_gain,
+                   "A lossy plan ranks above an exact one only when faster by this fraction")
+      ->check(finite_number(false))
+      ->capture_default_str();
   plan->add_flag("--json", pl->json, "One JSON object per plan");
   plan->callback([pl, &ctx] { ctx.exit_code = run_plan(*pl); });
 
   auto m = std::make_shared<SimArgs>();
   CLI::App* mem = app.add_subcommand("memory", "Memory per rank per state for one strategy and rank count");
   add_common(mem, *m);
-  mem->add_option("--strategy", m->strategies, "Strategy")->delimiter(',');
-  mem->add_option("--ranks", m->ranks, "Rank count")->delimiter(',');
+  m->strategies = {"hier3"};
+  m->ranks = {384};
+  mem->add_option("--strategy", m->strategies, "Strategy")->expected(1)->capture_default_str();
+  mem->add_option("--ranks", m->ranks, "Rank count")->expected(1)->check(CLI::PositiveNumber)->capture_default_str();
   mem->callback([m, &ctx] { ctx.exit_code = run_memory(*m); });
 }
 
