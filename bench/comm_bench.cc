@@ -128,7 +128,8 @@ struct CalibrationPass {
 // compute_efficiency: the step's model FLOP rate over the peak, every rank
 // at once. overlap: how much of a stream of flat all-gathers (sized to
 // last about as long as the pass) hides under the pass when a second
-// thread runs it, as the engine's communication thread does:
+// thread runs it, as the engine's communication thread does (every kind of
+// overlappable communication gets it):
 // (t_compute + t_comm - t_both) / min(t_compute, t_comm), clamped to [0, 1].
 void measure_compute(Communicator& world, const ComputeCalibration& c, System& sys) {
   CalibrationPass pass(c);
@@ -146,7 +147,8 @@ void measure_compute(Communicator& world, const ComputeCalibration& c, System& s
     comm.join();
   });
   const double hidden = (t_compute + t_comm - t_both) / std::min(t_compute, t_comm);
-  sys.overlap = std::clamp(hidden, 0.0, 1.0);
+  const double o = std::clamp(hidden, 0.0, 1.0);
+  sys.overlap = {o, o, o};  // measured with gathers; the reductions share the same cores
 }
 
 System measure_system(Hierarchy& hier, const std::string& name, const ComputeCalibration& calibration) {

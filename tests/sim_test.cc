@@ -6,6 +6,7 @@
 
 #include <map>
 
+#include "tierzero/error.h"
 #include "tierzero/planner.h"
 
 namespace tierzero {
@@ -118,17 +119,57 @@ TEST(HopTime, OpenMpiGathersDirectlyAndReducesThroughOneRank) {
 TEST(Simulator, OverlapHidesCommunicationUnderCompute) {
   SimInput in = frontier("zero3", 384);
   in.system.links.back().bandwidth_Bps /= 20;  // make the network matter
-  in.system.overlap = 0.0;
+  in.system.overlap = {0.0, 0.0, 0.0};
   const SimResult serial = simulate(in);  // compute + every collective
-  in.system.overlap = 1.0;
+  in.system.overlap = {1.0, 1.0, 1.0};
   const SimResult hidden = simulate(in);
-  in.system.overlap = 0.5;
+  in.system.overlap = {0.5, 0.5, 0.5};
   const SimResult half = simulate(in);
   ASSERT_GT(serial.overlappable_s, 0.0);
   const double hideable = std::min(serial.compute_s, serial.overlappable_s);
   EXPECT_NEAR(serial.step_time_s - hidden.step_time_s, hideable, 1e-9);
   EXPECT_NEAR(serial.step_time_s - half.step_time_s, hideable / 2, 1e-9);
   EXPECT_GE(serial.step_time_s, serial.compute_s + serial.overlappable_s);
+  // Per kind: only the forward gathers hide; the weight is their share of the overlappable time.
+  in.system.overlap = {1.0, 0.0, 0.0};
+  const SimResult forward_only = simulate(in);
+  const Overlap& by = serial.overlappable_by_kind;
+  ASSERT_GT(by.forward, 0.0);
+  ASSERT_GT(by.backward, 0.0);
+  ASSERT_GT(by.reduce, 0.0);
+  EXPECT_NEAR(by.forward + by.backward + by.reduce, serial.overlappable_s, 1e-9 * serial.overlappable_s);
+  EXPECT_NEAR(serial.step_time_s - forward_only.step_time_s, by.forward / serial.overlappable_s * hideable, 1e-9);
+}
+
+// Every collective call pays the system's call overhead; DeepSpeed issues
+// one gather per parameterised module, tierzero one per unit.
+TEST(Simulator, CallsCostTheirOverheadAndDeepSpeedIssuesOnePerModule) {
+  SimInput in = frontier("zero3", 64);  // flat gathers: one hop per unit
+  in.system.overlap = {0.0, 0.0, 0.0};
+  const SimResult base = simulate(in);
+  in.system.call_overhead_s = 50e-6;
+  const SimResult slow = simulate(in);
+  ASSERT_GT(base.collective_calls, 0u);
+  // Without overlap the step pays every call once, and the first gather's
+  // and last bucket's (exposed, per unit) once more.
+  TrainConfig cfg;
+  cfg.model = in.model;
+  cfg.micro_batch = in.micro_batch;
+  const auto hops = step_transfers(in.plan, in.topology(), cfg, 0);
+  double forward = 0, reduce = 0;
+  for (const HopTransfer& h : hops) forward += h.phase == Phase::forward, reduce += h.phase == Phase::reduce;
+  const double units = in.model.layers + 2;
+  EXPECT_EQ(base.collective_calls, hops.size());
+  EXPECT_NEAR(slow.step_time_s - base.step_time_s, 50e-6 * (static_cast<double>(hops.size()) + (forward + reduce) / units), 1e-9);
+  in.engine = Engine::deepspeed;
+  const SimResult ds = simulate(in);
+  const std::uint64_t L = static_cast<std::uint64_t>(in.model.layers);
+  // Forward: embed 2 calls (not 1), each block 6 (not 1); backward: each block 6.
+  EXPECT_EQ(ds.collective_calls - base.collective_calls, 1 + 5 * L + 5 * L);
+  EXPECT_EQ(ds.bytes_per_level, base.bytes_per_level);  // the same bytes, in more calls
+  EXPECT_GT(ds.step_time_s, slow.step_time_s);
+  EXPECT_EQ(parse_engine("deepspeed"), Engine::deepspeed);
+  EXPECT_THROW(parse_engine("megatron"), ConfigError);
 }
 
 }  // namespace

@@ -65,7 +65,21 @@ TEST(System, RejectsBadFiles) {
   expect_error("memory_gb=0\npeak_tflops=1\n" + ok_level, "memory_gb and peak_tflops must be positive");
   expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nfanout=4294967298\nbandwidth_gbs=1\nlatency_us=1\n",
                "fanout must be between 0 and 16777216");
+  expect_error("memory_gb=1\npeak_tflops=1\noverlap_reduce=-0.1\n" + ok_level, "overlap_reduce must be in [0, 1]");
+  expect_error("memory_gb=1\npeak_tflops=1\ncall_overhead_us=-3\n" + ok_level, "call_overhead_us must be in [0, 1e6)");
   EXPECT_THROW(load_system("no-such-system"), ConfigError);
+}
+
+// "overlap" sets every kind, the per-kind keys override it; both survive a round trip with the call overhead.
+TEST(System, OverlapPerKindAndCallOverhead) {
+  const std::string level = "[[level]]\nname='world'\nbandwidth_gbs=1\nlatency_us=1\n";
+  const System s = parse_system_toml("memory_gb=1\npeak_tflops=1\noverlap=0.25\noverlap_backward=0.5\ncall_overhead_us=40\n" + level, "s");
+  EXPECT_EQ(s.overlap, (Overlap{0.25, 0.5, 0.25}));
+  EXPECT_NEAR(s.call_overhead_s, 40e-6, 1e-15);
+  const System back = parse_system_toml(s.to_toml(), "back");
+  EXPECT_EQ(back.overlap, s.overlap);
+  EXPECT_NEAR(back.call_overhead_s, s.call_overhead_s, 1e-15);
+  EXPECT_EQ(system_preset("frontier")->overlap, (Overlap{1, 1, 1}));
 }
 
 }  // namespace

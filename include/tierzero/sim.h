@@ -4,12 +4,17 @@
 //   comm      every hop of every collective of the plan (traffic_model.h)
 //             priced by hop_time (rings or direct exchange, below), plus
 //             quantisation kernels at memory bandwidth (read + write)
+//   calls     every collective call costs its hop's latency per peer and the
+//             system's call_overhead plus the engine's: tierzero issues one
+//             call per unit and hop, DeepSpeed one per parameterised module
+//             (EngineModel)
 //   overlap   forward/backward gathers and gradient buckets run beside the
 //             compute: step = compute + overlappable + exposed
-//             - overlap * min(compute, overlappable) (System::overlap; 1:
-//             max(compute, overlappable) + exposed), exposed = the first
-//             unit's gather, the last bucket's reduction and the step's
-//             own collectives
+//             - o * min(compute, overlappable), o the overlaps of the three
+//             kinds (System::overlap x the engine's) weighted by their
+//             times (all 1: max(compute, overlappable) + exposed), exposed =
+//             the first unit's gather, the last bucket's reduction and the
+//             step's own collectives
 //   memory    params, bwd_params, grads, optim by the engine's formulas;
 //             activations per layer s*b*h*(34 + 5*a*s/h) bytes, or 2*s*b*h
 //             with recomputation (Korthikanti et al. 2022, "Reducing
@@ -30,6 +35,23 @@
 
 namespace tierzero {
 
+// The training engine whose call pattern is priced: tierzero's (one
+// collective per unit and hop) or DeepSpeed's ZeRO-3/ZeRO++ (a fetch per
+// parameterised submodule, docs/simulator.md).
+enum class Engine { tierzero, deepspeed };
+std::string_view engine_name(Engine e);
+Engine parse_engine(std::string_view s);  // throws ConfigError
+
+// What an engine adds to a system's figures. calls_per_*: collective calls
+// per hop of one unit's weight gather (the modules fetched separately);
+// overlap scales the system's; call_overhead_s is paid per call.
+struct EngineModel {
+  int calls_per_embed = 1, calls_per_block = 1, calls_per_head = 1;
+  Overlap overlap;
+  double call_overhead_s = 0;
+};
+EngineModel engine_model(Engine e);
+
 struct SimInput {
   GptConfig model;
   System system;
@@ -44,12 +66,15 @@ struct SimInput {
   // ranks), for systems that leave them open (cpu) or to override theirs;
   // "" = the system's. Every level it declares must be one of the system's.
   std::string topology_spec;
+  Engine engine = Engine::tierzero;
   Topology topology() const;
 };
 
 struct SimResult {
   double step_time_s = 0, compute_s = 0, comm_s = 0, exposed_comm_s = 0, quant_s = 0;
   double overlappable_s = 0;  // prefetched gathers and bucketed reductions (with their quantisation), which may run under compute
+  Overlap overlappable_by_kind{0, 0, 0};  // the same split by kind: forward gathers, backward gathers, reductions
+  std::uint64_t collective_calls = 0;     // per step
   double tflops_per_device = 0;
   // Per level: transfer time of the hops that level bounds, latency of the
   // hops whose slowest latency is that level's, quantisation of those hops.

@@ -31,6 +31,14 @@ struct LinkSpec {
 // ring. All-to-all is direct in both.
 enum class CollectiveLibrary { nccl, mpi };
 
+// Fraction of each kind of overlappable communication's time that hides
+// under compute: the prefetched forward and backward weight gathers and
+// the bucketed gradient reductions. Each is in [0, 1].
+struct Overlap {
+  double forward = 1.0, backward = 1.0, reduce = 1.0;
+  bool operator==(const Overlap&) const = default;
+};
+
 struct System {
   std::string name;
   std::vector<LinkSpec> links;  // innermost first, one per level
@@ -44,12 +52,15 @@ struct System {
   // by `bench comm --write-system` for CPU clusters.
   double compute_efficiency = 0.52;
   CollectiveLibrary collectives = CollectiveLibrary::nccl;
-  // Fraction of the prefetched gathers' and bucketed reductions' time that
-  // hides under compute. 1 on the GPU presets: collectives run on their own
-  // stream beside the kernels (NCCL/RCCL), as ZeRO-3's prefetch intends;
-  // below 1 where ranks share cores with their own communication (CPU
-  // ranks; `bench comm --write-system` measures it).
-  double overlap = 1.0;
+  // How much of each kind of overlappable communication hides under
+  // compute. 1 on the GPU presets: collectives run on their own stream
+  // beside the kernels (NCCL/RCCL), as ZeRO-3's prefetch intends; below 1
+  // where ranks share cores with their own communication (CPU ranks; `bench
+  // comm --write-system` measures it). The engine model scales it (sim.h).
+  Overlap overlap;
+  // Fixed cost of issuing one collective call (launch, host-side
+  // bookkeeping), paid once per call beside the per-peer latency.
+  double call_overhead_s = 0;
 
   // The link of `level`; throws ConfigError when the system lacks it.
   const LinkSpec& link(Level level) const;

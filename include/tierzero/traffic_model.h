@@ -24,6 +24,7 @@ struct HopTransfer {
   int hop_size = 1;
   std::array<std::uint64_t, kNumLevels> bytes{};
   std::uint64_t quantized_bytes = 0;  // elements (de)quantised by this rank for this hop, in bytes of the dtype
+  int unit = -1;  // the unit whose weights a forward/backward gather fetches (-1: buckets and the step's own)
 };
 
 // All hop transfers of one step for rank `rank` (ranks differ only in the

@@ -28,19 +28,22 @@ double GptConfig::flops_per_token(int seq_len) const {
   return 6.0 * n + 12.0 * layers * channels * static_cast<double>(seq_len);
 }
 
-std::vector<std::string> gpt_preset_names() { return {"gpt-tiny", "gpt-mini", "gpt2-124m", "gpt-1.3b", "gpt-10b", "gpt-20b"}; }
+std::vector<std::string> gpt_preset_names() { return {"gpt-tiny", "gpt-mini", "gpt2-124m", "gpt-1.3b", "gpt-10b", "gpt-18b", "gpt-20b"}; }
 
 GptConfig gpt_preset(std::string_view name) {
   // gpt2-124m: GPT-2 small (Radford et al. 2019). gpt-1.3b: GPT-3 XL (Brown et
   // al. 2020, table 2.1). gpt-20b: GPT-NeoX-20B's shape (Black et al. 2022:
   // 44 layers, 6144 channels, 64 heads, context 2048). gpt-10b: 48 layers of
   // 4096 channels (head size 128), the usual ~10B Megatron-style shape.
+  // gpt-18b: 40 layers of 6144 channels, 48 heads (18.2B), the size of the
+  // GPT the ZeRO++ paper and its DeepSpeed tutorial train on DGX-2 nodes.
   // The large ones use GPT-2's vocabulary of 50257.
   if (name == "gpt-tiny") return {"gpt-tiny", 256, 64, 2, 64, 4};
   if (name == "gpt-mini") return {"gpt-mini", 256, 256, 6, 384, 6};
   if (name == "gpt2-124m") return {"gpt2-124m", 50257, 1024, 12, 768, 12};
   if (name == "gpt-1.3b") return {"gpt-1.3b", 50257, 2048, 24, 2048, 16};
   if (name == "gpt-10b") return {"gpt-10b", 50257, 2048, 48, 4096, 32};
+  if (name == "gpt-18b") return {"gpt-18b", 50257, 2048, 40, 6144, 48};
   if (name == "gpt-20b") return {"gpt-20b", 50257, 2048, 44, 6144, 64};
   std::string names;
   for (auto& n : gpt_preset_names()) names += (names.empty() ? "" : ", ") + n;

@@ -8,6 +8,28 @@
 
 namespace tierzero {
 
+std::string_view engine_name(Engine e) { return e == Engine::tierzero ? "tierzero" : "deepspeed"; }
+
+Engine parse_engine(std::string_view s) {
+  if (s == "tierzero") return Engine::tierzero;
+  if (s == "deepspeed") return Engine::deepspeed;
+  TZ_THROW(ConfigError, "unknown engine '" + std::string(s) + "' (expected tierzero or deepspeed)");
+}
+
+EngineModel engine_model(Engine e) {
+  EngineModel m;
+  if (e == Engine::deepspeed) {
+    // DeepSpeed ZeRO-3 fetches each submodule's parameters from its own
+    // pre-forward/pre-backward hook (DeepSpeed docs, "ZeRO-3": parameters are
+    // gathered per module); a Megatron-DeepSpeed GPT block has six
+    // parameterised modules (two LayerNorms, QKV, attention output, two MLP
+    // linears), the embedding two (word, position), the head one (final
+    // LayerNorm). Overlap and per-call overhead: docs/simulator.md, "DeepSpeed".
+    m.calls_per_embed = 2, m.calls_per_block = 6, m.calls_per_head = 1;
+  }
+  return m;
+}
+
 Topology SimInput::topology() const {
   if (topology_spec.empty()) return system.topology(ranks);
   Topology t = Topology::parse(topology_spec, ranks);
@@ -91,26 +113,39 @@ SimResult simulate(const SimInput& in) {
 
   // Communication, hop by hop (rank 0 stands for every rank; they differ only by a few bytes).
   const std::vector<HopTransfer> hops = step_transfers(in.plan, topo, cfg, 0);
+  const EngineModel engine = engine_model(in.engine);
+  const double per_call = in.system.call_overhead_s + engine.call_overhead_s;
   double overlappable = 0, step_phase = 0, forward = 0, reduce = 0;
   for (const HopTransfer& h : hops) {
     const HopTime ht = hop_time(h, topo, in.system);
+    const int calls = h.unit < 0 ? 1
+                      : h.unit == layout.embed_unit() ? engine.calls_per_embed
+                      : h.unit == layout.head_unit()  ? engine.calls_per_head
+                                                      : engine.calls_per_block;
+    r.collective_calls += static_cast<std::uint64_t>(calls);
     r.comm_time_s[ht.bottleneck] += ht.transfer_s;
-    r.latency_s[ht.latency_level] += ht.latency_s;
-    const double t = ht.transfer_s + ht.latency_s;
+    r.latency_s[ht.latency_level] += calls * (ht.latency_s + per_call);
+    const double t = ht.transfer_s + calls * (ht.latency_s + per_call);
     const double q = in.system.memory_bandwidth_Bps > 0 ? 2.0 * static_cast<double>(h.quantized_bytes) / in.system.memory_bandwidth_Bps : 0;
     r.quant_s += q;
     r.quant_time_s[ht.bottleneck] += q;
     r.comm_s += t;
     if (h.phase == Phase::step) step_phase += t;
     else overlappable += t + q;
-    if (h.phase == Phase::forward) forward += t + q;
-    if (h.phase == Phase::reduce) reduce += t + q;
+    if (h.phase == Phase::forward) forward += t + q, r.overlappable_by_kind.forward += t + q;
+    if (h.phase == Phase::backward) r.overlappable_by_kind.backward += t + q;
+    if (h.phase == Phase::reduce) reduce += t + q, r.overlappable_by_kind.reduce += t + q;
     for (int l = 0; l < kNumLevels; ++l) r.bytes_per_level[l] += h.bytes[l];
   }
   const double units = static_cast<double>(layout.units().size()) * in.grad_accum;
   const double exposed = forward / units + reduce / units + step_phase;  // first gather, last bucket, step
   r.overlappable_s = overlappable;
-  r.step_time_s = r.compute_s + overlappable + exposed - in.system.overlap * std::min(r.compute_s, overlappable);
+  const Overlap& o = in.system.overlap;
+  const Overlap& by = r.overlappable_by_kind;
+  const double weighted = o.forward * engine.overlap.forward * by.forward + o.backward * engine.overlap.backward * by.backward +
+                          o.reduce * engine.overlap.reduce * by.reduce;
+  const double overlap = overlappable > 0 ? weighted / overlappable : 0.0;
+  r.step_time_s = r.compute_s + overlappable + exposed - overlap * std::min(r.compute_s, overlappable);
   r.exposed_comm_s = r.step_time_s - r.compute_s;
   r.tflops_per_device = model_flops / r.step_time_s / 1e12;
 

@@ -32,7 +32,7 @@ int hop_size(const Topology& t, const std::vector<Level>& hop) {
 // One hop receiving `per_peer` bytes from each peer: charged to the level
 // that separates each peer (f_l - 1 peers per inner combination).
 HopTransfer hop_transfer(Phase ph, Collective k, const Topology& t, const std::vector<Level>& hop, std::uint64_t per_peer) {
-  HopTransfer x{ph, k, hop_size(t, hop), {}, 0};
+  HopTransfer x{ph, k, hop_size(t, hop), {}, 0, -1};
   int inner = 1;
   for (Level l : hop) {
     x.bytes[static_cast<int>(l)] += per_peer * static_cast<std::uint64_t>(t.fanout(l) - 1) * inner;
@@ -56,7 +56,7 @@ void gather(std::vector<HopTransfer>& out, Phase ph, Collective k, const Topolog
 
 void flat_all_reduce(std::vector<HopTransfer>& out, Phase ph, const Topology& t, const std::vector<int>& members, int me,
                      std::size_t n, std::size_t esize) {
-  HopTransfer x{ph, Collective::all_reduce, static_cast<int>(members.size()), {}, 0};
+  HopTransfer x{ph, Collective::all_reduce, static_cast<int>(members.size()), {}, 0, -1};
   const int w = static_cast<int>(members.size());
   const int mine = static_cast<int>(std::find(members.begin(), members.end(), me) - members.begin());
   for (int j = 0; j < w; ++j)
@@ -87,6 +87,7 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
         gather(out, ph, Collective::all_gather, t, gspec, *part, 1, [&](std::size_t b) { return b * packed; });
         if (out.size() > before) out[before].quantized_bytes = s * ds * (1 + partition_group_size(t, part));  // quantise mine, dequantise all
       }
+      for (std::size_t i = before; i < out.size(); ++i) out[i].unit = u;
     };
     for (int u = 0; u < L + 2; ++u) fetch(Phase::forward, p.params, u, p.weight_bits);
     const bool distinct = p.bwd_params != p.params;

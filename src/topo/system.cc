@@ -44,7 +44,10 @@ std::string System::to_toml() const {
   root.insert("memory_bandwidth_gbs", memory_bandwidth_Bps / 1e9);
   root.insert("compute_efficiency", compute_efficiency);
   root.insert("collectives", collectives == CollectiveLibrary::nccl ? "nccl" : "mpi");
-  root.insert("overlap", overlap);
+  root.insert("overlap_forward", overlap.forward);
+  root.insert("overlap_backward", overlap.backward);
+  root.insert("overlap_reduce", overlap.reduce);
+  root.insert("call_overhead_us", call_overhead_s / 1e-6);
   toml::array levels;
   for (const LinkSpec& l : links) {
     toml::table t;
@@ -82,7 +85,8 @@ void reject_unknown(const toml::table& t, std::initializer_list<std::string_view
 System parse_system_toml(std::string_view text, const std::string& origin) {
   const toml::table root = parse_toml(text, origin);
   reject_unknown(root,
-                 {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "collectives", "overlap", "level"},
+                 {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "collectives", "overlap",
+                  "overlap_forward", "overlap_backward", "overlap_reduce", "call_overhead_us", "level"},
                  origin);
   System s;
   s.name = root["name"].value_or(std::string("custom"));
@@ -94,8 +98,21 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
   if (root.contains("memory_bandwidth_gbs")) s.memory_bandwidth_Bps = number(*root.get("memory_bandwidth_gbs"), origin + ": memory_bandwidth_gbs") * 1e9;
   if (root.contains("compute_efficiency")) s.compute_efficiency = number(*root.get("compute_efficiency"), origin + ": compute_efficiency");
   TZ_CHECK(s.compute_efficiency > 0 && s.compute_efficiency <= 1, ConfigError, origin + ": compute_efficiency must be in (0, 1]");
-  if (root.contains("overlap")) s.overlap = number(*root.get("overlap"), origin + ": overlap");
-  TZ_CHECK(s.overlap >= 0 && s.overlap <= 1, ConfigError, origin + ": overlap must be in [0, 1]");
+  // "overlap" sets every kind; overlap_forward/backward/reduce override one each.
+  if (root.contains("overlap")) {
+    const double o = number(*root.get("overlap"), origin + ": overlap");
+    TZ_CHECK(o >= 0 && o <= 1, ConfigError, origin + ": overlap must be in [0, 1]");
+    s.overlap = {o, o, o};
+  }
+  for (auto [key, field] : {std::pair{"overlap_forward", &Overlap::forward}, std::pair{"overlap_backward", &Overlap::backward},
+                            std::pair{"overlap_reduce", &Overlap::reduce}}) {
+    if (!root.contains(key)) continue;
+    const double o = number(*root.get(key), origin + ": " + key);
+    TZ_CHECK(o >= 0 && o <= 1, ConfigError, origin + ": " + key + " must be in [0, 1]");
+    s.overlap.*field = o;
+  }
+  if (root.contains("call_overhead_us")) s.call_overhead_s = number(*root.get("call_overhead_us"), origin + ": call_overhead_us") * 1e-6;
+  TZ_CHECK(s.call_overhead_s >= 0 && s.call_overhead_s < 1, ConfigError, origin + ": call_overhead_us must be in [0, 1e6)");
   if (root.contains("collectives")) {
     const auto a = root["collectives"].value<std::string>();
     TZ_CHECK(a && (*a == "nccl" || *a == "mpi"), ConfigError, origin + ": collectives must be \"nccl\" or \"mpi\"");

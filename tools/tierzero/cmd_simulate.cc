@@ -15,7 +15,7 @@ namespace tierzero::cli {
 
 namespace {
 struct SimArgs {
-  std::string system = "frontier", model = "gpt-20b", topology;
+  std::string system = "frontier", model = "gpt-20b", topology, engine = "tierzero";
   std::vector<std::string> strategies = {"zero3", "zeropp", "hier3"};
   std::vector<int> ranks = {8, 16, 32, 64, 128, 256, 384};
   int micro_batch = 4, seq_len = 0, grad_accum = 1;
@@ -41,6 +41,7 @@ Prepared input(const SimArgs& a, const std::string& strategy, int ranks) {
   in.grad_accum = a.grad_accum;
   in.recompute = a.recompute;
   in.topology_spec = a.topology;
+  in.engine = parse_engine(a.engine);
   in.plan = fit_to(strategy_plan(strategy), in.topology());
   const Plan preset = in.plan;
   in.plan = fit_memory(in);
@@ -67,6 +68,7 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   j["tflops_per_device"] = r.tflops_per_device;
   j["scaling_efficiency"] = efficiency;
   j["fits"] = r.fits;
+  j["collective_calls"] = r.collective_calls;
   nlohmann::ordered_json mem, bytes;
   for (const auto& [k, v] : r.memory_bytes) mem[k] = v;
   mem["total"] = r.memory_total;
@@ -135,6 +137,7 @@ int run_simulate(const SimArgs& a) {
       if (a.json) {
         nlohmann::ordered_json j = to_json(s, n, r, eff);
         j["plan"] = p.in.plan.describe();
+        j["engine"] = a.engine;
         j["plan_changed"] = p.changed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.changed);
         std::cout << j.dump() << "\n";
       } else {
@@ -218,6 +221,8 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--seq-len", a.seq_len, "Sequence length (0: the model's context)")->check(at_least(0))->capture_default_str();
   c->add_option("--grad-accum", a.grad_accum, "Micro-batches per step")->check(at_least(1))->capture_default_str();
   c->add_option("--recompute", a.recompute, "Activation recomputation (true/false)")->capture_default_str();
+  c->add_option("--engine", a.engine, "Whose collective call pattern to price: tierzero (per unit) or deepspeed (per module)")
+      ->capture_default_str();
 }
 }  // namespace
 
