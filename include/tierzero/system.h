@@ -70,7 +70,7 @@ struct System {
   std::string to_toml() const;
 };
 
-// Names of the built-in presets: frontier, dgx-a100, dgx-h100, cpu.
+// Names of the built-in presets: frontier, dgx-a100, dgx-h100, dgx2-ib1, dgx2-ib4, cpu.
 std::vector<std::string> system_preset_names();
 std::optional<System> system_preset(std::string_view name);
 // Parses a system TOML document; throws ConfigError naming the bad key or value.

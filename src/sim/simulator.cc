@@ -26,6 +26,7 @@ EngineModel engine_model(Engine e) {
     // linears), the embedding two (word, position), the head one (final
     // LayerNorm). Overlap and per-call overhead: docs/simulator.md, "DeepSpeed".
     m.calls_per_embed = 2, m.calls_per_block = 6, m.calls_per_head = 1;
+    m.overlap = {0.25, 0.25, 0.25};
   }
   return m;
 }

@@ -44,6 +44,29 @@ System dgx(const char* name, double nvlink_gbs, double ib_gbs, double peak, doub
                 hbm};
 }
 
+System dgx2(const char* name, int ib_links) {
+  // The ZeRO++ paper's cluster (Wang et al. 2023, arXiv:2306.10209, section
+  // 6: 24 NVIDIA DGX-2 nodes, 384 V100, 100 Gb/s InfiniBand, 1 or 4 links per
+  // node). NVIDIA DGX-2 datasheet: 16 V100 SXM3 32 GB joined by NVSwitch,
+  // 300 GB/s of NVLink per GPU (150 per direction). V100 datasheet: 125
+  // TFLOP/s fp16 tensor peak, 900 GB/s HBM2. compute_efficiency 0.30: the
+  // ZeRO paper's 15 PFLOP/s on 400 V100 (Rajbhandari et al., SC'20), 37.5
+  // TFLOP/s per GPU. World: the node's links shared by 16 GPUs at 60% of
+  // their 12.5 GB/s line rate, the achieved NCCL rate across 24 nodes that
+  // reproduces the paper's ZeRO++/ZeRO-3 ratios with DeepSpeed's engine model
+  // (an inverse analysis, docs/simulator.md: no published measurement of it
+  // was found). Latencies assumed, as for the DGX presets.
+  const double world = ib_links * 12.5 * 0.6 / 16;
+  return System{name,
+                {{Level::node, 16, 150 * kGB, 3 * kUs, "NVIDIA DGX-2 datasheet: 300 GB/s NVLink per GPU through NVSwitch"},
+                 {Level::world, 0, world * kGB, 8 * kUs,
+                  std::to_string(ib_links) + " x 100 Gb/s InfiniBand per node / 16 GPUs, at 60% of line rate (inferred, docs/simulator.md)"}},
+                32 * kGB,
+                125e12,
+                900 * kGB,
+                0.30};
+}
+
 System cpu() {
   // A generic CPU cluster: shared-memory MPI inside a node and 10 GbE between
   // nodes. Node figures measured on the project's 2-vCPU development machine
@@ -62,12 +85,14 @@ System cpu() {
 }
 }  // namespace
 
-std::vector<std::string> system_preset_names() { return {"frontier", "dgx-a100", "dgx-h100", "cpu"}; }
+std::vector<std::string> system_preset_names() { return {"frontier", "dgx-a100", "dgx-h100", "dgx2-ib1", "dgx2-ib4", "cpu"}; }
 
 std::optional<System> system_preset(std::string_view name) {
   if (name == "frontier") return frontier();
   if (name == "dgx-a100") return dgx("dgx-a100", 300, 25, 312e12, 2.0e12);
   if (name == "dgx-h100") return dgx("dgx-h100", 450, 50, 989e12, 3.35e12);
+  if (name == "dgx2-ib1") return dgx2("dgx2-ib1", 1);
+  if (name == "dgx2-ib4") return dgx2("dgx2-ib4", 4);
   if (name == "cpu") return cpu();
   return std::nullopt;
 }

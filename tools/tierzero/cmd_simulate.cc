@@ -213,7 +213,7 @@ int run_memory(const SimArgs& a) {
 }
 
 void add_common(CLI::App* c, SimArgs& a) {
-  c->add_option("--system", a.system, "System preset (frontier, dgx-a100, dgx-h100, cpu) or TOML file")->capture_default_str();
+  c->add_option("--system", a.system, "System preset (frontier, dgx-a100, dgx-h100, dgx2-ib1, dgx2-ib4, cpu) or TOML file")->capture_default_str();
   c->add_option("--model", a.model, "Model preset")->capture_default_str();
   c->add_option("--topology", a.topology,
                 "Inner fan-outs, e.g. package=2,node=4 (world inferred from --ranks); needed where the system leaves them open (cpu)");
