@@ -190,9 +190,14 @@ System measure_system(Hierarchy& hier, const std::string& name, const ComputeCal
       // above it at two shard sizes like a training step's per-unit shards
       // (TCP under tbf moves large bursts at a lower rate than small ones,
       // so a slope across sizes would not describe either).
+      // Each size's rate is also kept as an achieved-rate point (participants: the group's size).
       const double t0 = gather(kTiny);
       double rate = 0;
-      for (std::size_t b : {kLarge / 2, kLarge}) rate += peers_outside * static_cast<double>(b) / std::max(gather(b) - t0, 1e-9) / 2;
+      for (std::size_t b : {kLarge / 2, kLarge}) {
+        const double achieved = peers_outside * static_cast<double>(b) / std::max(gather(b) - t0, 1e-9);
+        link.achieved.push_back({static_cast<int>(group->size()), static_cast<double>(b), achieved});
+        rate += achieved / 2;
+      }
       link.bandwidth_Bps = rate;
       link.latency_s = t0 / (group->size() - 1);
       link.source = "measured by tierzero bench comm (all-gather over group(" + std::string(level_name(l)) + "), " +

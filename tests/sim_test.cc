@@ -116,6 +116,17 @@ TEST(HopTime, OpenMpiGathersDirectlyAndReducesThroughOneRank) {
   EXPECT_NEAR(hop_time(rs, topo, sys).transfer_s, 16e6 / 200e9 + 2 * 16e6 / 100e9 + 16e6 / 100e9 + 8e6 / 100e9, 1e-12);
 }
 
+// A level's achieved-rate table replaces its link rate for the hop's size.
+TEST(HopTime, UsesTheAchievedRateForTheHopsParticipantsAndShard) {
+  const System sys = load_system("frontier");
+  const Topology topo = sys.topology(16);
+  HopTransfer cross{Phase::forward, Collective::all_gather, 2, {0, 0, 1'000'000}, 0};
+  const double ideal = hop_time(cross, topo, sys).transfer_s;
+  System measured = sys;
+  measured.links.back().achieved = {{2, 1e6, 12.5e9 / 4}, {64, 1e6, 12.5e9 / 8}};  // a 1 MB shard among 2: a quarter of the link
+  EXPECT_NEAR(hop_time(cross, topo, measured).transfer_s, 4 * ideal, 1e-12);
+}
+
 TEST(Simulator, OverlapHidesCommunicationUnderCompute) {
   SimInput in = frontier("zero3", 384);
   in.system.links.back().bandwidth_Bps /= 20;  // make the network matter

@@ -70,6 +70,30 @@ TEST(System, RejectsBadFiles) {
   EXPECT_THROW(load_system("no-such-system"), ConfigError);
 }
 
+// Achieved rates: log-linear in bytes within a participant count, then in
+// participants, clamped at the edges; the link rate without a table.
+TEST(System, AchievedBandwidthInterpolatesOverParticipantsAndBytes) {
+  LinkSpec l;
+  l.bandwidth_Bps = 7e9;
+  EXPECT_EQ(l.bandwidth_at(64, 1e6), 7e9);
+  l.achieved = {{2, 1e3, 1e9}, {2, 1e5, 3e9}, {8, 1e3, 0.5e9}, {8, 1e5, 1.5e9}};
+  EXPECT_NEAR(l.bandwidth_at(2, 1e4), 2e9, 1);      // halfway in log(bytes)
+  EXPECT_NEAR(l.bandwidth_at(8, 1e4), 1e9, 1);
+  EXPECT_NEAR(l.bandwidth_at(4, 1e4), 1.5e9, 1);    // halfway in log(participants) between 2 and 8
+  EXPECT_NEAR(l.bandwidth_at(16, 1e7), 1.5e9, 1);   // clamped: more ranks, larger shards than measured
+  EXPECT_NEAR(l.bandwidth_at(2, 10), 1e9, 1);
+  const std::string text = "memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n"
+                           "achieved=[{participants=2, bytes=1000, bandwidth_gbs=1}, {participants=8, bytes=1e5, bandwidth_gbs=1.5}]\n";
+  const System s = parse_system_toml(text, "t");
+  ASSERT_EQ(s.links[0].achieved.size(), 2u);
+  EXPECT_EQ(parse_system_toml(s.to_toml(), "back").links[0].achieved, s.links[0].achieved);
+  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n"
+               "achieved=[{participants=1, bytes=1000, bandwidth_gbs=1}]\n",
+               "level[0].achieved[0]: participants must be 2 to 16777216");
+  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\nachieved=3\n",
+               "achieved must be an array");
+}
+
 // "overlap" sets every kind, the per-kind keys override it; both survive a round trip with the call overhead.
 TEST(System, OverlapPerKindAndCallOverhead) {
   const std::string level = "[[level]]\nname='world'\nbandwidth_gbs=1\nlatency_us=1\n";

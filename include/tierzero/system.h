@@ -13,6 +13,16 @@
 
 namespace tierzero {
 
+// One measured point of a level's achieved collective bandwidth: a
+// collective among `participants` ranks moving `bytes` per rank reached
+// `bandwidth_Bps` per rank at this level.
+struct RatePoint {
+  int participants = 2;
+  double bytes = 0;
+  double bandwidth_Bps = 0;
+  bool operator==(const RatePoint&) const = default;
+};
+
 // The link a rank uses to reach peers that differ from it at one level.
 struct LinkSpec {
   Level level = Level::world;
@@ -20,6 +30,17 @@ struct LinkSpec {
   double bandwidth_Bps = 0;     // per rank, per direction, bytes/s
   double latency_s = 0;         // per message (the α of an α–β model)
   std::string source;           // where the figures come from
+  // Achieved bandwidth by participants and bytes per rank (empty: the link
+  // rate at every size; the presets are link-rate idealisations unless
+  // their source says otherwise).
+  std::vector<RatePoint> achieved;
+
+  // The bandwidth a collective of `participants` ranks moving `bytes` per
+  // rank reaches: `achieved` interpolated linearly in log(bytes) among the
+  // points of one participant count, then in log(participants) between the
+  // two nearest counts, clamped at the table's edges; bandwidth_Bps
+  // without a table.
+  double bandwidth_at(int participants, double bytes) const;
 };
 
 // The library that runs the collectives, which decides how their bytes

@@ -52,7 +52,9 @@ Topology SimInput::topology() const {
 // buffer M to one rank — ceil(log2 f_l) rounds across each level l, one
 // sender per group below l, M / (Q_l bandwidth_l) each — then that rank
 // sends every other its piece, bytes_l across level l at Q_l bandwidth_l.
-// Every peer costs one latency of the hop's slowest level.
+// Every peer costs one latency of the hop's slowest level. A level's rate is
+// its achieved bandwidth for the hop's participants and shard size
+// (LinkSpec::bandwidth_at).
 HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) {
   enum class Algo { ring, direct, tree } algo = Algo::ring;
   if (h.collective == Collective::all_to_all) algo = Algo::direct;
@@ -69,11 +71,13 @@ HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) 
     if (h.bytes[l] == 0) continue;
     const Level level = static_cast<Level>(l);
     const LinkSpec& link = sys.link(level);
-    const double bytes = static_cast<double>(h.bytes[l]), rate = inner * link.bandwidth_Bps;
+    // The level's rate for a collective of this many ranks and this shard size (the link rate without a table).
+    const double bandwidth = link.bandwidth_at(h.hop_size, h.hop_size > 0 ? whole / h.hop_size : 0.0);
+    const double bytes = static_cast<double>(h.bytes[l]), rate = inner * bandwidth;
     total += bytes;
     if (link.latency_s >= alpha) alpha = link.latency_s, out.latency_level = l;
     double t = 0;
-    if (algo == Algo::direct) t = bytes / link.bandwidth_Bps;
+    if (algo == Algo::direct) t = bytes / bandwidth;
     if (algo == Algo::tree) t = bytes / rate, out.transfer_s += std::ceil(std::log2(topo.fanout(level))) * whole / rate;
     if (algo == Algo::ring && (ring_rate == 0 || rate <= ring_rate)) ring_rate = rate, out.bottleneck = l;  // ties: the outer level
     if (algo != Algo::ring && t > worst) worst = t, out.bottleneck = l;

@@ -1,5 +1,6 @@
 #include "tierzero/system.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -16,6 +17,42 @@ const LinkSpec& System::link(Level level) const {
   for (const LinkSpec& l : links)
     if (l.level == level) return l;
   TZ_THROW(ConfigError, "system '" + name + "' has no " + std::string(level_name(level)) + " level");
+}
+
+namespace {
+// Linear interpolation of y over log(x) between (x0, y0) and (x1, y1), clamped.
+double log_interpolate(double x, double x0, double y0, double x1, double y1) {
+  if (x1 <= x0 || x <= x0) return x <= x0 ? y0 : y1;
+  if (x >= x1) return y1;
+  const double w = std::log(x / x0) / std::log(x1 / x0);
+  return y0 + w * (y1 - y0);
+}
+
+// The table's bandwidth at `bytes` among its points for exactly `p` participants.
+double at_bytes(const std::vector<RatePoint>& table, int p, double bytes) {
+  const RatePoint* below = nullptr;
+  const RatePoint* above = nullptr;
+  for (const RatePoint& r : table) {
+    if (r.participants != p) continue;
+    if (r.bytes <= bytes && (!below || r.bytes > below->bytes)) below = &r;
+    if (r.bytes >= bytes && (!above || r.bytes < above->bytes)) above = &r;
+  }
+  if (!below) return above->bandwidth_Bps;
+  if (!above) return below->bandwidth_Bps;
+  return log_interpolate(bytes, below->bytes, below->bandwidth_Bps, above->bytes, above->bandwidth_Bps);
+}
+}  // namespace
+
+double LinkSpec::bandwidth_at(int participants, double bytes) const {
+  if (achieved.empty()) return bandwidth_Bps;
+  int lo = 0, hi = 0;  // the nearest participant counts at or below / at or above
+  for (const RatePoint& r : achieved) {
+    if (r.participants <= participants && r.participants > lo) lo = r.participants;
+    if (r.participants >= participants && (hi == 0 || r.participants < hi)) hi = r.participants;
+  }
+  if (lo == 0) return at_bytes(achieved, hi, bytes);
+  if (hi == 0) return at_bytes(achieved, lo, bytes);
+  return log_interpolate(participants, lo, at_bytes(achieved, lo, bytes), hi, at_bytes(achieved, hi, bytes));
 }
 
 Topology System::topology(int ranks) const {
@@ -56,6 +93,12 @@ std::string System::to_toml() const {
     t.insert("bandwidth_gbs", l.bandwidth_Bps / 1e9);
     t.insert("latency_us", l.latency_s / 1e-6);
     if (!l.source.empty()) t.insert("source", l.source);
+    if (!l.achieved.empty()) {
+      toml::array points;
+      for (const RatePoint& r : l.achieved)
+        points.push_back(toml::table{{"participants", r.participants}, {"bytes", r.bytes}, {"bandwidth_gbs", r.bandwidth_Bps / 1e9}});
+      t.insert("achieved", std::move(points));
+    }
     levels.push_back(std::move(t));
   }
   root.insert("level", std::move(levels));
@@ -124,7 +167,7 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
     const std::string where = origin + ": level[" + std::to_string(i) + "]";
     const toml::table* t = (*levels)[i].as_table();
     TZ_CHECK(t, ConfigError, where + " must be a table");
-    reject_unknown(*t, {"name", "fanout", "bandwidth_gbs", "latency_us", "source"}, where);
+    reject_unknown(*t, {"name", "fanout", "bandwidth_gbs", "latency_us", "source", "achieved"}, where);
     LinkSpec l;
     auto lname = (*t)["name"].value<std::string>();
     TZ_CHECK(lname, ConfigError, where + ": missing key 'name'");
@@ -140,6 +183,24 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
     l.latency_s = number(*t->get("latency_us"), where + ": latency_us") * 1e-6;
     TZ_CHECK(l.bandwidth_Bps > 0 && l.latency_s >= 0, ConfigError, where + ": bandwidth must be > 0 and latency >= 0");
     l.source = (*t)["source"].value_or(std::string());
+    if (t->contains("achieved")) {
+      const toml::array* points = (*t)["achieved"].as_array();
+      TZ_CHECK(points, ConfigError, where + ": achieved must be an array of {participants, bytes, bandwidth_gbs} tables");
+      for (std::size_t k = 0; k < points->size(); ++k) {
+        const std::string pw = where + ".achieved[" + std::to_string(k) + "]";
+        const toml::table* pt = (*points)[k].as_table();
+        TZ_CHECK(pt, ConfigError, pw + " must be a table");
+        reject_unknown(*pt, {"participants", "bytes", "bandwidth_gbs"}, pw);
+        TZ_CHECK(pt->contains("participants") && pt->contains("bytes") && pt->contains("bandwidth_gbs"), ConfigError,
+                 pw + ": needs participants, bytes and bandwidth_gbs");
+        const std::int64_t n = (*pt)["participants"].value_or(int64_t{0});
+        RatePoint r{static_cast<int>(std::clamp<std::int64_t>(n, 0, 1 << 24)), number(*pt->get("bytes"), pw + ": bytes"),
+                    number(*pt->get("bandwidth_gbs"), pw + ": bandwidth_gbs") * 1e9};
+        TZ_CHECK(n >= 2 && n <= 1 << 24 && r.bytes > 0 && r.bandwidth_Bps > 0, ConfigError,
+                 pw + ": participants must be 2 to 16777216, bytes and bandwidth_gbs positive");
+        l.achieved.push_back(r);
+      }
+    }
     s.links.push_back(std::move(l));
   }
   TZ_CHECK(s.links.back().level == Level::world, ConfigError, origin + ": the last level must be 'world'");
