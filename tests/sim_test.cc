@@ -127,6 +127,34 @@ TEST(HopTime, UsesTheAchievedRateForTheHopsParticipantsAndShard) {
   EXPECT_NEAR(hop_time(cross, topo, measured).transfer_s, 4 * ideal, 1e-12);
 }
 
+// Physical bytes into a package and a node, 2 x 2 x 2, a flat collective of
+// s = 1 MB shards: direct (every rank hears from outside itself), ring (one
+// chain enters each group), tree (the reduce's crossings, then the scatter).
+TEST(HopIngress, DirectRingAndTreeInClosedForm) {
+  System nccl = load_system("frontier");
+  System mpi = nccl;
+  mpi.collectives = CollectiveLibrary::mpi;
+  const Topology topo = Topology::parse("package=2,node=2,world=2", 8);
+  const double s = 1e6;
+  const HopTransfer gather{Phase::forward, Collective::all_gather, 8, {1'000'000, 2'000'000, 4'000'000}, 0};
+  EXPECT_DOUBLE_EQ(hop_ingress(gather, topo, mpi, Level::node), 4 * 4 * s);     // 4 ranks x 4 shards from the other node
+  EXPECT_DOUBLE_EQ(hop_ingress(gather, topo, mpi, Level::package), 2 * 6 * s);  // 2 ranks x 6 shards from other packages
+  EXPECT_DOUBLE_EQ(hop_ingress(gather, topo, nccl, Level::node), 7 * s);        // one ring, its entry link carries 7 shards
+  EXPECT_DOUBLE_EQ(hop_ingress(gather, topo, nccl, Level::package), 7 * s);
+  const HopTransfer world_hop{Phase::forward, Collective::all_gather, 2, {0, 0, 4'000'000}, 0};
+  EXPECT_DOUBLE_EQ(hop_ingress(world_hop, topo, nccl, Level::node), 4 * 4 * s);  // 4 chains of 2 ranks, one per rank of the node
+  EXPECT_DOUBLE_EQ(hop_ingress(world_hop, topo, nccl, Level::package), 2 * 4 * s);
+  const HopTransfer inside{Phase::forward, Collective::all_gather, 2, {1'000'000, 0, 0}, 0};
+  EXPECT_EQ(hop_ingress(inside, topo, nccl, Level::package), 0.0);  // never leaves the package
+  // Reduce-scatter, M = 8 MB: the world round sends M once between the 2
+  // nodes (M / 2 per node), then the root's 4 pieces of 1 MB reach the other node (2 MB per node).
+  HopTransfer rs = gather;
+  rs.collective = Collective::reduce_scatter;
+  EXPECT_DOUBLE_EQ(hop_ingress(rs, topo, mpi, Level::node), 8 * s / 2 + 4 * s / 2);
+  // Packages: 3 crossings of M (1 across world, 2 across node) over 4 packages; 6 of 8 pieces cross, 1.5 per package.
+  EXPECT_DOUBLE_EQ(hop_ingress(rs, topo, mpi, Level::package), 8 * s * 3 / 4 + 2 * s * 3 / 4);
+}
+
 TEST(Simulator, OverlapHidesCommunicationUnderCompute) {
   SimInput in = frontier("zero3", 384);
   in.system.links.back().bandwidth_Bps /= 20;  // make the network matter

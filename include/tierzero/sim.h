@@ -75,6 +75,9 @@ struct SimResult {
   double overlappable_s = 0;  // prefetched gathers and bucketed reductions (with their quantisation), which may run under compute
   Overlap overlappable_by_kind{0, 0, 0};  // the same split by kind: forward gathers, backward gathers, reductions
   std::uint64_t collective_calls = 0;     // per step
+  // Physical bytes per step (hop_ingress): into one package through its
+  // links, and into one node through its network interfaces, averaged.
+  double package_link_bytes = 0, node_nic_bytes = 0;
   double tflops_per_device = 0;
   // Per level: transfer time of the hops that level bounds, latency of the
   // hops whose slowest latency is that level's, quantisation of those hops.
@@ -97,5 +100,13 @@ struct HopTime {
   int latency_level = 0;  // the level whose latency sets latency_s
 };
 HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys);
+
+// The bytes one hop moves into one group(boundary) — a package through its
+// links (boundary package), a node through its network interfaces
+// (boundary node) — averaged over the groups, as the collective library
+// routes them (src/sim/physical_bytes.cc gives the three formulas). The
+// traffic counters count logical bytes per rank; these are what interface
+// counters see.
+double hop_ingress(const HopTransfer& h, const Topology& topo, const System& sys, Level boundary);
 
 }  // namespace tierzero

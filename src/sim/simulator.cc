@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/hop_algorithm.h"
 #include "tierzero/error.h"
 #include "tierzero/traffic_model.h"
 
@@ -56,17 +57,11 @@ Topology SimInput::topology() const {
 // its achieved bandwidth for the hop's participants and shard size
 // (LinkSpec::bandwidth_at).
 HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) {
-  enum class Algo { ring, direct, tree } algo = Algo::ring;
-  if (h.collective == Collective::all_to_all) algo = Algo::direct;
-  if (sys.collectives == CollectiveLibrary::mpi && h.collective == Collective::all_gather) algo = Algo::direct;
-  if (sys.collectives == CollectiveLibrary::mpi && h.collective == Collective::reduce_scatter) algo = Algo::tree;
+  using Algo = HopAlgorithm;
+  const Algo algo = hop_algorithm(h, sys);
   HopTime out;
   double total = 0, inner = 1, ring_rate = 0, alpha = 0, worst = 0;
-  const double whole = [&] {  // M: the hop's buffer, hop size pieces of which this rank receives size - 1
-    double b = 0;
-    for (std::uint64_t x : h.bytes) b += static_cast<double>(x);
-    return h.hop_size > 1 ? b * h.hop_size / (h.hop_size - 1) : 0.0;
-  }();
+  const double whole = hop_buffer(h);
   for (int l = 0; l < kNumLevels; ++l) {
     if (h.bytes[l] == 0) continue;
     const Level level = static_cast<Level>(l);
@@ -141,6 +136,8 @@ SimResult simulate(const SimInput& in) {
     if (h.phase == Phase::backward) r.overlappable_by_kind.backward += t + q;
     if (h.phase == Phase::reduce) reduce += t + q, r.overlappable_by_kind.reduce += t + q;
     for (int l = 0; l < kNumLevels; ++l) r.bytes_per_level[l] += h.bytes[l];
+    r.package_link_bytes += hop_ingress(h, topo, in.system, Level::package);
+    r.node_nic_bytes += hop_ingress(h, topo, in.system, Level::node);
   }
   const double units = static_cast<double>(layout.units().size()) * in.grad_accum;
   const double exposed = forward / units + reduce / units + step_phase;  // first gather, last bucket, step

@@ -78,6 +78,7 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   j["latency_s"] = per_level(r.latency_s);
   j["quant_s"] = per_level(r.quant_time_s);
   j["bytes_per_level"] = bytes;
+  j["physical_bytes"] = {{"package_links", r.package_link_bytes}, {"node_nics", r.node_nic_bytes}};  // into one, per step
   return j;
 }
 
