@@ -4,8 +4,10 @@
 # 400 Mbit/s): measures the links (bench comm --write-system), trains the
 # same model for the same steps with every strategy, asks the simulator for
 # the same table with the measured system, and prints one JSON line per
-# strategy: measured and predicted step time, tokens/s, bytes per level and
-# the step-time ratio to zero3. Needs root (namespaces).
+# strategy: measured and predicted step time, tokens/s, bytes per level,
+# physical bytes per step into a package and into a node (the interfaces'
+# counters over the run / steps, beside the simulator's) and the step-time
+# ratio to zero3. Needs root (namespaces).
 #   MODEL=gpt-mini SEQ=128 BATCH=1 STEPS=12 bench/cluster_compare.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,8 +21,10 @@ trap '"$cluster" down' EXIT
 "$cluster" run -- tierzero bench comm --sizes 1048576,8388608 --iters 2 --json --write-system "$out/system.toml" \
   --system-name emulated-cluster --calibrate-model "$MODEL" --calibrate-seq-len "$SEQ" --calibrate-micro-batch "$BATCH" > "$out/comm.jsonl"
 for s in $STRATEGIES; do
+  "$cluster" counters > "$out/counters-$s-before.json"
   "$cluster" run -- tierzero train --strategy "$s" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --steps "$STEPS" \
     --param-dtype bf16 --metrics "$out/train-$s.jsonl" > "$out/train-$s.log" 2>&1 || echo "{\"strategy\": \"$s\", \"error\": \"see $out/train-$s.log\"}"
+  "$cluster" counters > "$out/counters-$s-after.json"
   "$root/build/tierzero" simulate --system "$out/system.toml" --model "$MODEL" --ranks 8 --seq-len "$SEQ" --micro-batch "$BATCH" \
     --recompute false --strategy "$s" --json > "$out/sim-$s.jsonl"
 done
@@ -38,6 +42,14 @@ for s in strategies:
                "predicted_step_s": sim["step_time_s"], "tokens_per_s": statistics.median(r["tokens_per_s"] for r in m),
                "bytes_per_level": m[-1]["bytes_per_level"], "predicted_bytes_per_level": sim["bytes_per_level"],
                "memory_bytes": m[-1]["memory_bytes"]}
+    # Interface counters over the whole run (start-up included) per step, per package and per node.
+    before, after = (json.load(open(os.path.join(out, f"counters-{s}-{w}.json"))) for w in ("before", "after"))
+    steps = len(m) + 1
+    for key, group, predicted in (("package", "packages", "package_links"), ("node", "nodes", "node_nics")):
+        measured = (after[f"{key}_rx_bytes"] - before[f"{key}_rx_bytes"]) / after[group] / steps
+        rows[s][f"{key}_rx_bytes_per_step"] = measured
+        rows[s][f"predicted_{key}_rx_bytes_per_step"] = sim["physical_bytes"][predicted]
+        rows[s][f"{key}_predicted_vs_measured"] = sim["physical_bytes"][predicted] / measured
 base = rows.get("zero3", {}).get("measured_step_s")
 for r in rows.values():
     r["step_time_ratio_to_zero3"] = r["measured_step_s"] / base if base else None

@@ -97,6 +97,21 @@ AGENT
 
 topology() { echo "package=$GPUS,node=$NODE_PKGS,world=$NODES"; }
 
+# Bytes received so far, from the interfaces' counters: into every package
+# through its link (eth0 in the package's namespace) and into every node
+# through its world link (up-nN in the fabric), summed: one JSON line.
+counters() {
+  [ -f "$STATE/hosts" ] || { echo "cluster.sh: the cluster is not up (scripts/cluster.sh up)" >&2; exit 2; }
+  local pkg=0 node=0 n p
+  for n in $(seq 0 $((NODES - 1))); do
+    node=$((node + $(ip netns exec "$FABRIC" cat "/sys/class/net/up-n$n/statistics/rx_bytes")))
+    for p in $(seq 0 $((NODE_PKGS - 1))); do
+      pkg=$((pkg + $(ip netns exec "$(pkg_ns "$n" "$p")" cat /sys/class/net/eth0/statistics/rx_bytes)))
+    done
+  done
+  echo "{\"package_rx_bytes\": $pkg, \"node_rx_bytes\": $node, \"packages\": $((NODES * NODE_PKGS)), \"nodes\": $NODES}"
+}
+
 run() {
   [ -f "$STATE/hosts" ] || { echo "cluster.sh: the cluster is not up (scripts/cluster.sh up)" >&2; exit 2; }
   local np=$((NODES * NODE_PKGS * GPUS))
@@ -124,6 +139,7 @@ case "${1:-}" in
   up) trap 'echo "cluster.sh: up failed; removing what it made" >&2; down' ERR; up ;;
   down) down ;;
   run) shift; [ "${1:-}" = -- ] && shift; run "$@" ;;
+  counters) counters ;;
   check) check ;;
   *) sed -n '2,20p' "$0"; exit 2 ;;
 esac

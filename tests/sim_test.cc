@@ -106,8 +106,11 @@ TEST(HopTime, OpenMpiGathersDirectlyAndReducesThroughOneRank) {
   sys.collectives = CollectiveLibrary::mpi;
   EXPECT_NEAR(hop_time(flat, topo, sys).transfer_s, 8e6 / 12.5e9, 1e-12);  // max(1/200, 6/50, 8/12.5) ms
   HopTransfer ar = flat;
-  ar.collective = Collective::all_reduce;  // a ring under both libraries
-  EXPECT_NEAR(hop_time(ar, topo, sys).transfer_s, 15e6 / 100e9, 1e-12);
+  ar.collective = Collective::all_reduce;  // M = 8 MB: recursive halving and doubling over 16 ranks
+  EXPECT_NEAR(hop_time(ar, topo, sys).transfer_s, 8e6 / 200e9 + 6e6 / 50e9 + 1e6 / 12.5e9, 1e-12);
+  System ring = sys;
+  ring.collectives = CollectiveLibrary::nccl;  // NCCL: a ring
+  EXPECT_NEAR(hop_time(ar, topo, ring).transfer_s, 15e6 / 100e9, 1e-12);
   // Reduce-scatter of M = 16 MB (1 MB pieces): binomial reduce, 1 round across package
   // (M / 200 GB/s), 2 across node (M / (2 x 50)), 1 across world (M / (8 x 12.5)),
   // then the scatter's slowest level, 8 MB / (8 x 12.5 GB/s).
@@ -153,6 +156,17 @@ TEST(HopIngress, DirectRingAndTreeInClosedForm) {
   EXPECT_DOUBLE_EQ(hop_ingress(rs, topo, mpi, Level::node), 8 * s / 2 + 4 * s / 2);
   // Packages: 3 crossings of M (1 across world, 2 across node) over 4 packages; 6 of 8 pieces cross, 1.5 per package.
   EXPECT_DOUBLE_EQ(hop_ingress(rs, topo, mpi, Level::package), 8 * s * 3 / 4 + 2 * s * 3 / 4);
+  // Open MPI's all-reduce of M = 8 MB over 8 ranks, recursive halving and
+  // doubling: M / 8 each way across the world (partners 4 apart), M / 4
+  // across node, M / 2 inside the package. A node hears 4 x 2 MB = M, a
+  // package 2 x 6 MB; with NCCL, a ring, each group's one chain carries 14 MB.
+  const HopTransfer ar{Phase::reduce, Collective::all_reduce, 8, {2'000'000, 4'000'000, 8'000'000}, 0};
+  EXPECT_DOUBLE_EQ(hop_ingress(ar, topo, mpi, Level::node), 8 * s);
+  EXPECT_DOUBLE_EQ(hop_ingress(ar, topo, mpi, Level::package), 12 * s);
+  EXPECT_DOUBLE_EQ(hop_ingress(ar, topo, nccl, Level::node), 14 * s);
+  const HopTime t = hop_time(ar, topo, mpi);  // the steps one after another, each rank over its own link
+  EXPECT_NEAR(t.transfer_s, 8 * s / 200e9 + 4 * s / 50e9 + 2 * s / 12.5e9, 1e-15);
+  EXPECT_NEAR(t.latency_s, 2 * 3 * 10e-6, 1e-15);
 }
 
 TEST(Simulator, OverlapHidesCommunicationUnderCompute) {

@@ -16,6 +16,7 @@ namespace tierzero {
 //           groups a hop group spans; then the root sends every rank its
 //           piece M / hop size, which crosses in for the (G - 1) / G of the
 //           ranks outside the root's group
+//   halving every rank receives its halving_bytes of the outer levels: members x those
 double hop_ingress(const HopTransfer& h, const Topology& topo, const System& sys, Level boundary) {
   const int b = static_cast<int>(boundary);
   double outside = 0, all = 0, members = 1, q = 1;
@@ -29,6 +30,12 @@ double hop_ingress(const HopTransfer& h, const Topology& topo, const System& sys
   switch (hop_algorithm(h, sys)) {
     case HopAlgorithm::direct: return members * outside;
     case HopAlgorithm::ring: return members / q * all;
+    case HopAlgorithm::halving: {
+      const auto per_level = halving_bytes(h, topo);
+      double crossing = 0;
+      for (int l = b + 1; l < kNumLevels; ++l) crossing += per_level[l];
+      return members * crossing;
+    }
     case HopAlgorithm::tree: {
       double crossings = 0, spanned = 1, above = 1;  // crossing transfers of M per hop group; groups(boundary) per hop group
       for (int l = kNumLevels - 1; l > b; --l) {

@@ -53,7 +53,10 @@ Topology SimInput::topology() const {
 // buffer M to one rank — ceil(log2 f_l) rounds across each level l, one
 // sender per group below l, M / (Q_l bandwidth_l) each — then that rank
 // sends every other its piece, bytes_l across level l at Q_l bandwidth_l.
-// Every peer costs one latency of the hop's slowest level. A level's rate is
+// halving (libnbc's all-reduce over 2^k ranks): the steps run one after
+// another, each rank over its own link: Σ_l halving_bytes_l / bandwidth_l,
+// and 2 log2(size) latencies. Every other peer costs one latency of the
+// hop's slowest level. A level's rate is
 // its achieved bandwidth for the hop's participants and shard size
 // (LinkSpec::bandwidth_at).
 HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) {
@@ -73,13 +76,14 @@ HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) 
     if (link.latency_s >= alpha) alpha = link.latency_s, out.latency_level = l;
     double t = 0;
     if (algo == Algo::direct) t = bytes / bandwidth;
+    if (algo == Algo::halving) t = halving_bytes(h, topo)[l] / bandwidth, out.transfer_s += t;
     if (algo == Algo::tree) t = bytes / rate, out.transfer_s += std::ceil(std::log2(topo.fanout(level))) * whole / rate;
     if (algo == Algo::ring && (ring_rate == 0 || rate <= ring_rate)) ring_rate = rate, out.bottleneck = l;  // ties: the outer level
     if (algo != Algo::ring && t > worst) worst = t, out.bottleneck = l;
     inner *= topo.fanout(level);
   }
-  out.transfer_s += algo == Algo::ring ? (ring_rate > 0 ? total / ring_rate : 0.0) : worst;
-  out.latency_s = (h.hop_size - 1) * alpha;
+  if (algo != Algo::halving) out.transfer_s += algo == Algo::ring ? (ring_rate > 0 ? total / ring_rate : 0.0) : worst;
+  out.latency_s = (algo == Algo::halving ? 2 * std::log2(h.hop_size) : h.hop_size - 1) * alpha;
   return out;
 }
 
