@@ -125,30 +125,37 @@ struct CalibrationPass {
   }
 };
 
+// How much of a stream of `op` calls (sized to last about as long as the
+// pass) hides under the pass when a second thread runs it, as the engine's
+// communication thread does: (t_compute + t_comm - t_both) /
+// min(t_compute, t_comm), clamped to [0, 1].
+double measure_overlap(Communicator& world, CalibrationPass& pass, double t_compute, const std::function<void()>& op) {
+  const double t_one = time_op(world, 1, 3, op);
+  const int reps = std::max(1, static_cast<int>(t_compute / t_one));
+  const double t_comm = time_op(world, 0, 1, [&] { for (int r = 0; r < reps; ++r) op(); });
+  const double t_both = time_op(world, 0, 1, [&] {
+    std::thread comm([&] { for (int r = 0; r < reps; ++r) op(); });
+    pass.run();
+    comm.join();
+  });
+  return std::clamp((t_compute + t_comm - t_both) / std::min(t_compute, t_comm), 0.0, 1.0);
+}
+
 // compute_efficiency: the step's model FLOP rate over the peak, every rank
-// at once. overlap: how much of a stream of flat all-gathers (sized to
-// last about as long as the pass) hides under the pass when a second
-// thread runs it, as the engine's communication thread does (every kind of
-// overlappable communication gets it):
-// (t_compute + t_comm - t_both) / min(t_compute, t_comm), clamped to [0, 1].
+// at once. overlap: of flat all-gathers (forward and backward gathers) and
+// of flat bf16 reduce-scatters (reductions, whose sums the CPU computes
+// beside the model: they hide less) of 256 KiB shards.
 void measure_compute(Communicator& world, const ComputeCalibration& c, System& sys) {
   CalibrationPass pass(c);
   const double t_compute = time_op(world, 1, 5, [&] { pass.run(); });
   sys.compute_efficiency = std::min(1.0, pass.flops() / t_compute / sys.peak_flops);
   constexpr std::size_t kShard = 1 << 18;
-  std::vector<std::byte> in(kShard, std::byte{1}), out(kShard * world.size());
-  auto gather = [&] { world.all_gather(in.data(), out.data(), kShard, DType::u8); };
-  const double t_one = time_op(world, 1, 3, gather);
-  const int reps = std::max(1, static_cast<int>(t_compute / t_one));
-  const double t_comm = time_op(world, 0, 1, [&] { for (int r = 0; r < reps; ++r) gather(); });
-  const double t_both = time_op(world, 0, 1, [&] {
-    std::thread comm([&] { for (int r = 0; r < reps; ++r) gather(); });
-    pass.run();
-    comm.join();
+  std::vector<std::byte> in(kShard * world.size(), std::byte{0}), out(kShard * world.size());
+  const double gathers = measure_overlap(world, pass, t_compute, [&] { world.all_gather(in.data(), out.data(), kShard, DType::u8); });
+  const double reductions = measure_overlap(world, pass, t_compute, [&] {
+    world.reduce_scatter(in.data(), out.data(), kShard / 2, DType::bf16, ReduceOp::sum);
   });
-  const double hidden = (t_compute + t_comm - t_both) / std::min(t_compute, t_comm);
-  const double o = std::clamp(hidden, 0.0, 1.0);
-  sys.overlap = {o, o, o};  // measured with gathers; the reductions share the same cores
+  sys.overlap = {gathers, gathers, reductions};
 }
 
 System measure_system(Hierarchy& hier, const std::string& name, const ComputeCalibration& calibration) {
@@ -181,10 +188,11 @@ System measure_system(Hierarchy& hier, const std::string& name, const ComputeCal
       const auto group = world.split(l);
       const double peers_outside = static_cast<double>(f - 1) * (group->size() / f);
       out.resize(kLarge * group->size());
-      auto gather = [&](std::size_t bytes) {
-        const auto op = [&] { group->all_gather(in.data(), out.data(), bytes, DType::u8); };
+      auto gather_on = [&](Communicator& c, std::size_t bytes) {
+        const auto op = [&] { c.all_gather(in.data(), out.data(), bytes, DType::u8); };
         return time_op(world, 3, iterations_for(time_op(world, 0, 1, op)), op);  // about half a second of calls
       };
+      auto gather = [&](std::size_t bytes) { return gather_on(*group, bytes); };
       // t = (members - 1) * latency + bytes / bandwidth (the simulator's
       // hop model): latency from 8-byte shards, bandwidth from the time
       // above it at two shard sizes like a training step's per-unit shards
@@ -199,6 +207,16 @@ System measure_system(Hierarchy& hier, const std::string& name, const ComputeCal
         rate += achieved / 2;
       }
       link.bandwidth_Bps = rate;
+      // The hop group too (the f ranks that differ only at this level, a
+      // hierarchical collective's step), when it is smaller than group(l):
+      // a second participant count for the table.
+      if (group->size() > f) {
+        const auto hop = world.hop(l);
+        const double h0 = gather_on(*hop, kTiny);
+        for (std::size_t b : {kLarge / 2, kLarge})
+          link.achieved.push_back(
+              {f, static_cast<double>(b), static_cast<double>(f - 1) * static_cast<double>(b) / std::max(gather_on(*hop, b) - h0, 1e-9)});
+      }
       link.latency_s = t0 / (group->size() - 1);
       link.source = "measured by tierzero bench comm (all-gather over group(" + std::string(level_name(l)) + "), " +
                     topo.to_string() + ")";

@@ -180,13 +180,14 @@ python3 - "$tmp/sys.toml" "$sim" <<'PY' || fail=1
 import json, sys, tomllib
 s = tomllib.load(open(sys.argv[1], "rb"))
 assert s["collectives"] == "mpi", s
-assert 0 < s["compute_efficiency"] <= 1 and 0 <= s["overlap_forward"] == s["overlap_backward"] == s["overlap_reduce"] <= 1 and s["peak_tflops"] > 0, s
+assert 0 < s["compute_efficiency"] <= 1 and 0 <= s["overlap_forward"] == s["overlap_backward"] <= 1 and 0 <= s["overlap_reduce"] <= 1 and s["peak_tflops"] > 0, s
 assert [l["name"] for l in s["level"]] == ["package", "world"], s
 for l in s["level"]:
     assert l["bandwidth_gbs"] > 0 and l["latency_us"] > 0 and l["source"].startswith("measured"), l
-    points = l["achieved"]  # one achieved-rate point per measured shard size, among the level's group
-    assert [p["bytes"] for p in points] == [262144, 524288] and all(p["bandwidth_gbs"] > 0 for p in points), points
-    assert {p["participants"] for p in points} == ({2} if l["name"] == "package" else {4}), points
+    # One achieved-rate point per measured shard size among the level's group, and among its hop group where smaller.
+    points = l["achieved"]
+    assert all(p["bandwidth_gbs"] > 0 and p["bytes"] in (262144, 524288) for p in points), points
+    assert sorted(p["participants"] for p in points) == ([2, 2] if l["name"] == "package" else [2, 2, 4, 4]), points
 rows = [json.loads(l) for l in sys.argv[2].splitlines()]
 assert [r["strategy"] for r in rows] == ["zero3", "hier3"], rows
 for r in rows:
