@@ -1,27 +1,12 @@
 #include "quant_bench.h"
 
-#include <chrono>
 #include <cstring>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <random>
 
-namespace tierzero::bench {
+#include "best_seconds.h"
 
-namespace {
-// Best of `reps` timings, after one warm-up call (buffers are touched once
-// beforehand, so page faults are not measured).
-double best_seconds(int reps, const std::function<void()>& f) {
-  f();
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
-}
-}  // namespace
+namespace tierzero::bench {
 
 std::vector<QuantBenchRow> run_quant_bench(std::size_t n, QuantImpl impl, int reps) {
   std::vector<QuantBenchRow> rows;

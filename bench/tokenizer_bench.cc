@@ -1,31 +1,18 @@
 #include "tokenizer_bench.h"
 
-#include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "best_seconds.h"
 #include "tierzero/data.h"
 #include "tierzero/tokenizer.h"
 
 namespace tierzero::bench {
 
-namespace {
-template <class F>
-double best_seconds(int reps, F&& f) {
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
-}
-}  // namespace
-
 TokenizerBenchRow run_tokenizer_bench(const std::string& vocab, const std::string& text, int reps) {
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(vocab);
   TokenizerBenchRow row;
   row.text_bytes = text.size();
-  row.tokens = tok.encode(text).size();  // also the warm-up pass
+  row.tokens = tok.encode(text).size();
   const double mb = static_cast<double>(text.size()) / 1e6;
   row.gpt2_mbs = mb / best_seconds(reps, [&] { (void)tok.encode(text); });
   row.byte_mbs = mb / best_seconds(reps, [&] { (void)byte_encode(text); });
