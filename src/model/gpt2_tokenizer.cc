@@ -149,32 +149,53 @@ struct Gpt2Tokenizer::Impl {
   }
 
   // tiktoken's byte-pair merge: repeatedly join the adjacent pair whose
-  // union has the lowest rank.
+  // union has the lowest rank, the leftmost of equals. The parts form a
+  // linked list and the candidate pairs a min-heap keyed (rank, start), so
+  // a long piece (a run of spaces or digits) costs n log n, not tiktoken's
+  // n^2; entries whose parts have changed since are skipped when popped.
   void merge(std::string_view piece, std::vector<std::uint32_t>& out) const {
     constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
     if (const std::uint32_t whole = rank(piece); whole != kNone) {
       out.push_back(whole);
       return;
     }
-    std::vector<std::size_t> start(piece.size() + 1);
-    for (std::size_t i = 0; i <= piece.size(); ++i) start[i] = i;
-    // pair[i]: rank of the union of parts i and i + 1.
-    std::vector<std::uint32_t> pair(piece.size());
-    auto pair_rank = [&](std::size_t i) {
-      return i + 2 < start.size() ? rank(piece.substr(start[i], start[i + 2] - start[i])) : kNone;
+    const std::size_t n = piece.size();
+    // Scratch reused across calls on this thread (encode stays thread-safe).
+    // Part i starts at byte i while alive; next[i] is the start of the part after it (n at the end).
+    thread_local std::vector<std::size_t> next, prev;
+    thread_local std::vector<char> alive;
+    thread_local std::vector<Candidate> heap;
+    next.resize(n), prev.resize(n), alive.assign(n, 1), heap.clear();
+    for (std::size_t i = 0; i < n; ++i) next[i] = i + 1, prev[i] = i - 1;  // prev[0] wraps: never read
+    const auto later = [](const Candidate& a, const Candidate& b) { return a.rank != b.rank ? a.rank > b.rank : a.left > b.left; };
+    auto push = [&](std::size_t left) {
+      if (left >= n || next[left] >= n) return;
+      const std::size_t end = next[next[left]];
+      const std::uint32_t r = rank(piece.substr(left, end - left));
+      if (r == kNone) return;
+      heap.push_back({r, left, end});
+      std::push_heap(heap.begin(), heap.end(), later);
     };
-    for (std::size_t i = 0; i + 1 < start.size(); ++i) pair[i] = pair_rank(i);
-    for (;;) {
-      const auto best = std::min_element(pair.begin(), pair.begin() + static_cast<std::ptrdiff_t>(start.size() - 1));
-      if (*best == kNone) break;
-      const std::size_t i = static_cast<std::size_t>(best - pair.begin());
-      start.erase(start.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-      pair.erase(pair.begin() + static_cast<std::ptrdiff_t>(i) + 1);
-      pair[i] = pair_rank(i);
-      if (i > 0) pair[i - 1] = pair_rank(i - 1);
+    for (std::size_t i = 0; i + 1 < n; ++i) push(i);
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end(), later);
+      const Candidate c = heap.back();
+      heap.pop_back();
+      if (!alive[c.left] || next[c.left] >= n || next[next[c.left]] != c.end) continue;  // stale
+      alive[next[c.left]] = 0;
+      next[c.left] = c.end;
+      if (c.end < n) prev[c.end] = c.left;
+      push(c.left);
+      if (c.left > 0) push(prev[c.left]);
     }
-    for (std::size_t i = 0; i + 1 < start.size(); ++i) out.push_back(rank(piece.substr(start[i], start[i + 1] - start[i])));
+    for (std::size_t i = 0; i < n; i = next[i]) out.push_back(rank(piece.substr(i, next[i] - i)));
   }
+
+  // A candidate merge: the two parts spanning [left, end), whose union has `rank`.
+  struct Candidate {
+    std::uint32_t rank;
+    std::size_t left, end;
+  };
 };
 
 namespace {
