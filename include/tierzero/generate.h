@@ -27,6 +27,7 @@ class KvDecoder {
  private:
   const GptLayout& layout_;
   const float* params_;
+  const float *wte_, *wpe_, *head_;  // inside params_
   int length_ = 0;
   std::vector<std::vector<float>> keys_, values_;  // per layer: [context, C]
   std::vector<float> x_, ln_, mean_, rstd_, qkv_, y_, proj_, fch_, fch_gelu_, scores_, logits_;

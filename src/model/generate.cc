@@ -10,7 +10,12 @@
 
 namespace tierzero {
 
-KvDecoder::KvDecoder(const GptLayout& layout, const float* params) : layout_(layout), params_(params) {
+KvDecoder::KvDecoder(const GptLayout& layout, const float* params)
+    : layout_(layout),
+      params_(params),
+      wte_(params + layout.tensor("wte").offset),
+      wpe_(params + layout.tensor("wpe").offset),
+      head_(params + layout.units()[layout.head_unit()].offset) {
   const GptConfig& c = layout.config();
   const std::size_t C = c.channels, T = c.context;
   keys_.assign(c.layers, std::vector<float>(T * C));
@@ -25,9 +30,7 @@ const std::vector<float>& KvDecoder::step(int token) {
   TZ_CHECK(token >= 0 && token < c.vocab, ConfigError,
            "token id " + std::to_string(token) + " is outside the model's vocabulary of " + std::to_string(c.vocab));
   TZ_CHECK(t < c.context, ConfigError, "the model's context of " + std::to_string(c.context) + " positions is full");
-  const float* wte = params_ + layout_.tensor("wte").offset;
-  const float* wpe = params_ + layout_.tensor("wpe").offset;
-  for (int i = 0; i < C; ++i) x_[i] = wte[static_cast<std::size_t>(token) * C + i] + wpe[static_cast<std::size_t>(t) * C + i];
+  for (int i = 0; i < C; ++i) x_[i] = wte_[static_cast<std::size_t>(token) * C + i] + wpe_[static_cast<std::size_t>(t) * C + i];
   const BlockOffsets& o = layout_.block();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   for (int l = 0; l < c.layers; ++l) {
@@ -65,9 +68,8 @@ const std::vector<float>& KvDecoder::step(int token) {
     ops::matmul_forward(proj_.data(), fch_gelu_.data(), p + o.fcproj_w, p + o.fcproj_b, 1, 4 * C, C);
     ops::residual_forward(x_.data(), x_.data(), proj_.data(), C);
   }
-  const float* head = params_ + layout_.units()[layout_.head_unit()].offset;
-  ops::layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x_.data(), head, head + C, 1, C);
-  ops::matmul_forward(logits_.data(), ln_.data(), wte, static_cast<const float*>(nullptr), 1, C, c.vocab);  // tied LM head
+  ops::layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x_.data(), head_, head_ + C, 1, C);
+  ops::matmul_forward(logits_.data(), ln_.data(), wte_, static_cast<const float*>(nullptr), 1, C, c.vocab);  // tied LM head
   ++length_;
   return logits_;
 }

@@ -65,6 +65,7 @@ HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) 
   HopTime out;
   double total = 0, inner = 1, ring_rate = 0, alpha = 0, worst = 0;
   const double whole = hop_buffer(h);
+  const std::array<double, kNumLevels> halving = algo == Algo::halving ? halving_bytes(h, topo) : std::array<double, kNumLevels>{};
   for (int l = 0; l < kNumLevels; ++l) {
     if (h.bytes[l] == 0) continue;
     const Level level = static_cast<Level>(l);
@@ -76,7 +77,7 @@ HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) 
     if (link.latency_s >= alpha) alpha = link.latency_s, out.latency_level = l;
     double t = 0;
     if (algo == Algo::direct) t = bytes / bandwidth;
-    if (algo == Algo::halving) t = halving_bytes(h, topo)[l] / bandwidth, out.transfer_s += t;
+    if (algo == Algo::halving) t = halving[l] / bandwidth, out.transfer_s += t;
     if (algo == Algo::tree) t = bytes / rate, out.transfer_s += std::ceil(std::log2(topo.fanout(level))) * whole / rate;
     if (algo == Algo::ring && (ring_rate == 0 || rate <= ring_rate)) ring_rate = rate, out.bottleneck = l;  // ties: the outer level
     if (algo != Algo::ring && t > worst) worst = t, out.bottleneck = l;
