@@ -12,7 +12,7 @@ declare -A rank
 for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
 # Public headers and the layer that implements each.
 declare -A owner=(
-  [error.h]=core [dtype.h]=core [memory.h]=core
+  [error.h]=core [dtype.h]=core [memory.h]=core [read_file.h]=core
   [topology.h]=topo [system.h]=topo [hops.h]=topo
   [quant.h]=quant [element_ops.h]=quant
   [communicator.h]=comm [traffic.h]=comm [comm_schedule.h]=comm [order_check.h]=comm [hierarchy.h]=comm [mpi.h]=comm [nccl.h]=comm

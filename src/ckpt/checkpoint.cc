@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "tierzero/error.h"
 #include "tierzero/hf_gpt2.h"
+#include "tierzero/read_file.h"
 #include "tierzero/safetensors.h"
 #include "tierzero/shard_layout.h"
 
@@ -228,11 +228,9 @@ std::string resolve_checkpoint(const std::string& path) {
 
 CheckpointReader::CheckpointReader(const std::string& path) : dir_(resolve_checkpoint(path)) {
   const std::string meta_path = (fs::path(dir_) / "meta.json").string();
-  std::ifstream in(meta_path);
-  TZ_CHECK(in, FormatError, "cannot read '" + meta_path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  meta_ = CheckpointMeta::from_json(ss.str(), meta_path);
+  const auto text = read_file(meta_path);
+  TZ_CHECK(text, FormatError, "cannot read '" + meta_path + "'");
+  meta_ = CheckpointMeta::from_json(*text, meta_path);
 }
 
 std::vector<std::byte> CheckpointReader::read(const std::string& name) const {

@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
+#include "tierzero/read_file.h"
 
 namespace tierzero {
 
@@ -55,11 +54,9 @@ int whole(const json& j, const char* key, const std::string& where) {
 }
 
 std::string read_all(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  TZ_CHECK(in, FormatError, "cannot read '" + p.string() + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = read_file(p.string());
+  TZ_CHECK(text, FormatError, "cannot read '" + p.string() + "'");
+  return std::move(*text);
 }
 
 GptConfig model_from_metadata(const std::string& text, const std::string& where) {

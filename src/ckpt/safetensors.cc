@@ -6,11 +6,11 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "tierzero/dtype.h"
 #include "tierzero/error.h"
+#include "tierzero/read_file.h"
 
 namespace tierzero {
 
@@ -71,11 +71,9 @@ const SafeTensor& SafeTensorsFile::at(const std::string& name) const {
 
 SafeTensorsFile read_safetensors(const std::string& path) {
   const std::string where = "safetensors file '" + path + "'";
-  std::ifstream in(path, std::ios::binary);
-  TZ_CHECK(in, FormatError, where + ": cannot open");
-  std::stringstream file;
-  file << in.rdbuf();
-  return parse_safetensors(file.str(), where);
+  const auto file = read_file(path);
+  TZ_CHECK(file, FormatError, where + ": cannot open");
+  return parse_safetensors(*file, where);
 }
 
 SafeTensorsFile parse_safetensors(std::string_view file, const std::string& where) {

@@ -9,9 +9,9 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 
 #include "tierzero/error.h"
+#include "tierzero/read_file.h"
 
 #ifndef TZ_DATA_DIR
 #error "TZ_DATA_DIR must name the folder holding the built-in corpus"
@@ -158,11 +158,9 @@ TokenData TokenData::slice(std::size_t begin, std::size_t end) const {
 
 TokenData TokenData::builtin() {
   const std::string path = std::string(TZ_DATA_DIR) + "/kjv.txt";
-  std::ifstream in(path, std::ios::binary);
-  TZ_CHECK(in, FormatError, "built-in corpus '" + path + "' is missing (regenerate it with scripts/make_corpus.sh)");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return from_tokens(byte_encode(ss.str()), 256, "builtin (" + path + ")");
+  const auto text = read_file(path);
+  TZ_CHECK(text, FormatError, "built-in corpus '" + path + "' is missing (regenerate it with scripts/make_corpus.sh)");
+  return from_tokens(byte_encode(*text), 256, "builtin (" + path + ")");
 }
 
 TokenData TokenData::load(const std::string& spec) { return spec == "builtin" ? builtin() : open(spec); }

@@ -6,13 +6,13 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <unordered_map>
 
 #include "tierzero/error.h"
+#include "tierzero/read_file.h"
 
 namespace tierzero {
 
@@ -69,11 +69,9 @@ bool key_bytes(const std::string& key, const std::unordered_map<char32_t, unsign
 }
 
 std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  TZ_CHECK(in, ConfigError, "cannot read tokenizer file '" + p.string() + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = read_file(p.string());
+  TZ_CHECK(text, ConfigError, "cannot read tokenizer file '" + p.string() + "'");
+  return std::move(*text);
 }
 
 int base64_value(char c) {

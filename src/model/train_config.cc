@@ -1,14 +1,13 @@
 #include "tierzero/train_config.h"
 
 #include <cmath>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <toml++/toml.h>
 
 #include "core/toml_read.h"
 
 #include "tierzero/error.h"
+#include "tierzero/read_file.h"
 
 namespace tierzero {
 
@@ -131,11 +130,9 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
 }
 
 void load_train_config(const std::string& path, TrainConfig& c) {
-  std::ifstream in(path);
-  TZ_CHECK(in, ConfigError, "cannot read config file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  parse_train_config(ss.str(), path, c);
+  const auto text = read_file(path);
+  TZ_CHECK(text, ConfigError, "cannot read config file '" + path + "'");
+  parse_train_config(*text, path, c);
 }
 
 }  // namespace tierzero

@@ -2,11 +2,10 @@
 
 #include <climits>
 #include <cmath>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "tierzero/error.h"
+#include "tierzero/read_file.h"
 
 namespace tierzero {
 
@@ -231,11 +230,9 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
 }
 
 DeepSpeedMapping read_deepspeed_config(const std::string& path, const Topology& topo, TrainConfig& cfg) {
-  std::ifstream in(path);
-  TZ_CHECK(in, ConfigError, "cannot read DeepSpeed config '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_deepspeed_config(ss.str(), path, topo, cfg);
+  const auto text = read_file(path);
+  TZ_CHECK(text, ConfigError, "cannot read DeepSpeed config '" + path + "'");
+  return parse_deepspeed_config(*text, path, topo, cfg);
 }
 
 void check_train_batch_size(const DeepSpeedMapping& ds, const std::string& origin, const TrainConfig& cfg, int world_size) {

@@ -10,6 +10,7 @@
 #include "core/toml_read.h"
 
 #include "tierzero/error.h"
+#include "tierzero/read_file.h"
 
 namespace tierzero {
 
@@ -209,15 +210,13 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
 
 System load_system(const std::string& name_or_path) {
   if (auto p = system_preset(name_or_path)) return *p;
-  std::ifstream in(name_or_path);
-  if (!in) {
+  const auto text = read_file(name_or_path);
+  if (!text) {
     std::string names;
     for (auto& n : system_preset_names()) names += (names.empty() ? "" : ", ") + n;
     TZ_THROW(ConfigError, "system '" + name_or_path + "' is neither a preset (" + names + ") nor a readable file");
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_system_toml(ss.str(), name_or_path);
+  return parse_system_toml(*text, name_or_path);
 }
 
 void save_system(const System& s, const std::string& path) {

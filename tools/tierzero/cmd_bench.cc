@@ -1,9 +1,7 @@
 // tierzero bench comm: flat vs hierarchical collectives, JSON lines, and a
 // measured system file.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 
 #include "comm_bench.h"
 #include "quant_bench.h"
@@ -12,6 +10,7 @@
 #include "commands.h"
 #include "validators.h"
 #include "tierzero/error.h"
+#include "tierzero/read_file.h"
 #include "tierzero/mpi.h"
 
 namespace tierzero::cli {
@@ -149,11 +148,9 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   tok->add_option("--input", targs->input, "UTF-8 text to encode")->required();
   tok->add_option("--reps", targs->reps, "Timed passes (best is reported)")->check(at_least(1));
   tok->callback([targs, &ctx] {
-    std::ifstream in(targs->input, std::ios::binary);
-    TZ_CHECK(in, ConfigError, "cannot read input '" + targs->input + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    std::cout << bench::to_json_line(bench::run_tokenizer_bench(targs->vocab, ss.str(), targs->reps)) << std::endl;
+    const auto text = read_file(targs->input);
+    TZ_CHECK(text, ConfigError, "cannot read input '" + targs->input + "'");
+    std::cout << bench::to_json_line(bench::run_tokenizer_bench(targs->vocab, *text, targs->reps)) << std::endl;
     ctx.exit_code = 0;
   });
 }

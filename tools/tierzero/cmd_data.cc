@@ -1,12 +1,11 @@
 // tierzero data prepare: text -> token file, with the byte-level tokenizer
 // or GPT-2's BPE.
-#include <fstream>
 #include <optional>
-#include <sstream>
 
 #include "commands.h"
 #include "tierzero/data.h"
 #include "tierzero/error.h"
+#include "tierzero/read_file.h"
 #include "tierzero/tokenizer.h"
 
 namespace tierzero::cli {
@@ -18,11 +17,9 @@ struct PrepareArgs {
 };
 
 std::string read_input(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  TZ_CHECK(in, ConfigError, "cannot read input '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = read_file(path);
+  TZ_CHECK(text, ConfigError, "cannot read input '" + path + "'");
+  return std::move(*text);
 }
 
 void prepare(const PrepareArgs& a) {
