@@ -9,6 +9,7 @@
 // finished, so a crash mid-save leaves the previous checkpoint intact.
 // CheckpointReader reads one without MPI (inspect, export, resharding).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -67,8 +68,12 @@ class CheckpointReader {
   std::vector<std::string> verify() const;
   // The full fp32 arrays (GptLayout order) from every rank's optim file.
   void read_full_optim(std::vector<float>& master, std::vector<float>& m, std::vector<float>& v) const;
+  // Only the master weights (export, sampling): the moments are not kept.
+  std::vector<float> read_full_master() const;
 
  private:
+  // Fills the arrays of `out` (master, m, v) that are not null.
+  void read_full(const std::array<std::vector<float>*, 3>& out) const;
   std::string dir_;
   CheckpointMeta meta_;
 };

@@ -266,10 +266,21 @@ std::vector<std::string> CheckpointReader::verify() const {
 }
 
 void CheckpointReader::read_full_optim(std::vector<float>& master, std::vector<float>& m, std::vector<float>& v) const {
+  read_full({&master, &m, &v});
+}
+
+std::vector<float> CheckpointReader::read_full_master() const {
+  std::vector<float> master;
+  read_full({&master, nullptr, nullptr});
+  return master;
+}
+
+void CheckpointReader::read_full(const std::array<std::vector<float>*, 3>& out) const {
   const GptLayout layout(meta_.model);
   const Topology topo = Topology::parse(meta_.topology, meta_.world_size);
   const std::size_t n = layout.num_params();
-  master.assign(n, 0.0f), m.assign(n, 0.0f), v.assign(n, 0.0f);
+  for (std::vector<float>* x : out)
+    if (x) x->assign(n, 0.0f);
   // One rank per distinct optim shard suffices: the first member of each cross group.
   for (int r = 0; r < meta_.world_size; ++r) {
     if (meta_.plan.optim && topo.cross_group(*meta_.plan.optim, r).front() != r) continue;
@@ -282,10 +293,9 @@ void CheckpointReader::read_full_optim(std::vector<float>& master, std::vector<f
     for (std::size_t u = 0; u < layout.units().size(); ++u) {
       const std::size_t valid = s.valid(layout, static_cast<int>(u));
       const std::size_t dst = layout.units()[u].offset + s.position * s.shard[u];
-      for (int k = 0; k < 3; ++k) {
-        std::vector<float>& out = k == 0 ? master : k == 1 ? m : v;
-        std::copy(f + k * s.total + s.offset[u], f + k * s.total + s.offset[u] + valid, out.begin() + static_cast<std::ptrdiff_t>(dst));
-      }
+      for (int k = 0; k < 3; ++k)
+        if (out[k])
+          std::copy(f + k * s.total + s.offset[u], f + k * s.total + s.offset[u] + valid, out[k]->begin() + static_cast<std::ptrdiff_t>(dst));
     }
   }
 }
@@ -315,8 +325,7 @@ std::vector<float> load_safetensors_params(const std::string& path, const GptCon
 }
 
 void export_safetensors(const CheckpointReader& ckpt, const std::string& path) {
-  std::vector<float> master, m, v;
-  ckpt.read_full_optim(master, m, v);
+  const std::vector<float> master = ckpt.read_full_master();
   const GptLayout layout(ckpt.meta().model);
   SafeTensorsFile out;
   for (const TensorInfo& t : layout.tensors())

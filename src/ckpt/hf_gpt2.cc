@@ -169,9 +169,7 @@ ModelWeights load_model_weights(const std::string& path) {
   }
   if (fs::is_directory(p)) {  // a checkpoint
     const CheckpointReader ckpt(path);
-    std::vector<float> master, mom, var;
-    ckpt.read_full_optim(master, mom, var);
-    return {ckpt.meta().model, std::move(master)};
+    return {ckpt.meta().model, ckpt.read_full_master()};
   }
   const SafeTensorsFile f = read_safetensors(path);
   const std::string where = "'" + path + "'";

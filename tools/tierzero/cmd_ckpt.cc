@@ -20,9 +20,7 @@ int export_weights(const ExportArgs& a) {
   if (a.format == "tierzero") {
     export_safetensors(ckpt, a.output);
   } else {
-    std::vector<float> master, m, v;
-    ckpt.read_full_optim(master, m, v);
-    write_hf_gpt2(ckpt.meta().model, master, a.output);
+    write_hf_gpt2(ckpt.meta().model, ckpt.read_full_master(), a.output);
   }
   std::fprintf(stderr, "tierzero: wrote %s (%s, step %lld)\n", a.output.c_str(), a.format.c_str(), static_cast<long long>(ckpt.meta().step));
   return 0;

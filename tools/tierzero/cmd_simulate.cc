@@ -31,17 +31,23 @@ struct Prepared {
   std::string changed;
 };
 
-Prepared input(const SimArgs& a, const std::string& strategy, int ranks) {
+// The command's model, system and batch, read once (rank count and plan come per point).
+SimInput job(const SimArgs& a) {
   SimInput in;
   in.model = gpt_preset(a.model);
   in.system = load_system(a.system);
-  in.ranks = ranks;
   in.micro_batch = a.micro_batch;
   in.seq_len = a.seq_len;
   in.grad_accum = a.grad_accum;
   in.recompute = a.recompute;
   in.topology_spec = a.topology;
   in.engine = parse_engine(a.engine);
+  return in;
+}
+
+Prepared input(const SimInput& job, const std::string& strategy, int ranks) {
+  SimInput in = job;
+  in.ranks = ranks;
   in.plan = fit_to(strategy_plan(strategy), in.topology());
   const Plan preset = in.plan;
   in.plan = fit_memory(in);
@@ -123,6 +129,7 @@ int run_simulate(const SimArgs& a) {
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   const int world = static_cast<int>(Level::world);
+  const SimInput base_job = job(a);
   if (!a.json)
     std::printf("%-8s %6s %10s %10s %10s %8s %6s %6s %10s  %s\n", "strategy", "ranks", "step_s", "compute_s", "TFLOPS", "scaling", "fits",
                 "GB", "world_s", "plan change");
@@ -130,7 +137,7 @@ int run_simulate(const SimArgs& a) {
     double base = 0;
     lines.push_back({s, {}});
     for (int n : ranks) {
-      const Prepared p = input(a, s, n);
+      const Prepared p = input(base_job, s, n);
       const SimResult r = simulate(p.in);
       lines.back().second.push_back({n, r.tflops_per_device});
       if (base == 0) base = r.tflops_per_device;
@@ -155,7 +162,8 @@ int run_simulate(const SimArgs& a) {
 
 int run_plan(const SimArgs& a) {
   TZ_CHECK(a.ranks.size() == 1, ConfigError, "plan takes one rank count (--ranks N)");
-  SimInput base = input(a, "zero3", a.ranks.front()).in;
+  const SimInput base_job = job(a);
+  SimInput base = input(base_job, "zero3", a.ranks.front()).in;
   PlanSearchOptions options;
   if (a.memory_limit_gb > 0) options.memory_limit = a.memory_limit_gb * 1e9;
   options.top = a.top;
@@ -179,8 +187,8 @@ int run_plan(const SimArgs& a) {
   // Whether hier3 helps on this system, and why.
   std::fprintf(stderr, "ranked by TFLOPS; a lossy plan (quantised weights or gradients) ranks above an exact one only when %.0f%% faster "
                        "(--min-quant-gain)\n", 100 * a.min_quant_gain);
-  const SimResult h3 = simulate(input(a, "hier3", a.ranks.front()).in);
-  const SimResult zpp = simulate(input(a, "zeropp", a.ranks.front()).in);
+  const SimResult h3 = simulate(input(base_job, "hier3", a.ranks.front()).in);
+  const SimResult zpp = simulate(input(base_job, "zeropp", a.ranks.front()).in);
   const Topology topo = base.topology();
   std::string why;
   const bool helps = h3.tflops_per_device > zpp.tflops_per_device * 1.01;
@@ -203,12 +211,12 @@ int run_plan(const SimArgs& a) {
 
 int run_memory(const SimArgs& a) {
   TZ_CHECK(a.ranks.size() == 1 && a.strategies.size() == 1, ConfigError, "memory takes one strategy and one rank count");
-  const Prepared p = input(a, a.strategies.front(), a.ranks.front());
+  const Prepared p = input(job(a), a.strategies.front(), a.ranks.front());
   const SimResult r = simulate(p.in);
   if (!p.changed.empty()) std::printf("plan change: %s\n", p.changed.c_str());
   std::printf("memory per rank: %s, %s, %d ranks on %s\n", a.model.c_str(), a.strategies.front().c_str(), a.ranks.front(), a.system.c_str());
   for (const auto& [k, v] : r.memory_bytes) std::printf("  %-12s %10.3f GB\n", k.c_str(), v / 1e9);
-  std::printf("  %-12s %10.3f GB of %.1f GB: %s\n", "total", r.memory_total / 1e9, load_system(a.system).memory_bytes / 1e9,
+  std::printf("  %-12s %10.3f GB of %.1f GB: %s\n", "total", r.memory_total / 1e9, p.in.system.memory_bytes / 1e9,
               r.fits ? "fits" : "does NOT fit");
   return 0;
 }
