@@ -75,13 +75,17 @@ TEST(System, RejectsBadFiles) {
 TEST(System, AchievedBandwidthInterpolatesOverParticipantsAndBytes) {
   LinkSpec l;
   l.bandwidth_Bps = 7e9;
-  EXPECT_EQ(l.bandwidth_at(64, 1e6), 7e9);
+  const auto at = [&](int participants, double bytes) { return l.bandwidth_at({Collective::all_gather, participants, 0, bytes}); };
+  EXPECT_EQ(at(64, 1e6), 7e9);
   l.achieved = {{2, 1e3, 1e9}, {2, 1e5, 3e9}, {8, 1e3, 0.5e9}, {8, 1e5, 1.5e9}};
-  EXPECT_NEAR(l.bandwidth_at(2, 1e4), 2e9, 1);      // halfway in log(bytes)
-  EXPECT_NEAR(l.bandwidth_at(8, 1e4), 1e9, 1);
-  EXPECT_NEAR(l.bandwidth_at(4, 1e4), 1.5e9, 1);    // halfway in log(participants) between 2 and 8
-  EXPECT_NEAR(l.bandwidth_at(16, 1e7), 1.5e9, 1);   // clamped: more ranks, larger shards than measured
-  EXPECT_NEAR(l.bandwidth_at(2, 10), 1e9, 1);
+  EXPECT_NEAR(at(2, 1e4), 2e9, 1);      // halfway in log(bytes)
+  EXPECT_NEAR(at(8, 1e4), 1e9, 1);
+  EXPECT_NEAR(at(4, 1e4), 1.5e9, 1);    // halfway in log(participants) between 2 and 8
+  EXPECT_NEAR(at(16, 1e7), 1.5e9, 1);   // clamped: more ranks, larger shards than measured
+  EXPECT_NEAR(at(2, 10), 1e9, 1);
+  // Points of no kind price every kind, the all-reduce too.
+  EXPECT_NEAR(l.bandwidth_at({Collective::all_reduce, 2, 0, 1e4}), 2e9, 1);
+  EXPECT_NEAR(l.bandwidth_at({Collective::all_to_all, 8, 0, 1e5}), 1.5e9, 1);
   const std::string text = "memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n"
                            "achieved=[{participants=2, bytes=1000, bandwidth_gbs=1}, {participants=8, bytes=1e5, bandwidth_gbs=1.5}]\n";
   const System s = parse_system_toml(text, "t");
@@ -92,6 +96,48 @@ TEST(System, AchievedBandwidthInterpolatesOverParticipantsAndBytes) {
                "level[0].achieved[0]: participants must be 2 to 16777216");
   expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\nachieved=3\n",
                "achieved must be an array");
+}
+
+// Points per kind, keyed by groups: each kind reads its own points, an
+// all-reduce is a reduce-scatter then an all-gather (the harmonic mean of
+// their rates), a kind without points reads the nearest measured kind.
+TEST(System, AchievedBandwidthPerCollectiveAndGroups) {
+  LinkSpec l;
+  l.bandwidth_Bps = 100e9;
+  const auto ag = Collective::all_gather, rs = Collective::reduce_scatter;
+  l.achieved = {{16, 1e6, 4e9, ag, 2}, {16, 1e7, 8e9, ag, 2}, {64, 1e6, 2e9, ag, 8}, {64, 1e7, 4e9, ag, 8}, {16, 1e6, 6e9, rs, 2}};
+  ASSERT_TRUE(l.keyed_by_groups());
+  // A table point is returned exactly, whatever the participants (the key is the groups spanned).
+  EXPECT_EQ(l.bandwidth_at({ag, 16, 2, 1e6}), 4e9);
+  EXPECT_EQ(l.bandwidth_at({ag, 2, 2, 1e7}), 8e9);
+  EXPECT_EQ(l.bandwidth_at({ag, 999, 8, 1e6}), 2e9);
+  EXPECT_NEAR(l.bandwidth_at({ag, 32, 4, 1e6}), 3e9, 1);  // halfway in log(groups) between 2 and 8
+  EXPECT_EQ(l.bandwidth_at({rs, 16, 2, 1e6}), 6e9);
+  EXPECT_EQ(l.bandwidth_at({rs, 16, 2, 1e9}), 6e9);  // clamped at its one point
+  EXPECT_NEAR(l.bandwidth_at({Collective::all_reduce, 16, 2, 1e6}), 2 / (1 / 6e9 + 1 / 4e9), 1);
+  EXPECT_EQ(l.bandwidth_at({Collective::all_to_all, 16, 2, 1e6}), 4e9);  // the all-gather's
+  // Monotone in bytes and in groups between the points.
+  double last = 0;
+  for (double b = 1e6; b <= 1e7; b *= 1.2) {
+    const double v = l.bandwidth_at({ag, 16, 2, b});
+    EXPECT_GE(v, last);
+    last = v;
+  }
+  last = 1e99;
+  for (int g = 2; g <= 8; ++g) {
+    const double v = l.bandwidth_at({ag, 8 * g, g, 3e6});
+    EXPECT_LE(v, last);
+    last = v;
+  }
+  const std::string head = "memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n";
+  const System s = parse_system_toml(head + "achieved=[{collective='reduce_scatter', participants=16, groups=2, bytes=1e6, bandwidth_gbs=6}]\n", "t");
+  EXPECT_EQ(s.links[0].achieved.front(), (RatePoint{16, 1e6, 6e9, rs, 2}));
+  EXPECT_EQ(parse_system_toml(s.to_toml(), "back").links[0].achieved, s.links[0].achieved);
+  expect_error(head + "achieved=[{collective='broadcast', participants=2, bytes=1, bandwidth_gbs=1}]\n",
+               "level[0].achieved[0]: unknown collective 'broadcast'");
+  expect_error(head + "achieved=[{participants=4, groups=8, bytes=1, bandwidth_gbs=1}]\n", "groups must be 2 to participants");
+  expect_error(head + "achieved=[{participants=4, groups=2, bytes=1, bandwidth_gbs=1}, {participants=4, bytes=1, bandwidth_gbs=1}]\n",
+               "level[0].achieved[1]: a level's points are keyed either all by groups or none");
 }
 
 // "overlap" sets every kind, the per-kind keys override it; both survive a round trip with the call overhead.

@@ -1,6 +1,7 @@
 // How a collective is laid over the levels, as plain values shared by the
 // hierarchical collectives (tierzero/hierarchy.h), the plan
-// (tierzero/plan.h) and the simulator: the decomposition of a collective
+// (tierzero/plan.h), the systems' measured rates (tierzero/system.h) and the
+// simulator: the kinds of collective, the decomposition of a collective
 // into hops, and the bits each hop of a quantised reduction carries.
 // Value types; no communication.
 #pragma once
@@ -12,6 +13,11 @@
 #include "tierzero/topology.h"
 
 namespace tierzero {
+
+// The collectives a step is made of.
+enum class Collective { all_gather, reduce_scatter, all_reduce, all_to_all };
+std::string_view collective_name(Collective c);        // "all_gather", "reduce_scatter", "all_reduce", "all_to_all"
+Collective parse_collective(std::string_view s);       // throws ConfigError naming the accepted names
 
 // One hop per entry, innermost first, each hop the set of levels whose
 // coordinates vary within it. {{package}, {node}, {world}} is the three-level

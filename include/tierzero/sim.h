@@ -6,8 +6,8 @@
 //             quantisation kernels at memory bandwidth (read + write)
 //   calls     every collective call costs its hop's latency per peer and the
 //             system's call_overhead plus the engine's: tierzero issues one
-//             call per unit and hop, DeepSpeed one per parameterised module
-//             (EngineModel)
+//             call per unit and hop, DeepSpeed one per parameterised module,
+//             each priced at the module's size (EngineModel)
 //   overlap   forward/backward gathers and gradient buckets run beside the
 //             compute: step = compute + overlappable + exposed
 //             - o * min(compute, overlappable), o the overlaps of the three
@@ -42,11 +42,12 @@ enum class Engine { tierzero, deepspeed };
 std::string_view engine_name(Engine e);
 Engine parse_engine(std::string_view s);  // throws ConfigError
 
-// What an engine adds to a system's figures. calls_per_*: collective calls
-// per hop of one unit's weight gather (the modules fetched separately);
+// What an engine adds to a system's figures. fetch_per_module: a unit's
+// weight gather runs as one collective per parameterised module (its
+// weight and bias), each priced at its own size, instead of one per unit;
 // overlap scales the system's; call_overhead_s is paid per call.
 struct EngineModel {
-  int calls_per_embed = 1, calls_per_block = 1, calls_per_head = 1;
+  bool fetch_per_module = false;
   Overlap overlap;
   double call_overhead_s = 0;
 };
@@ -100,6 +101,12 @@ struct HopTime {
   int latency_level = 0;  // the level whose latency sets latency_s
 };
 HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys);
+
+// The time of one all-gather or reduce-scatter over every rank of `topo`
+// with a per-rank shard of `shard_bytes`, decomposed by `spec`: the sum of
+// its hops' transfer and latency (collective_hops, hop_time) plus the
+// system's call overhead per hop.
+double collective_time(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes, const System& sys);
 
 // The bytes one hop moves into one group(boundary) — a package through its
 // links (boundary package), a node through its network interfaces

@@ -9,18 +9,38 @@
 #include <string_view>
 #include <vector>
 
+#include "tierzero/hops.h"
 #include "tierzero/topology.h"
 
 namespace tierzero {
 
 // One measured point of a level's achieved collective bandwidth: a
-// collective among `participants` ranks moving `bytes` per rank reached
-// `bandwidth_Bps` per rank at this level.
+// collective among `participants` ranks moving `bytes` per rank (the
+// per-rank shard: an all-gather's input, a reduce-scatter's output)
+// reached `bandwidth_Bps` per rank at this level. `collective`: the kind
+// measured (none: every kind, as `bench comm --write-system` measures).
+// `groups`: how many groups of the level below the collective spanned
+// (nodes, at the world level); a level's table is keyed either by groups
+// (every point gives them) or by participants (none does).
 struct RatePoint {
+  RatePoint() = default;
+  RatePoint(int participants, double bytes, double bandwidth_Bps, std::optional<Collective> collective = std::nullopt, int groups = 0)
+      : participants(participants), bytes(bytes), bandwidth_Bps(bandwidth_Bps), collective(collective), groups(groups) {}
   int participants = 2;
   double bytes = 0;
   double bandwidth_Bps = 0;
+  std::optional<Collective> collective;
+  int groups = 0;
   bool operator==(const RatePoint&) const = default;
+};
+
+// What a hop asks of a level's table: its kind, its ranks, the groups of
+// the level below it spans at this level, and its per-rank shard.
+struct RateQuery {
+  Collective collective = Collective::all_gather;
+  int participants = 2;
+  int groups = 0;
+  double bytes = 0;
 };
 
 // The link a rank uses to reach peers that differ from it at one level.
@@ -30,17 +50,21 @@ struct LinkSpec {
   double bandwidth_Bps = 0;     // per rank, per direction, bytes/s
   double latency_s = 0;         // per message (the α of an α–β model)
   std::string source;           // where the figures come from
-  // Achieved bandwidth by participants and bytes per rank (empty: the link
-  // rate at every size; the presets are link-rate idealisations unless
-  // their source says otherwise).
+  // Achieved bandwidth by collective, participants (or groups) and bytes
+  // per rank (empty: the link rate at every size; the presets are link-rate
+  // idealisations unless their source says otherwise).
   std::vector<RatePoint> achieved;
 
-  // The bandwidth a collective of `participants` ranks moving `bytes` per
-  // rank reaches: `achieved` interpolated linearly in log(bytes) among the
-  // points of one participant count, then in log(participants) between the
-  // two nearest counts, clamped at the table's edges; bandwidth_Bps
-  // without a table.
-  double bandwidth_at(int participants, double bytes) const;
+  // The bandwidth a collective reaches. Points of the query's kind price
+  // it; a kind without points of its own is priced as: all-reduce, a
+  // reduce-scatter then an all-gather of the same bytes (the harmonic mean
+  // of their rates); reduce-scatter by the all-gather's points and the
+  // reverse; all-to-all by the all-gather's; then by the points of no kind;
+  // bandwidth_Bps without any. Among the chosen points: linear in
+  // log(bytes) among those of one key (groups or participants), then in
+  // log(key) between the two nearest keys, clamped at the table's edges.
+  double bandwidth_at(const RateQuery& q) const;
+  bool keyed_by_groups() const { return !achieved.empty() && achieved.front().groups > 0; }
 };
 
 // The library that runs the collectives, which decides how their bytes
@@ -91,7 +115,7 @@ struct System {
   std::string to_toml() const;
 };
 
-// Names of the built-in presets: frontier, dgx-a100, dgx-h100, dgx2-ib1, dgx2-ib4, cpu.
+// Names of the built-in presets: frontier, frontier-rccl, perlmutter-nccl, dgx-a100, dgx-h100, dgx2-ib1, dgx2-ib4, cpu.
 std::vector<std::string> system_preset_names();
 std::optional<System> system_preset(std::string_view name);
 // Parses a system TOML document; throws ConfigError naming the bad key or value.

@@ -14,7 +14,6 @@
 namespace tierzero {
 
 enum class Phase { forward, backward, reduce, step };
-enum class Collective { all_gather, reduce_scatter, all_reduce, all_to_all };
 
 // One hop of one collective: the bytes this rank receives per level, the
 // number of ranks in the hop, and how many times it happens per step.
@@ -31,5 +30,12 @@ struct HopTransfer {
 // uneven chunks of a flat all-reduce).
 std::vector<HopTransfer> step_transfers(const Plan& plan, const Topology& topo, const TrainConfig& cfg, int rank);
 std::array<std::uint64_t, kNumLevels> total_bytes(const std::vector<HopTransfer>& t);
+
+// The hops of one all-gather or reduce-scatter over every rank of `topo`,
+// decomposed by `spec`, with a per-rank shard of `shard_bytes` (an
+// all-gather's input, a reduce-scatter's output): outermost hop first, as
+// the engine's weight gathers run (a reduce-scatter runs them in reverse
+// order, with the same bytes).
+std::vector<HopTransfer> collective_hops(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes);
 
 }  // namespace tierzero

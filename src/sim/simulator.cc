@@ -25,8 +25,9 @@ EngineModel engine_model(Engine e) {
     // gathered per module); a Megatron-DeepSpeed GPT block has six
     // parameterised modules (two LayerNorms, QKV, attention output, two MLP
     // linears), the embedding two (word, position), the head one (final
-    // LayerNorm). Overlap and per-call overhead: docs/simulator.md, "DeepSpeed".
-    m.calls_per_embed = 2, m.calls_per_block = 6, m.calls_per_head = 1;
+    // LayerNorm): module_fractions below. Overlap and per-call overhead:
+    // docs/simulator.md, "DeepSpeed".
+    m.fetch_per_module = true;
     m.overlap = {0.25, 0.25, 0.25};
   }
   return m;
@@ -49,6 +50,9 @@ Topology SimInput::topology() const {
 // chains at once, 12.5 GB/s each); transfer = all bytes / the slowest rate.
 // direct: each level's bytes go straight to the peers over that level's
 // link, levels in parallel; transfer = max_l bytes_l / bandwidth_l.
+// A level whose table is keyed by groups (a measured system: whole
+// collectives spanning that many groups, inner hops included) alone sets
+// the rate of a ring whose outermost level it is.
 // tree (Open MPI libnbc's reduce-scatter): a binomial reduce of the whole
 // buffer M to one rank — ceil(log2 f_l) rounds across each level l, one
 // sender per group below l, M / (Q_l bandwidth_l) each — then that rank
@@ -57,8 +61,8 @@ Topology SimInput::topology() const {
 // another, each rank over its own link: Σ_l halving_bytes_l / bandwidth_l,
 // and 2 log2(size) latencies. Every other peer costs one latency of the
 // hop's slowest level. A level's rate is
-// its achieved bandwidth for the hop's participants and shard size
-// (LinkSpec::bandwidth_at).
+// its achieved bandwidth for the hop's kind, participants (or the groups
+// it spans at that level) and shard size (LinkSpec::bandwidth_at).
 HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) {
   using Algo = HopAlgorithm;
   const Algo algo = hop_algorithm(h, sys);
@@ -70,8 +74,9 @@ HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) 
     if (h.bytes[l] == 0) continue;
     const Level level = static_cast<Level>(l);
     const LinkSpec& link = sys.link(level);
-    // The level's rate for a collective of this many ranks and this shard size (the link rate without a table).
-    const double bandwidth = link.bandwidth_at(h.hop_size, h.hop_size > 0 ? whole / h.hop_size : 0.0);
+    // The level's rate for this kind of collective, this many ranks (spanning fanout(level) groups at this
+    // level) and this shard size (the link rate without a table).
+    const double bandwidth = link.bandwidth_at({h.collective, h.hop_size, topo.fanout(level), h.hop_size > 0 ? whole / h.hop_size : 0.0});
     const double bytes = static_cast<double>(h.bytes[l]), rate = inner * bandwidth;
     total += bytes;
     if (link.latency_s >= alpha) alpha = link.latency_s, out.latency_level = l;
@@ -80,6 +85,9 @@ HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) 
     if (algo == Algo::halving) t = halving[l] / bandwidth, out.transfer_s += t;
     if (algo == Algo::tree) t = bytes / rate, out.transfer_s += std::ceil(std::log2(topo.fanout(level))) * whole / rate;
     if (algo == Algo::ring && (ring_rate == 0 || rate <= ring_rate)) ring_rate = rate, out.bottleneck = l;  // ties: the outer level
+    // A table keyed by groups measured whole collectives spanning that many groups, inner levels included: it
+    // alone prices a ring whose outermost level it is.
+    if (algo == Algo::ring && link.keyed_by_groups()) ring_rate = rate, out.bottleneck = l;
     if (algo != Algo::ring && t > worst) worst = t, out.bottleneck = l;
     inner *= topo.fanout(level);
   }
@@ -88,12 +96,125 @@ HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) 
   return out;
 }
 
+double collective_time(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes, const System& sys) {
+  double t = 0;
+  for (const HopTransfer& h : collective_hops(k, topo, spec, shard_bytes)) {
+    const HopTime ht = hop_time(h, topo, sys);
+    t += ht.transfer_s + ht.latency_s + sys.call_overhead_s;
+  }
+  return t;
+}
+
 namespace {
 double shard_total(const GptLayout& layout, const Topology& t, const Partition& p) {
   const int g = partition_group_size(t, p);
   double s = 0;
   for (const UnitInfo& u : layout.units()) s += static_cast<double>((u.numel + g - 1) / g);
   return s;
+}
+
+// Per unit, its parameterised modules (tensors sharing a name but for the
+// _w/_b suffix: "h.0.attn_w" and "h.0.attn_b" are one module) as fractions
+// of the unit's elements.
+std::vector<std::vector<double>> module_fractions(const GptLayout& layout) {
+  std::vector<std::vector<double>> out(layout.units().size());
+  std::string last;
+  for (const TensorInfo& t : layout.tensors()) {
+    const bool suffixed = t.name.size() > 2 && (t.name.ends_with("_w") || t.name.ends_with("_b"));
+    const std::string stem = suffixed ? t.name.substr(0, t.name.size() - 2) : t.name;
+    const double f = static_cast<double>(t.numel) / static_cast<double>(layout.units()[t.unit].numel);
+    if (stem == last && !out[t.unit].empty()) out[t.unit].back() += f;
+    else out[t.unit].push_back(f);
+    last = stem;
+  }
+  return out;
+}
+
+// The part of a hop that moves a fraction f of its unit's elements.
+HopTransfer scaled(const HopTransfer& h, double f) {
+  HopTransfer x = h;
+  for (auto& b : x.bytes) b = static_cast<std::uint64_t>(std::llround(static_cast<double>(b) * f));
+  x.quantized_bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(h.quantized_bytes) * f));
+  return x;
+}
+
+// Compute: model FLOPs / (peak x efficiency), one more forward with recomputation.
+double compute_time(const SimInput& in, double model_flops) {
+  return model_flops * (in.recompute ? 4.0 / 3.0 : 1.0) / (in.system.peak_flops * in.system.compute_efficiency);
+}
+
+// Communication, hop by hop (rank 0 stands for every rank; they differ only
+// by a few bytes): fills the per-level times, bytes and calls, and the
+// overlappable, exposed and step-phase totals; returns the exposed part
+// (the first unit's gather, the last bucket's reduction, the step's own).
+double price_communication(const SimInput& in, const Topology& topo, const TrainConfig& cfg, const GptLayout& layout, SimResult& r) {
+  const EngineModel engine = engine_model(in.engine);
+  const double per_call = in.system.call_overhead_s + engine.call_overhead_s;
+  const auto modules = module_fractions(layout);
+  const std::vector<double> whole = {1.0};
+  double step_phase = 0, forward = 0, reduce = 0;
+  for (const HopTransfer& h : step_transfers(in.plan, topo, cfg, 0)) {
+    double t = 0;  // the hop's calls: transfer, latency and call overheads
+    for (double f : engine.fetch_per_module && h.unit >= 0 ? modules[h.unit] : whole) {
+      const HopTransfer part = f == 1.0 ? h : scaled(h, f);
+      const HopTime ht = hop_time(part, topo, in.system);
+      r.collective_calls += 1;
+      r.comm_time_s[ht.bottleneck] += ht.transfer_s;
+      r.latency_s[ht.latency_level] += ht.latency_s + per_call;
+      t += ht.transfer_s + ht.latency_s + per_call;
+    }
+    const HopTime whole_hop = hop_time(h, topo, in.system);  // the level the hop's quantisation is charged to
+    const double q = in.system.memory_bandwidth_Bps > 0 ? 2.0 * static_cast<double>(h.quantized_bytes) / in.system.memory_bandwidth_Bps : 0;
+    r.quant_s += q;
+    r.quant_time_s[whole_hop.bottleneck] += q;
+    r.comm_s += t;
+    if (h.phase == Phase::step) step_phase += t;
+    else r.overlappable_s += t + q;
+    if (h.phase == Phase::forward) forward += t + q, r.overlappable_by_kind.forward += t + q;
+    if (h.phase == Phase::backward) r.overlappable_by_kind.backward += t + q;
+    if (h.phase == Phase::reduce) reduce += t + q, r.overlappable_by_kind.reduce += t + q;
+    for (int l = 0; l < kNumLevels; ++l) r.bytes_per_level[l] += h.bytes[l];
+    r.package_link_bytes += hop_ingress(h, topo, in.system, Level::package);
+    r.node_nic_bytes += hop_ingress(h, topo, in.system, Level::node);
+  }
+  const double units = static_cast<double>(layout.units().size()) * in.grad_accum;
+  return forward / units + reduce / units + step_phase;
+}
+
+// The overlap of the three kinds (system x engine), weighted by their times.
+double weighted_overlap(const SimInput& in, const SimResult& r) {
+  const Overlap& o = in.system.overlap;
+  const Overlap e = engine_model(in.engine).overlap;
+  const Overlap& by = r.overlappable_by_kind;
+  const double weighted = o.forward * e.forward * by.forward + o.backward * e.backward * by.backward + o.reduce * e.reduce * by.reduce;
+  return r.overlappable_s > 0 ? weighted / r.overlappable_s : 0.0;
+}
+
+// Memory per rank, by state (docs/simulator.md).
+void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
+  const double bytes_per_param = static_cast<double>(dtype_size(in.dtype));
+  const Plan& p = in.plan;
+  const double tokens = static_cast<double>(seq_len), batch = in.micro_batch, width = in.model.channels,
+               heads = in.model.heads, vocab = in.model.vocab;
+  // Korthikanti et al. 2022: s b h (34 + 5 a s / h) bytes per layer, 2 s b h with recomputation (plus one layer's full set).
+  const double full_layer = tokens * batch * width * (34 + 5 * heads * tokens / width);
+  const double per_layer = in.recompute ? 2 * tokens * batch * width : full_layer;
+  const double logits = 2 * 4 * tokens * batch * vocab;  // fp32 logits and their gradient
+  const double activations = in.model.layers * per_layer + (in.recompute ? full_layer : 0) + logits;
+  std::size_t max_unit = 0;
+  for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
+  const double grads_total = 4 * shard_total(layout, topo, p.grads);
+  const double buffers = (p.prefetch + 1) * static_cast<double>(max_unit) * bytes_per_param +
+                         static_cast<double>(layout.units()[0].numel) * bytes_per_param +
+                         2 * std::min(static_cast<double>(p.bucket_bytes), grads_total);
+  r.memory_bytes = {{"params", bytes_per_param * shard_total(layout, topo, p.params)},
+                    {"bwd_params", p.bwd_params != p.params ? bytes_per_param * shard_total(layout, topo, p.bwd_params) : 0.0},
+                    {"grads", grads_total},
+                    {"optim", 12 * shard_total(layout, topo, p.optim)},
+                    {"activations", activations},
+                    {"buffers", buffers}};
+  for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;
+  r.fits = r.memory_total <= in.system.memory_bytes;
 }
 }  // namespace
 
@@ -107,74 +228,16 @@ SimResult simulate(const SimInput& in) {
   cfg.grad_accum = in.grad_accum;
   cfg.param_dtype = in.dtype;
   cfg.validate();
-  const int T = cfg.effective_seq_len();
+  const int seq_len = cfg.effective_seq_len();
   const GptLayout layout(in.model);
   SimResult r;
-
-  // Compute.
-  const double tokens = static_cast<double>(in.micro_batch) * T * in.grad_accum;
-  const double model_flops = in.model.flops_per_token(T) * tokens;
-  r.compute_s = model_flops * (in.recompute ? 4.0 / 3.0 : 1.0) / (in.system.peak_flops * in.system.compute_efficiency);
-
-  // Communication, hop by hop (rank 0 stands for every rank; they differ only by a few bytes).
-  const std::vector<HopTransfer> hops = step_transfers(in.plan, topo, cfg, 0);
-  const EngineModel engine = engine_model(in.engine);
-  const double per_call = in.system.call_overhead_s + engine.call_overhead_s;
-  double overlappable = 0, step_phase = 0, forward = 0, reduce = 0;
-  for (const HopTransfer& h : hops) {
-    const HopTime ht = hop_time(h, topo, in.system);
-    const int calls = h.unit < 0 ? 1
-                      : h.unit == layout.embed_unit() ? engine.calls_per_embed
-                      : h.unit == layout.head_unit()  ? engine.calls_per_head
-                                                      : engine.calls_per_block;
-    r.collective_calls += static_cast<std::uint64_t>(calls);
-    r.comm_time_s[ht.bottleneck] += ht.transfer_s;
-    r.latency_s[ht.latency_level] += calls * (ht.latency_s + per_call);
-    const double t = ht.transfer_s + calls * (ht.latency_s + per_call);
-    const double q = in.system.memory_bandwidth_Bps > 0 ? 2.0 * static_cast<double>(h.quantized_bytes) / in.system.memory_bandwidth_Bps : 0;
-    r.quant_s += q;
-    r.quant_time_s[ht.bottleneck] += q;
-    r.comm_s += t;
-    if (h.phase == Phase::step) step_phase += t;
-    else overlappable += t + q;
-    if (h.phase == Phase::forward) forward += t + q, r.overlappable_by_kind.forward += t + q;
-    if (h.phase == Phase::backward) r.overlappable_by_kind.backward += t + q;
-    if (h.phase == Phase::reduce) reduce += t + q, r.overlappable_by_kind.reduce += t + q;
-    for (int l = 0; l < kNumLevels; ++l) r.bytes_per_level[l] += h.bytes[l];
-    r.package_link_bytes += hop_ingress(h, topo, in.system, Level::package);
-    r.node_nic_bytes += hop_ingress(h, topo, in.system, Level::node);
-  }
-  const double units = static_cast<double>(layout.units().size()) * in.grad_accum;
-  const double exposed = forward / units + reduce / units + step_phase;  // first gather, last bucket, step
-  r.overlappable_s = overlappable;
-  const Overlap& o = in.system.overlap;
-  const Overlap& by = r.overlappable_by_kind;
-  const double weighted = o.forward * engine.overlap.forward * by.forward + o.backward * engine.overlap.backward * by.backward +
-                          o.reduce * engine.overlap.reduce * by.reduce;
-  const double overlap = overlappable > 0 ? weighted / overlappable : 0.0;
-  r.step_time_s = r.compute_s + overlappable + exposed - overlap * std::min(r.compute_s, overlappable);
+  const double model_flops = in.model.flops_per_token(seq_len) * static_cast<double>(in.micro_batch) * seq_len * in.grad_accum;
+  r.compute_s = compute_time(in, model_flops);
+  const double exposed = price_communication(in, topo, cfg, layout, r);
+  r.step_time_s = r.compute_s + r.overlappable_s + exposed - weighted_overlap(in, r) * std::min(r.compute_s, r.overlappable_s);
   r.exposed_comm_s = r.step_time_s - r.compute_s;
   r.tflops_per_device = model_flops / r.step_time_s / 1e12;
-
-  // Memory.
-  const double d = static_cast<double>(dtype_size(in.dtype));
-  const Plan& p = in.plan;
-  const double s = T, b = in.micro_batch, h = in.model.channels, a = in.model.heads, L = in.model.layers, V = in.model.vocab;
-  const double per_layer = in.recompute ? 2 * s * b * h : s * b * h * (34 + 5 * a * s / h);
-  const double activations = L * per_layer + (in.recompute ? s * b * h * (34 + 5 * a * s / h) : 0) + 2 * 4 * s * b * V;
-  std::size_t max_unit = 0;
-  for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
-  const double grads_total = 4 * shard_total(layout, topo, p.grads);
-  const double buffers = (p.prefetch + 1) * static_cast<double>(max_unit) * d + static_cast<double>(layout.units()[0].numel) * d +
-                         2 * std::min(static_cast<double>(p.bucket_bytes), grads_total);
-  r.memory_bytes = {{"params", d * shard_total(layout, topo, p.params)},
-                    {"bwd_params", p.bwd_params != p.params ? d * shard_total(layout, topo, p.bwd_params) : 0.0},
-                    {"grads", grads_total},
-                    {"optim", 12 * shard_total(layout, topo, p.optim)},
-                    {"activations", activations},
-                    {"buffers", buffers}};
-  for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;
-  r.fits = r.memory_total <= in.system.memory_bytes;
+  memory_per_rank(in, topo, layout, seq_len, r);
   return r;
 }
 

@@ -137,6 +137,12 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
   return out;
 }
 
+std::vector<HopTransfer> collective_hops(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes) {
+  std::vector<HopTransfer> out;
+  gather(out, Phase::forward, k, topo, spec, Level::world, 1, [&](std::size_t n) { return n * shard_bytes; });
+  return out;
+}
+
 std::array<std::uint64_t, kNumLevels> total_bytes(const std::vector<HopTransfer>& t) {
   std::array<std::uint64_t, kNumLevels> s{};
   for (const HopTransfer& x : t)

@@ -4,6 +4,22 @@
 
 namespace tierzero {
 
+std::string_view collective_name(Collective c) {
+  switch (c) {
+    case Collective::all_gather: return "all_gather";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::all_to_all: return "all_to_all";
+  }
+  return "?";
+}
+
+Collective parse_collective(std::string_view s) {
+  for (Collective c : {Collective::all_gather, Collective::reduce_scatter, Collective::all_reduce, Collective::all_to_all})
+    if (s == collective_name(c)) return c;
+  TZ_THROW(ConfigError, "unknown collective '" + std::string(s) + "' (expected all_gather, reduce_scatter, all_reduce or all_to_all)");
+}
+
 HopSpec three_level_hops() { return {{Level::package}, {Level::node}, {Level::world}}; }
 HopSpec two_level_hops() { return {{Level::package, Level::node}, {Level::world}}; }
 HopSpec flat_hops() { return {{Level::package, Level::node, Level::world}}; }

@@ -1,6 +1,8 @@
 // Built-in systems. Figures are per rank and per direction.
 #include "tierzero/system.h"
 
+#include "topo/measured_presets.h"
+
 namespace tierzero {
 
 namespace {
@@ -85,7 +87,12 @@ System cpu() {
 }
 }  // namespace
 
-std::vector<std::string> system_preset_names() { return {"frontier", "dgx-a100", "dgx-h100", "dgx2-ib1", "dgx2-ib4", "cpu"}; }
+std::vector<std::string> system_preset_names() {
+  std::vector<std::string> names = {"frontier"};
+  for (const auto& [name, text] : measured_system_texts()) names.emplace_back(name);
+  for (const char* n : {"dgx-a100", "dgx-h100", "dgx2-ib1", "dgx2-ib4", "cpu"}) names.emplace_back(n);
+  return names;
+}
 
 std::optional<System> system_preset(std::string_view name) {
   if (name == "frontier") return frontier();
@@ -94,6 +101,9 @@ std::optional<System> system_preset(std::string_view name) {
   if (name == "dgx2-ib1") return dgx2("dgx2-ib1", 1);
   if (name == "dgx2-ib4") return dgx2("dgx2-ib4", 4);
   if (name == "cpu") return cpu();
+  // Measured systems: data/systems/NAME.toml, compiled in.
+  for (const auto& [measured, text] : measured_system_texts())
+    if (name == measured) return parse_system_toml(text, "data/systems/" + std::string(measured) + ".toml");
   return std::nullopt;
 }
 

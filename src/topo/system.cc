@@ -29,12 +29,22 @@ double log_interpolate(double x, double x0, double y0, double x1, double y1) {
   return y0 + w * (y1 - y0);
 }
 
-// The table's bandwidth at `bytes` among its points for exactly `p` participants.
-double at_bytes(const std::vector<RatePoint>& table, int p, double bytes) {
+// The points of one kind (nullopt: those of no kind).
+struct Kind {
+  std::optional<Collective> kind;
+  bool has(const std::vector<RatePoint>& table) const {
+    return std::any_of(table.begin(), table.end(), [&](const RatePoint& r) { return r.collective == kind; });
+  }
+};
+
+int key_of(const RatePoint& r) { return r.groups > 0 ? r.groups : r.participants; }
+
+// The table's bandwidth at `bytes` among its points of `kind` with key `k`.
+double at_bytes(const std::vector<RatePoint>& table, Kind kind, int k, double bytes) {
   const RatePoint* below = nullptr;
   const RatePoint* above = nullptr;
   for (const RatePoint& r : table) {
-    if (r.participants != p) continue;
+    if (r.collective != kind.kind || key_of(r) != k) continue;
     if (r.bytes <= bytes && (!below || r.bytes > below->bytes)) below = &r;
     if (r.bytes >= bytes && (!above || r.bytes < above->bytes)) above = &r;
   }
@@ -42,18 +52,39 @@ double at_bytes(const std::vector<RatePoint>& table, int p, double bytes) {
   if (!above) return below->bandwidth_Bps;
   return log_interpolate(bytes, below->bytes, below->bandwidth_Bps, above->bytes, above->bandwidth_Bps);
 }
+
+// Interpolated over the key (groups or participants) among the points of `kind`.
+double at_key(const std::vector<RatePoint>& table, Kind kind, int key, double bytes) {
+  int lo = 0, hi = 0;  // the nearest keys at or below / at or above
+  for (const RatePoint& r : table) {
+    if (r.collective != kind.kind) continue;
+    const int k = key_of(r);
+    if (k <= key && k > lo) lo = k;
+    if (k >= key && (hi == 0 || k < hi)) hi = k;
+  }
+  if (lo == 0) return at_bytes(table, kind, hi, bytes);
+  if (hi == 0) return at_bytes(table, kind, lo, bytes);
+  return log_interpolate(key, lo, at_bytes(table, kind, lo, bytes), hi, at_bytes(table, kind, hi, bytes));
+}
 }  // namespace
 
-double LinkSpec::bandwidth_at(int participants, double bytes) const {
+double LinkSpec::bandwidth_at(const RateQuery& q) const {
   if (achieved.empty()) return bandwidth_Bps;
-  int lo = 0, hi = 0;  // the nearest participant counts at or below / at or above
-  for (const RatePoint& r : achieved) {
-    if (r.participants <= participants && r.participants > lo) lo = r.participants;
-    if (r.participants >= participants && (hi == 0 || r.participants < hi)) hi = r.participants;
+  const auto own = [&](Collective c) { return Kind{c}.has(achieved); };
+  if (q.collective == Collective::all_reduce && !own(Collective::all_reduce)) {
+    RateQuery rs = q, ag = q;
+    rs.collective = Collective::reduce_scatter, ag.collective = Collective::all_gather;
+    return 2 / (1 / bandwidth_at(rs) + 1 / bandwidth_at(ag));
   }
-  if (lo == 0) return at_bytes(achieved, hi, bytes);
-  if (hi == 0) return at_bytes(achieved, lo, bytes);
-  return log_interpolate(participants, lo, at_bytes(achieved, lo, bytes), hi, at_bytes(achieved, hi, bytes));
+  std::vector<Collective> order = {q.collective};
+  if (q.collective == Collective::reduce_scatter) order.push_back(Collective::all_gather);
+  if (q.collective == Collective::all_gather || q.collective == Collective::all_to_all) order.push_back(Collective::reduce_scatter);
+  if (q.collective == Collective::all_to_all) order.insert(order.begin() + 1, Collective::all_gather);
+  const int key = keyed_by_groups() ? q.groups : q.participants;
+  for (Collective c : order)
+    if (own(c)) return at_key(achieved, Kind{c}, key, q.bytes);
+  if (Kind{}.has(achieved)) return at_key(achieved, Kind{}, key, q.bytes);
+  return bandwidth_Bps;
 }
 
 Topology System::topology(int ranks) const {
@@ -96,8 +127,15 @@ std::string System::to_toml() const {
     if (!l.source.empty()) t.insert("source", l.source);
     if (!l.achieved.empty()) {
       toml::array points;
-      for (const RatePoint& r : l.achieved)
-        points.push_back(toml::table{{"participants", r.participants}, {"bytes", r.bytes}, {"bandwidth_gbs", r.bandwidth_Bps / 1e9}});
+      for (const RatePoint& r : l.achieved) {
+        toml::table p;
+        if (r.collective) p.insert("collective", std::string(collective_name(*r.collective)));
+        p.insert("participants", r.participants);
+        if (r.groups > 0) p.insert("groups", r.groups);
+        p.insert("bytes", r.bytes);
+        p.insert("bandwidth_gbs", r.bandwidth_Bps / 1e9);
+        points.push_back(std::move(p));
+      }
       t.insert("achieved", std::move(points));
     }
     levels.push_back(std::move(t));
@@ -191,7 +229,7 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
         const std::string pw = where + ".achieved[" + std::to_string(k) + "]";
         const toml::table* pt = (*points)[k].as_table();
         TZ_CHECK(pt, ConfigError, pw + " must be a table");
-        reject_unknown(*pt, {"participants", "bytes", "bandwidth_gbs"}, pw);
+        reject_unknown(*pt, {"participants", "bytes", "bandwidth_gbs", "collective", "groups"}, pw);
         TZ_CHECK(pt->contains("participants") && pt->contains("bytes") && pt->contains("bandwidth_gbs"), ConfigError,
                  pw + ": needs participants, bytes and bandwidth_gbs");
         const std::int64_t n = (*pt)["participants"].value_or(int64_t{0});
@@ -199,6 +237,22 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
                     number(*pt->get("bandwidth_gbs"), pw + ": bandwidth_gbs") * 1e9};
         TZ_CHECK(n >= 2 && n <= 1 << 24 && r.bytes > 0 && r.bandwidth_Bps > 0, ConfigError,
                  pw + ": participants must be 2 to 16777216, bytes and bandwidth_gbs positive");
+        if (pt->contains("collective")) {
+          const auto c = (*pt)["collective"].value<std::string>();
+          TZ_CHECK(c, ConfigError, pw + ": collective must be a string");
+          try {
+            r.collective = parse_collective(*c);
+          } catch (const ConfigError& e) {
+            TZ_THROW(ConfigError, pw + ": " + e.message());
+          }
+        }
+        if (pt->contains("groups")) {
+          const std::int64_t g = (*pt)["groups"].value_or(int64_t{0});
+          TZ_CHECK(g >= 2 && g <= n, ConfigError, pw + ": groups must be 2 to participants");
+          r.groups = static_cast<int>(g);
+        }
+        TZ_CHECK(l.achieved.empty() || (l.achieved.front().groups > 0) == (r.groups > 0), ConfigError,
+                 pw + ": a level's points are keyed either all by groups or none");
         l.achieved.push_back(r);
       }
     }

@@ -39,5 +39,6 @@ void add_data_command(CLI::App& app, Context& ctx);
 void add_ckpt_command(CLI::App& app, Context& ctx);
 void add_simulate_command(CLI::App& app, Context& ctx);
 void add_sample_command(CLI::App& app, Context& ctx);
+void add_collective_command(CLI::App& app, Context& ctx);
 
 }  // namespace tierzero::cli
