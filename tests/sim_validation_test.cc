@@ -15,7 +15,8 @@
 namespace tierzero {
 namespace {
 
-double tflops(const char* system, const char* model, const char* strategy, int ranks, int micro_batch, int seq_len) {
+double tflops(const char* system, const char* model, const char* strategy, int ranks, int micro_batch, int seq_len,
+              Engine engine = Engine::deepspeed) {
   SimInput in;
   in.model = gpt_preset(model);
   in.system = load_system(system);
@@ -23,7 +24,7 @@ double tflops(const char* system, const char* model, const char* strategy, int r
   in.micro_batch = micro_batch;
   in.seq_len = seq_len;
   in.recompute = true;
-  in.engine = Engine::deepspeed;
+  in.engine = engine;
   in.plan = fit_to(strategy_plan(strategy), in.topology());
   in.plan = fit_memory(in);
   return simulate(in).tflops_per_device;
@@ -58,6 +59,18 @@ TEST(SimValidation, Hier3OnFrontier) {
   expect_within(zpp / z3, 1.405, 0.15, "ZeRO++/ZeRO-3");
   expect_within(h3 / zpp, 1.71, 0.15, "hier3/ZeRO++");
   expect_within(h3 / h3_8, 0.94, 0.15, "hier3 scaling 8 -> 384");
+}
+
+// The same on the measured system (frontier-rccl: RCCL's measured rates,
+// data/measured-collectives), with the tolerances of the reproduction in
+// docs/simulator.md (+-0.15 on the ratios, +-0.03 on the scaling): of the
+// settings tried (512 to 4096 tokens per GCD, both engine models), only
+// ZeRO++/ZeRO-3 at 4096 tokens with DeepSpeed's engine reproduces; the
+// table there says why hier3/ZeRO++ and the scaling do not.
+TEST(SimValidation, ZeroPlusPlusOverZero3OnFrontierWithMeasuredRccl) {
+  const double z3 = tflops("frontier-rccl", "gpt-20b", "zero3", 384, 2, 2048);
+  const double zpp = tflops("frontier-rccl", "gpt-20b", "zeropp", 384, 2, 2048);
+  EXPECT_NEAR(zpp / z3, 1.405, 0.15);
 }
 
 }  // namespace

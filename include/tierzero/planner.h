@@ -5,7 +5,9 @@
 // throughput, except that a lossy plan (quantised weights or gradients)
 // ranks above an exact one only when it is faster by more than
 // min_quant_gain. Plans that differ only in prefetch depth or bucket size
-// are listed once (the fastest, then the smallest).
+// are listed once (the fastest, then the smallest), and so are plans whose
+// predicted throughput is within `alike_within` of a faster listed one of
+// the same kind (exact or lossy): it is listed with what the others change.
 #pragma once
 #include <optional>
 #include <vector>
@@ -18,7 +20,18 @@ struct PlanCandidate {
   Plan plan;
   bool recompute = false;
   SimResult result;
+  // Plans folded into this one (search_plans): how many, each setting they
+  // change with the values they give it ("bwd_params" -> {"node", "world"}),
+  // and their memory range in bytes.
+  int alike = 0;
+  std::vector<std::pair<std::string, std::vector<std::string>>> alike_changes;
+  double alike_memory_min = 0, alike_memory_max = 0;
 };
+
+// The settings of b that differ from a's, as (setting, b's value): params,
+// bwd_params, grads, optim, weight_bits, grad_bits, gather, reduce,
+// prefetch, bucket_mib, recompute.
+std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCandidate& a, const PlanCandidate& b);
 
 // in.plan with bwd_params widened one level at a time (up to params' level)
 // until the step fits the device memory: hier3's package copy becomes
@@ -38,6 +51,7 @@ struct PlanSearchOptions {
   std::optional<double> memory_limit;  // bytes; default the system's device memory
   std::size_t top = 10;
   double min_quant_gain = 0.05;  // a lossy plan must beat the best exact one by this fraction
+  double alike_within = 0.005;   // plans this close in throughput to a listed one are folded into it
 };
 
 // `base` supplies model, system, ranks and batch. Returns at most `top` candidates.

@@ -30,6 +30,44 @@ bool same_but_buffers(const PlanCandidate& a, const PlanCandidate& b) {
 
 bool lossy(const Plan& p) { return p.weight_bits != 16 || p.quantized(); }
 
+std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCandidate& a, const PlanCandidate& b) {
+  const auto settings = [](const PlanCandidate& c) {
+    const Plan& p = c.plan;
+    return std::vector<std::pair<std::string, std::string>>{
+        {"params", partition_name(p.params)},
+        {"bwd_params", partition_name(p.bwd_params)},
+        {"grads", partition_name(p.grads)},
+        {"optim", partition_name(p.optim)},
+        {"weight_bits", std::to_string(p.weight_bits)},
+        {"grad_bits", p.grad_bits.to_string()},
+        {"gather", std::string(decomposition_name(p.gather))},
+        {"reduce", std::string(decomposition_name(p.reduce))},
+        {"prefetch", std::to_string(p.prefetch)},
+        {"bucket_mib", std::to_string(p.bucket_bytes >> 20)},
+        {"recompute", c.recompute ? "yes" : "no"}};
+  };
+  const auto x = settings(a), y = settings(b);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (x[i].second != y[i].second) out.push_back(y[i]);
+  return out;
+}
+
+namespace {
+// Folds c into the listed candidate l: counts it, records the settings it changes and its memory.
+void fold(PlanCandidate& l, const PlanCandidate& c) {
+  if (l.alike == 0) l.alike_memory_min = l.alike_memory_max = c.result.memory_total;
+  ++l.alike;
+  l.alike_memory_min = std::min(l.alike_memory_min, c.result.memory_total);
+  l.alike_memory_max = std::max(l.alike_memory_max, c.result.memory_total);
+  for (const auto& [setting, value] : plan_differences(l, c)) {
+    auto it = std::find_if(l.alike_changes.begin(), l.alike_changes.end(), [&](const auto& e) { return e.first == setting; });
+    if (it == l.alike_changes.end()) it = l.alike_changes.insert(l.alike_changes.end(), {setting, {}});
+    if (std::find(it->second.begin(), it->second.end(), value) == it->second.end()) it->second.push_back(value);
+  }
+}
+}  // namespace
+
 std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOptions& options) {
   const Topology topo = base.topology();
   const double limit = options.memory_limit.value_or(base.system.memory_bytes);
@@ -85,8 +123,12 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
   });
   std::vector<PlanCandidate> listed;
   for (const PlanCandidate& c : out) {
-    if (listed.size() == options.top) break;
-    if (std::none_of(listed.begin(), listed.end(), [&](const PlanCandidate& l) { return same_but_buffers(l, c); })) listed.push_back(c);
+    if (std::any_of(listed.begin(), listed.end(), [&](const PlanCandidate& l) { return same_but_buffers(l, c); })) continue;
+    const auto alike = std::find_if(listed.begin(), listed.end(), [&](const PlanCandidate& l) {
+      return lossy(l.plan) == lossy(c.plan) && c.result.tflops_per_device >= l.result.tflops_per_device * (1 - options.alike_within);
+    });
+    if (alike != listed.end()) fold(*alike, c);
+    else if (listed.size() < options.top) listed.push_back(c);
   }
   return listed;
 }

@@ -160,6 +160,32 @@ int run_simulate(const SimArgs& a) {
   return 0;
 }
 
+// The best plan against ZeRO++ and ZeRO-3 under both engine models: what
+// tierzero's engine and DeepSpeed's would give on this system.
+void compare_engines(const SimInput& base_job, const PlanCandidate& best, const SimArgs& a) {
+  const int ranks = a.ranks.front();
+  std::fflush(stdout);  // after the plans, on a terminal that shows both streams
+  std::fprintf(stderr, "best plan vs the strategies, %d ranks of %s (TFLOPS per device; the search priced %s's engine):\n", ranks,
+               a.system.c_str(), a.engine.c_str());
+  std::fprintf(stderr, "  %-10s %8s %8s %8s %12s %11s\n", "engine", "best", "zeropp", "zero3", "best/zeropp", "best/zero3");
+  double deepspeed_zeropp = 0, tierzero_best = 0;
+  for (Engine e : {Engine::tierzero, Engine::deepspeed}) {
+    SimInput job = base_job;
+    job.engine = e;
+    SimInput b = input(job, "zero3", ranks).in;
+    b.plan = best.plan;
+    b.recompute = best.recompute;
+    const double t_best = simulate(b).tflops_per_device;
+    const double t_zpp = simulate(input(job, "zeropp", ranks).in).tflops_per_device;
+    const double t_z3 = simulate(input(job, "zero3", ranks).in).tflops_per_device;
+    std::fprintf(stderr, "  %-10s %8.2f %8.2f %8.2f %11.2fx %10.2fx\n", std::string(engine_name(e)).c_str(), t_best, t_zpp, t_z3,
+                 t_best / t_zpp, t_best / t_z3);
+    if (e == Engine::tierzero) tierzero_best = t_best;
+    else deepspeed_zeropp = t_zpp;
+  }
+  std::fprintf(stderr, "  tierzero with the best plan vs DeepSpeed's ZeRO++ here: %.2fx\n", tierzero_best / deepspeed_zeropp);
+}
+
 int run_plan(const SimArgs& a) {
   TZ_CHECK(a.ranks.size() == 1, ConfigError, "plan takes one rank count (--ranks N)");
   const SimInput base_job = job(a);
@@ -177,13 +203,28 @@ int run_plan(const SimArgs& a) {
       j["prefetch"] = c.plan.prefetch;
       j["bucket_bytes"] = c.plan.bucket_bytes;
       j["recompute"] = c.recompute;
+      j["alike"] = c.alike;
+      nlohmann::ordered_json changes = nlohmann::ordered_json::object();
+      for (const auto& [setting, values] : c.alike_changes) changes[setting] = values;
+      j["alike_changes"] = changes;
       std::cout << j.dump() << "\n";
     } else {
       std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-3s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
                   c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute ? "yes" : "no", c.plan.prefetch,
                   c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
+      if (c.alike > 0) {
+        std::string changes;
+        for (const auto& [setting, values] : c.alike_changes) {
+          std::string v;
+          for (const std::string& x : values) v += (v.empty() ? "" : "|") + x;
+          changes += (changes.empty() ? "" : "; ") + setting + " " + v;
+        }
+        std::printf("%27s %d more within %.1f%% (%.1f-%.1f GB): %s\n", "", c.alike, 100 * options.alike_within, c.alike_memory_min / 1e9,
+                    c.alike_memory_max / 1e9, changes.c_str());
+      }
     }
   }
+  compare_engines(base_job, found.front(), a);
   // Whether hier3 helps on this system, and why.
   std::fprintf(stderr, "ranked by TFLOPS; a lossy plan (quantised weights or gradients) ranks above an exact one only when %.0f%% faster "
                        "(--min-quant-gain)\n", 100 * a.min_quant_gain);
