@@ -51,6 +51,29 @@ expect_exit 2 "does not fix the fan-out of level node; give --topology" 1 -- "$t
 expect_exit 2 "system 'cpu' has no package level" 1 -- "$tz" memory --system cpu --topology package=2,node=2 --model gpt-mini --ranks 8
 expect_exit 0 "fits" 1 -- "$tz" memory --system cpu --topology node=4 --model gpt-mini --ranks 8 --strategy zero3
 expect_exit 0 "exact" 1 -- "$tz" plan --system cpu --topology node=2 --model gpt-mini --ranks 4 --top 3
+# The planner on a measured system: near-identical plans folded (and the
+# folded ones differ from the listed one), the best against both engines.
+expect_exit 0 "more within 0.5%" 1 -- "$tz" plan --system frontier-rccl --model gpt-20b --ranks 384
+expect_exit 0 "tierzero with the best plan vs DeepSpeed's ZeRO++ here" 1 -- "$tz" plan --system frontier-rccl --model gpt-20b --ranks 384
+python3 - <("$tz" plan --system frontier-rccl --model gpt-20b --ranks 384 --json 2>/dev/null) <<'PY' || fail=1
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+folded = [r for r in rows if r["alike"] > 0]
+assert folded and all(r["alike_changes"] for r in folded), rows
+best = rows[0]["tflops_per_device"]
+for a in rows:
+    for b in rows:  # two listed plans of one kind are more than 0.5% apart
+        exact = lambda r: "weight bits 16" in r["plan"] and "grad bits package=16,node=16,world=16" in r["plan"]
+        if a is not b and exact(a) == exact(b):
+            assert abs(a["tflops_per_device"] / b["tflops_per_device"] - 1) > 0.0049, (a["plan"], b["plan"])
+print("ok: plan on frontier-rccl: near-identical plans folded with what they change")
+PY
+# One collective priced flat and decomposed; bad kinds and sizes refused.
+expect_exit 0 "two_level_ms" 1 -- "$tz" collective --system frontier-rccl --ranks 16,64 --total-mib 16
+expect_exit 2 "\-\-collective must be all_gather or reduce_scatter" 1 -- "$tz" collective --collective all_to_all
+expect_exit 2 "unknown collective 'gather'" 1 -- "$tz" collective --collective gather
+expect_exit 2 "is under a byte per rank" 1 -- "$tz" collective --ranks 1024 --total-mib 0.0001
+expect_exit 2 "has 8 ranks per node; 12 ranks is not a multiple" 1 -- "$tz" collective --system frontier-rccl --ranks 12
 python3 - <(cd "$tmp" && "$tz" simulate --ranks 384,8 --strategy hier3 --json) <<'PY' || fail=1
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

@@ -257,7 +257,7 @@ TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
   // On two levels a three-level decomposition is the two-level one: listed once.
   SimInput dgx = base;
   dgx.system = load_system("dgx-h100");
-  const auto listed = search_plans(dgx, {std::nullopt, 1000, 0.05});
+  const auto listed = search_plans(dgx, {std::nullopt, 1000, 0.05, 0.0});  // no folding of near-equal plans
   ASSERT_GT(listed.size(), 10u);
   for (std::size_t i = 0; i < listed.size(); ++i)
     for (std::size_t j = 0; j < i; ++j) {
@@ -266,6 +266,40 @@ TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
     }
   // With less memory than any plan needs, nothing is listed.
   EXPECT_TRUE(search_plans(base, {1e6, 8, 0.05}).empty());
+}
+
+// Plans within 0.5% of a faster listed one of the same kind are folded into
+// it: the listed ones of a kind are more than 0.5% apart, and each folded
+// group says what its plans change.
+TEST(Planner, FoldsPlansWithinHalfAPercentWithWhatTheyChange) {
+  SimInput base = frontier("zero3", 384);
+  const auto all = search_plans(base, {std::nullopt, 1000, 0.05, 0.0});
+  const auto folded = search_plans(base, {std::nullopt, 1000, 0.05, 0.005});
+  ASSERT_LT(folded.size(), all.size());
+  std::size_t count = folded.size();
+  for (const PlanCandidate& c : folded) {
+    count += static_cast<std::size_t>(c.alike.count);
+    if (c.alike.count > 0) {
+      EXPECT_FALSE(c.alike.changes.empty());
+      EXPECT_LE(c.alike.memory_min, c.alike.memory_max);
+    }
+    for (const PlanCandidate& d : folded)
+      if (&c != &d && lossy(c.plan) == lossy(d.plan)) {
+        const double hi = std::max(c.result.tflops_per_device, d.result.tflops_per_device);
+        const double lo = std::min(c.result.tflops_per_device, d.result.tflops_per_device);
+        EXPECT_LT(lo, hi * 0.995) << c.plan.describe() << " vs " << d.plan.describe();
+      }
+  }
+  EXPECT_GE(count, all.size());  // nothing lost: every plan is listed or folded (buffer variants are folded too)
+  // What differs: settings by name, the folded plan's value.
+  PlanCandidate a = folded.front();
+  a.plan.bwd_params = Level::world;
+  PlanCandidate b = a;
+  b.plan.bwd_params = Level::node, b.recompute = !a.recompute;
+  const auto diff = plan_differences(a, b);
+  ASSERT_EQ(diff.size(), 2u);
+  EXPECT_EQ(diff[0], (std::pair<std::string, std::string>{"bwd_params", "node"}));
+  EXPECT_EQ(diff[1].first, "recompute");
 }
 
 // A lossy plan must buy a real gain: on Frontier at 384 GCDs, 20B, the
@@ -282,8 +316,9 @@ TEST(Planner, PrefersExactPlansUnlessQuantisationBuysTheMargin) {
   // Every lossy plan listed above an exact one is faster than it by the margin.
   for (std::size_t i = 0; i < exact_first.size(); ++i)
     for (std::size_t j = i + 1; j < exact_first.size(); ++j)
-      if (lossy(exact_first[i].plan) && !lossy(exact_first[j].plan))
+      if (lossy(exact_first[i].plan) && !lossy(exact_first[j].plan)) {
         EXPECT_GT(exact_first[i].result.tflops_per_device, 1.05 * exact_first[j].result.tflops_per_device);
+      }
   // Where the network is slow enough (10 GbE between DGX A100 nodes), quantisation wins even with the margin.
   SimInput slow = base;
   slow.system = load_system("dgx-a100");

@@ -16,16 +16,20 @@
 
 namespace tierzero {
 
+// The plans folded into a listed one: how many, each setting they change
+// with the values they give it ("bwd_params" -> {"node", "world"}), and
+// their memory range in bytes.
+struct PlanAlike {
+  int count = 0;
+  std::vector<std::pair<std::string, std::vector<std::string>>> changes{};
+  double memory_min = 0, memory_max = 0;
+};
+
 struct PlanCandidate {
   Plan plan;
   bool recompute = false;
   SimResult result;
-  // Plans folded into this one (search_plans): how many, each setting they
-  // change with the values they give it ("bwd_params" -> {"node", "world"}),
-  // and their memory range in bytes.
-  int alike = 0;
-  std::vector<std::pair<std::string, std::vector<std::string>>> alike_changes;
-  double alike_memory_min = 0, alike_memory_max = 0;
+  PlanAlike alike;  // the plans folded into this one by search_plans
 };
 
 // The settings of b that differ from a's, as (setting, b's value): params,
@@ -51,7 +55,7 @@ struct PlanSearchOptions {
   std::optional<double> memory_limit;  // bytes; default the system's device memory
   std::size_t top = 10;
   double min_quant_gain = 0.05;  // a lossy plan must beat the best exact one by this fraction
-  double alike_within = 0.005;   // plans this close in throughput to a listed one are folded into it
+  double alike_within = 0.005;   // plans this close in throughput to a listed one are folded into it (0: none)
 };
 
 // `base` supplies model, system, ranks and batch. Returns at most `top` candidates.

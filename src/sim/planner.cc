@@ -56,14 +56,15 @@ std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCand
 namespace {
 // Folds c into the listed candidate l: counts it, records the settings it changes and its memory.
 void fold(PlanCandidate& l, const PlanCandidate& c) {
-  if (l.alike == 0) l.alike_memory_min = l.alike_memory_max = c.result.memory_total;
-  ++l.alike;
-  l.alike_memory_min = std::min(l.alike_memory_min, c.result.memory_total);
-  l.alike_memory_max = std::max(l.alike_memory_max, c.result.memory_total);
-  for (const auto& [setting, value] : plan_differences(l, c)) {
-    auto it = std::find_if(l.alike_changes.begin(), l.alike_changes.end(), [&](const auto& e) { return e.first == setting; });
-    if (it == l.alike_changes.end()) it = l.alike_changes.insert(l.alike_changes.end(), {setting, {}});
-    if (std::find(it->second.begin(), it->second.end(), value) == it->second.end()) it->second.push_back(value);
+  PlanAlike& a = l.alike;
+  if (a.count == 0) a.memory_min = a.memory_max = c.result.memory_total;
+  ++a.count;
+  a.memory_min = std::min(a.memory_min, c.result.memory_total);
+  a.memory_max = std::max(a.memory_max, c.result.memory_total);
+  for (const auto& change : plan_differences(l, c)) {
+    auto it = std::find_if(a.changes.begin(), a.changes.end(), [&](const auto& e) { return e.first == change.first; });
+    if (it == a.changes.end()) it = a.changes.insert(a.changes.end(), {change.first, {}});
+    if (std::find(it->second.begin(), it->second.end(), change.second) == it->second.end()) it->second.push_back(change.second);
   }
 }
 }  // namespace
@@ -108,8 +109,8 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
                     SimResult r = simulate(in);
                     r.fits = r.memory_total <= limit;
                     // A decomposition that changes nothing on this topology (three-level on two levels) is listed once.
-                    const auto same = [&](const PlanCandidate& c) { return same_but_decomposition(c, {plan, recompute, r}); };
-                    if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back({plan, recompute, r});
+                    const auto same = [&](const PlanCandidate& c) { return same_but_decomposition(c, {plan, recompute, r, {}}); };
+                    if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back({plan, recompute, r, {}});
                   }
       }
     }
@@ -125,7 +126,8 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
   for (const PlanCandidate& c : out) {
     if (std::any_of(listed.begin(), listed.end(), [&](const PlanCandidate& l) { return same_but_buffers(l, c); })) continue;
     const auto alike = std::find_if(listed.begin(), listed.end(), [&](const PlanCandidate& l) {
-      return lossy(l.plan) == lossy(c.plan) && c.result.tflops_per_device >= l.result.tflops_per_device * (1 - options.alike_within);
+      return options.alike_within > 0 && lossy(l.plan) == lossy(c.plan) &&
+             c.result.tflops_per_device >= l.result.tflops_per_device * (1 - options.alike_within);
     });
     if (alike != listed.end()) fold(*alike, c);
     else if (listed.size() < options.top) listed.push_back(c);

@@ -30,9 +30,12 @@ int run_collective(const CollectiveArgs& a) {
            "--collective must be all_gather or reduce_scatter");
   const std::vector<std::pair<const char*, Decomposition>> ways = {
       {"flat", Decomposition::flat}, {"two_level", Decomposition::two_level}, {"three_level", Decomposition::three_level}};
+  std::vector<Topology> topologies;
+  for (int n : a.ranks) topologies.push_back(sys.topology(n));  // throws TopologyError before anything is printed
   if (!a.json) std::printf("%-15s %6s %10s %12s %12s %12s\n", "collective", "ranks", "total_MiB", "flat_ms", "two_level_ms", "three_level_ms");
-  for (int n : a.ranks) {
-    const Topology topo = sys.topology(n);
+  for (std::size_t i = 0; i < a.ranks.size(); ++i) {
+    const int n = a.ranks[i];
+    const Topology& topo = topologies[i];
     for (double mib : a.total_mib) {
       // The per-rank shard of `mib` MiB in all (an all-gather's output, a reduce-scatter's input).
       const auto shard = static_cast<std::uint64_t>(std::llround(mib * 1024 * 1024 / n));

@@ -203,24 +203,24 @@ int run_plan(const SimArgs& a) {
       j["prefetch"] = c.plan.prefetch;
       j["bucket_bytes"] = c.plan.bucket_bytes;
       j["recompute"] = c.recompute;
-      j["alike"] = c.alike;
+      j["alike"] = c.alike.count;
       nlohmann::ordered_json changes = nlohmann::ordered_json::object();
-      for (const auto& [setting, values] : c.alike_changes) changes[setting] = values;
+      for (const auto& [setting, values] : c.alike.changes) changes[setting] = values;
       j["alike_changes"] = changes;
       std::cout << j.dump() << "\n";
     } else {
       std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-3s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
                   c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute ? "yes" : "no", c.plan.prefetch,
                   c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
-      if (c.alike > 0) {
+      if (c.alike.count > 0) {
         std::string changes;
-        for (const auto& [setting, values] : c.alike_changes) {
+        for (const auto& [setting, values] : c.alike.changes) {
           std::string v;
           for (const std::string& x : values) v += (v.empty() ? "" : "|") + x;
           changes += (changes.empty() ? "" : "; ") + setting + " " + v;
         }
-        std::printf("%27s %d more within %.1f%% (%.1f-%.1f GB): %s\n", "", c.alike, 100 * options.alike_within, c.alike_memory_min / 1e9,
-                    c.alike_memory_max / 1e9, changes.c_str());
+        std::printf("%27s %d more within %.1f%% (%.1f-%.1f GB): %s\n", "", c.alike.count, 100 * options.alike_within,
+                    c.alike.memory_min / 1e9, c.alike.memory_max / 1e9, changes.c_str());
       }
     }
   }
