@@ -5,12 +5,16 @@
 //          pure-bf16 product (the practical peak)
 //   quant  blockwise int8/int4 quantise and dequantise GB/s (bytes read +
 //          written) vs a device-to-device copy of the same input
+//   layernorm backward at gpt2-124m's shape (dx and the column sums) vs
+//          the same copy rate
 //   train  gpt2-124m single-GPU training (forward, backward, AdamW):
 //          tokens/s and model FLOPs utilisation against the datasheet peak
 //          (--peak-tflops; 989 for H100/H200 SXM, 312 for A100)
-// Needs a CUDA device; exits 77 (skip) without one.
+// Every input is random (all-zero GEMMs run faster than real ones). Needs
+// a CUDA device; exits 77 (skip) without one.
 #include "gpu/device_api.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -57,10 +61,36 @@ void print_json(const Row& r) {
               r.check.c_str(), r.value, r.value_unit.c_str(), r.ceiling, r.ceiling_name.c_str(), r.value / r.ceiling);
 }
 
+// Uniform values in [-1, 1) from a counter hash (fast enough for 64M elements): GEMMs on
+// all-zero inputs run faster than on real data (the tensor cores switch less), so the
+// peaks and the layers are timed on random data.
+float hashed(std::size_t i, std::uint32_t seed) {
+  std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ seed * 0x9e3779b9u;
+  h ^= h >> 15, h *= 0x2c1b3c6du, h ^= h >> 12, h *= 0x297a2d39u, h ^= h >> 15;
+  return static_cast<float>(h >> 8) / 8388608.0f - 1.0f;
+}
+void random_f32(gpu::DeviceArray<float>& a, std::uint32_t seed) {
+  std::vector<float> h(a.size());
+  for (std::size_t i = 0; i < h.size(); ++i) h[i] = hashed(i, seed);
+  gpu::to_device(a.data(), h.data(), h.size() * 4);
+  gpu::GpuContext::current().synchronize();
+}
+void random_bf16(gpu::DeviceArray<std::uint16_t>& a, std::uint32_t seed) {
+  std::vector<std::uint16_t> h(a.size());
+  for (std::size_t i = 0; i < h.size(); ++i) {
+    const float f = hashed(i, seed);
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    h[i] = static_cast<std::uint16_t>(u >> 16);  // truncation: any bf16 in [-1, 1) will do
+  }
+  gpu::to_device(a.data(), h.data(), h.size() * 2);
+  gpu::GpuContext::current().synchronize();
+}
+
 double cublas_bf16_peak() {
   const int n = 8192;
   gpu::DeviceArray<std::uint16_t> a(static_cast<std::size_t>(n) * n), b(a.size()), c(a.size());
-  gpu::fill_zero(a.data(), a.size() * 2), gpu::fill_zero(b.data(), b.size() * 2);
+  random_bf16(a, 1), random_bf16(b, 2);
   const float one = 1, zero = 0;
   auto handle = static_cast<cublasHandle_t>(gpu::GpuContext::current().blas());
   const double t = time_gpu(10, [&] {
@@ -74,10 +104,24 @@ Row gemm_row(double peak) {
   // gpt2-124m's MLP up-projection for 8 x 1024 tokens: [8192, 768] x [768, 3072].
   const int N = 8192, IC = 768, OC = 3072;
   gpu::DeviceArray<float> x(static_cast<std::size_t>(N) * IC), w(static_cast<std::size_t>(OC) * IC), out(static_cast<std::size_t>(N) * OC);
-  gpu::fill_zero(x.data(), x.size() * 4), gpu::fill_zero(w.data(), w.size() * 4);
+  random_f32(x, 3), random_f32(w, 4);
   gpu::GpuContext::current().math = gpu::GemmMath::bf16;
   const double t = time_gpu(20, [&] { gpu::matmul_forward(out.data(), x.data(), w.data(), nullptr, N, IC, OC); });
   return {"gemm_gpt2_mlp_bf16", "TFLOP/s", 2.0 * N * IC * OC / t / 1e12, peak, "cuBLAS bf16 8192^3"};
+}
+
+// LayerNorm backward at gpt2-124m's shape (8 x 1024 tokens, 768 channels): dx and the
+// column sums of dw and db, against the copy rate: it reads dout and x and writes dx.
+Row layernorm_backward_row(double copy_gbs) {
+  const int N = 8192, C = 768;
+  const std::size_t nc = static_cast<std::size_t>(N) * C;
+  gpu::DeviceArray<float> x(nc), dout(nc), dx(nc), w(C), dw(C), db(C), mean(N), rstd(N), y(nc);
+  random_f32(x, 5), random_f32(dout, 6), random_f32(w, 7), random_f32(dw, 8), random_f32(db, 9);
+  gpu::layernorm_forward(y.data(), mean.data(), rstd.data(), x.data(), w.data(), db.data(), N, C);
+  const double t = time_gpu(20, [&] {
+    gpu::layernorm_backward(dx.data(), dw.data(), db.data(), dout.data(), x.data(), w.data(), mean.data(), rstd.data(), N, C);
+  });
+  return {"layernorm_backward_gpt2", "GB/s", 4.0 * nc * 4 / t / 1e9, copy_gbs, "device-to-device copy"};
 }
 
 std::vector<Row> quant_rows() {
@@ -101,6 +145,7 @@ std::vector<Row> quant_rows() {
     rows.push_back({"quantize_int" + std::to_string(bits), "GB/s", moved / tq / 1e9, copy_gbs, "device-to-device copy"});
     rows.push_back({"dequantize_int" + std::to_string(bits), "GB/s", moved / td / 1e9, copy_gbs, "device-to-device copy"});
   }
+  rows.push_back(layernorm_backward_row(copy_gbs));
   return rows;
 }
 

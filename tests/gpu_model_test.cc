@@ -13,6 +13,7 @@
 
 #include "model/ops.h"
 #include "gpu_test_util.h"
+#include "tierzero/error.h"
 #include "tierzero/gpu.h"
 #include "tierzero/gpu_backend.h"
 #include "tierzero/gpu_model.h"
@@ -60,6 +61,19 @@ struct Fp32Math {
   ~Fp32Math() { gpu::GpuContext::current().math = gpu::GemmMath::bf16; }
 };
 
+// The attention backward writes every head's score gradients into its
+// scratch: a null scratch is refused before anything reaches the device
+// (no GPU needed).
+TEST(GpuOps, AttentionBackwardRefusesANullScratch) {
+  try {
+    gpu::attention_backward(nullptr, nullptr, nullptr, nullptr, nullptr, 2, 24, 64, 4);
+    FAIL() << "accepted a null scratch";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("attention_backward needs a scratch of attention_scratch(Tn, H) = 2304 floats"), std::string::npos)
+        << e.message();
+  }
+}
+
 TEST(GpuOps, LayersMatchTheCpu) {
   TZ_NEED_GPU();
   Fp32Math fp32;
@@ -95,14 +109,15 @@ TEST(GpuOps, LayersMatchTheCpu) {
   }
   {  // causal attention
     const auto qkv = random_vector(N * 3 * C, 13);
-    std::vector<float> out(N * C), att(B * H * T * T), dqkv(N * 3 * C), scratch(T * T);
+    std::vector<float> out(N * C), att(B * H * T * T), dqkv(N * 3 * C), scratch(ops::attention_scratch(T, H));
     auto gqkv = upload(qkv), gout = upload(out), gatt = upload(att), gdout = upload(dout), gdqkv = upload(dqkv);
+    gpu::DeviceArray<float> gscratch(gpu::attention_scratch(T, H));
     ops::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, H);
     gpu::attention_forward(gout.data(), gatt.data(), gqkv.data(), B, T, C, H);
     expect_close(download(gatt), att, 1e-5, "attention probabilities");
     expect_close(download(gout), out, 1e-5, "attention out");
     ops::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), scratch.data(), B, T, C, H);
-    gpu::attention_backward(gdqkv.data(), gdout.data(), gqkv.data(), gatt.data(), nullptr, B, T, C, H);
+    gpu::attention_backward(gdqkv.data(), gdout.data(), gqkv.data(), gatt.data(), gscratch.data(), B, T, C, H);
     expect_close(download(gdqkv), dqkv, 1e-5, "attention dqkv");
   }
   {  // GELU, residual, token and position embedding

@@ -3,44 +3,57 @@
 // like the MPI backend's (small integers: sums are exact in every type);
 // split groups; non-blocking requests; traffic counted by the same rule.
 // One rank per GPU; skipped where no GPU exists (scripts/gpu_check.sh).
-#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <vector>
 
+#include "comm/nccl/nccl_reduction.h"
 #include "gpu_test_util.h"
 #include "mpi_test_util.h"
+#include "tierzero/element_ops.h"
+#include "tierzero/gpu_ops.h"
 #include "tierzero/nccl.h"
 
 namespace tierzero {
 namespace {
 
-// A device buffer of `n` elements of type t.
+// A device buffer of `n` elements of type t, filled and read on the
+// calling thread's stream; set() waits for its copy, so that the
+// communicator's own stream finds the values in place.
 class Buffer {
  public:
-  Buffer(std::size_t n, DType t) : n_(n), t_(t) { EXPECT_EQ(cudaMalloc(&p_, n * dtype_size(t) + 1), cudaSuccess); }
-  ~Buffer() { cudaFree(p_); }
-  void* data() { return p_; }
+  Buffer(std::size_t n, DType t) : n_(n), t_(t), p_(n * dtype_size(t) + 1) {}
+  void* data() { return p_.data(); }
   void set(int rank) {
     std::vector<std::byte> h(n_ * dtype_size(t_));
     for (std::size_t i = 0; i < n_; ++i) test::store(t_, h.data(), i, test::value(rank, i, t_));
-    cudaMemcpy(p_, h.data(), h.size(), cudaMemcpyHostToDevice);
+    gpu::to_device(p_.data(), h.data(), h.size());
+    gpu::GpuContext::current().synchronize();
   }
   // The first `count` elements, as doubles.
   std::vector<double> get(std::size_t count) const {
     std::vector<std::byte> h(count * dtype_size(t_));
-    cudaMemcpy(h.data(), p_, h.size(), cudaMemcpyDeviceToHost);
+    gpu::to_host(h.data(), p_.data(), h.size());
     std::vector<double> v(count);
     for (std::size_t i = 0; i < count; ++i) v[i] = test::load(t_, h.data(), i);
     return v;
   }
 
  private:
-  void* p_ = nullptr;
   std::size_t n_;
   DType t_;
+  gpu::DeviceArray<std::byte> p_;
 };
+
+// avg is NCCL's sum and one division on the communicator's stream (no GPU needed to see the mapping).
+TEST(NcclReduction, AverageIsASumThenOneDivision) {
+  EXPECT_EQ(nccl_reduction(ReduceOp::avg, DType::bf16).op, ncclSum);
+  EXPECT_TRUE(nccl_reduction(ReduceOp::avg, DType::bf16).divide_after);
+  EXPECT_EQ(nccl_reduction(ReduceOp::sum, DType::f16).op, ncclSum);
+  EXPECT_FALSE(nccl_reduction(ReduceOp::sum, DType::f16).divide_after);
+  EXPECT_THROW(nccl_reduction(ReduceOp::avg, DType::i8), CommError);
+}
 
 TEST(Nccl, EveryCollectiveInEveryType) {
   TZ_NEED_GPU();
@@ -66,11 +79,19 @@ TEST(Nccl, EveryCollectiveInEveryType) {
     world->all_reduce(send.data(), recv.data(), n * w, t, ReduceOp::sum);
     out = recv.get(n * w);
     for (std::size_t i = 0; i < n * w; ++i) ASSERT_EQ(out[i], sum_of(i)) << dtype_name(t);
-    if (is_float(t)) {  // avg: exact sums, one division (NCCL may pre-scale by 1/w: one rounding of type t apart)
+    if (is_float(t)) {  // avg: the exact sum divided once, the CPU's bits (ncclAvg's pre-scaling by 1/w is not)
+      std::vector<std::byte> want(n * dtype_size(t));
+      for (std::size_t i = 0; i < n; ++i) test::store(t, want.data(), i, sum_of(i));
+      host_element_ops().divide(want.data(), n, t, w);
       world->all_reduce(send.data(), recv.data(), n, t, ReduceOp::avg);
       out = recv.get(n);
-      const double ulp = t == DType::f32 ? 0x1p-23 : t == DType::bf16 ? 0x1p-7 : 0x1p-10;
-      for (std::size_t i = 0; i < n; ++i) ASSERT_NEAR(out[i], sum_of(i) / w, std::abs(sum_of(i) / w) * ulp) << dtype_name(t);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], test::load(t, want.data(), i)) << dtype_name(t) << " " << i;
+      world->reduce_scatter(send.data(), recv.data(), n, t, ReduceOp::avg);
+      want.assign(n * dtype_size(t), std::byte{0});
+      for (std::size_t i = 0; i < n; ++i) test::store(t, want.data(), i, sum_of(me * n + i));
+      host_element_ops().divide(want.data(), n, t, w);
+      out = recv.get(n);
+      for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], test::load(t, want.data(), i)) << dtype_name(t) << " " << i;
     }
     world->all_to_all(send.data(), recv.data(), n, t);
     out = recv.get(n * w);

@@ -122,6 +122,11 @@ void head_backward(float* dx, float* dwte, float* probs, const float* x, const f
 void adamw(float* param, const float* grad, float* m, float* v, std::size_t n, float lr, float beta1, float beta2, float eps,
            float weight_decay, int t);
 
+// buf[i] /= divisor over n elements of float type t (the CPU's rounding),
+// enqueued on `stream` (a cudaStream_t; the current one when null): how
+// the NCCL communicator finishes an average, a sum then one division.
+void divide(void* buf, std::size_t n, DType t, int divisor, void* stream = nullptr);
+
 // Blockwise quantisation on the current stream, device pointers, the CPU
 // reference's packed layout and bits (quant.h; int4 needs an even block):
 // quantize adds the number of blocks holding inf/nan to *bad_blocks (when

@@ -109,19 +109,53 @@ __global__ void layernorm_backward_dx_kernel(float* dx, const float* dout, const
   }
 }
 
-// dw[c] += sum_n norm[n,c] * dout[n,c] (when x given), db[c] += sum_n dout[n,c]: one thread per column.
-__global__ void column_sums_kernel(float* dw, float* db, const float* dout, const float* x, const float* mean, const float* rstd,
-                                   int N, int C) {
-  TZ_GRID_STRIDE(c, static_cast<std::size_t>(C)) {
+// Column sums, dw[c] += sum_n norm[n,c] * dout[n,c] (when x is given) and
+// db[c] += sum_n dout[n,c], in two deterministic passes: the rows are cut
+// into chunks of kColumnChunk; pass 1 sums each (chunk, column) in row order
+// into partial[chunk * C + c] (adjacent threads take adjacent columns, so
+// the loads coalesce, and N / kColumnChunk x C threads share the work);
+// pass 2 adds each column's partials in chunk order. The same order, so the
+// same bits, on every run.
+constexpr int kColumnChunk = 32;
+
+__global__ void column_partials_kernel(float* pw, float* pb, const float* dout, const float* x, const float* mean, const float* rstd,
+                                       int N, int C) {
+  const std::size_t chunks = (static_cast<std::size_t>(N) + kColumnChunk - 1) / kColumnChunk;
+  TZ_GRID_STRIDE(idx, chunks * C) {
+    const std::size_t c = idx % C, chunk = idx / C;
+    const int first = static_cast<int>(chunk) * kColumnChunk, last = min(N, first + kColumnChunk);
     float sw = 0, sb = 0;
-    for (int n = 0; n < N; ++n) {
+    for (int n = first; n < last; ++n) {
       const float d = dout[static_cast<std::size_t>(n) * C + c];
       sb += d;
-      if (dw) sw += (x[static_cast<std::size_t>(n) * C + c] - mean[n]) * rstd[n] * d;
+      if (pw) sw += (x[static_cast<std::size_t>(n) * C + c] - mean[n]) * rstd[n] * d;
+    }
+    pb[idx] = sb;
+    if (pw) pw[idx] = sw;
+  }
+}
+
+__global__ void column_finish_kernel(float* dw, float* db, const float* pw, const float* pb, std::size_t chunks, int C) {
+  TZ_GRID_STRIDE(c, static_cast<std::size_t>(C)) {
+    float sw = 0, sb = 0;
+    for (std::size_t k = 0; k < chunks; ++k) {
+      sb += pb[k * C + c];
+      if (pw) sw += pw[k * C + c];
     }
     if (dw) dw[c] += sw;
     if (db) db[c] += sb;
   }
+}
+
+// dw (with x, mean, rstd) and db, either may be null; partials in the context's scratch.
+void column_sums(float* dw, float* db, const float* dout, const float* x, const float* mean, const float* rstd, int N, int C) {
+  const std::size_t chunks = (static_cast<std::size_t>(N) + kColumnChunk - 1) / kColumnChunk, cells = chunks * C;
+  auto* pb = static_cast<float*>(GpuContext::current().scratch(2 * cells * sizeof(float)));
+  float* pw = dw ? pb + cells : nullptr;
+  column_partials_kernel<<<grid_for(cells), kThreads, 0, stream()>>>(pw, pb, dout, x, mean, rstd, N, C);
+  launched("column sums, pass 1");
+  column_finish_kernel<<<grid_for(C), kThreads, 0, stream()>>>(dw, db, pw, pb, chunks, C);
+  launched("column sums, pass 2");
 }
 
 __global__ void add_bias_kernel(float* out, const float* b, std::size_t n, int OC) {
@@ -230,8 +264,8 @@ void layernorm_forward(float* out, float* mean, float* rstd, const float* x, con
 void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, const float* mean,
                         const float* rstd, int N, int C) {
   layernorm_backward_dx_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(dx, dout, x, w, mean, rstd, N, C);
-  column_sums_kernel<<<grid_for(C), kThreads, 0, stream()>>>(dw, db, dout, x, mean, rstd, N, C);
   launched("layernorm_backward");
+  column_sums(dw, db, dout, x, mean, rstd, N, C);
 }
 
 void matmul_forward(float* out, const float* x, const float* w, const float* b, int N, int IC, int OC) {
@@ -246,8 +280,7 @@ void matmul_backward(float* dx, float* dw, float* db, const float* dout, const f
   gemm(false, false, N, IC, OC, 1.0f, dout, OC, w, IC, 0.0f, dx, IC);
   gemm(true, false, OC, IC, N, 1.0f, dout, OC, x, IC, 1.0f, dw, IC);
   if (!db) return;
-  column_sums_kernel<<<grid_for(OC), kThreads, 0, stream()>>>(nullptr, db, dout, nullptr, nullptr, nullptr, N, OC);
-  launched("matmul_backward bias");
+  column_sums(nullptr, db, dout, nullptr, nullptr, nullptr, N, OC);
 }
 
 void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H) {
@@ -270,6 +303,8 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
   const int hs = C / H, C3 = 3 * C;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const long long tt = static_cast<long long>(Tn) * Tn;
+  TZ_CHECK(scratch, Error,
+           "attention_backward needs a scratch of attention_scratch(Tn, H) = " + std::to_string(attention_scratch(Tn, H)) + " floats");
   float* da = scratch;  // attention_scratch(Tn, H) elements: one sequence's score gradients
   for (int b = 0; b < B; ++b) {
     const float* q = qkv + static_cast<std::size_t>(b) * Tn * C3;

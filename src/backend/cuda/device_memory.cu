@@ -116,13 +116,7 @@ class DeviceMemory final : public Memory, public ElementOps, public StepOps {
     });
     launched("add_to_f32");
   }
-  void divide(void* buf, std::size_t n, DType t, int divisor) override {
-    if (!n) return;
-    by_type(t, [&](auto* tag) {
-      divide_kernel<<<grid_for(n), kThreads, 0, stream()>>>(static_cast<decltype(tag)>(buf), n, static_cast<float>(divisor));
-    });
-    launched("divide");
-  }
+  void divide(void* buf, std::size_t n, DType t, int divisor) override { gpu::divide(buf, n, t, divisor); }
   void scale(float* buf, std::size_t n, float factor) override {
     if (!n) return;
     scale_kernel<<<grid_for(n), kThreads, 0, stream()>>>(buf, n, factor);
@@ -165,6 +159,15 @@ class DeviceMemory final : public Memory, public ElementOps, public StepOps {
   }
 };
 }  // namespace
+
+void divide(void* buf, std::size_t n, DType t, int divisor, void* on) {
+  if (!n) return;
+  const cudaStream_t s = on ? static_cast<cudaStream_t>(on) : stream();
+  by_type(t, [&](auto* tag) {
+    divide_kernel<<<grid_for(n), kThreads, 0, s>>>(static_cast<decltype(tag)>(buf), n, static_cast<float>(divisor));
+  });
+  launched("divide");
+}
 
 void adamw(float* param, const float* grad, float* m, float* v, std::size_t n, float lr, float beta1, float beta2, float eps,
            float weight_decay, int t) {

@@ -9,6 +9,8 @@
 #include "comm/comm_timeout.h"
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/nccl/nccl_api.h"
+#include "comm/nccl/nccl_reduction.h"
+#include "gpu/device_mapping.h"
 #include "tierzero/error.h"
 #include "tierzero/gpu_ops.h"
 #include "tierzero/nccl.h"
@@ -35,11 +37,6 @@ ncclDataType_t nccl_type(DType t) {
   return ncclUint8;
 }
 
-ncclRedOp_t nccl_op(ReduceOp op, DType t) {
-  TZ_CHECK(op != ReduceOp::avg || is_float(t), CommError, "avg reduction needs a float type");
-  return op == ReduceOp::avg ? ncclAvg : ncclSum;
-}
-
 // Every live NCCL communicator of the process, so that a timed-out wait
 // can abort them all (no kernel is left waiting for a lost peer).
 std::mutex g_live_mutex;
@@ -60,7 +57,7 @@ class EventRequest final : public Request::Impl {
   EventRequest(cudaEvent_t e, const Communicator* comm, ncclComm_t nccl, const char* what)
       : event_(e), comm_(comm), nccl_(nccl), what_(what) {}
   void wait() override {
-    wait_polling(*comm_, what_, [this] { return test(); }, [this] { return async_error(); }, abort_every_comm);
+    wait_polling(*comm_, what_, [this] { return test(); }, [this] { return async_error(); }, abort_every_comm, Idle::sleep);
   }
   bool test() override {
     const cudaError_t e = cudaEventQuery(event_);
@@ -119,12 +116,16 @@ class NcclCommunicator final : public Communicator {
   }
   Request ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) override {
     count_from_each(count * dtype_size(t));
-    check(ncclReduceScatter(send, recv, count, nccl_type(t), nccl_op(op, t), comm_, stream_), "ncclReduceScatter");
+    const NcclReduction r = nccl_reduction(op, t);
+    check(ncclReduceScatter(send, recv, count, nccl_type(t), r.op, comm_, stream_), "ncclReduceScatter");
+    if (r.divide_after) gpu::divide(recv, count, t, size_, stream_);
     return done("reduce_scatter");
   }
   Request iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) override {
     count_all_reduce(count, dtype_size(t));
-    check(ncclAllReduce(send, recv, count, nccl_type(t), nccl_op(op, t), comm_, stream_), "ncclAllReduce");
+    const NcclReduction r = nccl_reduction(op, t);
+    check(ncclAllReduce(send, recv, count, nccl_type(t), r.op, comm_, stream_), "ncclAllReduce");
+    if (r.divide_after) gpu::divide(recv, count, t, size_, stream_);
     return done("all_reduce");
   }
   Request iall_to_all(const void* send, void* recv, std::size_t count, DType t) override {
@@ -196,13 +197,14 @@ void use_node_local_gpu() {
   TZ_CHECK(found == cudaSuccess && devices > 0, ConfigError,
            std::string("the NCCL communicator needs a GPU on every rank; CUDA says: ") +
                (found == cudaSuccess ? "no CUDA device" : cudaGetErrorString(found)));
-  int rank = 0, local_rank = 0;
+  int rank = 0, local_rank = 0, local_ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm local;
   MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
   MPI_Comm_rank(local, &local_rank);
+  MPI_Comm_size(local, &local_ranks);
   MPI_Comm_free(&local);
-  gpu::use_device(local_rank % devices);
+  gpu::use_device(gpu::node_local_device(local_rank, local_ranks, devices));
   check_rt(cudaSetDevice(gpu::current_device()), "cudaSetDevice");
 }
 
