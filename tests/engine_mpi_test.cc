@@ -95,6 +95,24 @@ TEST(Engine, UnquantisedStrategiesReproduceTheSingleRankRun) {
   }
 }
 
+// A world of one without MPI (self_world, what a process started without
+// mpirun uses) trains exactly as MPI's one-rank world: the same losses and
+// weights, bit for bit, under every strategy.
+TEST(Engine, AWorldOfOneWithoutMpiIsMpisOneRankWorldBitForBit) {
+  if (test::world_size() != 1) GTEST_SKIP() << "one rank only";
+  const TokenData data = TokenData::builtin();
+  const TrainConfig cfg = small_config(DType::bf16);
+  const Topology topo = Topology::flat(1);
+  auto mpi = mpi_world(topo);
+  auto self = self_world(topo);
+  for (const char* name : {"ddp", "zero1", "zero3", "zeropp", "hier3"}) {
+    const Plan plan = fit_to(strategy_plan(name), topo);
+    ShardedTrainer a(cfg, plan, *mpi, data), b(cfg, plan, *self, data);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(a.step().loss, b.step().loss) << name << " step " << i;
+    EXPECT_EQ(a.gather_master(), b.gather_master()) << name;
+  }
+}
+
 // The validation loss: the same held-out batches and the same mean for
 // every strategy and for the single-rank trainer (to float rounding, or
 // within the int8 weight noise for the quantised plans), whatever the rank

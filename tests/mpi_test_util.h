@@ -13,6 +13,7 @@
 
 #include "tierzero/communicator.h"
 #include "tierzero/dtype.h"
+#include "tierzero/mpi.h"
 #include "tierzero/train_config.h"
 
 namespace tierzero::test {
@@ -31,15 +32,16 @@ inline TrainConfig tiny_run(int micro_batch, int grad_accum, int seq_len, std::i
 inline std::string shared_temp_dir() {
   char name[64] = "/tmp/tierzero-test-XXXXXX";
   int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (mpi_initialized()) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank == 0 && !mkdtemp(name)) ADD_FAILURE() << "mkdtemp failed";
-  MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
+  if (mpi_initialized()) MPI_Bcast(name, sizeof name, MPI_CHAR, 0, MPI_COMM_WORLD);
   return name;
 }
 
+// The job's rank count (1 in a world of one, started without mpirun).
 inline int world_size() {
-  int n = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  int n = 1;
+  if (mpi_initialized()) MPI_Comm_size(MPI_COMM_WORLD, &n);
   return n;
 }
 

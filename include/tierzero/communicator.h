@@ -140,6 +140,14 @@ class Communicator {
   std::shared_ptr<Traffic> traffic_;
 };
 
+// A world of one without any transport: every collective is a copy of the
+// member's own host memory, complete when the call returns; split_by gives
+// another such world. What a process not started by an MPI launcher uses
+// (tierzero/mpi.h's mpi_world), e.g. a single-GPU run without mpirun.
+// Counts into `traffic` (a fresh counter when null). Throws TopologyError
+// unless `topology` has one rank.
+std::unique_ptr<Communicator> self_world(const Topology& topology, std::shared_ptr<Traffic> traffic = nullptr);
+
 // Splits `count` elements into `parts` near-equal chunks (the first count%parts
 // one longer); returns the size of chunk i.
 inline std::size_t even_chunk(std::size_t count, int parts, int i) {

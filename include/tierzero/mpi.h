@@ -8,7 +8,18 @@
 
 namespace tierzero {
 
-// Initialises MPI with MPI_THREAD_MULTIPLE for its lifetime (one per process).
+// True when an MPI launcher (mpirun, mpiexec, srun) started this process:
+// the rank variable of Open MPI (OMPI_COMM_WORLD_RANK), PMIx (PMIX_RANK) or
+// PMI (PMI_RANK) is set. A process started otherwise is a world of one and
+// never initialises MPI, so it needs neither mpirun nor Open MPI's daemon
+// (a single-GPU run, scripts/gpu_check.sh --bundle).
+bool launched_by_mpi();
+// Whether MPI is initialised and not yet finalised in this process.
+bool mpi_initialized();
+
+// Initialises MPI with MPI_THREAD_MULTIPLE for its lifetime (one per
+// process) when launched_by_mpi(); otherwise a world of one (rank 0 of 1)
+// that touches no MPI function.
 class MpiSession {
  public:
   MpiSession(int* argc, char*** argv);
@@ -32,8 +43,9 @@ class MpiSession {
 
 // The job layout: `spec` parsed (Topology::parse) when non-empty, otherwise
 // the node level detected with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) and
-// world inferred. Collective over MPI_COMM_WORLD; throws TopologyError on every
-// rank alike when the spec is malformed or does not match the job.
+// world inferred (one rank in a world of one). Collective over
+// MPI_COMM_WORLD; throws TopologyError on every rank alike when the spec is
+// malformed or does not match the job.
 Topology resolve_topology(const std::string& spec);
 
 // Every later wait on a collective of the MPI backend gives up after
@@ -41,7 +53,8 @@ Topology resolve_topology(const std::string& spec);
 // among which ranks, did not complete, and aborts the job (exit code 3).
 void set_comm_timeout(double seconds);
 
-// A communicator over MPI_COMM_WORLD with a fresh Traffic counter.
+// A communicator over MPI_COMM_WORLD with a fresh Traffic counter; in a
+// world of one without MPI, self_world(topology) (tierzero/communicator.h).
 std::unique_ptr<Communicator> mpi_world(const Topology& topology);
 
 }  // namespace tierzero

@@ -36,6 +36,7 @@ int run_comm(const CommArgs& a, Context& ctx) {
   if (!a.sizes.empty()) opt.sizes_bytes = a.sizes;
   opt.iters = a.iters;
   opt.dtype = parse_dtype(a.dtype);
+  TZ_CHECK(mpi_initialized(), ConfigError, "bench comm measures collectives between ranks: start it with mpirun, mpiexec or srun");
   const auto rows = bench::run_comm_bench(hier, opt);
   if (mpi.rank() == 0) {
     if (!a.json) std::printf("%-15s %-5s %12s %12s %10s   bytes per rank per level\n", "collective", "algo", "bytes", "time_s", "algbw_GB/s");

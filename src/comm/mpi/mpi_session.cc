@@ -1,6 +1,9 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/mpi/mpi_types.h"
 #include "tierzero/error.h"
@@ -8,7 +11,21 @@
 
 namespace tierzero {
 
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+bool mpi_initialized() {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);  // both may be called before MPI_Init and after MPI_Finalize
+  MPI_Finalized(&finalized);
+  return initialized && !finalized;
+}
+
 MpiSession::MpiSession(int* argc, char*** argv) {
+  if (!launched_by_mpi()) return;  // a world of one
   int provided = 0;
   mpi::check(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
   TZ_CHECK(provided == MPI_THREAD_MULTIPLE, CommError, "the MPI library does not provide MPI_THREAD_MULTIPLE");
@@ -16,11 +33,14 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
 }
 
-MpiSession::~MpiSession() { MPI_Finalize(); }
+MpiSession::~MpiSession() {
+  if (mpi_initialized()) MPI_Finalize();
+}
 
 void MpiSession::abort(int code) {
-  MPI_Abort(MPI_COMM_WORLD, code);
-  std::abort();
+  if (mpi_initialized()) MPI_Abort(MPI_COMM_WORLD, code);
+  std::fflush(nullptr);
+  std::_Exit(code);
 }
 
 void MpiSession::settle_after_error(int code, double grace_s) {
@@ -37,6 +57,7 @@ void MpiSession::settle_after_error(int code, double grace_s) {
 }
 
 Topology resolve_topology(const std::string& spec) {
+  if (!mpi_initialized()) return spec.empty() ? Topology({1, 1, 1}, {Level::node, Level::world}) : Topology::parse(spec, 1);
   int size = 0, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -62,6 +83,7 @@ Topology resolve_topology(const std::string& spec) {
 }
 
 std::unique_ptr<Communicator> mpi_world(const Topology& topology) {
+  if (!mpi_initialized()) return self_world(topology);
   int size = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   TZ_CHECK(topology.size() == size, TopologyError,

@@ -13,6 +13,7 @@
 #include "gpu/device_mapping.h"
 #include "tierzero/error.h"
 #include "tierzero/gpu_ops.h"
+#include "tierzero/mpi.h"
 #include "tierzero/nccl.h"
 
 namespace tierzero {
@@ -197,35 +198,40 @@ void use_node_local_gpu() {
   TZ_CHECK(found == cudaSuccess && devices > 0, ConfigError,
            std::string("the NCCL communicator needs a GPU on every rank; CUDA says: ") +
                (found == cudaSuccess ? "no CUDA device" : cudaGetErrorString(found)));
-  int rank = 0, local_rank = 0, local_ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm local;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
-  MPI_Comm_rank(local, &local_rank);
-  MPI_Comm_size(local, &local_ranks);
-  MPI_Comm_free(&local);
+  int rank = 0, local_rank = 0, local_ranks = 1;  // a world of one without MPI: rank 0 of 1 on its node
+  if (mpi_initialized()) {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm local;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
+    MPI_Comm_rank(local, &local_rank);
+    MPI_Comm_size(local, &local_ranks);
+    MPI_Comm_free(&local);
+  }
   gpu::use_device(gpu::node_local_device(local_rank, local_ranks, devices));
   check_rt(cudaSetDevice(gpu::current_device()), "cudaSetDevice");
 }
 
 std::unique_ptr<Communicator> nccl_world(const Topology& topology) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const bool mpi = mpi_initialized();  // without MPI: a world of one, its control values on self_world
+  int rank = 0, size = 1;
+  if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &rank), MPI_Comm_size(MPI_COMM_WORLD, &size);
   TZ_CHECK(topology.size() == size, TopologyError,
            "topology '" + topology.to_string() + "' has " + std::to_string(topology.size()) + " ranks but the job has " + std::to_string(size));
   use_node_local_gpu();
   ncclUniqueId id;
   if (rank == 0) check(ncclGetUniqueId(&id), "ncclGetUniqueId");
-  MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+  if (mpi) MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
   ncclComm_t comm;
   check(ncclCommInitRank(&comm, size, id, rank), "ncclCommInitRank");
   std::vector<int> members(size);
   for (int i = 0; i < size; ++i) members[i] = i;
   auto traffic = std::make_shared<Traffic>();
-  MPI_Comm twin;  // the control communicator: a duplicate, so its collectives never meet anyone else's
-  MPI_Comm_dup(MPI_COMM_WORLD, &twin);
-  auto host = std::make_unique<MpiCommunicator>(twin, topology, members, traffic);
+  std::unique_ptr<Communicator> host = self_world(topology, traffic);
+  if (mpi) {
+    MPI_Comm twin;  // the control communicator: a duplicate, so its collectives never meet anyone else's
+    MPI_Comm_dup(MPI_COMM_WORLD, &twin);
+    host = std::make_unique<MpiCommunicator>(twin, topology, members, traffic);
+  }
   return std::make_unique<NcclCommunicator>(comm, std::move(host), topology, std::move(members), traffic);
 }
 
