@@ -25,11 +25,15 @@ def ensure_torch():
                        env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
 
 
-def torch_step_time(threads, steps, V=256, T=256, L=6, C=384, H=6, B=8):
+def torch_step_time(threads, steps, V=256, T=256, L=6, C=384, H=6, B=8, device="cpu", bf16=False):
+    """Median seconds of one step; on a GPU (device "cuda") the GEMMs run in bf16
+    under autocast with fp32 weights and AdamW, as tierzero's device path does."""
     import torch
     import torch.nn.functional as F
     torch.set_num_threads(threads)
     torch.manual_seed(0)
+    if device != "cpu":
+        torch.set_default_device(device)  # PyTorch >= 2.0 (Debian's 1.13 runs the CPU case)
     shapes = [("wte", (V, C)), ("wpe", (T, C))]
     for l in range(L):
         p = f"h.{l}."
@@ -64,14 +68,18 @@ def torch_step_time(threads, steps, V=256, T=256, L=6, C=384, H=6, B=8):
         x = F.layer_norm(x, (C,), p["lnf_w"], p["lnf_b"], eps=1e-5)
         return F.cross_entropy((x @ p["wte"].t()).view(-1, V), targets.view(-1))
 
+    sync = torch.cuda.synchronize if device != "cpu" else (lambda: None)
     times = []
     for i in range(steps + 1):
+        sync()
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = forward(params)
+        with torch.autocast(device_type=device, dtype=torch.bfloat16, enabled=bf16):
+            loss = forward(params)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(list(params.values()), 1.0)
         opt.step()
+        sync()
         if i > 0:
             times.append(time.perf_counter() - t0)
     return statistics.median(times)

@@ -34,7 +34,9 @@ tz_build() {
   elif [ $# -gt 0 ]; then
     cmake -S "$TZ_ROOT" -B "$TZ_BUILD" "$@" >/dev/null  # the caller's options win over an older configuration
   fi
-  cmake --build "$TZ_BUILD" -j "$(nproc)"
+  # TZ_TARGETS: only these targets (scripts/gpu_bundle.sh); default everything.
+  # shellcheck disable=SC2086
+  cmake --build "$TZ_BUILD" -j "$(nproc)" ${TZ_TARGETS:+--target $TZ_TARGETS}
 }
 
 # Environment for multi-rank runs on this kind of machine (see docs/architecture.md).

@@ -32,7 +32,7 @@ class TokenData {
   // unknown header, bad version, bad dtype, truncated, an index that does
   // not match its .bin, id >= vocab).
   static TokenData open(const std::string& path);
-  // The built-in corpus (data/kjv.txt, byte-level).
+  // The built-in corpus (data/kjv.txt, byte tokens): under $TZ_DATA_DIR when set, else the source tree's data/.
   static TokenData builtin();
   // "builtin" or a path.
   static TokenData load(const std::string& spec);

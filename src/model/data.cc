@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -157,7 +158,9 @@ TokenData TokenData::slice(std::size_t begin, std::size_t end) const {
 }
 
 TokenData TokenData::builtin() {
-  const std::string path = std::string(TZ_DATA_DIR) + "/kjv.txt";
+  // $TZ_DATA_DIR when set (a relocated tree: the GPU bundle, scripts/gpu_bundle.sh), else the source tree's data/.
+  const char* dir = std::getenv("TZ_DATA_DIR");
+  const std::string path = std::string(dir && *dir ? dir : TZ_DATA_DIR) + "/kjv.txt";
   const auto text = read_file(path);
   TZ_CHECK(text, FormatError, "built-in corpus '" + path + "' is missing (regenerate it with scripts/make_corpus.sh)");
   return from_tokens(byte_encode(*text), 256, "builtin (" + path + ")");
