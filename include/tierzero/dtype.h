@@ -9,9 +9,9 @@
 #include <string>
 #include <string_view>
 
-// Functions marked TZ_HD are also compiled for CUDA devices (src/gpu), so the
-// device kernels use exactly these conversions.
-#if defined(__CUDACC__)
+// Functions marked TZ_HD are also compiled for CUDA and HIP devices
+// (src/gpu), so the device kernels use exactly these conversions.
+#if defined(__CUDACC__) || defined(__HIPCC__)
 #define TZ_HD __host__ __device__
 #else
 #define TZ_HD

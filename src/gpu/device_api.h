@@ -1,7 +1,8 @@
 // The CUDA runtime and cuBLAS names the device code uses, on NVIDIA (CUDA)
 // or AMD (HIP, hipBLAS with HIPBLAS_V2: built with -DTZ_WITH_HIP=ON, which
 // defines TZ_USE_HIP). The kernels are written once against these names.
-// The HIP side has been compiled by nobody yet: no ROCm here (docs/gpu.md).
+// The HIP side compiles for gfx90a with Debian's hipcc (scripts/hip_check.sh,
+// in ctest); it has not been linked against ROCm's hipBLAS or run (docs/gpu.md).
 #pragma once
 #if defined(TZ_USE_HIP)
 #include <hip/hip_runtime.h>

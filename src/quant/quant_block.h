@@ -93,7 +93,7 @@ TZ_HD inline Params params(const Stats& st, const QuantSpec& s) {
 
 // Round to nearest, ties to even (the default FP environment on the host).
 TZ_HD inline int round_half_even(float v) {
-#ifdef __CUDA_ARCH__
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
   return __float2int_rn(v);
 #else
   return static_cast<int>(std::nearbyint(v));
