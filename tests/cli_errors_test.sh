@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bad layouts give a clear error on every rank and exit code 2; the bench
+# Bad layouts give one clear error (every rank fails alike) and exit code 2; the bench
 # prints JSON whose hierarchical all-gather moves fewer world bytes.
 set -u
 tz=$1
@@ -17,10 +17,20 @@ expect_exit() {  # expect_exit CODE PATTERN COUNT -- command...
   echo "ok: $*"
 }
 run8() { "$mpirun" --oversubscribe -np 8 "$tz" "$@"; }
-expect_exit 2 "has 12 ranks but the job has 8" 8 -- run8 bench comm --topology package=2,node=2,world=3 --sizes 4096
-expect_exit 2 "needs a multiple of 6 ranks" 8 -- run8 bench comm --topology package=2,node=3 --sizes 4096
-expect_exit 2 "unknown level 'rack'" 8 -- run8 bench comm --topology rack=8 --sizes 4096
-expect_exit 2 "must be a positive integer" 8 -- run8 bench comm --topology package=two,world=4 --sizes 4096
+# Every rank failing alike: one message, from rank 0, without a rank prefix.
+expect_once() {  # expect_once PATTERN -- command...: exit 2, the error printed exactly once, naming no rank
+  local pattern=$1 out n
+  shift 2
+  out=$("$@" 2>&1)
+  [ $? -eq 2 ] || { echo "FAIL: '$*' did not exit 2"; echo "$out"; fail=1; return; }
+  n=$(grep -c -- "tierzero: error: .*$pattern" <<<"$out")
+  [ "$n" -eq 1 ] && ! grep -q "tierzero: rank [0-9]*:" <<<"$out" || { echo "FAIL: '$*' printed '$pattern' $n times"; echo "$out"; fail=1; return; }
+  echo "ok: once: $*"
+}
+expect_once "has 12 ranks but the job has 8" -- run8 bench comm --topology package=2,node=2,world=3 --sizes 4096
+expect_once "needs a multiple of 6 ranks" -- run8 bench comm --topology package=2,node=3 --sizes 4096
+expect_once "unknown level 'rack'" -- run8 bench comm --topology rack=8 --sizes 4096
+expect_once "must be a positive integer" -- run8 bench comm --topology package=two,world=4 --sizes 4096
 expect_exit 2 "unknown dtype" 1 -- "$tz" bench comm --dtype fp8 --sizes 4096
 expect_exit 2 "" 0 -- "$tz" bench nosuch
 
@@ -93,6 +103,7 @@ expect_exit 0 'set to "auto" take tierzero.s values (flags, --config, defaults):
 python3 -c "import json; t=json.loads(open('$tmp/ds.jsonl').readline())['tokens']; assert t == 32, t" && echo "ok: flags win over the DeepSpeed config" || { echo "FAIL: flags vs DeepSpeed"; fail=1; }
 printf '{"zero_optimization": {"stage": 2.7}}' > "$tmp/ds27.json"
 expect_exit 2 "ds27.json: 'zero_optimization.stage' must be a whole number, got 2.7" 1 -- "$tz" train --deepspeed-config "$tmp/ds27.json" --steps 1
+expect_once "ds27.json: 'zero_optimization.stage' must be a whole number, got 2.7" -- run8 train --deepspeed-config "$tmp/ds27.json" --steps 1
 expect_exit 2 "\-\-resume latest needs \-\-save-dir" 1 -- "$tz" train --strategy ddp --resume latest --steps 1
 expect_exit 2 "unknown model 'gpt-huge'" 1 -- "$tz" train --model gpt-huge
 if ! nvidia-smi -L >/dev/null 2>&1; then  # without a GPU: a CPU build or a CUDA build says why --device cuda cannot run

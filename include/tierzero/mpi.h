@@ -30,11 +30,16 @@ class MpiSession {
   int size() const { return size_; }
   // Ends every rank of the job with `code` (for a failure on some ranks only).
   [[noreturn]] static void abort(int code);
-  // After an error on this rank: when every rank reaches this point within
-  // `grace_s` (the error was collective) returns normally so MPI can
-  // finalise; otherwise aborts the whole job with `code`, so ranks still
-  // waiting in a collective do not hang.
-  void settle_after_error(int code, double grace_s = 5.0);
+  // How the job's ranks failed: all with the same message, all but with
+  // different messages, or this rank alone (the others did not reach
+  // their error within the grace period).
+  enum class Failure { alike, different, alone };
+  // After an error on this rank, before reporting it: waits up to `grace_s`
+  // for every rank to reach its own error (a collective error) and then
+  // compares the messages' fingerprints. After alike or different MPI can
+  // finalise; after alone the caller reports and calls abort(), so ranks
+  // still waiting in a collective do not hang. One rank: alone.
+  Failure settle_after_error(const std::string& message, double grace_s = 5.0);
 
  private:
   int rank_ = 0;

@@ -154,19 +154,19 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
   const std::vector<double> whole = {1.0};
   double step_phase = 0, forward = 0, reduce = 0;
   for (const HopTransfer& h : step_transfers(in.plan, topo, cfg, 0)) {
-    double t = 0;  // the hop's calls: transfer, latency and call overheads
+    double t = 0, longest = -1;  // the hop's calls: transfer, latency and call overheads
+    int quant_level = 0;         // the quantisation is charged to the level bounding the hop's longest call
     for (double f : engine.fetch_per_module && h.unit >= 0 ? modules[h.unit] : whole) {
-      const HopTransfer part = f == 1.0 ? h : scaled(h, f);
-      const HopTime ht = hop_time(part, topo, in.system);
+      const HopTime ht = hop_time(f == 1.0 ? h : scaled(h, f), topo, in.system);
       r.collective_calls += 1;
       r.comm_time_s[ht.bottleneck] += ht.transfer_s;
       r.latency_s[ht.latency_level] += ht.latency_s + per_call;
       t += ht.transfer_s + ht.latency_s + per_call;
+      if (ht.transfer_s > longest) longest = ht.transfer_s, quant_level = ht.bottleneck;
     }
-    const HopTime whole_hop = hop_time(h, topo, in.system);  // the level the hop's quantisation is charged to
     const double q = in.system.memory_bandwidth_Bps > 0 ? 2.0 * static_cast<double>(h.quantized_bytes) / in.system.memory_bandwidth_Bps : 0;
     r.quant_s += q;
-    r.quant_time_s[whole_hop.bottleneck] += q;
+    r.quant_time_s[quant_level] += q;
     r.comm_s += t;
     if (h.phase == Phase::step) step_phase += t;
     else r.overlappable_s += t + q;

@@ -23,12 +23,15 @@ struct Context {
     if (!mpi) mpi.emplace(argc, argv);
     return *mpi;
   }
-  // Reports a failure once: prints "tierzero: [rank R: ]error: MESSAGE"
-  // (bad input: exit code 2) or "...internal error: ..." (anything else,
-  // std::bad_alloc included: 1); under MPI then waits briefly for the
-  // other ranks and aborts the whole job when they are not all failing
-  // alike, so no rank is left waiting in a collective. Returns the exit
-  // code; later calls return the first one without printing.
+  // Reports a failure once: "tierzero: error: MESSAGE" (bad input: exit
+  // code 2) or "tierzero: internal error: ..." (anything else,
+  // std::bad_alloc included: 1). Under MPI it first waits briefly for the
+  // other ranks: when every rank failed with the same message, rank 0
+  // alone prints it; when they failed differently, each prints its own
+  // as "tierzero: rank R: ..."; when this rank failed alone it prints
+  // with its rank and aborts the whole job, so no rank is left waiting in
+  // a collective. Returns the exit code; later calls return the first one
+  // without printing.
   int fail(std::exception_ptr error);
   std::optional<int> failed{};
 };

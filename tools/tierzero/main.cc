@@ -26,11 +26,17 @@ int Context::fail(std::exception_ptr error) {
     message = e.what();
   } catch (...) {
   }
-  const std::string who = mpi && mpi->size() > 1 ? "rank " + std::to_string(mpi->rank()) + ": " : "";
-  std::fprintf(stderr, "tierzero: %s%s: %s\n", who.c_str(), kind.c_str(), message.c_str());
-  std::fflush(stderr);
   failed = code;
-  if (mpi) mpi->settle_after_error(code);
+  const std::string text = kind + ": " + message;
+  // Every rank failing alike prints once (rank 0); otherwise each rank names itself.
+  const auto how = mpi ? mpi->settle_after_error(text) : MpiSession::Failure::alone;
+  const bool many = mpi && mpi->size() > 1;
+  if (how != MpiSession::Failure::alike || mpi->rank() == 0) {
+    const std::string who = many && how != MpiSession::Failure::alike ? "rank " + std::to_string(mpi->rank()) + ": " : "";
+    std::fprintf(stderr, "tierzero: %s%s\n", who.c_str(), text.c_str());
+    std::fflush(stderr);
+  }
+  if (many && how == MpiSession::Failure::alone) MpiSession::abort(code);
   return code;
 }
 

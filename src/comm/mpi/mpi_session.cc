@@ -1,8 +1,10 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include "comm/mpi/mpi_communicator.h"
 #include "comm/mpi/mpi_types.h"
@@ -43,8 +45,8 @@ void MpiSession::abort(int code) {
   std::_Exit(code);
 }
 
-void MpiSession::settle_after_error(int code, double grace_s) {
-  if (size_ == 1) return;
+MpiSession::Failure MpiSession::settle_after_error(const std::string& message, double grace_s) {
+  if (size_ == 1 || !mpi_initialized()) return Failure::alone;
   MPI_Request r;
   MPI_Ibarrier(MPI_COMM_WORLD, &r);
   const double deadline = MPI_Wtime() + grace_s;
@@ -53,7 +55,14 @@ void MpiSession::settle_after_error(int code, double grace_s) {
     MPI_Test(&r, &done, MPI_STATUS_IGNORE);
     if (!done) usleep(1000);
   }
-  if (!done) abort(code);
+  if (!done) return Failure::alone;
+  // Every rank is here: the same message everywhere when the fingerprints' minimum and maximum agree.
+  std::uint64_t fnv = 1469598103934665603ull;  // FNV-1a
+  for (unsigned char c : message) fnv = (fnv ^ c) * 1099511628211ull;
+  std::uint64_t lo = fnv, hi = fnv;
+  MPI_Allreduce(MPI_IN_PLACE, &lo, 1, MPI_UINT64_T, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, &hi, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+  return lo == hi ? Failure::alike : Failure::different;
 }
 
 Topology resolve_topology(const std::string& spec) {
