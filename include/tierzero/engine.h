@@ -71,6 +71,10 @@ class ShardedTrainer final : public Trainer {
   // Returns whether it re-partitioned. Throws FormatError for a missing,
   // truncated or corrupt shard or a checkpoint of another model.
   bool load_checkpoint(const std::string& path);
+  // Collective: true on every rank when `mine` is true on some rank (a
+  // preemption request that reached one rank); one control all-reduce
+  // through the schedule, outside any step's byte count.
+  bool any_rank(bool mine);
 
   struct Impl;  // src/zero/engine_impl.h
 

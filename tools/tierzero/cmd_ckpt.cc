@@ -1,4 +1,4 @@
-// tierzero ckpt inspect | export: read a checkpoint without MPI.
+// tierzero ckpt inspect | verify | export: read a checkpoint without MPI.
 #include <cstdio>
 
 #include "commands.h"
@@ -47,6 +47,14 @@ int inspect(const std::string& path) {
   std::printf("checksums    %s\n", problems.empty() ? "all match" : "MISMATCH (see errors)");
   return problems.empty() ? 0 : 2;
 }
+// Checks meta.json and every shard's size and CRC-32 without loading the model; exit 2 naming the first bad file.
+int verify(const std::string& path) {
+  const CheckpointReader ckpt(path);  // throws FormatError naming meta.json when it is missing or malformed
+  const auto problems = ckpt.verify();
+  TZ_CHECK(problems.empty(), FormatError, problems.front() + (problems.size() > 1 ? " (and " + std::to_string(problems.size() - 1) + " more)" : ""));
+  std::printf("%s: meta.json and %zu shard files verified\n", ckpt.dir().c_str(), ckpt.meta().files.size());
+  return 0;
+}
 }  // namespace
 
 void add_ckpt_command(CLI::App& app, Context& ctx) {
@@ -56,6 +64,10 @@ void add_ckpt_command(CLI::App& app, Context& ctx) {
   CLI::App* ins = ckpt->add_subcommand("inspect", "Print what a checkpoint holds and verify every shard");
   ins->add_option("dir", *path, "Checkpoint step directory, or a save directory (its latest)")->required();
   ins->callback([path, &ctx] { ctx.exit_code = inspect(*path); });
+  auto vpath = std::make_shared<std::string>();
+  CLI::App* ver = ckpt->add_subcommand("verify", "Check the metadata and every shard's checksum without loading the model");
+  ver->add_option("dir", *vpath, "Checkpoint step directory, or a save directory (its latest)")->required();
+  ver->callback([vpath, &ctx] { ctx.exit_code = verify(*vpath); });
   auto out = std::make_shared<ExportArgs>();
   CLI::App* exp = ckpt->add_subcommand("export", "Write the consolidated fp32 weights: tierzero safetensors or Hugging Face GPT-2");
   exp->add_option("dir", out->source, "Checkpoint step directory, or a save directory (its latest)")->required();

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -110,9 +111,27 @@ std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, con
   return s + "}";
 }
 
+// Preemption: SIGTERM or SIGUSR1 (what Slurm sends before a time limit
+// with --signal, and scancel) on any rank sets this flag; after the step in
+// progress every rank learns of it (ShardedTrainer::any_rank), saves a
+// checkpoint and exits with kExitPreempted. A second signal only sets the
+// flag again, so it cannot cut a save short.
+volatile std::sig_atomic_t g_preempt_signal = 0;
+extern "C" void on_preempt_signal(int signo) { g_preempt_signal = signo; }
+
+void arm_preemption() {
+  struct sigaction sa {};
+  sa.sa_handler = on_preempt_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // interrupted writes and waits resume
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGUSR1, &sa, nullptr);
+}
+
 // Fault injection for tests: VARIABLE=RANK:STEP names the step before which
 // that rank fails: TIERZERO_FAULT_STALL stops it as a hung process would
-// (see --comm-timeout), TIERZERO_FAULT_THROW throws std::bad_alloc.
+// (see --comm-timeout), TIERZERO_FAULT_THROW throws std::bad_alloc,
+// TIERZERO_FAULT_SIGNAL sends it SIGUSR1 (a preemption notice).
 int fault_step(const char* variable, int rank) {
   const char* v = std::getenv(variable);
   int r = -1, step = -1;
@@ -239,15 +258,19 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
     }
     const int stall_step = fault_step("TIERZERO_FAULT_STALL", mpi.rank());
     const int throw_step = fault_step("TIERZERO_FAULT_THROW", mpi.rank());
+    const int signal_step = fault_step("TIERZERO_FAULT_SIGNAL", mpi.rank());
+    arm_preemption();
     int bad_steps = 0;
     while (trainer.next_step() < cfg.steps) {
       if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
       if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
+      if (trainer.next_step() == signal_step) std::raise(SIGUSR1);  // fault injection: a preemption notice
       const StepStats st = trainer.step();
       const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
+      std::string saved;  // this step's checkpoint, if one was due
       if (!a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps)) {
-        const std::string where = trainer.save_checkpoint(a.save_dir, a.keep);
-        if (root && !report) std::fprintf(stderr, "tierzero: saved %s\n", where.c_str());
+        saved = trainer.save_checkpoint(a.save_dir, a.keep);
+        if (root && !report) std::fprintf(stderr, "tierzero: saved %s\n", saved.c_str());
       }
       if (checked) checked->verify("step " + std::to_string(st.step));  // the step, its validation and its checkpoint
       if (root) {
@@ -255,6 +278,15 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
         report->record(st, val_loss);
       }
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
+      if (trainer.any_rank(g_preempt_signal != 0)) {
+        std::string where = "nothing saved (no --save-dir)";
+        if (!a.save_dir.empty()) where = "saved " + (saved.empty() ? trainer.save_checkpoint(a.save_dir, a.keep) : saved);
+        if (checked) checked->verify("the preemption checkpoint");
+        if (root)
+          std::fprintf(stderr, "tierzero: preempted (a rank received SIGTERM or SIGUSR1) after step %lld: %s; rerun with --resume latest "
+                               "(exit code %d)\n", static_cast<long long>(st.step), where.c_str(), kExitPreempted);
+        return kExitPreempted;
+      }
     }
 
     if (root) report->finish();

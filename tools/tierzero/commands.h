@@ -10,6 +10,11 @@
 
 namespace tierzero::cli {
 
+// The exit code of a run stopped by SIGTERM or SIGUSR1 after writing its
+// checkpoint: "preempted, resume me" (sysexits' EX_TEMPFAIL). A restart
+// with --resume latest continues it exactly.
+constexpr int kExitPreempted = 75;
+
 // State shared by main and the subcommands. MPI is started only by the
 // commands that need it and finalised after main has reported any error, so
 // that every rank can print its message before the job is torn down.

@@ -1,7 +1,8 @@
 // tierzero: topology-aware sharded data-parallel training.
 // Exit codes: 0 success, 1 internal failure, 2 bad input (usage, config,
 // topology, file format), 3 a collective past --comm-timeout, 4 training
-// diverged (--max-bad-steps).
+// diverged (--max-bad-steps), 75 preempted (SIGTERM or SIGUSR1: checkpoint
+// written, resume with --resume latest).
 #include <cstdio>
 #include <string>
 
