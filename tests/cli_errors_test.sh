@@ -78,6 +78,16 @@ for a in rows:
             assert abs(a["tflops_per_device"] / b["tflops_per_device"] - 1) > 0.0049, (a["plan"], b["plan"])
 print("ok: plan on frontier-rccl: near-identical plans folded with what they change")
 PY
+# tierzero launch: needs --save-dir; bad input is not retried; a preempted run is rerun from its checkpoint.
+expect_exit 2 "the command needs --save-dir DIR" 1 -- "$tz" launch -- "$tz" train --steps 2
+out=$("$tz" launch --max-restarts 3 --backoff 0 -- "$tz" train --steps 0 --save-dir "$tmp/l0" 2>&1); rc=$?
+[ $rc -eq 2 ] && [ "$(grep -c 'tierzero launch: attempt [0-9]* of' <<<"$out")" -eq 1 ] && grep -q "exit 2: bad input (not retried)" <<<"$out" \
+  && echo "ok: launch does not retry bad input" || { echo "FAIL: launch retried bad input (exit $rc)"; echo "$out"; fail=1; }
+out=$(TIERZERO_FAULT_SIGNAL=1:3 "$tz" launch --backoff 0 -- "$mpirun" --oversubscribe -np 2 "$tz" train --model gpt-tiny --steps 6 \
+  --strategy zero3 --save-dir "$tmp/l1" --save-every 100 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q "attempt 1 ended after .* exit 75: preempted" <<<"$out" && grep -q -- "--resume latest" <<<"$out" &&
+  grep -q "resumed at step 4" <<<"$out" && echo "ok: launch reruns a preempted run from its checkpoint" ||
+  { echo "FAIL: launch after a preemption (exit $rc)"; echo "$out"; fail=1; }
 # One collective priced flat and decomposed; bad kinds and sizes refused.
 expect_exit 0 "two_level_ms" 1 -- "$tz" collective --system frontier-rccl --ranks 16,64 --total-mib 16
 expect_exit 2 "\-\-collective must be all_gather or reduce_scatter" 1 -- "$tz" collective --collective all_to_all
