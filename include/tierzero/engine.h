@@ -63,6 +63,20 @@ class ShardedTrainer final : public Trainer {
   // are never removed, and the save directory's `latest` always names the
   // one just written). Collective. Returns the step directory.
   std::string save_checkpoint(const std::string& dir, int keep);
+  // The same checkpoint, asynchronously (--async-save): the temporary
+  // directory and a host snapshot of this rank's shards now (collective;
+  // a previous save still in flight is completed first, so at most one is
+  // in flight), the files from a background thread while training goes on.
+  // The checkpoint is not `latest` until complete_save finishes it.
+  void begin_save(const std::string& dir, int keep);
+  // Finishes a save in flight: with `wait`, once this rank's writer is done;
+  // without, only when every rank's writer has finished (one control
+  // all-reduce to agree). Then, as save_checkpoint does, meta.json with
+  // every shard's checksum, the rename and `latest`. Collective. Returns
+  // the step directory it completed, "" when there was none or it is
+  // still being written. A process killed before it leaves `latest` at
+  // the previous complete checkpoint.
+  std::string complete_save(bool wait);
   // Restores a checkpoint (a step directory or a save directory's latest).
   // Same ranks, topology, plan and dtype: each rank reads its own shards and
   // training continues bit for bit; otherwise the full state is rebuilt

@@ -1,5 +1,8 @@
 // ShardedTrainer::save_checkpoint / load_checkpoint (tierzero/checkpoint.h).
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -40,71 +43,83 @@ void warn_of_newer_steps(ShardedTrainer::Impl& s, const std::string& dir, const 
   s.warned_newer = true;
 }
 
+
+// Writes the snapshot's two shard files into the temporary directory (fsynced) and records their sizes and CRCs.
+void write_shards(ShardedTrainer::Impl::PendingSave& p, int rank) {
+  try {
+    const fs::path tmp = fs::path(p.dir) / (".tmp-" + p.name);
+    const std::string pfile = (tmp / rank_file_name(rank, "params")).string();
+    if (killed_in_save(rank)) {
+      write_file_synced(pfile, p.params.data(), p.params.size() / 2);
+      raise(SIGKILL);
+    }
+    write_file_synced(pfile, p.params.data(), p.params.size());
+    write_file_synced((tmp / rank_file_name(rank, "optim")).string(), p.optim.data(), p.optim.size() * sizeof(float));
+    p.record[0] = p.params.size(), p.record[1] = crc32_of(p.params.data(), p.params.size());
+    p.record[2] = p.optim.size() * sizeof(float), p.record[3] = crc32_of(p.optim.data(), p.optim.size() * sizeof(float));
+  } catch (const Error& e) {
+    p.error = e.message();
+  }
+  p.written = true;
+}
 }  // namespace
 
-std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
-  Impl& s = *impl_;
-  Communicator& w = s.world;
-  const std::string name = step_dir_name(s.step);
-  const fs::path tmp = fs::path(dir) / (".tmp-" + name), final_dir = fs::path(dir) / name;
-  // 1. Rank 0 prepares the temporary directory; everyone learns whether it could.
+// 1. Rank 0 prepares the temporary directory; everyone learns whether it could.
+// Then every rank takes its snapshot (what the writer turns into files).
+std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_pending_save(const std::string& dir, int keep) {
+  auto p = std::make_unique<PendingSave>();
+  p->dir = dir, p->name = step_dir_name(step), p->keep = keep;
+  p->step = step, p->optim_steps = optim_steps, p->loss_scale = loss_scale, p->good_steps = good_steps;
+  const fs::path tmp = fs::path(dir) / (".tmp-" + p->name);
   float status = 0;
   std::string problem;
-  if (w.rank() == 0) {
+  if (world.rank() == 0) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     fs::remove_all(tmp, ec);
     if (!fs::create_directory(tmp, ec)) problem = "cannot create '" + tmp.string() + "': " + ec.message();
     status = problem.empty() ? 0.0f : 1.0f;
   }
-  s.control_sum(&status, 1);  // rank 0's status: the others add zero
+  control_sum(&status, 1);  // rank 0's status: the others add zero
   TZ_CHECK(status == 0.0f, FormatError, problem.empty() ? "rank 0 cannot create the checkpoint directory under '" + dir + "'" : problem);
-  // 2. Every rank writes its shards.
-  const int r = w.world_rank(w.rank());
-  std::uint64_t record[4] = {0, 0, 0, 0};  // params bytes, crc, optim bytes, crc
-  float failed = 0;
-  try {
-    const std::string pfile = (tmp / rank_file_name(r, "params")).string();
-    const std::vector<std::byte> params = s.to_host(s.params_store);
-    if (killed_in_save(r)) {
-      write_file_synced(pfile, params.data(), params.size() / 2);
-      raise(SIGKILL);
-    }
-    write_file_synced(pfile, params.data(), params.size());
-    std::vector<float> optim(3 * s.O.total);
-    s.mem.download(optim.data(), s.master.data(), s.master.bytes());
-    s.mem.download(optim.data() + s.O.total, s.m.data(), s.m.bytes());
-    s.mem.download(optim.data() + 2 * s.O.total, s.v.data(), s.v.bytes());
-    write_file_synced((tmp / rank_file_name(r, "optim")).string(), optim.data(), optim.size() * sizeof(float));
-    record[0] = params.size(), record[1] = crc32_of(params.data(), params.size());
-    record[2] = optim.size() * sizeof(float), record[3] = crc32_of(optim.data(), optim.size() * sizeof(float));
-  } catch (const Error& e) {
-    std::fprintf(stderr, "tierzero: rank %d: %s\n", r, e.message().c_str());
-    failed = 1;
-  }
-  s.control_sum(&failed, 1);
+  p->params = to_host(params_store);
+  p->optim.resize(3 * O.total);
+  mem.download(p->optim.data(), master.data(), master.bytes());
+  mem.download(p->optim.data() + O.total, m.data(), m.bytes());
+  mem.download(p->optim.data() + 2 * O.total, v.data(), v.bytes());
+  return p;
+}
+
+// 2. Every rank's writer has finished: whether all succeeded, and their records.
+// 3. Rank 0 writes meta.json, renames the directory, updates `latest`, prunes.
+std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
+  if (p.writer.joinable()) p.writer.join();
+  Communicator& w = world;
+  const fs::path tmp = fs::path(p.dir) / (".tmp-" + p.name), final_dir = fs::path(p.dir) / p.name;
+  if (!p.error.empty()) std::fprintf(stderr, "tierzero: rank %d: %s\n", w.world_rank(w.rank()), p.error.c_str());
+  float failed = p.error.empty() ? 0.0f : 1.0f;
+  control_sum(&failed, 1);
   std::vector<std::uint64_t> records(4 * static_cast<std::size_t>(w.size()));
-  s.control_gather(record, records.data(), sizeof record);
+  control_gather(p.record, records.data(), sizeof p.record);
   if (failed > 0) {
     if (w.rank() == 0) fs::remove_all(tmp);
-    TZ_THROW(FormatError, "checkpoint at step " + std::to_string(s.step) + " could not be written under '" + dir +
+    TZ_THROW(FormatError, "checkpoint at step " + std::to_string(p.step) + " could not be written under '" + p.dir +
                               "' (see the rank messages above); earlier checkpoints are intact");
   }
-  // 3. Rank 0 writes meta.json, renames the directory, updates `latest`, prunes.
-  status = 0;
+  float status = 0;
   if (w.rank() == 0) {
     try {
       CheckpointMeta meta;
-      meta.step = s.step;
-      meta.optim_steps = s.optim_steps;
-      meta.model = s.cfg.model;
-      meta.train = s.cfg;
-      meta.plan = s.plan;
+      meta.step = p.step;
+      meta.optim_steps = p.optim_steps;
+      meta.model = cfg.model;
+      meta.train = cfg;
+      meta.plan = plan;
       meta.topology = w.topology().to_string();
       meta.world_size = w.size();
-      meta.loss_scale = s.loss_scale;
-      meta.good_steps = s.good_steps;
-      meta.data_origin = s.sampler_origin;
+      meta.loss_scale = p.loss_scale;
+      meta.good_steps = p.good_steps;
+      meta.data_origin = sampler_origin;
       for (int k = 0; k < w.size(); ++k) {
         const std::uint64_t* rec = records.data() + 4 * k;
         meta.files.push_back({rank_file_name(k, "params"), rec[0], static_cast<std::uint32_t>(rec[1])});
@@ -115,26 +130,58 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
       std::error_code ec;
       fs::remove_all(final_dir, ec);
       fs::rename(tmp, final_dir);
-      const std::string latest = name + "\n";
-      write_file_synced((fs::path(dir) / "latest.tmp").string(), latest.data(), latest.size());
-      fs::rename(fs::path(dir) / "latest.tmp", fs::path(dir) / "latest");
+      const std::string latest = p.name + "\n";
+      write_file_synced((fs::path(p.dir) / "latest.tmp").string(), latest.data(), latest.size());
+      fs::rename(fs::path(p.dir) / "latest.tmp", fs::path(p.dir) / "latest");
       // --keep prunes what this trainer wrote, oldest first: never another
       // run's checkpoints, never the one `latest` now names.
-      std::erase(s.saved, name);
-      s.saved.push_back(name);
-      while (keep > 0 && s.saved.size() > static_cast<std::size_t>(keep)) {
-        fs::remove_all(fs::path(dir) / s.saved.front());
-        s.saved.erase(s.saved.begin());
+      std::erase(saved, p.name);
+      saved.push_back(p.name);
+      while (p.keep > 0 && saved.size() > static_cast<std::size_t>(p.keep)) {
+        fs::remove_all(fs::path(p.dir) / saved.front());
+        saved.erase(saved.begin());
       }
-      warn_of_newer_steps(s, dir, name);
+      warn_of_newer_steps(*this, p.dir, p.name);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tierzero: %s\n", e.what());
       status = 1;
     }
   }
-  s.control_sum(&status, 1);  // rank 0's status: the others add zero
-  TZ_CHECK(status == 0.0f, FormatError, "checkpoint at step " + std::to_string(s.step) + " could not be completed under '" + dir + "'");
+  control_sum(&status, 1);  // rank 0's status: the others add zero
+  TZ_CHECK(status == 0.0f, FormatError, "checkpoint at step " + std::to_string(p.step) + " could not be completed under '" + p.dir + "'");
   return final_dir.string();
+}
+
+std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
+  Impl& s = *impl_;
+  complete_save(true);  // at most one save in flight
+  const auto p = s.begin_pending_save(dir, keep);
+  write_shards(*p, s.world.world_rank(s.world.rank()));
+  return s.finish_save(*p);
+}
+
+void ShardedTrainer::begin_save(const std::string& dir, int keep) {
+  Impl& s = *impl_;
+  complete_save(true);  // at most one save in flight
+  s.pending_save = s.begin_pending_save(dir, keep);
+  Impl::PendingSave& p = *s.pending_save;
+  p.writer = std::thread([&p, rank = s.world.world_rank(s.world.rank())] {
+    // The lowest CPU priority for this thread only (Linux: a thread has its own nice value): on ranks that
+    // share cores the writer takes what training leaves; its fsyncs wait on the disk, not on the CPU.
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+    write_shards(p, rank);
+  });
+}
+
+std::string ShardedTrainer::complete_save(bool wait) {
+  Impl& s = *impl_;
+  if (!s.pending_save) return "";
+  // Every rank must decide alike: complete only when every writer has finished (or when asked to wait).
+  float running = wait || s.pending_save->written ? 0.0f : 1.0f;
+  if (!wait) s.control_sum(&running, 1);
+  if (running > 0) return "";
+  const std::unique_ptr<Impl::PendingSave> p = std::move(s.pending_save);
+  return s.finish_save(*p);
 }
 
 namespace {

@@ -2,8 +2,11 @@
 // engine_checkpoint.cc (save and load). Internal.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <memory>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "tierzero/backend.h"
@@ -56,6 +59,29 @@ struct ShardedTrainer::Impl {
   std::string sampler_origin;  // the data the sampler reads, recorded in checkpoints
   std::vector<std::string> saved;  // step directories this trainer wrote, oldest first (what --keep prunes)
   bool warned_newer = false;       // said that the save directory holds another run's newer steps
+  // A checkpoint being written (engine_checkpoint.cc): what its meta.json
+  // records, taken when the save began; the shard snapshot its writer
+  // (inline, or a background thread for begin_save) turns into files; the
+  // writer's result. Completed by finish_save on every rank.
+  struct PendingSave {
+    std::string dir, name;
+    int keep = 0;
+    std::int64_t step = 0, optim_steps = 0;
+    float loss_scale = 1;
+    int good_steps = 0;
+    std::vector<std::byte> params;
+    std::vector<float> optim;
+    std::uint64_t record[4] = {0, 0, 0, 0};  // params bytes, crc, optim bytes, crc
+    std::string error;                       // the writer's failure, if any
+    std::atomic<bool> written{false};
+    std::thread writer;
+    ~PendingSave() {
+      if (writer.joinable()) writer.join();
+    }
+  };
+  std::unique_ptr<PendingSave> pending_save;
+  std::unique_ptr<PendingSave> begin_pending_save(const std::string& dir, int keep);  // collective
+  std::string finish_save(PendingSave& p);                                             // collective
 
   // init: initial full fp32 parameters (gpt_init of the seed when empty).
   Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data, const std::vector<float>& init,

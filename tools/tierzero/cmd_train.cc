@@ -39,7 +39,7 @@ struct TrainArgs {
   double lr = 0;
   std::int64_t seed = -1;
   int max_bad_steps = 10;
-  bool recompute = false, check_comm_order = false, allow_seed_change = false;
+  bool recompute = false, check_comm_order = false, allow_seed_change = false, async_save = false;
 };
 
 // The run's configuration: the TOML file, then `deepspeed` (a DeepSpeed
@@ -267,11 +267,15 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
       if (trainer.next_step() == signal_step) std::raise(SIGUSR1);  // fault injection: a preemption notice
       const StepStats st = trainer.step();
       const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
-      std::string saved;  // this step's checkpoint, if one was due
-      if (!a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps)) {
-        saved = trainer.save_checkpoint(a.save_dir, a.keep);
-        if (root && !report) std::fprintf(stderr, "tierzero: saved %s\n", saved.c_str());
+      std::string saved;  // this step's checkpoint, if one was due (with --async-save: once written)
+      const bool due = !a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps);
+      if (due && a.async_save) trainer.begin_save(a.save_dir, a.keep);
+      else if (due) saved = trainer.save_checkpoint(a.save_dir, a.keep);
+      if (a.async_save) {
+        const std::string written = trainer.complete_save(trainer.next_step() == cfg.steps);  // the last one before the run ends
+        if (root && !report && !written.empty()) std::fprintf(stderr, "tierzero: saved %s\n", written.c_str());
       }
+      if (root && !report && !saved.empty()) std::fprintf(stderr, "tierzero: saved %s\n", saved.c_str());
       if (checked) checked->verify("step " + std::to_string(st.step));  // the step, its validation and its checkpoint
       if (root) {
         report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
@@ -280,6 +284,7 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
       if (trainer.any_rank(g_preempt_signal != 0)) {
         std::string where = "nothing saved (no --save-dir)";
+        if (due && a.async_save) saved = trainer.complete_save(true);  // this step's, begun above
         if (!a.save_dir.empty()) where = "saved " + (saved.empty() ? trainer.save_checkpoint(a.save_dir, a.keep) : saved);
         if (checked) checked->verify("the preemption checkpoint");
         if (root)
@@ -350,6 +355,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--save-dir", a->save_dir, "Write checkpoints under this directory");
   c->add_option("--save-every", a->save_every, "Steps between checkpoints (and one at the end)")->check(at_least(1));
   c->add_option("--keep", a->keep, "Keep only the newest K checkpoints (default: all)")->check(at_least(0));
+  c->add_flag("--async-save", a->async_save,
+              "Write checkpoints from a background thread while training goes on (a host snapshot first; 'latest' moves once "
+              "every rank's shards are written and checksummed)");
   c->add_option("--resume", a->resume, "Continue from a checkpoint directory, or 'latest' in --save-dir");
   c->add_option("--init", a->init, "Start from the weights of a safetensors file (tierzero ckpt export)");
   c->add_option("--comm-timeout", a->comm_timeout, "Abort when a collective does not complete within S seconds (default 600; 0: never)")
