@@ -5,7 +5,9 @@ Trains gpt-mini on 8 ranks (zero3, node=4,world=2, bf16) for STEPS steps
 three times: without checkpoints (the baseline), saving every EVERY steps
 synchronously, and with --async-save; prints one JSON line per mode and
 one with the ratio: stall per save = (sum of the run's step wall times -
-steps x the baseline run's median step) / saves, where a step's wall time
+steps x the baseline run's median step) / saves, over every step but the
+first (warm-up) and the last (whose save must finish before the run
+ends, asynchronous or not), where a step's wall time
 (the metrics' step_time_s) runs from one step's end to the next one's, so
 it holds the save, the snapshot, the polls that complete an asynchronous
 save and whatever the background writer takes from training.
@@ -31,7 +33,9 @@ def run(tz, mode, steps, every, work):
     if mode != "none":
         cmd += ["--save-every", str(every), "--save-dir", os.path.join(work, mode)] + (["--async-save"] if mode == "async" else [])
     subprocess.run(cmd, check=True, env=env, capture_output=True)
-    return [json.loads(l)["step_time_s"] for l in open(metrics)][1:]  # the first step warms up
+    # The first step warms up; the last one's save must be complete before the run ends (asynchronous or not),
+    # so neither is counted.
+    return [json.loads(l)["step_time_s"] for l in open(metrics)][1:-1]
 
 
 def stall(times, baseline, saves):
@@ -47,7 +51,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         times = {mode: run(args.tierzero, mode, args.steps, args.every, work) for mode in ("none", "sync", "async")}
     baseline = statistics.median(times["none"])
-    saves = args.steps // args.every
+    saves = (args.steps - 1) // args.every  # the saves among the counted steps 1 .. steps-2
     out = {}
     for mode in ("sync", "async"):
         out[mode] = stall(times[mode], baseline, saves)

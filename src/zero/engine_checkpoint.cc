@@ -82,7 +82,9 @@ std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_p
   }
   control_sum(&status, 1);  // rank 0's status: the others add zero
   TZ_CHECK(status == 0.0f, FormatError, problem.empty() ? "rank 0 cannot create the checkpoint directory under '" + dir + "'" : problem);
-  p->params = to_host(params_store);
+  p->params.swap(snapshot_params), p->optim.swap(snapshot_optim);  // returned by finish_save
+  p->params.resize(params_store.bytes());
+  mem.download(p->params.data(), params_store.data(), params_store.bytes());
   p->optim.resize(3 * O.total);
   mem.download(p->optim.data(), master.data(), master.bytes());
   mem.download(p->optim.data() + O.total, m.data(), m.bytes());
@@ -94,6 +96,7 @@ std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_p
 // 3. Rank 0 writes meta.json, renames the directory, updates `latest`, prunes.
 std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
   if (p.writer.joinable()) p.writer.join();
+  snapshot_params.swap(p.params), snapshot_optim.swap(p.optim);  // for the next save
   Communicator& w = world;
   const fs::path tmp = fs::path(p.dir) / (".tmp-" + p.name), final_dir = fs::path(p.dir) / p.name;
   if (!p.error.empty()) std::fprintf(stderr, "tierzero: rank %d: %s\n", w.world_rank(w.rank()), p.error.c_str());

@@ -80,6 +80,10 @@ struct ShardedTrainer::Impl {
     }
   };
   std::unique_ptr<PendingSave> pending_save;
+  // The snapshot buffers, kept between saves (fresh pages fault slowly; the
+  // steady state allocates nothing): lent to a PendingSave while it lives.
+  std::vector<std::byte> snapshot_params;
+  std::vector<float> snapshot_optim;
   std::unique_ptr<PendingSave> begin_pending_save(const std::string& dir, int keep);  // collective
   std::string finish_save(PendingSave& p);                                             // collective
 
