@@ -150,7 +150,7 @@ double compute_time(const SimInput& in, double model_flops) {
 double price_communication(const SimInput& in, const Topology& topo, const TrainConfig& cfg, const GptLayout& layout, SimResult& r) {
   const EngineModel engine = engine_model(in.engine);
   const double per_call = in.system.call_overhead_s + engine.call_overhead_s;
-  const auto modules = module_fractions(layout);
+  const auto modules = engine.fetch_per_module ? module_fractions(layout) : std::vector<std::vector<double>>{};
   const std::vector<double> whole = {1.0};
   double step_phase = 0, forward = 0, reduce = 0;
   for (const HopTransfer& h : step_transfers(in.plan, topo, cfg, 0)) {

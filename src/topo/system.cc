@@ -1,6 +1,7 @@
 #include "tierzero/system.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -76,12 +77,15 @@ double LinkSpec::bandwidth_at(const RateQuery& q) const {
     rs.collective = Collective::reduce_scatter, ag.collective = Collective::all_gather;
     return 2 / (1 / bandwidth_at(rs) + 1 / bandwidth_at(ag));
   }
-  std::vector<Collective> order = {q.collective};
-  if (q.collective == Collective::reduce_scatter) order.push_back(Collective::all_gather);
-  if (q.collective == Collective::all_gather || q.collective == Collective::all_to_all) order.push_back(Collective::reduce_scatter);
-  if (q.collective == Collective::all_to_all) order.insert(order.begin() + 1, Collective::all_gather);
+  // The kinds whose points price q's, in order, indexed as Collective lists its kinds (all-reduce
+  // reaches here only with points of its own).
+  using C = Collective;
+  static constexpr std::array<std::array<C, 3>, 4> fallbacks = {{{C::all_gather, C::reduce_scatter, C::reduce_scatter},
+                                                                 {C::reduce_scatter, C::all_gather, C::all_gather},
+                                                                 {C::all_reduce, C::all_reduce, C::all_reduce},
+                                                                 {C::all_to_all, C::all_gather, C::reduce_scatter}}};
   const int key = keyed_by_groups() ? q.groups : q.participants;
-  for (Collective c : order)
+  for (Collective c : fallbacks[static_cast<int>(q.collective)])
     if (own(c)) return at_key(achieved, Kind{c}, key, q.bytes);
   if (Kind{}.has(achieved)) return at_key(achieved, Kind{}, key, q.bytes);
   return bandwidth_Bps;

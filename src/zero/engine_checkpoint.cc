@@ -43,7 +43,6 @@ void warn_of_newer_steps(ShardedTrainer::Impl& s, const std::string& dir, const 
   s.warned_newer = true;
 }
 
-
 // Writes the snapshot's two shard files into the temporary directory (fsynced) and records their sizes and CRCs.
 void write_shards(ShardedTrainer::Impl::PendingSave& p, int rank) {
   try {

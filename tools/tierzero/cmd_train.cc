@@ -267,15 +267,11 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
       if (trainer.next_step() == signal_step) std::raise(SIGUSR1);  // fault injection: a preemption notice
       const StepStats st = trainer.step();
       const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
-      std::string saved;  // this step's checkpoint, if one was due (with --async-save: once written)
+      // This step's checkpoint; with --async-save written in the background, the run's last one finished before it ends.
       const bool due = !a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps);
       if (due && a.async_save) trainer.begin_save(a.save_dir, a.keep);
-      else if (due) saved = trainer.save_checkpoint(a.save_dir, a.keep);
-      if (a.async_save) {
-        const std::string written = trainer.complete_save(trainer.next_step() == cfg.steps);  // the last one before the run ends
-        if (root && !report && !written.empty()) std::fprintf(stderr, "tierzero: saved %s\n", written.c_str());
-      }
-      if (root && !report && !saved.empty()) std::fprintf(stderr, "tierzero: saved %s\n", saved.c_str());
+      else if (due) trainer.save_checkpoint(a.save_dir, a.keep);
+      if (a.async_save) trainer.complete_save(trainer.next_step() == cfg.steps);
       if (checked) checked->verify("step " + std::to_string(st.step));  // the step, its validation and its checkpoint
       if (root) {
         report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
@@ -284,8 +280,11 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
       if (trainer.any_rank(g_preempt_signal != 0)) {
         std::string where = "nothing saved (no --save-dir)";
-        if (due && a.async_save) saved = trainer.complete_save(true);  // this step's, begun above
-        if (!a.save_dir.empty()) where = "saved " + (saved.empty() ? trainer.save_checkpoint(a.save_dir, a.keep) : saved);
+        if (!a.save_dir.empty()) {
+          trainer.complete_save(true);  // a save in flight: this step's (when one was due) or an earlier one's
+          where = "saved " + (due ? (std::filesystem::path(a.save_dir) / step_dir_name(trainer.next_step())).string()
+                                  : trainer.save_checkpoint(a.save_dir, a.keep));
+        }
         if (checked) checked->verify("the preemption checkpoint");
         if (root)
           std::fprintf(stderr, "tierzero: preempted (a rank received SIGTERM or SIGUSR1) after step %lld: %s; rerun with --resume latest "

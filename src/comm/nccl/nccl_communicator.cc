@@ -226,11 +226,13 @@ std::unique_ptr<Communicator> nccl_world(const Topology& topology) {
   std::vector<int> members(size);
   for (int i = 0; i < size; ++i) members[i] = i;
   auto traffic = std::make_shared<Traffic>();
-  std::unique_ptr<Communicator> host = self_world(topology, traffic);
+  std::unique_ptr<Communicator> host;  // the control communicator
   if (mpi) {
-    MPI_Comm twin;  // the control communicator: a duplicate, so its collectives never meet anyone else's
+    MPI_Comm twin;  // a duplicate, so its collectives never meet anyone else's
     MPI_Comm_dup(MPI_COMM_WORLD, &twin);
     host = std::make_unique<MpiCommunicator>(twin, topology, members, traffic);
+  } else {
+    host = self_world(topology, traffic);
   }
   return std::make_unique<NcclCommunicator>(comm, std::move(host), topology, std::move(members), traffic);
 }
