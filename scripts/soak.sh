@@ -7,20 +7,23 @@
 # recomputed; exit 0 only when all of that holds.
 #   FAULTS=10 STEPS=4000 SAVE_EVERY=50 scripts/soak.sh [TIERZERO]   (the long version, the defaults)
 #   ctest -R soak                                                   (3 faults, 1200 steps)
-# Needs Open MPI (mpirun); as root the usual Open MPI variables are set here.
+#   SOAK_RUN="srun -n 8 -O --mpi=pmix --kill-on-bad-exit=1" scripts/soak.sh   (under Slurm: tests/slurm_test.sh)
+# SOAK_RUN starts the 8 ranks (default: mpirun -np 8); as root the usual
+# Open MPI variables are set here.
 set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tz=$(realpath "${1:-$root/build/tierzero}")
 faults=${FAULTS:-10} steps=${STEPS:-4000} every=${SAVE_EVERY:-50}
+read -r -a run <<< "${SOAK_RUN:-mpirun -np 8}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184 OPENBLAS_NUM_THREADS=1
 work=$(mktemp -d)
 trap 'pkill -9 -f "$work/soak" 2>/dev/null; rm -rf "$work"' EXIT
 args=(--model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 --strategy zero3 --topology node=4,world=2
       --steps "$steps" --micro-batch 2)
-mpirun -np 8 "$tz" train "${args[@]}" --save-dir "$work/ref" --save-every "$steps" --metrics "$work/ref.jsonl" 2>"$work/ref.log" ||
+"${run[@]}" "$tz" train "${args[@]}" --save-dir "$work/ref" --save-every "$steps" --metrics "$work/ref.jsonl" 2>"$work/ref.log" ||
   { cat "$work/ref.log"; echo "soak: the uninterrupted run failed"; exit 1; }
-"$tz" launch --max-restarts $((faults + 2)) --backoff 0 -- mpirun -np 8 "$tz" train "${args[@]}" --save-dir "$work/soak" \
+"$tz" launch --max-restarts $((faults + 2)) --backoff 0 -- "${run[@]}" "$tz" train "${args[@]}" --save-dir "$work/soak" \
   --save-every "$every" --metrics "$work/soak.jsonl" > "$work/launch.log" 2>&1 &
 launcher=$!
 lines() { [ -f "$work/soak.jsonl" ] && wc -l < "$work/soak.jsonl" || echo 0; }

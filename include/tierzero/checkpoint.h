@@ -79,6 +79,8 @@ class CheckpointReader {
 };
 
 // Writes `bytes` to path, fsyncs it; throws FormatError (disk full, unwritable).
+// Page-aligned data (src/ckpt/page_buffer.h) goes to the disk without a copy
+// into the page cache (O_DIRECT) where the filesystem allows it.
 void write_file_synced(const std::string& path, const void* data, std::size_t bytes);
 
 // Full fp32 parameters for `model` from a safetensors file of tierzero

@@ -69,14 +69,17 @@ class ShardedTrainer final : public Trainer {
   // in flight), the files from a background thread while training goes on.
   // The checkpoint is not `latest` until complete_save finishes it.
   void begin_save(const std::string& dir, int keep);
-  // Finishes a save in flight: with `wait`, once this rank's writer is done;
-  // without, only when every rank's writer has finished (one control
-  // all-reduce to agree). Then, as save_checkpoint does, meta.json with
-  // every shard's checksum, the rename and `latest`. Collective. Returns
-  // the step directory it completed, "" when there was none or it is
-  // still being written. A process killed before it leaves `latest` at
-  // the previous complete checkpoint.
-  std::string complete_save(bool wait);
+  // Finishes a save in flight once this rank's writer is done: as
+  // save_checkpoint does, meta.json with every shard's checksum, the rename
+  // and `latest`. Collective. Returns the step directory it completed, ""
+  // when there was none. A process killed before it leaves `latest` at the
+  // previous complete checkpoint.
+  std::string complete_save();
+  // Whether a save begun by begin_save is still in flight on this rank.
+  bool save_in_flight() const;
+  // What the saves since the last call want the user told (rank 0's: e.g. a
+  // save directory holding another run's newer checkpoints); the caller prints them.
+  std::vector<std::string> take_warnings();
   // Restores a checkpoint (a step directory or a save directory's latest).
   // Same ranks, topology, plan and dtype: each rank reads its own shards and
   // training continues bit for bit; otherwise the full state is rebuilt
@@ -85,10 +88,12 @@ class ShardedTrainer final : public Trainer {
   // Returns whether it re-partitioned. Throws FormatError for a missing,
   // truncated or corrupt shard or a checkpoint of another model.
   bool load_checkpoint(const std::string& path);
-  // Collective: true on every rank when `mine` is true on some rank (a
-  // preemption request that reached one rank); one control all-reduce
-  // through the schedule, outside any step's byte count.
-  bool any_rank(bool mine);
+  // The end of a step, collective: one control all-reduce (through the
+  // schedule, outside any step's byte count) says whether `stop` is true on
+  // some rank (a preemption request that reached one rank) and, while a
+  // save is in flight, whether every rank's writer has finished; then that
+  // save is completed (complete_save). Returns whether some rank asked to stop.
+  bool step_boundary(bool stop);
 
   struct Impl;  // src/zero/engine_impl.h
 

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
+#include <cstdint>
 #include <utility>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "ckpt/page_buffer.h"
 #include "tierzero/error.h"
 #include "tierzero/hf_gpt2.h"
 #include "tierzero/read_file.h"
@@ -47,19 +49,37 @@ std::uint32_t crc32_of(const void* data, std::size_t bytes) {
   return static_cast<std::uint32_t>(crc);
 }
 
+namespace {
+// Clears O_DIRECT on `fd`: the rest of the file goes through the page cache.
+void stop_direct(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_DIRECT); }
+}  // namespace
+
 void write_file_synced(const std::string& path, const void* data, std::size_t bytes) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  TZ_CHECK(fd >= 0, FormatError, "cannot write '" + path + "': " + std::strerror(errno));
   const auto* p = static_cast<const char*>(data);
-  std::size_t left = bytes;
-  while (left > 0) {
-    const ssize_t n = ::write(fd, p, left);
+  // Page-aligned data of a page or more bypasses the page cache (O_DIRECT) up to its last whole page; the tail,
+  // unaligned data, and filesystems that refuse O_DIRECT (tmpfs) take the ordinary path.
+  bool direct = reinterpret_cast<std::uintptr_t>(p) % kPageAlign == 0 && bytes >= kPageAlign;
+  int fd = direct ? ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_DIRECT, 0644) : -1;
+  if (fd < 0) {
+    direct = false;
+    fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  }
+  TZ_CHECK(fd >= 0, FormatError, "cannot write '" + path + "': " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < bytes) {
+    if (direct && (bytes - done < kPageAlign || done % kPageAlign != 0)) stop_direct(fd), direct = false;
+    const std::size_t chunk = direct ? (bytes - done) / kPageAlign * kPageAlign : bytes - done;
+    const ssize_t n = ::write(fd, p + done, chunk);
+    if (n < 0 && direct && errno == EINVAL) {  // the device wants another alignment: write it the ordinary way
+      stop_direct(fd), direct = false;
+      continue;
+    }
     if (n < 0) {
       const std::string why = std::strerror(errno);
       ::close(fd);
       TZ_THROW(FormatError, "cannot write '" + path + "': " + why);
     }
-    p += n, left -= static_cast<std::size_t>(n);
+    done += static_cast<std::size_t>(n);
   }
   const bool ok = ::fsync(fd) == 0;
   ::close(fd);

@@ -7,7 +7,8 @@
 #include <cstddef>
 
 #include "tierzero/comm_schedule.h"
-#include "tierzero/hierarchy.h"
+#include "tierzero/hops.h"
+#include "tierzero/quant.h"
 
 namespace tierzero {
 

@@ -223,12 +223,6 @@ const Plan& ShardedTrainer::plan() const { return impl_->plan; }
 float ShardedTrainer::loss_scale() const { return impl_->loss_scale; }
 std::array<std::uint64_t, kNumLevels> ShardedTrainer::last_step_bytes() const { return impl_->last_bytes; }
 
-bool ShardedTrainer::any_rank(bool mine) {
-  float flag = mine ? 1.0f : 0.0f;
-  impl_->control_sum(&flag, 1);
-  return flag > 0;
-}
-
 double ShardedTrainer::evaluate(const TokenData& val, int batches) {
   Impl& s = *impl_;
   const int w = s.world.size(), r = s.world.rank();

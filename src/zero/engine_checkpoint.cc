@@ -8,7 +8,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <utility>
 
+#include "ckpt/checkpoint_writer.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
 #include "zero/engine_impl.h"
@@ -25,28 +27,10 @@ bool killed_in_save(int rank) {
   return v && std::atoi(v) == rank;
 }
 
-// Says once when `dir` holds step directories newer than `name` that this
-// trainer did not write (an earlier run that went further).
-void warn_of_newer_steps(ShardedTrainer::Impl& s, const std::string& dir, const std::string& name) {
-  if (s.warned_newer) return;
-  std::vector<std::string> newer;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string n = e.path().filename().string();
-    if (e.is_directory() && n.rfind("step-", 0) == 0 && n > name) newer.push_back(n);  // fixed-width names sort by step
-  }
-  if (newer.empty()) return;
-  std::sort(newer.begin(), newer.end());
-  std::fprintf(stderr,
-               "tierzero: warning: '%s' holds %zu checkpoint(s) of another run newer than this run's %s (newest %s); "
-               "'latest' names this run's, and --keep prunes only this run's checkpoints\n",
-               dir.c_str(), newer.size(), name.c_str(), newer.back().c_str());
-  s.warned_newer = true;
-}
-
 // Writes the snapshot's two shard files into the temporary directory (fsynced) and records their sizes and CRCs.
 void write_shards(ShardedTrainer::Impl::PendingSave& p, int rank) {
   try {
-    const fs::path tmp = fs::path(p.dir) / (".tmp-" + p.name);
+    const fs::path tmp = CheckpointWriter::temporary(p.dir, p.name);
     const std::string pfile = (tmp / rank_file_name(rank, "params")).string();
     if (killed_in_save(rank)) {
       write_file_synced(pfile, p.params.data(), p.params.size() / 2);
@@ -69,14 +53,10 @@ std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_p
   auto p = std::make_unique<PendingSave>();
   p->dir = dir, p->name = step_dir_name(step), p->keep = keep;
   p->step = step, p->optim_steps = optim_steps, p->loss_scale = loss_scale, p->good_steps = good_steps;
-  const fs::path tmp = fs::path(dir) / (".tmp-" + p->name);
   float status = 0;
   std::string problem;
   if (world.rank() == 0) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    fs::remove_all(tmp, ec);
-    if (!fs::create_directory(tmp, ec)) problem = "cannot create '" + tmp.string() + "': " + ec.message();
+    problem = CheckpointWriter::prepare(dir, p->name);
     status = problem.empty() ? 0.0f : 1.0f;
   }
   control_sum(&status, 1);  // rank 0's status: the others add zero
@@ -97,14 +77,13 @@ std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
   if (p.writer.joinable()) p.writer.join();
   snapshot_params.swap(p.params), snapshot_optim.swap(p.optim);  // for the next save
   Communicator& w = world;
-  const fs::path tmp = fs::path(p.dir) / (".tmp-" + p.name), final_dir = fs::path(p.dir) / p.name;
   if (!p.error.empty()) std::fprintf(stderr, "tierzero: rank %d: %s\n", w.world_rank(w.rank()), p.error.c_str());
   float failed = p.error.empty() ? 0.0f : 1.0f;
   control_sum(&failed, 1);
   std::vector<std::uint64_t> records(4 * static_cast<std::size_t>(w.size()));
   control_gather(p.record, records.data(), sizeof p.record);
   if (failed > 0) {
-    if (w.rank() == 0) fs::remove_all(tmp);
+    if (w.rank() == 0) CheckpointWriter::abandon(p.dir, p.name);
     TZ_THROW(FormatError, "checkpoint at step " + std::to_string(p.step) + " could not be written under '" + p.dir +
                               "' (see the rank messages above); earlier checkpoints are intact");
   }
@@ -127,23 +106,7 @@ std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
         meta.files.push_back({rank_file_name(k, "params"), rec[0], static_cast<std::uint32_t>(rec[1])});
         meta.files.push_back({rank_file_name(k, "optim"), rec[2], static_cast<std::uint32_t>(rec[3])});
       }
-      const std::string text = meta.to_json();
-      write_file_synced((tmp / "meta.json").string(), text.data(), text.size());
-      std::error_code ec;
-      fs::remove_all(final_dir, ec);
-      fs::rename(tmp, final_dir);
-      const std::string latest = p.name + "\n";
-      write_file_synced((fs::path(p.dir) / "latest.tmp").string(), latest.data(), latest.size());
-      fs::rename(fs::path(p.dir) / "latest.tmp", fs::path(p.dir) / "latest");
-      // --keep prunes what this trainer wrote, oldest first: never another
-      // run's checkpoints, never the one `latest` now names.
-      std::erase(saved, p.name);
-      saved.push_back(p.name);
-      while (p.keep > 0 && saved.size() > static_cast<std::size_t>(p.keep)) {
-        fs::remove_all(fs::path(p.dir) / saved.front());
-        saved.erase(saved.begin());
-      }
-      warn_of_newer_steps(*this, p.dir, p.name);
+      writer.commit(p.dir, p.name, meta, p.keep, warnings);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "tierzero: %s\n", e.what());
       status = 1;
@@ -151,12 +114,12 @@ std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
   }
   control_sum(&status, 1);  // rank 0's status: the others add zero
   TZ_CHECK(status == 0.0f, FormatError, "checkpoint at step " + std::to_string(p.step) + " could not be completed under '" + p.dir + "'");
-  return final_dir.string();
+  return (fs::path(p.dir) / p.name).string();
 }
 
 std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
   Impl& s = *impl_;
-  complete_save(true);  // at most one save in flight
+  complete_save();  // at most one save in flight
   const auto p = s.begin_pending_save(dir, keep);
   write_shards(*p, s.world.world_rank(s.world.rank()));
   return s.finish_save(*p);
@@ -164,7 +127,7 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
 
 void ShardedTrainer::begin_save(const std::string& dir, int keep) {
   Impl& s = *impl_;
-  complete_save(true);  // at most one save in flight
+  complete_save();  // at most one save in flight
   s.pending_save = s.begin_pending_save(dir, keep);
   Impl::PendingSave& p = *s.pending_save;
   p.writer = std::thread([&p, rank = s.world.world_rank(s.world.rank())] {
@@ -175,16 +138,25 @@ void ShardedTrainer::begin_save(const std::string& dir, int keep) {
   });
 }
 
-std::string ShardedTrainer::complete_save(bool wait) {
+std::string ShardedTrainer::complete_save() {
   Impl& s = *impl_;
   if (!s.pending_save) return "";
-  // Every rank must decide alike: complete only when every writer has finished (or when asked to wait).
-  float running = wait || s.pending_save->written ? 0.0f : 1.0f;
-  if (!wait) s.control_sum(&running, 1);
-  if (running > 0) return "";
   const std::unique_ptr<Impl::PendingSave> p = std::move(s.pending_save);
   return s.finish_save(*p);
 }
+
+bool ShardedTrainer::step_boundary(bool stop) {
+  Impl& s = *impl_;
+  // Every rank has a save in flight or none (begin_save is collective), so all decide alike.
+  float flags[2] = {stop ? 1.0f : 0.0f, s.pending_save && !s.pending_save->written ? 1.0f : 0.0f};
+  s.control_sum(flags, 2);
+  if (s.pending_save && flags[1] == 0) complete_save();
+  return flags[0] > 0;
+}
+
+std::vector<std::string> ShardedTrainer::take_warnings() { return std::exchange(impl_->warnings, {}); }
+
+bool ShardedTrainer::save_in_flight() const { return impl_->pending_save != nullptr; }
 
 namespace {
 // Reads this rank's part of the checkpoint into the trainer's state.

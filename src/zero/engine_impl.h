@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "ckpt/checkpoint_writer.h"
+#include "ckpt/page_buffer.h"
 #include "tierzero/backend.h"
 #include "tierzero/engine.h"
 #include "zero/grad_reducer.h"
@@ -57,8 +59,8 @@ struct ShardedTrainer::Impl {
   int good_steps = 0;
   std::array<std::uint64_t, kNumLevels> last_bytes{};
   std::string sampler_origin;  // the data the sampler reads, recorded in checkpoints
-  std::vector<std::string> saved;  // step directories this trainer wrote, oldest first (what --keep prunes)
-  bool warned_newer = false;       // said that the save directory holds another run's newer steps
+  CheckpointWriter writer;              // rank 0's side of every save: the directory protocol
+  std::vector<std::string> warnings;    // for the caller (take_warnings)
   // A checkpoint being written (engine_checkpoint.cc): what its meta.json
   // records, taken when the save began; the shard snapshot its writer
   // (inline, or a background thread for begin_save) turns into files; the
@@ -69,8 +71,8 @@ struct ShardedTrainer::Impl {
     std::int64_t step = 0, optim_steps = 0;
     float loss_scale = 1;
     int good_steps = 0;
-    std::vector<std::byte> params;
-    std::vector<float> optim;
+    PageBuffer<std::byte> params;  // page-aligned: written without a copy (O_DIRECT)
+    PageBuffer<float> optim;
     std::uint64_t record[4] = {0, 0, 0, 0};  // params bytes, crc, optim bytes, crc
     std::string error;                       // the writer's failure, if any
     std::atomic<bool> written{false};
@@ -82,8 +84,8 @@ struct ShardedTrainer::Impl {
   std::unique_ptr<PendingSave> pending_save;
   // The snapshot buffers, kept between saves (fresh pages fault slowly; the
   // steady state allocates nothing): lent to a PendingSave while it lives.
-  std::vector<std::byte> snapshot_params;
-  std::vector<float> snapshot_optim;
+  PageBuffer<std::byte> snapshot_params;
+  PageBuffer<float> snapshot_optim;
   std::unique_ptr<PendingSave> begin_pending_save(const std::string& dir, int keep);  // collective
   std::string finish_save(PendingSave& p);                                             // collective
 

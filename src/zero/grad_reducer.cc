@@ -56,7 +56,8 @@ void GradReducer::launch(int b) {
   if (replicated_) {
     pending_[slot] = reduce_.iall_reduce(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg);
   } else if (plan_.quantized()) {
-    const QuantSpec q{8, false, plan_.quant_block};
+    QuantSpec q;  // its block and mode; the bits are the plan's, per hop
+    q.block = plan_.quant_block;
     pending_[slot] = reduce_.ireduce_scatter_quantized(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg, plan_.grad_bits, q);
   } else {
     pending_[slot] = reduce_.ireduce_scatter(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg);

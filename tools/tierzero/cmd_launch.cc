@@ -8,6 +8,11 @@
 // run (4), which would fail alike again. A SIGTERM, SIGUSR1 or SIGINT to
 // the launcher itself is passed to the command and ends the launcher after
 // it (the allocation is going away); the command's exit code is returned.
+// Under Slurm, --requeue hands a preempted attempt (exit 75, whether the
+// notice reached the launcher or the ranks) to the scheduler instead:
+// `scontrol requeue $SLURM_JOB_ID` (the job must be submitted with
+// sbatch --requeue), and the requeued job (SLURM_RESTART_COUNT > 0)
+// resumes from the latest checkpoint from its first attempt.
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,6 +21,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -34,6 +40,7 @@ namespace {
 struct LaunchArgs {
   int max_restarts = 3;
   double backoff_s = 10;
+  bool requeue = false;
   std::vector<std::string> command;
 };
 
@@ -89,15 +96,35 @@ std::pair<std::string, int> ending(int status) {
   }
 }
 
+// The environment variable `name` as a number (0 when unset or not a number).
+long env_number(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::strtol(v, nullptr, 10) : 0;
+}
+
+// Asks Slurm to requeue this job; the scheduler then ends it (this process too).
+void requeue_job(const std::string& job) {
+  std::fprintf(stderr, "tierzero launch: preempted: requeueing Slurm job %s (scontrol requeue)\n", job.c_str());
+  const int status = run_once({"scontrol", "requeue", job});
+  const bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (!ok) std::fprintf(stderr, "tierzero launch: scontrol requeue %s failed (was the job submitted with sbatch --requeue?)\n", job.c_str());
+}
+
 int run_launch(const LaunchArgs& a) {
   TZ_CHECK(!a.command.empty(), ConfigError, "give the command after --, e.g. tierzero launch -- mpirun -np 8 tierzero train ...");
   const std::string save_dir = save_dir_of(a.command);
   TZ_CHECK(!save_dir.empty(), ConfigError, "launch reruns the command from its latest checkpoint: the command needs --save-dir DIR");
+  const char* job = std::getenv("SLURM_JOB_ID");
+  TZ_CHECK(!a.requeue || (job && *job), ConfigError, "--requeue hands preempted runs to Slurm, but SLURM_JOB_ID is not set (run it in an sbatch job)");
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
   sigemptyset(&sa.sa_mask);
   for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaction(s, &sa, nullptr);
   std::vector<std::string> cmd = a.command;
+  const auto resume_latest = [&] {
+    if (!resumes(cmd) && std::filesystem::exists(std::filesystem::path(save_dir) / "latest")) cmd.insert(cmd.end(), {"--resume", "latest"});
+  };
+  if (a.requeue && env_number("SLURM_RESTART_COUNT") > 0) resume_latest();  // a requeued job goes on where it stopped
   for (int attempt = 0;; ++attempt) {
     std::fprintf(stderr, "tierzero launch: attempt %d of %d:", attempt + 1, a.max_restarts + 1);
     for (const std::string& w : cmd) std::fprintf(stderr, " %s", w.c_str());
@@ -107,6 +134,10 @@ int run_launch(const LaunchArgs& a) {
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "tierzero launch: attempt %d ended after %.1f s: %s\n", attempt + 1, s, why.c_str());
     if (code == 0 || code == 2 || code == 4) return code;
+    if (a.requeue && code == kExitPreempted) {
+      requeue_job(job);
+      return code;
+    }
     if (g_forwarded) {
       std::fprintf(stderr, "tierzero launch: stopping: the launcher itself received signal %d\n", static_cast<int>(g_forwarded));
       return code;
@@ -115,7 +146,7 @@ int run_launch(const LaunchArgs& a) {
       std::fprintf(stderr, "tierzero launch: giving up after %d restarts\n", a.max_restarts);
       return code;
     }
-    if (!resumes(cmd) && std::filesystem::exists(std::filesystem::path(save_dir) / "latest")) cmd.insert(cmd.end(), {"--resume", "latest"});
+    resume_latest();
     std::fprintf(stderr, "tierzero launch: restarting in %g s%s\n", a.backoff_s,
                  resumes(cmd) ? " from the latest checkpoint" : " from the start (no checkpoint yet)");
     std::this_thread::sleep_for(std::chrono::duration<double>(a.backoff_s));
@@ -128,6 +159,8 @@ void add_launch_command(CLI::App& app, Context& ctx) {
   CLI::App* c = app.add_subcommand("launch", "Run a training command and rerun it from its latest checkpoint when it dies");
   c->add_option("--max-restarts", a->max_restarts, "Reruns after the first attempt")->check(at_least(0))->capture_default_str();
   c->add_option("--backoff", a->backoff_s, "Seconds to wait before a rerun")->check(finite_number(false))->capture_default_str();
+  c->add_flag("--requeue", a->requeue,
+              "Under Slurm (sbatch --requeue): a preempted attempt (exit 75) requeues the job; the requeued job resumes from the latest checkpoint");
   c->add_option("command", a->command, "The command, after --")->required();
   c->callback([a, &ctx] { ctx.exit_code = run_launch(*a); });
 }

@@ -1,6 +1,7 @@
 // tierzero train: a training run configured by --config run.toml and flags.
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -69,6 +70,34 @@ TrainConfig resolve(const TrainArgs& a, const std::function<void(TrainConfig&)>&
   return c;
 }
 
+// A sharded run as the user described it, resolved once: the configuration
+// (as resolve(), with a DeepSpeed config's keys between the TOML file and
+// the flags), the plan (--strategy, or the DeepSpeed config's, fitted to
+// the topology) and what rank 0 should tell the user about them.
+struct ResolvedRun {
+  TrainConfig cfg;
+  Plan plan;
+  std::vector<std::string> notes;  // printed as "tierzero: NOTE"
+};
+
+ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
+  if (a.deepspeed.empty()) return {resolve(a), fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo), {}};
+  TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
+  DeepSpeedMapping ds;
+  ResolvedRun run{resolve(a, [&](TrainConfig& c) { ds = read_deepspeed_config(a.deepspeed, topo, c); }), {}, {}};
+  check_train_batch_size(ds, a.deepspeed, run.cfg, ranks);
+  run.plan = ds.plan;
+  const auto listed = [](const std::vector<std::string>& keys) {
+    std::string s;
+    for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
+    return s;
+  };
+  if (!ds.ignored.empty()) run.notes.push_back("warning: DeepSpeed keys not implemented and ignored: " + listed(ds.ignored));
+  if (!ds.auto_keys.empty())
+    run.notes.push_back("DeepSpeed keys set to \"auto\" take tierzero's values (flags, --config, defaults): " + listed(ds.auto_keys));
+  return run;
+}
+
 // What a run trains on and, when it validates, what it validates on: its
 // own file, or the last val_fraction of the training data (then held out).
 struct RunData {
@@ -111,9 +140,14 @@ std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, con
   return s + "}";
 }
 
+// What the trainer's saves want the user told (rank 0 has them).
+void print_warnings(ShardedTrainer& trainer) {
+  for (const std::string& w : trainer.take_warnings()) std::fprintf(stderr, "tierzero: warning: %s\n", w.c_str());
+}
+
 // Preemption: SIGTERM or SIGUSR1 (what Slurm sends before a time limit
 // with --signal, and scancel) on any rank sets this flag; after the step in
-// progress every rank learns of it (ShardedTrainer::any_rank), saves a
+// progress every rank learns of it (ShardedTrainer::step_boundary), saves a
 // checkpoint and exits with kExitPreempted. A second signal only sets the
 // flag again, so it cannot cut a save short.
 volatile std::sig_atomic_t g_preempt_signal = 0;
@@ -192,7 +226,7 @@ std::pair<const Backend*, std::unique_ptr<Communicator>> device_world(const std:
 #endif
 }
 
-int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
+int run_sharded(const TrainArgs& a, Context& ctx) {
   MpiSession& mpi = ctx.start_mpi();
   set_comm_timeout(a.comm_timeout);
   const Topology topo = resolve_topology(a.topology);
@@ -201,26 +235,10 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
   std::unique_ptr<CheckedCommunicator> checked;
   if (a.check_comm_order) checked = std::make_unique<CheckedCommunicator>(*device_comm);
   Communicator* world = checked ? checked.get() : device_comm.get();
-  TrainConfig cfg = base;
-  Plan plan = fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo);
-  if (!a.deepspeed.empty()) {
-    TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
-    DeepSpeedMapping ds;
-    cfg = resolve(a, [&](TrainConfig& c) { ds = read_deepspeed_config(a.deepspeed, topo, c); });
-    check_train_batch_size(ds, a.deepspeed, cfg, mpi.size());
-    plan = ds.plan;
-    auto listed = [](const std::vector<std::string>& keys) {
-      std::string s;
-      for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
-      return s;
-    };
-    if (mpi.rank() == 0 && !ds.ignored.empty())
-      std::fprintf(stderr, "tierzero: warning: DeepSpeed keys not implemented and ignored: %s\n", listed(ds.ignored).c_str());
-    if (mpi.rank() == 0 && !ds.auto_keys.empty())
-      std::fprintf(stderr, "tierzero: DeepSpeed keys set to \"auto\" take tierzero's values (flags, --config, defaults): %s\n",
-                   listed(ds.auto_keys).c_str());
-  }
+  const auto [cfg, plan, notes] = resolve_run(a, topo, mpi.size());
   const bool root = mpi.rank() == 0;
+  if (root)
+    for (const std::string& note : notes) std::fprintf(stderr, "tierzero: %s\n", note.c_str());
   const RunData data = load_run_data(cfg);
   TZ_CHECK(a.resume != "latest" || !a.save_dir.empty(), ConfigError,
            "--resume latest needs --save-dir (the directory whose 'latest' file names the checkpoint)");
@@ -265,26 +283,33 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
       if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
       if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
       if (trainer.next_step() == signal_step) std::raise(SIGUSR1);  // fault injection: a preemption notice
+      const bool writing = trainer.save_in_flight();  // an asynchronous save's writer runs during this step
       const StepStats st = trainer.step();
       const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
       // This step's checkpoint; with --async-save written in the background, the run's last one finished before it ends.
       const bool due = !a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps);
+      const auto save_start = std::chrono::steady_clock::now();
       if (due && a.async_save) trainer.begin_save(a.save_dir, a.keep);
       else if (due) trainer.save_checkpoint(a.save_dir, a.keep);
-      if (a.async_save) trainer.complete_save(trainer.next_step() == cfg.steps);
+      if (a.async_save && trainer.next_step() == cfg.steps) trainer.complete_save();
+      const double save_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count();
+      print_warnings(trainer);  // of this save, or of an asynchronous one the last step boundary completed
       if (checked) checked->verify("step " + std::to_string(st.step));  // the step, its validation and its checkpoint
       if (root) {
         report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
+        if (!a.save_dir.empty())  // the training thread's time in save calls; whether a background write overlapped the step
+          report->set_extra("checkpoint", "{\"save_s\":" + std::to_string(save_s) + ",\"writing\":" + (writing ? "true" : "false") + "}");
         report->record(st, val_loss);
       }
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
-      if (trainer.any_rank(g_preempt_signal != 0)) {
+      if (trainer.step_boundary(g_preempt_signal != 0)) {  // also completes an asynchronous save whose writers are done
         std::string where = "nothing saved (no --save-dir)";
         if (!a.save_dir.empty()) {
-          trainer.complete_save(true);  // a save in flight: this step's (when one was due) or an earlier one's
+          trainer.complete_save();  // a save in flight: this step's (when one was due) or an earlier one's
           where = "saved " + (due ? (std::filesystem::path(a.save_dir) / step_dir_name(trainer.next_step())).string()
                                   : trainer.save_checkpoint(a.save_dir, a.keep));
         }
+        print_warnings(trainer);
         if (checked) checked->verify("the preemption checkpoint");
         if (root)
           std::fprintf(stderr, "tierzero: preempted (a rank received SIGTERM or SIGUSR1) after step %lld: %s; rerun with --resume latest "
@@ -302,10 +327,10 @@ int run_sharded(const TrainArgs& a, const TrainConfig& base, Context& ctx) {
 }
 
 int run_train(const TrainArgs& a, Context& ctx) {
-  const TrainConfig cfg = resolve(a);
   if (a.device != "cpu" || !a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || !a.save_dir.empty() || !a.resume.empty() ||
       !a.init.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
-    return run_sharded(a, cfg, ctx);
+    return run_sharded(a, ctx);
+  const TrainConfig cfg = resolve(a);
   const RunData data = load_run_data(cfg);
   LocalTrainer trainer(cfg, data.train);
   std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens\n",

@@ -23,7 +23,7 @@ void hier_all_gather(HopState& s, const void* send, void* recv, std::size_t coun
   const void* cur = send;
   std::size_t cur_count = count;
   for (std::size_t h = k; h-- > 0;) {
-    std::byte* next = s.buffer(static_cast<int>(h % 2), cur_count * s.fanout(h) * dtype_size(t));
+    std::byte* next = s.buffer(plain_scratch(h), cur_count * s.fanout(h) * dtype_size(t));
     s.ready(h).all_gather(cur, next, cur_count, t);
     cur = next;
     cur_count *= s.fanout(h);

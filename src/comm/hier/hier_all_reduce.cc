@@ -17,20 +17,18 @@ void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t coun
   const std::size_t w = static_cast<std::size_t>(s.group_size);
   const std::size_t per_rank = (count + w - 1) / w;
   std::size_t cur_count = per_rank * w;
-  std::byte* cur = s.buffer(0, cur_count * esize);
+  std::byte* cur = s.buffer(Scratch::plain_even, cur_count * esize);
   s.mem->copy(cur, send, count * esize);
   s.mem->zero(cur + count * esize, (cur_count - count) * esize);
-  int which = 0;
+  std::size_t turn = 0;  // buffers alternate: the input and output of each hop differ
   for (std::size_t h = 0; h < k; ++h) {
     cur_count /= s.fanout(h);
-    which ^= 1;
-    std::byte* next = s.buffer(which, cur_count * esize);
+    std::byte* next = s.buffer(plain_scratch(++turn), cur_count * esize);
     s.ready(h).reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
     cur = next;
   }
   for (std::size_t h = k; h-- > 0;) {
-    which ^= 1;
-    std::byte* next = s.buffer(which, cur_count * s.fanout(h) * esize);
+    std::byte* next = s.buffer(plain_scratch(++turn), cur_count * s.fanout(h) * esize);
     s.ready(h).all_gather(cur, next, cur_count, t);
     cur = next;
     cur_count *= s.fanout(h);

@@ -12,8 +12,8 @@ namespace tierzero {
 void hier_quant_all_gather(HopState& s, const void* send, void* recv, std::size_t count, DType t, const QuantSpec& q) {
   const std::size_t packed = quant_packed_bytes(count, q);
   const std::size_t w = static_cast<std::size_t>(s.group_size);
-  std::byte* mine = s.buffer(2, packed);
-  std::byte* all = s.buffer(3, packed * w);
+  std::byte* mine = s.buffer(Scratch::packed_shard, packed);
+  std::byte* all = s.buffer(Scratch::packed_bundle, packed * w);
   s.ops->quantize(send, t, count, q, mine);
   hier_all_gather(s, mine, all, packed, DType::u8);
   auto* out = static_cast<std::byte*>(recv);

@@ -33,8 +33,8 @@ void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t 
   s.mem->zero(out, piece * sizeof(float));
   if (bits == 16) {
     const std::size_t esize = dtype_size(t);
-    std::byte* send = s.buffer(4, piece * f * esize);
-    std::byte* recv = s.buffer(5, piece * f * esize);
+    std::byte* send = s.buffer(Scratch::hop_send, piece * f * esize);
+    std::byte* recv = s.buffer(Scratch::hop_recv, piece * f * esize);
     ops.from_f32(t, acc, send, piece * f);
     s.ready(h).all_to_all(send, recv, piece, t);
     for (int j = 0; j < f; ++j) ops.add_to_f32(t, recv + j * piece * esize, out, piece);
@@ -43,8 +43,8 @@ void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t 
   QuantSpec qs = q;
   qs.bits = bits;
   const std::size_t packed = quant_packed_bytes(piece, qs);
-  std::byte* send = s.buffer(4, packed * f);
-  std::byte* recv = s.buffer(5, packed * f);
+  std::byte* send = s.buffer(Scratch::hop_send, packed * f);
+  std::byte* recv = s.buffer(Scratch::hop_recv, packed * f);
   for (int j = 0; j < f; ++j) ops.quantize(acc + j * piece, DType::f32, piece, qs, send + j * packed);
   s.ready(h).all_to_all(send, recv, packed, DType::u8);
   for (int j = 0; j < f; ++j) ops.dequantize_add(recv + j * packed, piece, qs, out);
@@ -56,8 +56,8 @@ void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::s
   const std::size_t k = s.hops.size();
   std::size_t cur = count * static_cast<std::size_t>(s.group_size);
   // fp32 copy of the input, innermost coordinate major.
-  auto* as_f32 = reinterpret_cast<float*>(s.buffer(2, cur * sizeof(float)));
-  auto* acc = reinterpret_cast<float*>(s.buffer(3, cur * sizeof(float)));
+  auto* as_f32 = reinterpret_cast<float*>(s.buffer(Scratch::f32_input, cur * sizeof(float)));
+  auto* acc = reinterpret_cast<float*>(s.buffer(Scratch::f32_sum, cur * sizeof(float)));
   s.ops->to_f32(t, send, as_f32, cur);
   reverse_axes(*s.mem, reinterpret_cast<const std::byte*>(as_f32), reinterpret_cast<std::byte*>(acc), outer_first(s), count * sizeof(float));
   float* out = as_f32;

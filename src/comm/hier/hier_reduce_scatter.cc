@@ -23,11 +23,11 @@ void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t 
     return;
   }
   std::size_t cur_count = count * static_cast<std::size_t>(s.group_size);
-  std::byte* cur = s.buffer(0, cur_count * esize);
+  std::byte* cur = s.buffer(Scratch::plain_even, cur_count * esize);
   reverse_axes(*s.mem, static_cast<const std::byte*>(send), cur, outer_first(s), count * esize);  // rank order: outermost major
   for (std::size_t h = 0; h < k; ++h) {
     cur_count /= s.fanout(h);
-    void* next = h + 1 == k ? recv : s.buffer(static_cast<int>((h + 1) % 2), cur_count * esize);
+    void* next = h + 1 == k ? recv : s.buffer(plain_scratch(h + 1), cur_count * esize);
     s.ready(h).reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
     cur = static_cast<std::byte*>(next);
   }

@@ -2,8 +2,8 @@
 
 namespace tierzero {
 
-std::byte* HopState::buffer(int which, std::size_t bytes) {
-  auto& b = scratch[which];
+std::byte* HopState::buffer(Scratch which, std::size_t bytes) {
+  auto& b = scratch[static_cast<int>(which)];
   if (b.size() < bytes) {
     mem->fence();  // queued work may still use the smaller buffer
     b.resize(*mem, bytes);

@@ -1,9 +1,7 @@
 // Internal state shared by the hierarchical algorithms: the memory the
 // buffers live in and the element work on it, the hop communicators (fan-out > 1 only, innermost
-// first) and scratch buffers in that memory that grow to the largest size
-// asked for and are then reused. The plain algorithms use buffers 0 and 1;
-// the quantised ones 2 to 5 (the quantised all-gather runs the plain one on
-// packed bytes). Algorithms reach a hop's communicator through ready(),
+// first) and scratch buffers in that memory (Scratch) that grow to the
+// largest size asked for and are then reused. Algorithms reach a hop's communicator through ready(),
 // which first fences the executor's pending memory work (tierzero/memory.h).
 #pragma once
 #include <array>
@@ -17,15 +15,27 @@
 
 namespace tierzero {
 
+// The scratch buffers by use. The quantised all-gather and reduce-scatter
+// share two (they never run at once on one HopState); the quantised
+// all-gather also runs the plain one on packed bytes.
+enum class Scratch : int {
+  plain_even = 0, plain_odd = 1,        // the plain algorithms, alternately hop by hop (plain_scratch)
+  packed_shard = 2, packed_bundle = 3,  // quantised all-gather: this rank's packed shard, every rank's
+  f32_input = 2, f32_sum = 3,           // quantised reduce-scatter: the input in fp32, the running sum
+  hop_send = 4, hop_recv = 5,           // quantised reduce-scatter: one hop's all-to-all
+};
+inline constexpr int kNumScratch = 6;
+inline Scratch plain_scratch(std::size_t hop) { return hop % 2 ? Scratch::plain_odd : Scratch::plain_even; }
+
 struct HopState {
   std::vector<std::vector<Level>> levels;            // levels of each hop, innermost first
   std::vector<std::unique_ptr<Communicator>> hops;   // hops[i] spans levels[i]
   Memory* mem = nullptr;
   ElementOps* ops = nullptr;  // the element work on mem's buffers
-  MemArray<std::byte> scratch[6];
+  MemArray<std::byte> scratch[kNumScratch];
   int group_size = 1;
 
-  std::byte* buffer(int which, std::size_t bytes);
+  std::byte* buffer(Scratch which, std::size_t bytes);
   int fanout(std::size_t i) const { return hops[i]->size(); }
   // Hop i's communicator, once this thread's memory work has finished.
   Communicator& ready(std::size_t i) {
