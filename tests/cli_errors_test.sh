@@ -80,6 +80,7 @@ print("ok: plan on frontier-rccl: near-identical plans folded with what they cha
 PY
 # tierzero launch: needs --save-dir; bad input is not retried; a preempted run is rerun from its checkpoint.
 expect_exit 2 "the command needs --save-dir DIR" 1 -- "$tz" launch -- "$tz" train --steps 2
+expect_exit 2 "--requeue hands preempted runs to Slurm, but SLURM_JOB_ID is not set" 1 -- env -u SLURM_JOB_ID "$tz" launch --requeue -- "$tz" train --save-dir "$tmp/lq"
 out=$("$tz" launch --max-restarts 3 --backoff 0 -- "$tz" train --steps 0 --save-dir "$tmp/l0" 2>&1); rc=$?
 [ $rc -eq 2 ] && [ "$(grep -c 'tierzero launch: attempt [0-9]* of' <<<"$out")" -eq 1 ] && grep -q "exit 2: bad input (not retried)" <<<"$out" \
   && echo "ok: launch does not retry bad input" || { echo "FAIL: launch retried bad input (exit $rc)"; echo "$out"; fail=1; }
