@@ -73,6 +73,13 @@ class GptLayout {
   int embed_unit() const { return 0; }
   int block_unit(int layer) const { return 1 + layer; }
   int head_unit() const { return config_.layers + 1; }
+  // The order the engine visits units in, which the traffic model follows:
+  // forward embed, blocks, head; backward head, then the blocks in reverse
+  // (the embedding's gradient comes from its forward parameters); gradients
+  // are reduced in backward order, then the embedding's.
+  std::vector<int> forward_order() const;
+  std::vector<int> backward_order() const;
+  std::vector<int> reduce_order() const;
 
  private:
   GptConfig config_;

@@ -39,6 +39,9 @@ HopSpec hop_spec(Decomposition d);
 struct HopBits {
   std::array<int, kNumLevels> bits = {16, 16, 16};
   int at(Level l) const { return bits[static_cast<int>(l)]; }
+  // A hop spanning several levels uses the fewest bits any of them asks for
+  // (the quantised reduce-scatter and the traffic model that prices it).
+  int at_hop(const std::vector<Level>& levels) const;
   std::string to_string() const;
 };
 // Parses "package=16,node=8,world=4"; omitted levels are 16. Throws ConfigError.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "tierzero/dtype.h"
 #include "tierzero/gpt_config.h"
 #include "tierzero/plan.h"
 
@@ -24,6 +25,22 @@ struct ShardLayout {
   static ShardLayout make(const GptLayout& layout, const Topology& topo, const Partition& level, int world_rank);
   // Elements of unit u that this rank's shard actually holds (the rest is padding).
   std::size_t valid(const GptLayout& layout, int unit) const;
+};
+
+// One rank's layouts of the four model states under a plan, and the bytes
+// each takes: parameters (and backward parameters, kept only when the plan
+// partitions them differently) in the parameter type, fp32 gradients, and
+// the optimizer's fp32 master weights with AdamW's two moments. The engine
+// allocates exactly these; the memory model (tierzero/sim.h) reports them.
+struct StateLayouts {
+  ShardLayout params, bwd_params, grads, optim;
+  bool bwd_distinct = false;  // the backward pass has its own parameter partition (hpZ)
+
+  static StateLayouts make(const GptLayout& layout, const Topology& topo, const Plan& plan, int world_rank);
+  std::size_t params_bytes(DType t) const { return params.total * dtype_size(t); }
+  std::size_t bwd_params_bytes(DType t) const { return bwd_distinct ? bwd_params.total * dtype_size(t) : 0; }
+  std::size_t grads_bytes() const { return grads.total * sizeof(float); }
+  std::size_t optim_bytes() const { return 3 * optim.total * sizeof(float); }
 };
 
 // A run of shard elements belonging to one tensor (for AdamW's decay flag).

@@ -89,6 +89,25 @@ GptLayout::GptLayout(const GptConfig& c) : config_(c) {
   add("lnf_b", {C});
 }
 
+std::vector<int> GptLayout::forward_order() const {
+  std::vector<int> order = {embed_unit()};
+  for (int l = 0; l < config_.layers; ++l) order.push_back(block_unit(l));
+  order.push_back(head_unit());
+  return order;
+}
+
+std::vector<int> GptLayout::backward_order() const {
+  std::vector<int> order = {head_unit()};
+  for (int l = config_.layers - 1; l >= 0; --l) order.push_back(block_unit(l));
+  return order;
+}
+
+std::vector<int> GptLayout::reduce_order() const {
+  std::vector<int> order = backward_order();
+  order.push_back(embed_unit());
+  return order;
+}
+
 const TensorInfo& GptLayout::tensor(std::string_view name) const {
   for (const TensorInfo& t : tensors_)
     if (t.name == name) return t;

@@ -25,6 +25,16 @@ std::size_t ShardLayout::valid(const GptLayout& layout, int unit) const {
   return begin >= n ? 0 : std::min(shard[unit], n - begin);
 }
 
+StateLayouts StateLayouts::make(const GptLayout& layout, const Topology& topo, const Plan& plan, int world_rank) {
+  StateLayouts s;
+  s.params = ShardLayout::make(layout, topo, plan.params, world_rank);
+  s.bwd_params = ShardLayout::make(layout, topo, plan.bwd_params, world_rank);
+  s.grads = ShardLayout::make(layout, topo, plan.grads, world_rank);
+  s.optim = ShardLayout::make(layout, topo, plan.optim, world_rank);
+  s.bwd_distinct = plan.bwd_params != plan.params;
+  return s;
+}
+
 std::vector<ShardSegment> shard_segments(const GptLayout& layout, const ShardLayout& s) {
   std::vector<ShardSegment> out;
   for (const TensorInfo& t : layout.tensors()) {

@@ -5,6 +5,7 @@
 
 #include "sim/hop_algorithm.h"
 #include "tierzero/error.h"
+#include "tierzero/shard_layout.h"
 #include "tierzero/traffic_model.h"
 
 namespace tierzero {
@@ -106,13 +107,6 @@ double collective_time(Collective k, const Topology& topo, const HopSpec& spec, 
 }
 
 namespace {
-double shard_total(const GptLayout& layout, const Topology& t, const Partition& p) {
-  const int g = partition_group_size(t, p);
-  double s = 0;
-  for (const UnitInfo& u : layout.units()) s += static_cast<double>((u.numel + g - 1) / g);
-  return s;
-}
-
 // Per unit, its parameterised modules (tensors sharing a name but for the
 // _w/_b suffix: "h.0.attn_w" and "h.0.attn_b" are one module) as fractions
 // of the unit's elements.
@@ -203,14 +197,15 @@ void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& 
   const double activations = in.model.layers * per_layer + (in.recompute ? full_layer : 0) + logits;
   std::size_t max_unit = 0;
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
-  const double grads_total = 4 * shard_total(layout, topo, p.grads);
+  const StateLayouts states = StateLayouts::make(layout, topo, p, 0);  // what the engine allocates (every rank alike)
+  const auto grads_total = static_cast<double>(states.grads_bytes());
   const double buffers = (p.prefetch + 1) * static_cast<double>(max_unit) * bytes_per_param +
                          static_cast<double>(layout.units()[0].numel) * bytes_per_param +
                          2 * std::min(static_cast<double>(p.bucket_bytes), grads_total);
-  r.memory_bytes = {{"params", bytes_per_param * shard_total(layout, topo, p.params)},
-                    {"bwd_params", p.bwd_params != p.params ? bytes_per_param * shard_total(layout, topo, p.bwd_params) : 0.0},
+  r.memory_bytes = {{"params", static_cast<double>(states.params_bytes(in.dtype))},
+                    {"bwd_params", static_cast<double>(states.bwd_params_bytes(in.dtype))},
                     {"grads", grads_total},
-                    {"optim", 12 * shard_total(layout, topo, p.optim)},
+                    {"optim", static_cast<double>(states.optim_bytes())},
                     {"activations", activations},
                     {"buffers", buffers}};
   for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/grad_buckets.h"
 #include "tierzero/communicator.h"
 #include "tierzero/quant.h"
 
@@ -70,7 +71,6 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
   const GptLayout layout(c.model);
   const std::size_t ds = dtype_size(c.param_dtype);
   const HopSpec gspec = hop_spec(p.gather), rspec = hop_spec(p.reduce);
-  const int L = c.model.layers;
   const auto& units = layout.units();
   auto shard = [&](const Partition& part, int u) { return ceil_div(units[u].numel, partition_group_size(t, part)); };
   std::vector<int> all(t.size());
@@ -89,20 +89,16 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
       }
       for (std::size_t i = before; i < out.size(); ++i) out[i].unit = u;
     };
-    for (int u = 0; u < L + 2; ++u) fetch(Phase::forward, p.params, u, p.weight_bits);
+    for (int u : layout.forward_order()) fetch(Phase::forward, p.params, u, p.weight_bits);
     const bool distinct = p.bwd_params != p.params;
-    for (int u = 1; u < L + 2; ++u) fetch(Phase::backward, distinct ? p.bwd_params : p.params, u, distinct ? 16 : p.weight_bits);
-    // Gradient buckets, backward order (zero1: one bucket).
-    std::vector<int> order = {layout.head_unit()};
-    for (int l = L - 1; l >= 0; --l) order.push_back(layout.block_unit(l));
-    order.push_back(layout.embed_unit());
-    const int g = partition_group_size(t, p.grads);
-    std::vector<std::size_t> buckets;
-    for (int u : order) {
-      if (buckets.empty() || buckets.back() * g * ds >= p.bucket_bytes) buckets.push_back(0);
-      buckets.back() += shard(p.grads, u);
-    }
-    for (std::size_t count : buckets) {
+    for (int u : layout.backward_order()) fetch(Phase::backward, distinct ? p.bwd_params : p.params, u, distinct ? 16 : p.weight_bits);
+    // Gradient buckets as the engine forms them (zero1: one bucket).
+    std::vector<std::size_t> grad_shard;
+    for (std::size_t u = 0; u < units.size(); ++u) grad_shard.push_back(shard(p.grads, static_cast<int>(u)));
+    const auto g = static_cast<std::size_t>(partition_group_size(t, p.grads));
+    for (const std::vector<int>& bucket : grad_buckets(layout.reduce_order(), grad_shard, g, ds, p.bucket_bytes)) {
+      std::size_t count = 0;
+      for (int u : bucket) count += grad_shard[static_cast<std::size_t>(u)];
       if (!p.grads) {
         if (hops_within(rspec, t, Level::world).size() >= 2)
           gather(out, Phase::reduce, Collective::all_reduce, t, rspec, Level::world, ceil_div(count, t.size()),
@@ -116,8 +112,7 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
         for (std::size_t h = 0; h < hops.size(); ++h) {
           std::size_t piece = count;
           for (std::size_t o = h + 1; o < hops.size(); ++o) piece *= hop_size(t, hops[o]);
-          int bits = 16;
-          for (Level l : hops[h]) bits = std::min(bits, p.grad_bits.at(l));
+          const int bits = p.grad_bits.at_hop(hops[h]);
           const std::size_t bytes = bits == 16 ? piece * ds : quant_packed_bytes(piece, {bits, false, p.quant_block});
           HopTransfer x = hop_transfer(Phase::reduce, Collective::all_to_all, t, hops[h], bytes);
           if (bits != 16) x.quantized_bytes = 2 * piece * static_cast<std::size_t>(x.hop_size) * 4;

@@ -1,5 +1,7 @@
 #include "tierzero/hops.h"
 
+#include <algorithm>
+
 #include "tierzero/error.h"
 
 namespace tierzero {
@@ -62,6 +64,12 @@ HopBits parse_hop_bits(std::string_view spec) {
     h.bits[static_cast<int>(level)] = bits;
   }
   return h;
+}
+
+int HopBits::at_hop(const std::vector<Level>& levels) const {
+  int b = 16;
+  for (Level l : levels) b = std::min(b, at(l));
+  return b;
 }
 
 std::string HopBits::to_string() const {

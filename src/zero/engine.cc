@@ -42,68 +42,19 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   if (cfg.schedule.total <= 0) cfg.schedule.total = cfg.steps;
   if (dtype == DType::f16) loss_scale = initial_loss_scale(cfg);
   sampler_origin = data.origin();
-  const Topology& topo = world.topology();
   const int me = world.world_rank(world.rank());
-  P = ShardLayout::make(layout, topo, plan.params, me);
-  B = ShardLayout::make(layout, topo, plan.bwd_params, me);
-  G = ShardLayout::make(layout, topo, plan.grads, me);
-  O = ShardLayout::make(layout, topo, plan.optim, me);
-  bwd_distinct = plan.bwd_params != plan.params;
-  const HopSpec gather_hops = hop_spec(plan.gather), reduce_hops = hop_spec(plan.reduce);
-  // One hierarchy per group (forward gathers, backward gathers, gradient
-  // reductions), all issuing through the one schedule.
-  schedule = std::make_unique<CommSchedule>(mem);
-  if (plan.params) {
-    p_comm = group_comm(plan.params);
-    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem, ops, schedule.get());
-  }
-  if (bwd_distinct && plan.bwd_params) {
-    b_comm = group_comm(plan.bwd_params);
-    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem, ops, schedule.get());
-  }
-  g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
-  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, ops, schedule.get());
-  if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
-  counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
-
-  // Initial weights: the same on every rank (gpt_init of the seed, or given), then sliced.
-  master.resize(mem, O.total), m.resize(mem, O.total), v.resize(mem, O.total), grads.resize(mem, G.total);
-  mem.zero(grads.data(), grads.bytes());
-  params_store.resize(mem, P.total * dsize);
-  if (bwd_distinct) {
-    bwd_store.resize(mem, B.total * dsize);
-    mem.zero(bwd_store.data(), bwd_store.bytes());
-  }
-  segments = shard_segments(layout, O);
-  if (init.empty()) {
-    std::vector<float> full(layout.num_params());
-    gpt_init(layout, cfg.seed, full.data());
-    const std::vector<float> zeros(full.size(), 0.0f);
-    assign_full(full, zeros, zeros);
-  } else {
-    TZ_CHECK(init.size() == layout.num_params(), ConfigError,
-             "initial parameters have " + std::to_string(init.size()) + " elements; the model has " + std::to_string(layout.num_params()));
-    const std::vector<float> zeros(init.size(), 0.0f);
-    assign_full(init, zeros, zeros);
-  }
-  if (!plan.params && plan.optim) {  // replicated params rebuilt from the optim shards after each step
-    std::size_t max_shard = 0;
-    for (std::size_t s : O.shard) max_shard = std::max(max_shard, s);
-    gather_send.resize(mem, max_shard * dsize);
-    gather_recv.resize(mem, max_padded_unit(layout, O) * dsize);
-  }
-
-  const int L = cfg.model.layers;
-  forward_units.push_back(layout.embed_unit());
-  for (int l = 0; l < L; ++l) forward_units.push_back(layout.block_unit(l));
-  forward_units.push_back(layout.head_unit());
-  backward_units.push_back(layout.head_unit());
-  for (int l = L - 1; l >= 0; --l) backward_units.push_back(layout.block_unit(l));
-  reduce_order = backward_units;
-  reduce_order.push_back(layout.embed_unit());
-
-  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, std::max(max_padded_unit(layout, P), max_padded_unit(layout, B)), mem, ops);
-  reducer = std::make_unique<GradReducer>(layout, plan, G, dtype, reduce_order, *g_hier, cross_comm.get(), *schedule, grads.data(), mem, ops);
+  states = StateLayouts::make(layout, world.topology(), plan, me);
+  build_communicators(me);
+  allocate_states();
+  initialise_weights(init);
+  forward_units = layout.forward_order();
+  backward_units = layout.backward_order();
+  reduce_order = layout.reduce_order();
+  const std::size_t largest_unit =
+      std::max(max_padded_unit(layout, states.params), max_padded_unit(layout, states.bwd_params));
+  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, largest_unit, mem, ops);
+  reducer = std::make_unique<GradReducer>(layout, GradReducer::Spec::of(plan), states.grads, dtype, reduce_order, *g_hier,
+                                          cross_comm.get(), *schedule, grads.data(), mem, ops);
   const std::size_t n_embed = layout.units()[layout.embed_unit()].numel;
   std::size_t max_unit = 0;
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
@@ -111,6 +62,62 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   tokens.resize(static_cast<std::size_t>(cfg.micro_batch) * cfg.effective_seq_len());
   targets.resize(tokens.size());
   tokens_mem.resize(mem, tokens.size()), targets_mem.resize(mem, tokens.size());
+}
+
+// One hierarchy per group (forward gathers, backward gathers, gradient
+// reductions), all issuing through the one schedule; the cross group's
+// all-reduce when gradients are partitioned below the world.
+void ShardedTrainer::Impl::build_communicators(int me) {
+  const Topology& topo = world.topology();
+  const HopSpec gather_hops = hop_spec(plan.gather), reduce_hops = hop_spec(plan.reduce);
+  schedule = std::make_unique<CommSchedule>(mem);
+  if (plan.params) {
+    p_comm = group_comm(plan.params);
+    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem, ops, schedule.get());
+  }
+  if (states.bwd_distinct && plan.bwd_params) {
+    b_comm = group_comm(plan.bwd_params);
+    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem, ops, schedule.get());
+  }
+  g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
+  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, ops, schedule.get());
+  if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
+  counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
+}
+
+// The states' buffers, as StateLayouts sizes them (what the memory model
+// reports), and the buffers that rebuild replicated params from optim shards.
+void ShardedTrainer::Impl::allocate_states() {
+  master.resize(mem, states.optim.total), m.resize(mem, states.optim.total), v.resize(mem, states.optim.total);
+  grads.resize(mem, states.grads.total);
+  mem.zero(grads.data(), grads.bytes());
+  params_store.resize(mem, states.params_bytes(dtype));
+  if (states.bwd_distinct) {
+    bwd_store.resize(mem, states.bwd_params_bytes(dtype));
+    mem.zero(bwd_store.data(), bwd_store.bytes());
+  }
+  segments = shard_segments(layout, states.optim);
+  if (!plan.params && plan.optim) {  // replicated params rebuilt from the optim shards after each step
+    std::size_t max_shard = 0;
+    for (std::size_t s : states.optim.shard) max_shard = std::max(max_shard, s);
+    gather_send.resize(mem, max_shard * dsize);
+    gather_recv.resize(mem, max_padded_unit(layout, states.optim) * dsize);
+  }
+}
+
+// The same weights on every rank (gpt_init of the seed, or `init`), then sliced; zero moments.
+void ShardedTrainer::Impl::initialise_weights(const std::vector<float>& init) {
+  if (init.empty()) {
+    std::vector<float> full(layout.num_params());
+    gpt_init(layout, cfg.seed, full.data());
+    const std::vector<float> zeros(full.size(), 0.0f);
+    assign_full(full, zeros, zeros);
+    return;
+  }
+  TZ_CHECK(init.size() == layout.num_params(), ConfigError,
+           "initial parameters have " + std::to_string(init.size()) + " elements; the model has " + std::to_string(layout.num_params()));
+  const std::vector<float> zeros(init.size(), 0.0f);
+  assign_full(init, zeros, zeros);
 }
 
 namespace {
@@ -127,15 +134,15 @@ void slice(const GptLayout& layout, const ShardLayout& s, const float* full, flo
 
 void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, const std::vector<float>& full_m,
                                        const std::vector<float>& full_v) {
-  std::vector<float> shard(O.total);
+  std::vector<float> shard(states.optim.total);
   for (auto [full, dst] : {std::pair{&full_master, &master}, std::pair{&full_m, &m}, std::pair{&full_v, &v}}) {
-    slice(layout, O, full->data(), shard.data());
+    slice(layout, states.optim, full->data(), shard.data());
     mem.upload(dst->data(), shard.data(), dst->bytes());
   }
-  std::vector<float> p32(P.total);
-  slice(layout, P, full_master.data(), p32.data());
-  std::vector<std::byte> params(P.total * dsize);
-  from_f32(dtype, p32.data(), params.data(), P.total);
+  std::vector<float> p32(states.params.total);
+  slice(layout, states.params, full_master.data(), p32.data());
+  std::vector<std::byte> params(states.params.total * dsize);
+  from_f32(dtype, p32.data(), params.data(), states.params.total);
   mem.upload(params_store.data(), params.data(), params.size());
 }
 
@@ -156,9 +163,9 @@ double ShardedTrainer::Impl::forward(bool keep) {
   mem.upload(targets_mem.data(), targets.data(), targets_mem.bytes());
   const std::size_t n = forward_units.size();
   // Embed, blocks, head; keep the secondary slices when bwd_params is narrower.
-  const SecondaryStore slices{bwd_store.data(), &B};
-  fetcher->begin(forward_units, source(P, params_store, p_hier.get(), plan.weight_bits),
-                 keep && bwd_distinct && plan.params ? &slices : nullptr);
+  const SecondaryStore slices{bwd_store.data(), &states.bwd_params};
+  fetcher->begin(forward_units, source(states.params, params_store, p_hier.get(), plan.weight_bits),
+                 keep && states.bwd_distinct && plan.params ? &slices : nullptr);
   mem.copy(embed_params.data(), fetcher->get(0), embed_params.bytes());
   fetcher->release(0);
   model->embed_forward(embed_params.data(), tokens_mem.data());
@@ -178,10 +185,10 @@ double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
   const int* tgt = targets_mem.data();
 
   // Backward: head, blocks in reverse, embed; each unit's gradient goes to its bucket.
-  if (bwd_distinct)
-    fetcher->begin(backward_units, source(B, bwd_store, b_hier.get(), 16));
+  if (states.bwd_distinct)
+    fetcher->begin(backward_units, source(states.bwd_params, bwd_store, b_hier.get(), 16));
   else
-    fetcher->begin(backward_units, source(P, params_store, p_hier.get(), plan.weight_bits));
+    fetcher->begin(backward_units, source(states.params, params_store, p_hier.get(), plan.weight_bits));
   mem.zero(embed_grads.data(), embed_grads.bytes());
   mem.zero(unit_grad.data(), layout.units()[layout.head_unit()].numel * sizeof(float));
   model->head_backward(embed_params.data(), fetcher->get(0), embed_grads.data(), unit_grad.data(), tgt, dloss);
@@ -201,14 +208,14 @@ double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
 
 void ShardedTrainer::Impl::write_params() {
   if (plan.params || !plan.optim) {  // same partition as the master (or both replicated)
-    ops.from_f32(dtype, master.data(), params_store.data(), O.total);
+    ops.from_f32(dtype, master.data(), params_store.data(), states.optim.total);
     return;
   }
   // Replicated params from optim shards: all-gather each unit.
   for (std::size_t u = 0; u < layout.units().size(); ++u) {
-    ops.from_f32(dtype, master.data() + O.offset[u], gather_send.data(), O.shard[u]);
-    g_hier->all_gather(gather_send.data(), gather_recv.data(), O.shard[u], dtype);
-    mem.copy(params_store.data() + P.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
+    ops.from_f32(dtype, master.data() + states.optim.offset[u], gather_send.data(), states.optim.shard[u]);
+    g_hier->all_gather(gather_send.data(), gather_recv.data(), states.optim.shard[u], dtype);
+    mem.copy(params_store.data() + states.params.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
   }
 }
 
@@ -293,11 +300,11 @@ std::vector<float> ShardedTrainer::gather_master() { return impl_->gather_full(i
 
 std::vector<float> ShardedTrainer::Impl::gather_full(const MemArray<float>& shard) {
   std::vector<float> full(layout.num_params());
-  MemArray<float> gathered(mem, max_padded_unit(layout, O));
+  MemArray<float> gathered(mem, max_padded_unit(layout, states.optim));
   for (std::size_t u = 0; u < layout.units().size(); ++u) {
     const std::size_t n = layout.units()[u].numel;
-    const float* mine = shard.data() + O.offset[u];
-    if (plan.optim) g_hier->all_gather(mine, gathered.data(), O.shard[u], DType::f32);
+    const float* mine = shard.data() + states.optim.offset[u];
+    if (plan.optim) g_hier->all_gather(mine, gathered.data(), states.optim.shard[u], DType::f32);
     mem.download(full.data() + layout.units()[u].offset, plan.optim ? gathered.data() : mine, n * sizeof(float));
   }
   return full;

@@ -64,10 +64,10 @@ std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_p
   p->params.swap(snapshot_params), p->optim.swap(snapshot_optim);  // returned by finish_save
   p->params.resize(params_store.bytes());
   mem.download(p->params.data(), params_store.data(), params_store.bytes());
-  p->optim.resize(3 * O.total);
+  p->optim.resize(3 * states.optim.total);
   mem.download(p->optim.data(), master.data(), master.bytes());
-  mem.download(p->optim.data() + O.total, m.data(), m.bytes());
-  mem.download(p->optim.data() + 2 * O.total, v.data(), v.bytes());
+  mem.download(p->optim.data() + states.optim.total, m.data(), m.bytes());
+  mem.download(p->optim.data() + 2 * states.optim.total, v.data(), v.bytes());
   return p;
 }
 
@@ -170,10 +170,10 @@ void read_state(ShardedTrainer::Impl& s, const CheckpointReader& ckpt, bool same
   const int r = s.world.world_rank(s.world.rank());
   const std::vector<std::byte> params = ckpt.read(rank_file_name(r, "params"));
   const std::vector<std::byte> optim = ckpt.read(rank_file_name(r, "optim"));
-  TZ_CHECK(params.size() == s.params_store.bytes() && optim.size() == 3 * s.O.total * sizeof(float), FormatError,
+  TZ_CHECK(params.size() == s.params_store.bytes() && optim.size() == 3 * s.states.optim.total * sizeof(float), FormatError,
            "checkpoint '" + ckpt.dir() + "': rank " + std::to_string(r) + "'s shards do not match this run's layout");
   s.mem.upload(s.params_store.data(), params.data(), params.size());
-  const std::size_t part = s.O.total * sizeof(float);
+  const std::size_t part = s.states.optim.total * sizeof(float);
   s.mem.upload(s.master.data(), optim.data(), part);
   s.mem.upload(s.m.data(), optim.data() + part, part);
   s.mem.upload(s.v.data(), optim.data() + 2 * part, part);

@@ -34,8 +34,7 @@ struct ShardedTrainer::Impl {
   std::unique_ptr<UnitModel> model;
   DType dtype;
   std::size_t dsize;
-  ShardLayout P, B, G, O;
-  bool bwd_distinct;
+  StateLayouts states;  // this rank's shards of params, bwd_params, grads and optim
   bool counts_norm;  // this rank adds its gradient shard to the global norm (one rank per cross group)
   Communicator& control;  // world.host(): the loss, the norm and checkpoint status travel on it
   std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
@@ -108,6 +107,10 @@ struct ShardedTrainer::Impl {
   // All-gathers `bytes` host bytes of every rank into `out` (world.size() * bytes), likewise.
   void control_gather(const void* in, void* out, std::size_t bytes);
   std::unique_ptr<Communicator> group_comm(const Partition& level);
+  // The constructor's steps, in order.
+  void build_communicators(int me);
+  void allocate_states();
+  void initialise_weights(const std::vector<float>& init);
   UnitSource source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const;
   // Uploads `tokens` and `targets` and runs the forward pass over every
   // unit (keeping the bwd_params slices when `keep`); returns the loss.

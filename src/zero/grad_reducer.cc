@@ -2,25 +2,31 @@
 
 #include <algorithm>
 
+#include "plan/grad_buckets.h"
+
 namespace tierzero {
 
-GradReducer::GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire,
+GradReducer::Spec GradReducer::Spec::of(const Plan& plan) {
+  return {plan.bucket_bytes, !plan.grads, plan.quantized(), plan.grad_bits, plan.quant_block};
+}
+
+GradReducer::GradReducer(const GptLayout& layout, const Spec& spec, const ShardLayout& grads, DType wire,
                          const std::vector<int>& order, Hierarchy& reduce, Communicator* cross, CommSchedule& schedule,
                          float* grads_out, Memory& mem, ElementOps& ops)
-    : layout_(layout), mem_(mem), ops_(ops), plan_(plan), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
-      schedule_(schedule), out_(grads_out), replicated_(!plan.grads) {
+    : layout_(layout), mem_(mem), ops_(ops), spec_(spec), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
+      schedule_(schedule), out_(grads_out) {
   bucket_of_.assign(layout.units().size(), -1);
   index_in_bucket_.assign(layout.units().size(), -1);
   const std::size_t g = static_cast<std::size_t>(grads.group_size);
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (buckets_.empty() || buckets_.back().count * g * wsize_ >= plan.bucket_bytes) buckets_.emplace_back();
-    Bucket& b = buckets_.back();
-    const int u = order[i];
-    bucket_of_[u] = static_cast<int>(buckets_.size()) - 1;
-    index_in_bucket_[u] = static_cast<int>(b.units.size());
-    b.units.push_back(u);
-    b.unit_offset.push_back(b.count);
-    b.count += grads.shard[u];
+  for (const std::vector<int>& units : grad_buckets(order, grads.shard, g, wsize_, spec.bucket_bytes)) {
+    Bucket& b = buckets_.emplace_back();
+    for (int u : units) {
+      bucket_of_[u] = static_cast<int>(buckets_.size()) - 1;
+      index_in_bucket_[u] = static_cast<int>(b.units.size());
+      b.units.push_back(u);
+      b.unit_offset.push_back(b.count);
+      b.count += grads.shard[u];
+    }
   }
   std::size_t max_count = 0;
   for (const Bucket& b : buckets_) max_count = std::max(max_count, b.count);
@@ -53,12 +59,12 @@ void GradReducer::launch(int b) {
   const int slot = b % 2;
   const Bucket& bucket = buckets_[b];
   void* recv = recv_[slot].data();
-  if (replicated_) {
+  if (spec_.replicated) {
     pending_[slot] = reduce_.iall_reduce(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg);
-  } else if (plan_.quantized()) {
-    QuantSpec q;  // its block and mode; the bits are the plan's, per hop
-    q.block = plan_.quant_block;
-    pending_[slot] = reduce_.ireduce_scatter_quantized(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg, plan_.grad_bits, q);
+  } else if (spec_.quantized) {
+    QuantSpec q;  // its block and mode; the bits are per hop
+    q.block = spec_.quant_block;
+    pending_[slot] = reduce_.ireduce_scatter_quantized(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg, spec_.grad_bits, q);
   } else {
     pending_[slot] = reduce_.ireduce_scatter(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg);
   }

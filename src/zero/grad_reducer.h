@@ -19,10 +19,19 @@ namespace tierzero {
 
 class GradReducer {
  public:
+  // What the reducer takes from the plan.
+  struct Spec {
+    std::size_t bucket_bytes = 0;  // Plan::bucket_bytes (tierzero/plan.h): see grad_buckets
+    bool replicated = false;       // grads kept whole on every rank (no partition): all-reduce, not reduce-scatter
+    bool quantized = false;        // qgZ: per-hop bits, blockwise
+    HopBits grad_bits;             // when quantized
+    std::size_t quant_block = 256;
+    static Spec of(const Plan& plan);
+  };
   // reduce: hierarchy over group(grads) (the world when grads are replicated,
   // then buckets are all-reduced); cross: all-reduce over the cross group
   // after the reduce-scatter, or nullptr; schedule: the one `reduce` issues through.
-  GradReducer(const GptLayout& layout, const Plan& plan, const ShardLayout& grads, DType wire, const std::vector<int>& order,
+  GradReducer(const GptLayout& layout, const Spec& spec, const ShardLayout& grads, DType wire, const std::vector<int>& order,
               Hierarchy& reduce, Communicator* cross, CommSchedule& schedule, float* grads_out, Memory& mem, ElementOps& ops);
   void add(int unit, const float* grad);
   void finish();
@@ -39,7 +48,7 @@ class GradReducer {
   const GptLayout& layout_;
   Memory& mem_;
   ElementOps& ops_;
-  const Plan& plan_;
+  Spec spec_;
   const ShardLayout& grads_;
   DType wire_;
   std::size_t wsize_;
@@ -47,7 +56,6 @@ class GradReducer {
   Communicator* cross_;
   CommSchedule& schedule_;
   float* out_;
-  bool replicated_;
   std::vector<Bucket> buckets_;
   std::vector<int> bucket_of_, index_in_bucket_;
   MemArray<std::byte> send_[2], recv_[2];

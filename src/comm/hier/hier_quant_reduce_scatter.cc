@@ -17,13 +17,6 @@
 namespace tierzero {
 
 namespace {
-// A hop spanning several levels uses the fewest bits any of them asks for.
-int hop_bits(const HopBits& bits, const std::vector<Level>& levels) {
-  int b = 16;
-  for (Level l : levels) b = std::min(b, bits.at(l));
-  return b;
-}
-
 // Sends the f pieces of `acc` (piece elements each) over `hop` and writes
 // their sum over the hop group into `out` (piece elements, fp32).
 void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t piece, int bits, DType t,
@@ -63,7 +56,7 @@ void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::s
   float* out = as_f32;
   for (std::size_t h = 0; h < k; ++h) {
     cur /= s.fanout(h);
-    exchange_and_sum(s, h, acc, cur, hop_bits(bits, s.levels[h]), t, q, out);
+    exchange_and_sum(s, h, acc, cur, bits.at_hop(s.levels[h]), t, q, out);
     std::swap(acc, out);
   }
   if (op == ReduceOp::avg) s.ops->divide(acc, count, DType::f32, s.group_size);
