@@ -6,21 +6,26 @@ saving every EVERY steps, synchronously and with --async-save, alternately
 for ROUNDS rounds. Each run is measured against itself, since runs launched
 one after another on shared cores differ by more than a save costs: the
 metrics' `checkpoint` object says, per step, how long the training thread
-spent in save calls (save_s) and whether a background write overlapped the
-step (writing). A step with neither is quiet; the run's baseline is the
-median of its quiet steps, and
+spent in save calls since the previous row (save_s: the save after the
+previous step, which this row's step time holds) and whether a background
+write overlapped the step (writing). A step with neither is quiet; the
+run's baseline is the median of its quiet steps, and a save's stall is
 
-    stall per save = sum over the other steps of (step_time_s - baseline) / saves
+    sum over the steps it touched of (step_time_s - baseline)
 
-so it holds the whole synchronous save, the asynchronous snapshot, the polls
-that complete an asynchronous save and whatever the writer takes from the
-steps it overlaps. The first step (warm-up) and the last (whose save must
-finish before the run ends, asynchronous or not) are not counted. Prints a
-JSON line per run and one with the medians and their ratio.
+(the step holding its save calls, then those its writer overlapped), so it
+holds the whole synchronous save, the asynchronous snapshot and whatever
+the writer takes from the steps it overlaps. The first step (warm-up) and
+the last (whose save must finish before the run ends, asynchronous or not)
+are not counted. Also reported: the training thread's own time in each
+save's calls (blocked; for --async-save the snapshot), which leaves out what
+the writer takes from training on shared cores. Prints a JSON line per run
+and one with the medians over every save of every round and their ratios.
 
-Usage: bench/checkpoint_stall.py [TIERZERO] [--steps 33] [--every 8] [--rounds 3]"""
+Usage: bench/checkpoint_stall.py [TIERZERO] [--steps 65] [--every 8] [--rounds 3]"""
 import argparse
 import json
+import platform
 import os
 import statistics
 import subprocess
@@ -43,38 +48,60 @@ def run(tz, mode, steps, every, work):
     return [json.loads(l) for l in open(metrics)][1:-1]
 
 
-def stall(rows, saves):
-    """(baseline, stall per save, steps a save touched) of one run's counted rows."""
-    quiet = [r["step_time_s"] for r in rows if r["checkpoint"]["save_s"] < 1e-3 and not r["checkpoint"]["writing"]]
-    touched = [r["step_time_s"] for r in rows if r["checkpoint"]["save_s"] >= 1e-3 or r["checkpoint"]["writing"]]
-    if len(quiet) < len(rows) // 2:
+def cpu_model():
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.machine()
+
+
+def stalls(rows):
+    """(baseline, [stall of each save], [training-thread time in each save's calls]) of one run's counted rows. A save's rows: the one holding its save
+    calls (save_s), then those its background writer overlapped (writing)."""
+    def touched(r):
+        return r["checkpoint"]["save_s"] >= 1e-3 or r["checkpoint"]["writing"]
+    quiet = [r["step_time_s"] for r in rows if not touched(r)]
+    if len(quiet) < 5:
         sys.exit(f"only {len(quiet)} of {len(rows)} steps are free of saves: raise --every")
     baseline = statistics.median(quiet)
-    return baseline, sum(t - baseline for t in touched) / saves, len(touched)
+    per_save, blocked = [], []
+    for r in rows:
+        if r["checkpoint"]["save_s"] >= 1e-3:
+            per_save.append(0.0)
+            blocked.append(r["checkpoint"]["save_s"])
+        elif not r["checkpoint"]["writing"] or not per_save:
+            continue
+        per_save[-1] += r["step_time_s"] - baseline
+    return baseline, per_save, blocked
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("tierzero", nargs="?", default=os.path.join(ROOT, "build", "tierzero"))
-    ap.add_argument("--steps", type=int, default=33)
+    ap.add_argument("--steps", type=int, default=65)
     ap.add_argument("--every", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
-    saves = (args.steps - 1) // args.every  # the saves among the counted steps 1 .. steps-2
-    if saves < 1:
-        sys.exit("no save among the counted steps: --steps must exceed --every + 1")
-    stalls = {"sync": [], "async": []}
+    if args.steps < args.every + 3:
+        sys.exit("no save among the counted steps: --steps must be at least --every + 3")
+    per_save = {"sync": [], "async": []}
+    blocked = {"sync": [], "async": []}
     with tempfile.TemporaryDirectory() as work:
         for k in range(args.rounds):
             for mode in ("sync", "async"):
-                baseline, per_save, touched = stall(run(args.tierzero, mode, args.steps, args.every, work), saves)
-                stalls[mode].append(per_save)
+                baseline, run_stalls, run_blocked = stalls(run(args.tierzero, mode, args.steps, args.every, work))
+                per_save[mode] += run_stalls
+                blocked[mode] += run_blocked
                 print(json.dumps({"round": k, "mode": mode, "model": "gpt-mini", "ranks": 8, "steps": args.steps, "save_every": args.every,
-                                  "baseline_step_s": baseline, "steps_touched_per_save": touched / saves, "stall_per_save_s": per_save}),
+                                  "baseline_step_s": baseline, "stall_per_save_s": run_stalls, "blocked_per_save_s": run_blocked}),
                       flush=True)
-    med = {mode: statistics.median(v) for mode, v in stalls.items()}
+    med = {mode: statistics.median(v) for mode, v in per_save.items()}
+    med_blocked = {mode: statistics.median(v) for mode, v in blocked.items()}
     print(json.dumps({"sync_stall_per_save_s": med["sync"], "async_stall_per_save_s": med["async"],
-                      "async_over_sync_stall": med["async"] / med["sync"], "rounds": args.rounds, "target": 0.20}))
+                      "async_over_sync_stall": med["async"] / med["sync"],
+                      "sync_blocked_per_save_s": med_blocked["sync"], "async_blocked_per_save_s": med_blocked["async"],
+                      "async_over_sync_blocked": med_blocked["async"] / med_blocked["sync"],
+                      "saves": len(per_save["sync"]), "rounds": args.rounds, "cpu": cpu_model(), "target": 0.20}))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,8 @@ for ((i = 1; i <= faults; ++i)); do
   kill -9 "$victim" 2>/dev/null || break
   while kill -0 "$victim" 2>/dev/null; do sleep 0.05; done
   saved=$(sed -n 's/^step-0*\([0-9][0-9]*\)$/\1/p' "$work/soak/latest" 2>/dev/null)
-  recomputed=$((recomputed + done_steps - ${saved:-0}))
+  ahead=$((done_steps - ${saved:-0}))  # negative when a save landed between counting the rows and the kill
+  recomputed=$((recomputed + (ahead > 0 ? ahead : 0)))
   survived=$((survived + 1))
   echo "soak: fault $i: SIGKILL to rank process $victim after step $((done_steps - 1)); latest checkpoint: step ${saved:-none}"
 done

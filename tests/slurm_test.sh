@@ -95,6 +95,6 @@ msg=$(same_losses "$work/ref.jsonl" "$work/job.jsonl" $steps 2>&1) && echo "slur
 [ $fail -eq 0 ] || { echo "--- job output"; grep -v '^step' "$work/job.out"; }
 
 # 3. The soak test under srun.
-FAULTS=2 STEPS=600 SAVE_EVERY=50 SOAK_RUN="srun -n 8 -O --mpi=pmix --kill-on-bad-exit=1" bash "$root/scripts/soak.sh" "$tz" || die "the soak test under srun"
+FAULTS=2 STEPS=1200 SAVE_EVERY=50 SOAK_RUN="srun -n 8 -O --mpi=pmix --kill-on-bad-exit=1" bash "$root/scripts/soak.sh" "$tz" || die "the soak test under srun"
 [ $fail -eq 0 ] && echo "slurm: ok"
 exit $fail

@@ -48,7 +48,7 @@ class TokenData {
     return token_bytes_ == 2 ? reinterpret_cast<const std::uint16_t*>(data_)[i] : reinterpret_cast<const std::uint32_t*>(data_)[i];
   }
 
-  struct Storage;  // the mapped file or owned ids (src/model/data.cc)
+  struct Storage;  // the mapped file or owned ids (src/data/data.cc)
 
  private:
   std::shared_ptr<Storage> storage_;

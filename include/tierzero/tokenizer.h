@@ -43,7 +43,7 @@ class Gpt2Tokenizer {
   // The id of <|endoftext|> (50256), the document separator.
   std::uint32_t end_of_text() const;
 
-  struct Impl;  // src/model/gpt2_tokenizer.cc
+  struct Impl;  // src/data/tokenizer.cc
 
  private:
   explicit Gpt2Tokenizer(std::unique_ptr<Impl> impl);

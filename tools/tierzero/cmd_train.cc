@@ -279,6 +279,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     const int signal_step = fault_step("TIERZERO_FAULT_SIGNAL", mpi.rank());
     arm_preemption();
     int bad_steps = 0;
+    double save_s = 0;  // the training thread's time in save calls after the last step (reported with the next)
     while (trainer.next_step() < cfg.steps) {
       if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
       if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
@@ -286,21 +287,23 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       const bool writing = trainer.save_in_flight();  // an asynchronous save's writer runs during this step
       const StepStats st = trainer.step();
       const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
+      // The step's metrics row comes before its checkpoint, so a checkpoint of step N+1 exists only once row N
+      // is written: a run killed between the two loses no row when it resumes.
+      if (root) {
+        report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
+        if (!a.save_dir.empty())  // the training thread's time in save calls since the last row; whether a background write overlapped the step
+          report->set_extra("checkpoint", "{\"save_s\":" + std::to_string(save_s) + ",\"writing\":" + (writing ? "true" : "false") + "}");
+        report->record(st, val_loss);
+      }
       // This step's checkpoint; with --async-save written in the background, the run's last one finished before it ends.
       const bool due = !a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps);
       const auto save_start = std::chrono::steady_clock::now();
       if (due && a.async_save) trainer.begin_save(a.save_dir, a.keep);
       else if (due) trainer.save_checkpoint(a.save_dir, a.keep);
       if (a.async_save && trainer.next_step() == cfg.steps) trainer.complete_save();
-      const double save_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count();
+      save_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count();
       print_warnings(trainer);  // of this save, or of an asynchronous one the last step boundary completed
       if (checked) checked->verify("step " + std::to_string(st.step));  // the step, its validation and its checkpoint
-      if (root) {
-        report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
-        if (!a.save_dir.empty())  // the training thread's time in save calls; whether a background write overlapped the step
-          report->set_extra("checkpoint", "{\"save_s\":" + std::to_string(save_s) + ",\"writing\":" + (writing ? "true" : "false") + "}");
-        report->record(st, val_loss);
-      }
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
       if (trainer.step_boundary(g_preempt_signal != 0)) {  // also completes an asynchronous save whose writers are done
         std::string where = "nothing saved (no --save-dir)";
