@@ -8,10 +8,17 @@
 #include <cstddef>
 #include <vector>
 
+#include "tierzero/shard_layout.h"
+
 namespace tierzero {
 
-// Each bucket's units, in order; `shard[u]` is unit u's elements per rank.
-std::vector<std::vector<int>> grad_buckets(const std::vector<int>& order, const std::vector<std::size_t>& shard, std::size_t group,
-                                           std::size_t wire_size, std::size_t bucket_bytes);
+struct GradBucket {
+  std::vector<int> units;  // in reduce order
+  std::size_t count = 0;   // the units' shard elements per rank
+};
+
+// The buckets of `grads` (the gradient partition's layout) over `order`.
+std::vector<GradBucket> grad_buckets(const std::vector<int>& order, const ShardLayout& grads, std::size_t wire_size,
+                                     std::size_t bucket_bytes);
 
 }  // namespace tierzero

@@ -75,6 +75,8 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
   auto shard = [&](const Partition& part, int u) { return ceil_div(units[u].numel, partition_group_size(t, part)); };
   std::vector<int> all(t.size());
   for (int i = 0; i < t.size(); ++i) all[i] = i;
+  // Gradient buckets as the engine forms them (zero1: one bucket).
+  const std::vector<GradBucket> buckets = grad_buckets(layout.reduce_order(), ShardLayout::make(layout, t, p.grads, me), ds, p.bucket_bytes);
   for (int micro = 0; micro < c.grad_accum; ++micro) {
     auto fetch = [&](Phase ph, const Partition& part, int u, int bits) {
       if (!part) return;
@@ -92,13 +94,8 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
     for (int u : layout.forward_order()) fetch(Phase::forward, p.params, u, p.weight_bits);
     const bool distinct = p.bwd_params != p.params;
     for (int u : layout.backward_order()) fetch(Phase::backward, distinct ? p.bwd_params : p.params, u, distinct ? 16 : p.weight_bits);
-    // Gradient buckets as the engine forms them (zero1: one bucket).
-    std::vector<std::size_t> grad_shard;
-    for (std::size_t u = 0; u < units.size(); ++u) grad_shard.push_back(shard(p.grads, static_cast<int>(u)));
-    const auto g = static_cast<std::size_t>(partition_group_size(t, p.grads));
-    for (const std::vector<int>& bucket : grad_buckets(layout.reduce_order(), grad_shard, g, ds, p.bucket_bytes)) {
-      std::size_t count = 0;
-      for (int u : bucket) count += grad_shard[static_cast<std::size_t>(u)];
+    for (const GradBucket& bucket : buckets) {
+      const std::size_t count = bucket.count;
       if (!p.grads) {
         if (hops_within(rspec, t, Level::world).size() >= 2)
           gather(out, Phase::reduce, Collective::all_reduce, t, rspec, Level::world, ceil_div(count, t.size()),

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "plan/grad_buckets.h"
-
 namespace tierzero {
 
 GradReducer::Spec GradReducer::Spec::of(const Plan& plan) {
@@ -18,14 +16,15 @@ GradReducer::GradReducer(const GptLayout& layout, const Spec& spec, const ShardL
   bucket_of_.assign(layout.units().size(), -1);
   index_in_bucket_.assign(layout.units().size(), -1);
   const std::size_t g = static_cast<std::size_t>(grads.group_size);
-  for (const std::vector<int>& units : grad_buckets(order, grads.shard, g, wsize_, spec.bucket_bytes)) {
+  for (GradBucket& gb : grad_buckets(order, grads, wsize_, spec.bucket_bytes)) {
     Bucket& b = buckets_.emplace_back();
-    for (int u : units) {
+    static_cast<GradBucket&>(b) = std::move(gb);
+    std::size_t offset = 0;
+    for (int u : b.units) {
       bucket_of_[u] = static_cast<int>(buckets_.size()) - 1;
-      index_in_bucket_[u] = static_cast<int>(b.units.size());
-      b.units.push_back(u);
-      b.unit_offset.push_back(b.count);
-      b.count += grads.shard[u];
+      index_in_bucket_[u] = static_cast<int>(b.unit_offset.size());
+      b.unit_offset.push_back(offset);
+      offset += grads.shard[u];
     }
   }
   std::size_t max_count = 0;

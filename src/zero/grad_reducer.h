@@ -12,6 +12,7 @@
 #pragma once
 #include <vector>
 
+#include "plan/grad_buckets.h"
 #include "tierzero/hierarchy.h"
 #include "tierzero/shard_layout.h"
 
@@ -38,10 +39,8 @@ class GradReducer {
   std::size_t buffer_bytes() const;
 
  private:
-  struct Bucket {
-    std::vector<int> units;
+  struct Bucket : GradBucket {              // units and count: elements per member
     std::vector<std::size_t> unit_offset;  // in elements, within one member's part
-    std::size_t count = 0;                 // elements per member
   };
   void launch(int b);
   void drain(int slot);
