@@ -1,5 +1,6 @@
 #include "comm_bench.h"
 
+#include "comm/hier/hierarchy.h"
 #include "model/ops.h"
 #include "tierzero/trainer.h"
 
@@ -34,8 +35,8 @@ double time_op(Communicator& world, int warmup, int iters, const std::function<v
 }
 }  // namespace
 
-std::vector<CommBenchRow> run_comm_bench(Hierarchy& hier, const CommBenchOptions& opt) {
-  Communicator& world = hier.group();
+std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOptions& opt) {
+  Hierarchy hier(world);
   const int w = world.size();
   const std::size_t esize = dtype_size(opt.dtype);
   std::vector<CommBenchRow> rows;
@@ -158,8 +159,7 @@ void measure_compute(Communicator& world, const ComputeCalibration& c, System& s
   sys.overlap = {gathers, gathers, reductions};
 }
 
-System measure_system(Hierarchy& hier, const std::string& name, const ComputeCalibration& calibration) {
-  Communicator& world = hier.group();
+System measure_system(Communicator& world, const std::string& name, const ComputeCalibration& calibration) {
   const Topology& topo = world.topology();
   // Per-rank shard sizes of the all-gathers the α–β line is fitted to.
   constexpr std::size_t kTiny = 8, kLarge = 1 << 19;

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "tierzero/hierarchy.h"
+#include "tierzero/communicator.h"
 #include "tierzero/system.h"
 
 namespace tierzero::bench {
@@ -32,7 +32,8 @@ struct CommBenchRow {
   std::array<double, kNumLevels> bytes_per_level{};
 };
 
-std::vector<CommBenchRow> run_comm_bench(Hierarchy& hier, const CommBenchOptions& opt);
+// Collective over `world` (the hierarchy over its topology is built here).
+std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOptions& opt);
 std::string to_json_line(const CommBenchRow& row, const Topology& topo);
 
 // The workload whose compute the written system's compute_efficiency is
@@ -49,6 +50,6 @@ struct ComputeCalibration {
 // nearest measured inner level (their `source` says so). Peak FLOP/s is
 // a concurrent sgemm; compute_efficiency the calibration step's model
 // FLOP rate over it; overlap how much communication hides under it. Collectives are direct (the MPI communicator).
-System measure_system(Hierarchy& hier, const std::string& name, const ComputeCalibration& calibration);
+System measure_system(Communicator& world, const std::string& name, const ComputeCalibration& calibration);
 
 }  // namespace tierzero::bench

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
-#include "tierzero/gpu.h"
-#include "tierzero/gpu_model.h"
+#include "gpu/gpu_quant.h"
+#include "gpu/gpu_model.h"
 #include "tierzero/optim.h"
 
 namespace tierzero {

@@ -5,10 +5,18 @@
 #include <random>
 
 #include "best_seconds.h"
+#include "quant/quant.h"
+#include "tierzero/error.h"
 
 namespace tierzero::bench {
 
-std::vector<QuantBenchRow> run_quant_bench(std::size_t n, QuantImpl impl, int reps) {
+std::vector<QuantBenchRow> run_quant_bench(std::size_t n, const std::string& impl_name, int reps) {
+  QuantImpl impl = QuantImpl::best;
+  bool known = false;
+  for (QuantImpl i : {QuantImpl::reference, QuantImpl::avx2, QuantImpl::avx512, QuantImpl::best})
+    if (impl_name == quant_impl_name(i)) impl = i, known = true;
+  TZ_CHECK(known, ConfigError, "unknown --impl '" + impl_name + "' (expected best, reference, avx2 or avx512)");
+  const std::string ran(quant_impl_name(impl == QuantImpl::best ? quant_best_impl() : impl));
   std::vector<QuantBenchRow> rows;
   std::vector<float> f32(n);
   std::mt19937 g(3);
@@ -25,7 +33,7 @@ std::vector<QuantBenchRow> run_quant_bench(std::size_t n, QuantImpl impl, int re
       for (bool asym : {false, true}) {
         for (std::size_t block : {64, 256, 1024}) {
           const QuantSpec s{bits, asym, block};
-          QuantBenchRow row{t, s, impl == QuantImpl::best ? quant_best_impl() : impl, n};
+          QuantBenchRow row{std::string(dtype_name(t)), bits, asym, block, ran, n};
           const double q = best_seconds(reps, [&] { quantize(src.data(), t, n, s, packed.data(), impl); });
           const double dq = best_seconds(reps, [&] { dequantize(packed.data(), n, s, dst.data(), t, impl); });
           row.quantize_gbs = static_cast<double>(bytes) / q / 1e9;
@@ -41,11 +49,11 @@ std::vector<QuantBenchRow> run_quant_bench(std::size_t n, QuantImpl impl, int re
 
 std::string to_json_line(const QuantBenchRow& r) {
   nlohmann::ordered_json j;
-  j["dtype"] = std::string(dtype_name(r.dtype));
-  j["bits"] = r.spec.bits;
-  j["mode"] = r.spec.asymmetric ? "asym" : "sym";
-  j["block"] = r.spec.block;
-  j["impl"] = std::string(quant_impl_name(r.impl));
+  j["dtype"] = r.dtype;
+  j["bits"] = r.bits;
+  j["mode"] = r.asymmetric ? "asym" : "sym";
+  j["block"] = r.block;
+  j["impl"] = r.impl;
   j["elements"] = r.elements;
   j["quantize_gbs"] = r.quantize_gbs;
   j["dequantize_gbs"] = r.dequantize_gbs;

@@ -3,12 +3,17 @@
 #include <nlohmann/json.hpp>
 
 #include "best_seconds.h"
+#include "core/read_file.h"
 #include "tierzero/data.h"
+#include "tierzero/error.h"
 #include "tierzero/tokenizer.h"
 
 namespace tierzero::bench {
 
-TokenizerBenchRow run_tokenizer_bench(const std::string& vocab, const std::string& text, int reps) {
+TokenizerBenchRow run_tokenizer_bench(const std::string& vocab, const std::string& input, int reps) {
+  const auto read = read_file(input);
+  TZ_CHECK(read, ConfigError, "cannot read input '" + input + "'");
+  const std::string& text = *read;
   const Gpt2Tokenizer tok = Gpt2Tokenizer::load(vocab);
   TokenizerBenchRow row;
   row.text_bytes = text.size();

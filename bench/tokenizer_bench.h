@@ -12,8 +12,8 @@ struct TokenizerBenchRow {
   double byte_mbs = 0;
 };
 
-// `text`: UTF-8; `vocab`: Gpt2Tokenizer::load's path.
-TokenizerBenchRow run_tokenizer_bench(const std::string& vocab, const std::string& text, int reps);
+// `input`: a UTF-8 text file (ConfigError when it cannot be read); `vocab`: Gpt2Tokenizer::load's path.
+TokenizerBenchRow run_tokenizer_bench(const std::string& vocab, const std::string& input, int reps);
 std::string to_json_line(const TokenizerBenchRow& row);
 
 }  // namespace tierzero::bench

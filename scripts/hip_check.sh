@@ -39,7 +39,7 @@ hipblasStatus_t hipblasGemmStridedBatchedEx(hipblasHandle_t, hipblasOperation_t,
                                             hipblasGemmAlgo_t);
 H
 fail=0
-for f in src/gpu/gpu_context.cu src/gpu/gpu_quant.cu src/gpu/gpu_ops.cu src/backend/cuda/device_memory.cu; do
+for f in src/gpu/gpu_context.cu src/gpu/gpu_quant.cu src/gpu/gpu_ops.cu src/gpu/device_memory.cu; do
   flags=(-x hip --offload-arch=gfx90a -std=c++17 -O2 -DTZ_USE_HIP -DHIPBLAS_V2 -I"$tmp/include" -I"$root/include" -I"$root/src")
   # As CMake builds them: the kernels that must give the CPU's bits without contraction.
   case $f in */gpu_quant.cu | */device_memory.cu) flags+=(-ffp-contract=off) ;; esac

@@ -1,4 +1,4 @@
-// The collective order rule (tierzero/comm_schedule.h), checked by the
+// The collective order rule (comm/comm_schedule.h), checked by the
 // checking communicator (tierzero/order_check.h): every strategy issues one
 // sequence of collectives, identical on every rank, from one thread per
 // rank, through training steps and a checkpoint; and the checker itself
@@ -8,8 +8,8 @@
 #include <thread>
 
 #include "mpi_test_util.h"
-#include "tierzero/comm_schedule.h"
-#include "tierzero/engine.h"
+#include "comm/comm_schedule.h"
+#include "tierzero/sharded_trainer.h"
 #include "tierzero/error.h"
 #include "tierzero/mpi.h"
 #include "tierzero/order_check.h"

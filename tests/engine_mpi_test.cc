@@ -13,10 +13,10 @@
 
 #include "mpi_test_util.h"
 #include "tierzero/deepspeed_config.h"
-#include "tierzero/engine.h"
+#include "tierzero/sharded_trainer.h"
 #include "tierzero/error.h"
 #include "tierzero/mpi.h"
-#include "tierzero/traffic_model.h"
+#include "sim/traffic_model.h"
 
 // Counts C++ heap allocations (MPI's own mallocs are not counted).
 static std::atomic<long> g_allocations{0};

@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "tierzero/error.h"
-#include "tierzero/gpt.h"
+#include "model/gpt.h"
 #include "tierzero/hf_gpt2.h"
 
 namespace tierzero {

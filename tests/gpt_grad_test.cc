@@ -8,7 +8,7 @@
 #include <numeric>
 #include <random>
 
-#include "tierzero/gpt.h"
+#include "model/gpt.h"
 
 namespace tierzero {
 namespace {

@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "tierzero/gpt.h"
+#include "model/gpt.h"
 #include "tierzero/optim.h"
-#include "tierzero/safetensors.h"
+#include "ckpt/safetensors.h"
 
 #ifndef TZ_GOLDEN_DIR
 #error "TZ_GOLDEN_DIR must name tests/golden"

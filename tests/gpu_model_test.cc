@@ -14,9 +14,9 @@
 #include "model/ops.h"
 #include "gpu_test_util.h"
 #include "tierzero/error.h"
-#include "tierzero/gpu.h"
-#include "tierzero/gpu_backend.h"
-#include "tierzero/gpu_model.h"
+#include "gpu/gpu_quant.h"
+#include "gpu/device_memory.h"
+#include "gpu/gpu_model.h"
 #include "tierzero/optim.h"
 
 namespace tierzero {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gpu_test_util.h"
-#include "tierzero/gpu.h"
+#include "gpu/gpu_quant.h"
 
 namespace tierzero {
 namespace {

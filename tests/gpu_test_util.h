@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "tierzero/gpu.h"
+#include "gpu/gpu_quant.h"
 
 #define TZ_NEED_GPU()                                                                                         \
   do {                                                                                                        \

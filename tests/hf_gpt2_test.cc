@@ -12,8 +12,9 @@
 
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
-#include "tierzero/gpt.h"
+#include "model/gpt.h"
 #include "tierzero/hf_gpt2.h"
+#include "ckpt/safetensors.h"
 
 namespace tierzero {
 namespace {

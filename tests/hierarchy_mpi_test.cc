@@ -2,7 +2,7 @@
 // collectives (all-gather bit for bit, reductions exact on integer data and
 // within float rounding of a double reference on random data) and traffic
 // per level equal to the formulas of docs/algorithms.md.
-#include "tierzero/hierarchy.h"
+#include "comm/hier/hierarchy.h"
 
 #include <gtest/gtest.h>
 

@@ -8,28 +8,38 @@ set -u
 src=$1
 inc=$2
 # Layers, bottom first; a directory of src/ is in the layer of its first path part.
-layers=(core topo quant gpu comm data model run plan backend ckpt zero sim)
+layers=(core topo quant comm data model run plan backend gpu ckpt sharded sim)
 declare -A rank
 for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
-# Public headers and the layer that implements each.
+# The public headers (include/tierzero: what the CLI and a library user
+# include) and the layer that implements each. Every other header lives
+# beside its sources under src/.
 declare -A owner=(
-  [error.h]=core [dtype.h]=core [memory.h]=core [read_file.h]=core
-  [topology.h]=topo [system.h]=topo [hops.h]=topo
-  [quant.h]=quant [element_ops.h]=quant
-  [communicator.h]=comm [traffic.h]=comm [comm_schedule.h]=comm [order_check.h]=comm [hierarchy.h]=comm [mpi.h]=comm [nccl.h]=comm
+  [error.h]=core [dtype.h]=core
+  [topology.h]=topo [system.h]=topo
+  [communicator.h]=comm [order_check.h]=comm [mpi.h]=comm
   [data.h]=data [tokenizer.h]=data
-  [gpt_config.h]=model [gpt.h]=model [optim.h]=model [backend.h]=model
+  [gpt_config.h]=model [optim.h]=model
   [train_config.h]=run [trainer.h]=run [generate.h]=run
-  [plan.h]=plan [shard_layout.h]=plan [deepspeed_config.h]=plan
-  [checkpoint.h]=ckpt [safetensors.h]=ckpt [hf_gpt2.h]=ckpt
-  [engine.h]=zero
-  [sim.h]=sim [planner.h]=sim [traffic_model.h]=sim
-  [gpu.h]=gpu [gpu_ops.h]=gpu [gpu_backend.h]=backend [gpu_model.h]=backend
+  [plan.h]=plan [deepspeed_config.h]=plan
+  [backend.h]=backend
+  [gpu_backend.h]=gpu [nccl.h]=gpu
+  [checkpoint.h]=ckpt [hf_gpt2.h]=ckpt
+  [sharded_trainer.h]=sharded
+  [simulator.h]=sim [planner.h]=sim
 )
 fail=0
 for h in "$inc"/tierzero/*.h; do
   [ -n "${owner[$(basename "$h")]:-}" ] || { echo "FAIL: $(basename "$h") has no layer in $0"; fail=1; }
 done
+for h in "${!owner[@]}"; do
+  [ -f "$inc/tierzero/$h" ] || { echo "FAIL: $0 names tierzero/$h, which does not exist"; fail=1; }
+done
+# The public face is closed: a public header, and the CLI, include only public headers.
+while IFS= read -r line; do
+  echo "FAIL: ${line%%:*} includes ${line#*#include }, which is not public (include/tierzero)"; fail=1
+done < <(grep -H '^#include "' "$inc"/tierzero/*.h "$src"/../tools/tierzero/*.cc "$src"/../tools/tierzero/*.h |
+         grep -v '#include "tierzero/' | grep -v 'tools/tierzero/[a-z_]*\.[ch]*:#include "\(commands\|validators\|train_report\|[a-z_]*_bench\)\.h"')
 check() {  # check FILE LAYER
   local file=$1 layer=$2 line header theirs
   while IFS= read -r line; do

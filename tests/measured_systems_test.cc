@@ -5,8 +5,8 @@
 // Expected times are rows of data/measured-collectives/frontier-perlmutter.csv.
 #include <gtest/gtest.h>
 
-#include "tierzero/sim.h"
-#include "tierzero/traffic_model.h"
+#include "tierzero/simulator.h"
+#include "sim/traffic_model.h"
 
 namespace tierzero {
 namespace {

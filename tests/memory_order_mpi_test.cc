@@ -1,4 +1,4 @@
-// The ordering contract of tierzero/memory.h, checked without a GPU.
+// The ordering contract of core/memory.h, checked without a GPU.
 //
 // DeferredMemory behaves like a device stream: every call is queued on the
 // calling thread and runs only when that thread fences (or downloads), or
@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "mpi_test_util.h"
-#include "tierzero/backend.h"
-#include "tierzero/engine.h"
-#include "tierzero/hierarchy.h"
+#include "backend/backend_impl.h"
+#include "tierzero/sharded_trainer.h"
+#include "comm/hier/hierarchy.h"
 #include "tierzero/mpi.h"
 
 namespace tierzero {

@@ -8,11 +8,11 @@
 #include <cmath>
 #include <vector>
 
-#include "comm/nccl/nccl_reduction.h"
+#include "gpu/nccl/nccl_reduction.h"
 #include "gpu_test_util.h"
 #include "mpi_test_util.h"
-#include "tierzero/element_ops.h"
-#include "tierzero/gpu_ops.h"
+#include "quant/element_ops.h"
+#include "gpu/gpu_ops.h"
 #include "tierzero/nccl.h"
 
 namespace tierzero {

@@ -10,7 +10,7 @@
 
 #include "mpi_test_util.h"
 #include "tierzero/error.h"
-#include "tierzero/hierarchy.h"
+#include "comm/hier/hierarchy.h"
 #include "tierzero/mpi.h"
 
 namespace tierzero {

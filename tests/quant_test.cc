@@ -1,6 +1,6 @@
 // Blockwise quantisation: vector implementations byte-identical to the
 // scalar reference; error bounds; zero, tiny, non-finite and bf16-only blocks.
-#include "tierzero/quant.h"
+#include "quant/quant.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// The safetensors reader (tierzero/safetensors.h) on files built in memory:
+// The safetensors reader (ckpt/safetensors.h) on files built in memory:
 // a valid file, and shapes whose byte size is negative or wraps around
 // 2^64 to the bytes present, which must be errors, not huge reads.
-#include "tierzero/safetensors.h"
+#include "ckpt/safetensors.h"
 
 #include <gtest/gtest.h>
 

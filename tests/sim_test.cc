@@ -1,6 +1,7 @@
 // The simulator: closed-form compute, memory and zero3 traffic per level,
 // and the ordering of the strategies' network time on Frontier.
-#include "tierzero/sim.h"
+#include "sim/hop_time.h"
+#include "tierzero/simulator.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 #include <cmath>
 
 #include "tierzero/planner.h"
-#include "tierzero/sim.h"
+#include "tierzero/simulator.h"
 
 namespace tierzero {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tierzero/error.h"
-#include "tierzero/hops.h"
+#include "tierzero/topology.h"
 
 namespace tierzero {
 namespace {

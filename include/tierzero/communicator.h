@@ -19,6 +19,9 @@
 // (the engine issues everything through one CommSchedule for this). Objects are
 // owned by whoever created them; split() results are independent objects.
 #pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
 #include <cstddef>
 #include <new>
 #include <utility>
@@ -27,9 +30,29 @@
 
 #include "tierzero/dtype.h"
 #include "tierzero/topology.h"
-#include "tierzero/traffic.h"
 
 namespace tierzero {
+
+// Per-level byte counters. A collective adds, for the calling rank, the bytes
+// it receives from each peer, attributed to the outermost level that
+// separates the two ranks (Topology::separating_level). Shared by a world
+// communicator and every communicator split from it; safe to update from
+// several threads.
+class Traffic {
+ public:
+  void add(Level level, std::uint64_t bytes) { bytes_[static_cast<int>(level)].fetch_add(bytes, std::memory_order_relaxed); }
+  std::uint64_t bytes(Level level) const { return bytes_[static_cast<int>(level)].load(std::memory_order_relaxed); }
+  std::array<std::uint64_t, kNumLevels> snapshot() const;
+  std::uint64_t total() const;
+  void reset();
+
+ private:
+  std::array<std::atomic<std::uint64_t>, kNumLevels> bytes_{};
+};
+
+// Difference of two snapshots (after - before), per level.
+std::array<std::uint64_t, kNumLevels> traffic_delta(const std::array<std::uint64_t, kNumLevels>& before,
+                                                    const std::array<std::uint64_t, kNumLevels>& after);
 
 enum class ReduceOp { sum, avg };
 

@@ -12,18 +12,12 @@
 #include <vector>
 
 #include "tierzero/gpt_config.h"
-#include "tierzero/safetensors.h"
 
 namespace tierzero {
 
 // Writes dir/model.safetensors and dir/config.json (created if missing;
 // each file written atomically). `params`: num_params floats, GptLayout order.
 void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir);
-// Whether the file names its tensors as transformers' GPT-2 does.
-bool has_hf_gpt2_names(const SafeTensorsFile& f);
-// The parameters in GptLayout order; throws FormatError naming `where` and
-// the tensor when one is missing, misshapen or not finite.
-std::vector<float> hf_gpt2_params(const SafeTensorsFile& f, const GptConfig& model, const std::string& where);
 // Reads config.json; throws FormatError for a file that is not GPT-2's.
 GptConfig read_hf_gpt2_config(const std::string& path);
 

@@ -8,7 +8,7 @@
 // MPI (rank 0's ncclUniqueId is broadcast); split_by uses ncclCommSplit.
 // host() is an MPI communicator over the same members (small host values
 // travel on it). Buffers must be device memory that the caller's work has
-// finished writing (tierzero/memory.h's fence).
+// finished writing (core/memory.h's fence).
 #pragma once
 #include <memory>
 

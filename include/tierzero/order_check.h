@@ -1,5 +1,5 @@
 // A checking communicator: proves that every rank issues the same
-// collectives in the same order (the rule of tierzero/comm_schedule.h),
+// collectives in the same order (the rule of comm/comm_schedule.h),
 // as PyTorch's TORCH_DISTRIBUTED_DEBUG=DETAIL checks process groups.
 //
 // CheckedCommunicator wraps a world communicator. It and every communicator

@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "tierzero/sim.h"
+#include "tierzero/simulator.h"
 
 namespace tierzero {
 

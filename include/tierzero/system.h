@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tierzero/hops.h"
+#include "tierzero/topology.h"
 #include "tierzero/topology.h"
 
 namespace tierzero {

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "tierzero/data.h"
-#include "tierzero/gpt.h"
 #include "tierzero/train_config.h"
 
 namespace tierzero {
@@ -40,26 +39,18 @@ class LocalTrainer final : public Trainer {
  public:
   // Initialises the parameters from cfg.seed (gpt_init). `data` must outlive it.
   LocalTrainer(const TrainConfig& cfg, const TokenData& data);
+  ~LocalTrainer() override;
   StepStats step() override;
-  std::int64_t next_step() const override { return step_; }
+  std::int64_t next_step() const override;
   double evaluate(const TokenData& val, int batches) override;
-  // The fp32 master parameters (the flat arena of GptLayout).
-  const std::vector<float>& master() const { return master_; }
-  std::vector<float>& master() { return master_; }
-  // Re-derives the working parameters after master() was changed.
-  void refresh_working();
-  const GptLayout& layout() const { return layout_; }
+  // The fp32 master parameters (the flat arena of the model's GptLayout).
+  const std::vector<float>& master() const;
+  std::size_t num_params() const;
+
+  struct Impl;  // src/run/trainer.cc
 
  private:
-  TrainConfig cfg_;
-  GptLayout layout_;
-  BatchSampler sampler_;
-  GptModel<float> model_;
-  std::vector<float> master_, m_, v_, grads_, compute_;
-  std::vector<std::byte> stored_;  // working parameters in cfg.param_dtype
-  std::vector<int> tokens_, targets_;
-  std::int64_t step_ = 0;
-  std::int64_t updates_ = 0;  // applied updates: AdamW's t (skipped steps do not count)
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace tierzero

@@ -17,9 +17,10 @@
 #include "ckpt/page_buffer.h"
 #include "tierzero/error.h"
 #include "tierzero/hf_gpt2.h"
-#include "tierzero/read_file.h"
-#include "tierzero/safetensors.h"
-#include "tierzero/shard_layout.h"
+#include "ckpt/hf_gpt2_names.h"
+#include "core/read_file.h"
+#include "ckpt/safetensors.h"
+#include "plan/shard_layout.h"
 
 namespace tierzero {
 

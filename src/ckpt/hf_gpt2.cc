@@ -7,7 +7,8 @@
 
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
-#include "tierzero/read_file.h"
+#include "ckpt/hf_gpt2_names.h"
+#include "core/read_file.h"
 
 namespace tierzero {
 

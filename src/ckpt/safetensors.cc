@@ -1,4 +1,4 @@
-#include "tierzero/safetensors.h"
+#include "ckpt/safetensors.h"
 
 #include <climits>
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include "tierzero/dtype.h"
 #include "tierzero/error.h"
-#include "tierzero/read_file.h"
+#include "core/read_file.h"
 
 namespace tierzero {
 

@@ -1,4 +1,4 @@
-// A job of a CommSchedule (tierzero/comm_schedule.h): plain data, copied
+// A job of a CommSchedule (comm/comm_schedule.h): plain data, copied
 // into the schedule's ring. On the executor, `mem` waits for `after` (the
 // queuing thread's work, marked by submit()), `run` is applied to the job,
 // and `mem` is fenced.
@@ -6,9 +6,9 @@
 #pragma once
 #include <cstddef>
 
-#include "tierzero/comm_schedule.h"
-#include "tierzero/hops.h"
-#include "tierzero/quant.h"
+#include "comm/comm_schedule.h"
+#include "tierzero/topology.h"
+#include "quant/quant.h"
 
 namespace tierzero {
 

@@ -1,4 +1,4 @@
-#include "tierzero/comm_schedule.h"
+#include "comm/comm_schedule.h"
 
 #include "comm/comm_job.h"
 

@@ -1,4 +1,4 @@
-#include "tierzero/read_file.h"
+#include "core/read_file.h"
 
 #include <fstream>
 #include <sstream>

@@ -11,8 +11,9 @@
 #include <cstring>
 #include <fstream>
 
+#include "core/read_file.h"
 #include "tierzero/error.h"
-#include "tierzero/read_file.h"
+#include "tierzero/tokenizer.h"
 
 #ifndef TZ_DATA_DIR
 #error "TZ_DATA_DIR must name the folder holding the built-in corpus"
@@ -244,6 +245,28 @@ void BatchSampler::fill(std::uint64_t step, int micro, int first, int count, int
       targets[s * seq_len_ + t] = static_cast<int>(data_[start + t + 1]);
     }
   }
+}
+
+std::size_t prepare_token_file(const std::vector<std::string>& inputs, const Gpt2Tokenizer* bpe, const std::string& output) {
+  std::vector<std::uint32_t> tokens;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto text = read_file(inputs[i]);
+    TZ_CHECK(text, ConfigError, "cannot read input '" + inputs[i] + "'");
+    if (!bpe) {
+      const auto ids = byte_encode(*text);
+      tokens.insert(tokens.end(), ids.begin(), ids.end());
+      continue;
+    }
+    if (i > 0) tokens.push_back(bpe->end_of_text());
+    try {
+      const auto ids = bpe->encode(*text);
+      tokens.insert(tokens.end(), ids.begin(), ids.end());
+    } catch (const FormatError& e) {
+      TZ_THROW(FormatError, "input '" + inputs[i] + "': " + e.message());
+    }
+  }
+  write_token_file(output, tokens, bpe ? bpe->vocab() : 256);
+  return tokens.size();
 }
 
 }  // namespace tierzero

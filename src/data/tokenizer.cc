@@ -12,7 +12,7 @@
 #include <unordered_map>
 
 #include "tierzero/error.h"
-#include "tierzero/read_file.h"
+#include "core/read_file.h"
 
 namespace tierzero {
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "gpu/launch.h"
-#include "tierzero/gpu_ops.h"
+#include "gpu/gpu_ops.h"
 
 namespace tierzero::gpu {
 

@@ -1,4 +1,4 @@
-// The GPT layers on CUDA (tierzero/gpu_ops.h): cuBLAS for every product,
+// The GPT layers on CUDA (gpu/gpu_ops.h): cuBLAS for every product,
 // one small kernel per element-wise or row-wise step. Row-wise kernels
 // (LayerNorm, softmax) give one thread block to a row and reduce in
 // shared memory; column sums (bias and LayerNorm weight gradients) give
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "gpu/launch.h"
-#include "tierzero/gpu_ops.h"
+#include "gpu/gpu_ops.h"
 
 namespace tierzero::gpu {
 

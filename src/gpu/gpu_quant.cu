@@ -8,7 +8,7 @@
 
 #include "gpu/launch.h"
 #include "quant/quant_block.h"
-#include "tierzero/gpu.h"
+#include "gpu/gpu_quant.h"
 
 namespace tierzero {
 

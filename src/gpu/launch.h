@@ -7,7 +7,7 @@
 #include "gpu/device_api.h"
 #include "gpu/launch_size.h"
 #include "tierzero/error.h"
-#include "tierzero/gpu_ops.h"
+#include "gpu/gpu_ops.h"
 
 // A kernel's loop over its n items (launch_size.h): launch grid_for(n) blocks of kThreads.
 #define TZ_GRID_STRIDE(i, n)                                                                       \

@@ -1,4 +1,4 @@
-#include "tierzero/gpt.h"
+#include "model/gpt.h"
 
 #include "model/gpt_impl.h"
 #include "model/host_ops.h"

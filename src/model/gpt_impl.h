@@ -1,11 +1,11 @@
 // GptModel's definitions, for the translation units that instantiate it
-// with an ops backend (src/model/gpt.cc: HostOps; src/backend/cuda/gpu_model.cc:
+// with an ops backend (src/model/gpt.cc: HostOps; src/gpu/gpu_model.cc:
 // gpu::DeviceOps). An ops backend provides Array<T> (resize, data, size),
 // zero(Array), the layer functions of model/ops.h and attention_scratch.
 #pragma once
 #include <vector>
 
-#include "tierzero/gpt.h"
+#include "model/gpt.h"
 
 namespace tierzero {
 

@@ -1,4 +1,4 @@
-// The CPU ops backend of GptModel (tierzero/gpt.h): std::vector arrays and
+// The CPU ops backend of GptModel (model/gpt.h): std::vector arrays and
 // the layers of model/ops.h.
 #pragma once
 #include <algorithm>

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tierzero/error.h"
-#include "tierzero/read_file.h"
+#include "core/read_file.h"
 
 namespace tierzero {
 

@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "tierzero/shard_layout.h"
+#include "plan/shard_layout.h"
 
 namespace tierzero {
 

@@ -1,4 +1,4 @@
-#include "tierzero/shard_layout.h"
+#include "plan/shard_layout.h"
 
 #include <algorithm>
 

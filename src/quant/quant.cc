@@ -1,6 +1,6 @@
 // Public quantisation API: sizes, validation, and dispatch to the reference
 // or the best vector implementation this CPU supports.
-#include "tierzero/quant.h"
+#include "quant/quant.h"
 
 #include <cpuid.h>
 

@@ -1,6 +1,6 @@
 // The per-element and per-block semantics of blockwise quantisation, shared
 // by the scalar reference and the tails of the vectorised kernels so that
-// all of them compute exactly the same thing (see tierzero/quant.h).
+// all of them compute exactly the same thing (see quant/quant.h).
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "tierzero/dtype.h"
-#include "tierzero/quant.h"
+#include "quant/quant.h"
 
 namespace tierzero::quant {
 

@@ -1,74 +1,102 @@
+#include "tierzero/trainer.h"
+
 #include <cmath>
 
+#include "model/gpt.h"
 #include "tierzero/error.h"
-#include "tierzero/trainer.h"
 
 namespace tierzero {
 
-LocalTrainer::LocalTrainer(const TrainConfig& cfg, const TokenData& data)
-    : cfg_(cfg),
-      layout_(cfg.model),
-      sampler_(data, cfg.effective_seq_len(), cfg.seed),
-      model_(layout_, cfg.micro_batch, cfg.effective_seq_len(), cfg.recompute) {
-  cfg_.validate();
-  TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(cfg.model.vocab), ConfigError,
+// The model, its fp32 master parameters and AdamW moments, and the working
+// parameters in the configured dtype (compute_: their fp32 values).
+struct LocalTrainer::Impl {
+  Impl(const TrainConfig& c, const TokenData& data);
+  // Re-derives the working parameters from master.
+  void refresh_working();
+
+  TrainConfig cfg;
+  GptLayout layout;
+  BatchSampler sampler;
+  GptModel<float> model;
+  std::vector<float> master, m, v, grads, compute;
+  std::vector<std::byte> stored;  // working parameters in cfg.param_dtype
+  std::vector<int> tokens, targets;
+  std::int64_t step = 0;
+  std::int64_t updates = 0;  // applied updates: AdamW's t (skipped steps do not count)
+};
+
+LocalTrainer::Impl::Impl(const TrainConfig& c, const TokenData& data)
+    : cfg(c),
+      layout(c.model),
+      sampler(data, c.effective_seq_len(), c.seed),
+      model(layout, c.micro_batch, c.effective_seq_len(), c.recompute) {
+  cfg.validate();
+  TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(c.model.vocab), ConfigError,
            "data '" + data.origin() + "' has vocabulary " + std::to_string(data.vocab()) + " but the model's is " +
-               std::to_string(cfg.model.vocab));
-  if (cfg_.schedule.total <= 0) cfg_.schedule.total = cfg_.steps;
-  const std::size_t n = layout_.num_params();
-  master_.resize(n);
-  gpt_init(layout_, cfg.seed, master_.data());
-  m_.assign(n, 0.0f), v_.assign(n, 0.0f), grads_.assign(n, 0.0f);
-  stored_.resize(n * dtype_size(cfg.param_dtype));
-  if (cfg.param_dtype != DType::f32) compute_.resize(n);
-  tokens_.resize(static_cast<std::size_t>(cfg.micro_batch) * cfg.effective_seq_len());
-  targets_.resize(tokens_.size());
+               std::to_string(c.model.vocab));
+  if (cfg.schedule.total <= 0) cfg.schedule.total = cfg.steps;
+  const std::size_t n = layout.num_params();
+  master.resize(n);
+  gpt_init(layout, c.seed, master.data());
+  m.assign(n, 0.0f), v.assign(n, 0.0f), grads.assign(n, 0.0f);
+  stored.resize(n * dtype_size(c.param_dtype));
+  if (c.param_dtype != DType::f32) compute.resize(n);
+  tokens.resize(static_cast<std::size_t>(c.micro_batch) * c.effective_seq_len());
+  targets.resize(tokens.size());
   refresh_working();
 }
 
-void LocalTrainer::refresh_working() {
-  if (cfg_.param_dtype == DType::f32) return;  // compute straight from the master copy
-  from_f32(cfg_.param_dtype, master_.data(), stored_.data(), master_.size());
-  to_f32(cfg_.param_dtype, stored_.data(), compute_.data(), master_.size());
+void LocalTrainer::Impl::refresh_working() {
+  if (cfg.param_dtype == DType::f32) return;  // compute straight from the master copy
+  from_f32(cfg.param_dtype, master.data(), stored.data(), master.size());
+  to_f32(cfg.param_dtype, stored.data(), compute.data(), master.size());
 }
 
+LocalTrainer::LocalTrainer(const TrainConfig& cfg, const TokenData& data) : impl_(std::make_unique<Impl>(cfg, data)) {}
+LocalTrainer::~LocalTrainer() = default;
+std::int64_t LocalTrainer::next_step() const { return impl_->step; }
+const std::vector<float>& LocalTrainer::master() const { return impl_->master; }
+std::size_t LocalTrainer::num_params() const { return impl_->layout.num_params(); }
+
 double LocalTrainer::evaluate(const TokenData& val, int batches) {
-  const float* params = cfg_.param_dtype == DType::f32 ? master_.data() : compute_.data();
+  Impl& t = *impl_;
+  const float* params = t.cfg.param_dtype == DType::f32 ? t.master.data() : t.compute.data();
   double sum = 0;
   for (int b = 0; b < batches; ++b) {
-    fill_eval_batch(val, cfg_.effective_seq_len(), batches, b, cfg_.micro_batch, tokens_.data(), targets_.data());
-    sum += model_.forward(params, tokens_.data(), targets_.data());
+    fill_eval_batch(val, t.cfg.effective_seq_len(), batches, b, t.cfg.micro_batch, t.tokens.data(), t.targets.data());
+    sum += t.model.forward(params, t.tokens.data(), t.targets.data());
   }
   return sum / batches;
 }
 
 StepStats LocalTrainer::step() {
+  Impl& t = *impl_;
   StepStats s;
-  s.step = step_;
-  const float* params = cfg_.param_dtype == DType::f32 ? master_.data() : compute_.data();
-  std::fill(grads_.begin(), grads_.end(), 0.0f);
-  for (int micro = 0; micro < cfg_.grad_accum; ++micro) {
-    sampler_.fill(static_cast<std::uint64_t>(step_), micro, 0, cfg_.micro_batch, tokens_.data(), targets_.data());
-    s.loss += model_.forward_backward(params, grads_.data(), tokens_.data(), targets_.data(), 1.0f / cfg_.grad_accum);
+  s.step = t.step;
+  const float* params = t.cfg.param_dtype == DType::f32 ? t.master.data() : t.compute.data();
+  std::fill(t.grads.begin(), t.grads.end(), 0.0f);
+  for (int micro = 0; micro < t.cfg.grad_accum; ++micro) {
+    t.sampler.fill(static_cast<std::uint64_t>(t.step), micro, 0, t.cfg.micro_batch, t.tokens.data(), t.targets.data());
+    s.loss += t.model.forward_backward(params, t.grads.data(), t.tokens.data(), t.targets.data(), 1.0f / t.cfg.grad_accum);
   }
-  s.loss /= cfg_.grad_accum;
+  s.loss /= t.cfg.grad_accum;
   double sq = 0;
-  for (float g : grads_) sq += static_cast<double>(g) * g;
+  for (float g : t.grads) sq += static_cast<double>(g) * g;
   s.grad_norm = std::sqrt(sq);
-  s.lr = cfg_.schedule.at(step_);
-  s.tokens = static_cast<std::int64_t>(cfg_.micro_batch) * cfg_.grad_accum * cfg_.effective_seq_len();
+  s.lr = t.cfg.schedule.at(t.step);
+  s.tokens = static_cast<std::int64_t>(t.cfg.micro_batch) * t.cfg.grad_accum * t.cfg.effective_seq_len();
   s.skipped = !std::isfinite(s.grad_norm);
   if (!s.skipped) {
-    const float coef = clip_coefficient(s.grad_norm, cfg_.grad_clip);
+    const float coef = clip_coefficient(s.grad_norm, t.cfg.grad_clip);
     if (coef < 1.0f)
-      for (float& g : grads_) g *= coef;
-    for (const TensorInfo& t : layout_.tensors())
-      adamw_update(master_.data() + t.offset, grads_.data() + t.offset, m_.data() + t.offset, v_.data() + t.offset,
-                   t.numel, cfg_.adamw, updates_ + 1, s.lr, t.decay);
-    ++updates_;
-    refresh_working();
+      for (float& g : t.grads) g *= coef;
+    for (const TensorInfo& ti : t.layout.tensors())
+      adamw_update(t.master.data() + ti.offset, t.grads.data() + ti.offset, t.m.data() + ti.offset, t.v.data() + ti.offset,
+                   ti.numel, t.cfg.adamw, t.updates + 1, s.lr, ti.decay);
+    ++t.updates;
+    t.refresh_working();
   }
-  ++step_;
+  ++t.step;
   return s;
 }
 

@@ -1,11 +1,10 @@
 // How the system's collective library moves one hop (docs/simulator.md):
-// shared by the hop's time (simulator.cc) and its physical bytes
-// (physical_bytes.cc).
+// shared by the hop's time and its physical bytes (hop_time.cc).
 #pragma once
 #include <array>
 
 #include "tierzero/system.h"
-#include "tierzero/traffic_model.h"
+#include "sim/traffic_model.h"
 
 namespace tierzero {
 

@@ -1,12 +1,12 @@
-#include "tierzero/sim.h"
+#include "tierzero/simulator.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "sim/hop_algorithm.h"
+#include "sim/hop_time.h"
 #include "tierzero/error.h"
-#include "tierzero/shard_layout.h"
-#include "tierzero/traffic_model.h"
+#include "plan/shard_layout.h"
+#include "sim/traffic_model.h"
 
 namespace tierzero {
 
@@ -39,62 +39,6 @@ Topology SimInput::topology() const {
   Topology t = Topology::parse(topology_spec, ranks);
   for (Level l : t.levels()) system.link(l);  // throws ConfigError naming a level the system lacks
   return t;
-}
-
-// How the system's collective library moves a hop (System::collectives).
-// ring: every rank's bytes pass along one chain of ranks; the chain leaves
-// each group below level l once, so the hop's ranks inside one such group
-// share that group's links at level l: the chain's rate there is
-// Q_l * bandwidth_l, Q_l the product of the hop's fan-outs inside level l
-// (a flat all-gather over the 8 GCDs of a Frontier node uses the node's
-// four NICs, 8 x 12.5 GB/s; the world hop of a hierarchical one runs 8
-// chains at once, 12.5 GB/s each); transfer = all bytes / the slowest rate.
-// direct: each level's bytes go straight to the peers over that level's
-// link, levels in parallel; transfer = max_l bytes_l / bandwidth_l.
-// A level whose table is keyed by groups (a measured system: whole
-// collectives spanning that many groups, inner hops included) alone sets
-// the rate of a ring whose outermost level it is.
-// tree (Open MPI libnbc's reduce-scatter): a binomial reduce of the whole
-// buffer M to one rank — ceil(log2 f_l) rounds across each level l, one
-// sender per group below l, M / (Q_l bandwidth_l) each — then that rank
-// sends every other its piece, bytes_l across level l at Q_l bandwidth_l.
-// halving (libnbc's all-reduce over 2^k ranks): the steps run one after
-// another, each rank over its own link: Σ_l halving_bytes_l / bandwidth_l,
-// and 2 log2(size) latencies. Every other peer costs one latency of the
-// hop's slowest level. A level's rate is
-// its achieved bandwidth for the hop's kind, participants (or the groups
-// it spans at that level) and shard size (LinkSpec::bandwidth_at).
-HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) {
-  using Algo = HopAlgorithm;
-  const Algo algo = hop_algorithm(h, sys);
-  HopTime out;
-  double total = 0, inner = 1, ring_rate = 0, alpha = 0, worst = 0;
-  const double whole = hop_buffer(h);
-  const std::array<double, kNumLevels> halving = algo == Algo::halving ? halving_bytes(h, topo) : std::array<double, kNumLevels>{};
-  for (int l = 0; l < kNumLevels; ++l) {
-    if (h.bytes[l] == 0) continue;
-    const Level level = static_cast<Level>(l);
-    const LinkSpec& link = sys.link(level);
-    // The level's rate for this kind of collective, this many ranks (spanning fanout(level) groups at this
-    // level) and this shard size (the link rate without a table).
-    const double bandwidth = link.bandwidth_at({h.collective, h.hop_size, topo.fanout(level), h.hop_size > 0 ? whole / h.hop_size : 0.0});
-    const double bytes = static_cast<double>(h.bytes[l]), rate = inner * bandwidth;
-    total += bytes;
-    if (link.latency_s >= alpha) alpha = link.latency_s, out.latency_level = l;
-    double t = 0;
-    if (algo == Algo::direct) t = bytes / bandwidth;
-    if (algo == Algo::halving) t = halving[l] / bandwidth, out.transfer_s += t;
-    if (algo == Algo::tree) t = bytes / rate, out.transfer_s += std::ceil(std::log2(topo.fanout(level))) * whole / rate;
-    if (algo == Algo::ring && (ring_rate == 0 || rate <= ring_rate)) ring_rate = rate, out.bottleneck = l;  // ties: the outer level
-    // A table keyed by groups measured whole collectives spanning that many groups, inner levels included: it
-    // alone prices a ring whose outermost level it is.
-    if (algo == Algo::ring && link.keyed_by_groups()) ring_rate = rate, out.bottleneck = l;
-    if (algo != Algo::ring && t > worst) worst = t, out.bottleneck = l;
-    inner *= topo.fanout(level);
-  }
-  if (algo != Algo::halving) out.transfer_s += algo == Algo::ring ? (ring_rate > 0 ? total / ring_rate : 0.0) : worst;
-  out.latency_s = (algo == Algo::halving ? 2 * std::log2(h.hop_size) : h.hop_size - 1) * alpha;
-  return out;
 }
 
 double collective_time(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes, const System& sys) {

@@ -1,10 +1,10 @@
-#include "tierzero/traffic_model.h"
+#include "sim/traffic_model.h"
 
 #include <algorithm>
 
 #include "plan/grad_buckets.h"
 #include "tierzero/communicator.h"
-#include "tierzero/quant.h"
+#include "quant/quant.h"
 
 namespace tierzero {
 

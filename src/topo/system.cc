@@ -11,7 +11,7 @@
 #include "core/toml_read.h"
 
 #include "tierzero/error.h"
-#include "tierzero/read_file.h"
+#include "core/read_file.h"
 
 namespace tierzero {
 

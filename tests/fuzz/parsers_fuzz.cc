@@ -15,7 +15,7 @@
 #include "tierzero/data.h"
 #include "tierzero/deepspeed_config.h"
 #include "tierzero/error.h"
-#include "tierzero/safetensors.h"
+#include "ckpt/safetensors.h"
 #include "tierzero/system.h"
 #include "tierzero/tokenizer.h"
 #include "tierzero/train_config.h"

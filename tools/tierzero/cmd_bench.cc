@@ -10,7 +10,6 @@
 #include "commands.h"
 #include "validators.h"
 #include "tierzero/error.h"
-#include "tierzero/read_file.h"
 #include "tierzero/mpi.h"
 
 namespace tierzero::cli {
@@ -31,13 +30,12 @@ int run_comm(const CommArgs& a, Context& ctx) {
   MpiSession& mpi = ctx.start_mpi();
   const Topology topo = resolve_topology(a.topology);
   auto world = mpi_world(topo);
-  Hierarchy hier(*world);
   bench::CommBenchOptions opt;
   if (!a.sizes.empty()) opt.sizes_bytes = a.sizes;
   opt.iters = a.iters;
   opt.dtype = parse_dtype(a.dtype);
   TZ_CHECK(mpi_initialized(), ConfigError, "bench comm measures collectives between ranks: start it with mpirun, mpiexec or srun");
-  const auto rows = bench::run_comm_bench(hier, opt);
+  const auto rows = bench::run_comm_bench(*world, opt);
   if (mpi.rank() == 0) {
     if (!a.json) std::printf("%-15s %-5s %12s %12s %10s   bytes per rank per level\n", "collective", "algo", "bytes", "time_s", "algbw_GB/s");
     for (const auto& r : rows) {
@@ -52,7 +50,7 @@ int run_comm(const CommArgs& a, Context& ctx) {
     std::cout.flush();
   }
   if (!a.write_system.empty()) {
-    const System sys = bench::measure_system(hier, a.system_name, a.calibration);
+    const System sys = bench::measure_system(*world, a.system_name, a.calibration);
     if (mpi.rank() == 0) {
       save_system(sys, a.write_system);
       std::fprintf(stderr, "tierzero: wrote system '%s' to %s\n", sys.name.c_str(), a.write_system.c_str());
@@ -78,12 +76,7 @@ struct QuantArgs {
 };
 
 int run_quant(const QuantArgs& a) {
-  QuantImpl impl = QuantImpl::best;
-  bool known = false;
-  for (QuantImpl i : {QuantImpl::reference, QuantImpl::avx2, QuantImpl::avx512, QuantImpl::best})
-    if (a.impl == quant_impl_name(i)) impl = i, known = true;
-  if (!known) throw ConfigError("unknown --impl '" + a.impl + "' (expected best, reference, avx2 or avx512)", __FILE__, __LINE__);
-  const auto rows = bench::run_quant_bench(a.elements, impl, a.reps);
+  const auto rows = bench::run_quant_bench(a.elements, a.impl, a.reps);
   if (!a.json)
     std::printf("%-5s %4s %-5s %5s %-9s %10s %10s %10s\n", "dtype", "bits", "mode", "block", "impl", "quant_GB/s", "deq_GB/s", "memcpy");
   for (const auto& r : rows) {
@@ -91,8 +84,8 @@ int run_quant(const QuantArgs& a) {
       std::cout << bench::to_json_line(r) << "\n";
       continue;
     }
-    std::printf("%-5s %4d %-5s %5zu %-9s %10.2f %10.2f %10.2f\n", std::string(dtype_name(r.dtype)).c_str(), r.spec.bits,
-                r.spec.asymmetric ? "asym" : "sym", r.spec.block, std::string(quant_impl_name(r.impl)).c_str(), r.quantize_gbs,
+    std::printf("%-5s %4d %-5s %5zu %-9s %10.2f %10.2f %10.2f\n", r.dtype.c_str(), r.bits, r.asymmetric ? "asym" : "sym",
+                r.block, r.impl.c_str(), r.quantize_gbs,
                 r.dequantize_gbs, r.memcpy_gbs);
   }
   return 0;
@@ -149,9 +142,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   tok->add_option("--input", targs->input, "UTF-8 text to encode")->required();
   tok->add_option("--reps", targs->reps, "Timed passes (best is reported)")->check(at_least(1));
   tok->callback([targs, &ctx] {
-    const auto text = read_file(targs->input);
-    TZ_CHECK(text, ConfigError, "cannot read input '" + targs->input + "'");
-    std::cout << bench::to_json_line(bench::run_tokenizer_bench(targs->vocab, *text, targs->reps)) << std::endl;
+    std::cout << bench::to_json_line(bench::run_tokenizer_bench(targs->vocab, targs->input, targs->reps)) << std::endl;
     ctx.exit_code = 0;
   });
 }

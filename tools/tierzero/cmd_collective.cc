@@ -10,8 +10,7 @@
 #include "commands.h"
 #include "validators.h"
 #include "tierzero/error.h"
-#include "tierzero/sim.h"
-#include "tierzero/traffic_model.h"
+#include "tierzero/simulator.h"
 
 namespace tierzero::cli {
 

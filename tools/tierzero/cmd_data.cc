@@ -5,7 +5,6 @@
 #include "commands.h"
 #include "tierzero/data.h"
 #include "tierzero/error.h"
-#include "tierzero/read_file.h"
 #include "tierzero/tokenizer.h"
 
 namespace tierzero::cli {
@@ -16,12 +15,6 @@ struct PrepareArgs {
   std::string output, tokenizer = "byte", tokenizer_dir;
 };
 
-std::string read_input(const std::string& path) {
-  auto text = read_file(path);
-  TZ_CHECK(text, ConfigError, "cannot read input '" + path + "'");
-  return std::move(*text);
-}
-
 void prepare(const PrepareArgs& a) {
   TZ_CHECK(a.tokenizer == "byte" || a.tokenizer == "gpt2", ConfigError,
            "--tokenizer must be byte or gpt2, got '" + a.tokenizer + "'");
@@ -30,24 +23,8 @@ void prepare(const PrepareArgs& a) {
            "--tokenizer gpt2 needs --tokenizer-dir: a directory with OpenAI's encoder.json and vocab.bpe, or a gpt2.tiktoken file");
   std::optional<Gpt2Tokenizer> bpe;
   if (a.tokenizer == "gpt2") bpe = Gpt2Tokenizer::load(a.tokenizer_dir);
-  std::vector<std::uint32_t> tokens;
-  for (std::size_t i = 0; i < a.inputs.size(); ++i) {
-    const std::string text = read_input(a.inputs[i]);
-    if (!bpe) {
-      const auto ids = byte_encode(text);
-      tokens.insert(tokens.end(), ids.begin(), ids.end());
-      continue;
-    }
-    if (i > 0) tokens.push_back(bpe->end_of_text());  // documents apart, as GPT-2's training data
-    try {
-      const auto ids = bpe->encode(text);
-      tokens.insert(tokens.end(), ids.begin(), ids.end());
-    } catch (const FormatError& e) {
-      TZ_THROW(FormatError, "input '" + a.inputs[i] + "': " + e.message());
-    }
-  }
-  write_token_file(a.output, tokens, bpe ? bpe->vocab() : 256);
-  std::fprintf(stderr, "tierzero: wrote %zu tokens (vocabulary %u) to %s\n", tokens.size(), bpe ? bpe->vocab() : 256u,
+  const std::size_t n = prepare_token_file(a.inputs, bpe ? &*bpe : nullptr, a.output);
+  std::fprintf(stderr, "tierzero: wrote %zu tokens (vocabulary %u) to %s\n", n, bpe ? bpe->vocab() : 256u,
                a.output.c_str());
 }
 }  // namespace

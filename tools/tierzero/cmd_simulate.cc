@@ -9,7 +9,7 @@
 #include "validators.h"
 #include "tierzero/error.h"
 #include "tierzero/planner.h"
-#include "tierzero/sim.h"
+#include "tierzero/simulator.h"
 
 namespace tierzero::cli {
 

@@ -15,7 +15,7 @@
 #include "validators.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/deepspeed_config.h"
-#include "tierzero/engine.h"
+#include "tierzero/sharded_trainer.h"
 #ifdef TZ_HAVE_NCCL
 #include "tierzero/gpu_backend.h"
 #include "tierzero/nccl.h"
@@ -264,7 +264,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     }
     if (root)
       std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s\n", cfg.model.name.c_str(),
-                   cfg.model.num_params(), mpi.size(), backend->name.c_str(), topo.to_string().c_str(), plan.describe().c_str());
+                   cfg.model.num_params(), mpi.size(), a.device.c_str(), topo.to_string().c_str(), plan.describe().c_str());
     std::unique_ptr<TrainReport> report;
     if (root) {
       report = std::make_unique<TrainReport>(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), mpi.size(), cfg.metrics,
@@ -337,7 +337,7 @@ int run_train(const TrainArgs& a, Context& ctx) {
   const RunData data = load_run_data(cfg);
   LocalTrainer trainer(cfg, data.train);
   std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens\n",
-               cfg.model.name.c_str(), trainer.layout().num_params(), data.train.origin().c_str(),
+               cfg.model.name.c_str(), trainer.num_params(), data.train.origin().c_str(),
                static_cast<long long>(cfg.steps), cfg.micro_batch, cfg.grad_accum, cfg.effective_seq_len());
   TrainReport report(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), 1, cfg.metrics, cfg.log_every);
   report.set_extra("strategy", "\"single\"");

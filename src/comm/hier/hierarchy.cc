@@ -1,4 +1,4 @@
-#include "tierzero/hierarchy.h"
+#include "comm/hier/hierarchy.h"
 
 #include "comm/comm_job.h"
 #include "comm/hier/hop_state.h"

@@ -2,16 +2,16 @@
 // buffers live in and the element work on it, the hop communicators (fan-out > 1 only, innermost
 // first) and scratch buffers in that memory (Scratch) that grow to the
 // largest size asked for and are then reused. Algorithms reach a hop's communicator through ready(),
-// which first fences the executor's pending memory work (tierzero/memory.h).
+// which first fences the executor's pending memory work (core/memory.h).
 #pragma once
 #include <array>
 #include <cstddef>
 #include <memory>
 #include <vector>
 
-#include "tierzero/element_ops.h"
-#include "tierzero/hierarchy.h"
-#include "tierzero/memory.h"
+#include "quant/element_ops.h"
+#include "comm/hier/hierarchy.h"
+#include "core/memory.h"
 
 namespace tierzero {
 

@@ -1,0 +1,104 @@
+// The sharding engine (docs/architecture.md: one training step): trains a GptModel on every
+// rank of a world communicator under any valid Plan.
+//
+// Per micro-batch, forward fetches each parameter unit (all-gather of the
+// `params` shards over group(params), quantised with qwZ when the plan
+// says so, decomposed over the plan's hops), prefetching `prefetch` units
+// ahead on a communication thread, computes, keeps this rank's slice of the
+// unit as the `bwd_params` secondary copy when that state is partitioned
+// more narrowly (hpZ; hier3's package copy), and releases the unit.
+// Backward fetches from `bwd_params`, computes into a unit gradient, packs
+// it into a bucket and reduces each full bucket (reduce-scatter, qgZ when
+// quantised; all-reduce across the cross group for MiCS; all-reduce for
+// DDP) while the next units compute; the results accumulate in the fp32
+// `grads` partition. The step: global gradient norm, clipping, AdamW on the
+// fp32 master shard in the `optim` partition, new parameters written back
+// (all-gathered when params are replicated). fp16 parameters use dynamic
+// loss scaling and skip steps with non-finite gradients.
+//
+// All buffers are allocated at construction; the steady-state step
+// allocates nothing. Collective over the world communicator; one instance
+// per rank, used from one thread.
+#pragma once
+#include <array>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tierzero/backend.h"
+#include "tierzero/communicator.h"
+#include "tierzero/plan.h"
+#include "tierzero/trainer.h"
+
+namespace tierzero {
+
+class ShardedTrainer final : public Trainer {
+ public:
+  // `world` and `data` must outlive the trainer. `init`: full fp32
+  // parameters to start from (GptLayout order); empty = gpt_init(cfg.seed).
+  // `backend`: where the state lives and the model runs (backend/backend_impl.h);
+  // `world` must reach its memory (MPI for the CPU, NCCL for CUDA).
+  // Throws ConfigError for an invalid plan or configuration.
+  ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
+                 const std::vector<float>& init = {}, const Backend& backend = cpu_backend());
+  ~ShardedTrainer() override;
+  StepStats step() override;
+  std::int64_t next_step() const override;
+  double evaluate(const TokenData& val, int batches) override;
+
+  const Plan& plan() const;
+  // Bytes this rank holds per state: params, bwd_params, grads, optim,
+  // buffers (gather slots and buckets), activations.
+  std::vector<std::pair<std::string, std::uint64_t>> memory_bytes() const;
+  // Bytes this rank received per level during the last step.
+  std::array<std::uint64_t, kNumLevels> last_step_bytes() const;
+  // The full fp32 master parameters (collective; allocates: for tests and export).
+  std::vector<float> gather_master();
+  float loss_scale() const;
+
+  // Writes a checkpoint of the state before next_step() into
+  // dir/step-NNNNNNNN (atomically; docs/formats.md) and keeps the newest
+  // `keep` of those this trainer wrote (0 = all; other runs' checkpoints
+  // are never removed, and the save directory's `latest` always names the
+  // one just written). Collective. Returns the step directory.
+  std::string save_checkpoint(const std::string& dir, int keep);
+  // The same checkpoint, asynchronously (--async-save): the temporary
+  // directory and a host snapshot of this rank's shards now (collective;
+  // a previous save still in flight is completed first, so at most one is
+  // in flight), the files from a background thread while training goes on.
+  // The checkpoint is not `latest` until complete_save finishes it.
+  void begin_save(const std::string& dir, int keep);
+  // Finishes a save in flight once this rank's writer is done: as
+  // save_checkpoint does, meta.json with every shard's checksum, the rename
+  // and `latest`. Collective. Returns the step directory it completed, ""
+  // when there was none. A process killed before it leaves `latest` at the
+  // previous complete checkpoint.
+  std::string complete_save();
+  // Whether a save begun by begin_save is still in flight on this rank.
+  bool save_in_flight() const;
+  // What the saves since the last call want the user told (rank 0's: e.g. a
+  // save directory holding another run's newer checkpoints); the caller prints them.
+  std::vector<std::string> take_warnings();
+  // Restores a checkpoint (a step directory or a save directory's latest).
+  // Same ranks, topology, plan and dtype: each rank reads its own shards and
+  // training continues bit for bit; otherwise the full state is rebuilt
+  // from every shard and re-partitioned (topologies compare as parsed, so a
+  // checkpoint that spells a level the old way is still the same layout).
+  // Returns whether it re-partitioned. Throws FormatError for a missing,
+  // truncated or corrupt shard or a checkpoint of another model.
+  bool load_checkpoint(const std::string& path);
+  // The end of a step, collective: one control all-reduce (through the
+  // schedule, outside any step's byte count) says whether `stop` is true on
+  // some rank (a preemption request that reached one rank) and, while a
+  // save is in flight, whether every rank's writer has finished; then that
+  // save is completed (complete_save). Returns whether some rank asked to stop.
+  bool step_boundary(bool stop);
+
+  struct Impl;  // src/sharded/sharded_trainer_impl.h
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tierzero

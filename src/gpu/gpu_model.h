@@ -1,0 +1,36 @@
+// GptModel on a CUDA device (CUDA builds): the device ops backend and its
+// instantiation, GptModel<float, gpu::DeviceOps>. Parameters, gradients,
+// tokens and targets passed to it are device pointers; its activations
+// are device arrays (gpu::device_allocate).
+#pragma once
+#include "model/gpt.h"
+#include "gpu/gpu_ops.h"
+
+namespace tierzero::gpu {
+
+// GptModel's device backend (model/gpt.h): GptModel<float, gpu::DeviceOps>.
+struct DeviceOps {
+  template <class T>
+  using Array = DeviceArray<T>;
+  static void zero(DeviceArray<float>& a) { fill_zero(a.data(), a.size() * sizeof(float)); }
+  static constexpr auto encoder_forward = &gpu::encoder_forward;
+  static constexpr auto encoder_backward = &gpu::encoder_backward;
+  static constexpr auto layernorm_forward = &gpu::layernorm_forward;
+  static constexpr auto layernorm_backward = &gpu::layernorm_backward;
+  static constexpr auto matmul_forward = &gpu::matmul_forward;
+  static constexpr auto matmul_backward = &gpu::matmul_backward;
+  static constexpr auto attention_forward = &gpu::attention_forward;
+  static constexpr auto attention_backward = &gpu::attention_backward;
+  static constexpr auto attention_scratch = &gpu::attention_scratch;
+  static constexpr auto gelu_forward = &gpu::gelu_forward;
+  static constexpr auto gelu_backward = &gpu::gelu_backward;
+  static constexpr auto residual_forward = &gpu::residual_forward;
+  static constexpr auto head_forward = &gpu::head_forward;
+  static constexpr auto head_backward = &gpu::head_backward;
+};
+
+}  // namespace tierzero::gpu
+
+namespace tierzero {
+extern template class GptModel<float, gpu::DeviceOps>;
+}  // namespace tierzero

@@ -1,0 +1,74 @@
+// A decoder-only transformer (GPT-2 architecture: learned position
+// embeddings, pre-LayerNorm blocks, causal multi-head attention, tanh-GELU
+// MLP of 4C, final LayerNorm, LM head tied to the token embedding) whose
+// forward and backward passes run one parameter unit at a time
+// (tierzero/gpt_config.h), so a caller can fetch a unit's weights just
+// before it is used and drop them right after.
+//
+// Call order for one micro-batch: embed_forward, block_forward(0 .. L-1),
+// head_forward, then head_backward, block_backward(L-1 .. 0), embed_backward.
+// Backward functions add into the gradient units they are given.
+// The model owns its activation buffers (allocated once, for `batch` x
+// `seq_len`); with `recompute`, blocks keep only their input and recompute
+// the rest during backward. Not thread-safe; one instance per rank.
+//
+// `Ops` is where the layers run: HostOps (the CPU's model/ops.h, the
+// default) or gpu::DeviceOps (gpu/gpu_ops.h, CUDA builds), whose
+// arrays and pointers — parameters, gradients, tokens, targets — live in
+// device memory. The same code drives both.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "tierzero/gpt_config.h"
+
+namespace tierzero {
+
+struct HostOps;  // src/model/host_ops.h
+
+template <class T, class Ops = HostOps>
+class GptModel {
+ public:
+  GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute = false);
+  ~GptModel();
+  GptModel(const GptModel&) = delete;
+  GptModel& operator=(const GptModel&) = delete;
+
+  const GptLayout& layout() const { return layout_; }
+  int batch() const { return batch_; }
+  int seq_len() const { return seq_len_; }
+
+  // tokens, targets: [batch, seq_len] ids < vocab.
+  void embed_forward(const T* embed, const int* tokens);
+  void block_forward(int layer, const T* block);
+  // Returns the mean cross-entropy loss.
+  double head_forward(const T* embed, const T* head, const int* targets);
+  // dloss scales the gradient (loss scaling, 1/accumulation steps).
+  void head_backward(const T* embed, const T* head, T* dembed, T* dhead, const int* targets, T dloss);
+  void block_backward(int layer, const T* block, T* dblock);
+  void embed_backward(T* dembed, const int* tokens);
+
+  // The whole pass over a flat arena (num_params elements each).
+  double forward(const T* params, const int* tokens, const int* targets);
+  double forward_backward(const T* params, T* grads, const int* tokens, const int* targets, T dloss = T(1));
+
+  // Bytes of activation and gradient buffers held by the model.
+  std::size_t activation_bytes() const;
+  // After head_forward: softmax probabilities [batch * seq_len, vocab].
+  const T* probs() const;
+  // Logits are not kept; this recomputes them into out [batch * seq_len, vocab].
+  void logits(const T* embed, T* out) const;
+
+ private:
+  struct Buffers;
+  const GptLayout& layout_;
+  int batch_, seq_len_;
+  bool recompute_;
+  std::unique_ptr<Buffers> buf_;
+  void block_forward_into(int layer, const T* block, int acts);
+};
+
+extern template class GptModel<float>;
+extern template class GptModel<double>;
+
+}  // namespace tierzero

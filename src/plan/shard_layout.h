@@ -1,0 +1,53 @@
+// How one model state is split for one rank: every parameter unit of n_u
+// elements is padded to G * s_u, s_u = ceil(n_u / G), where G is the size of
+// group(level); the rank at position p of its group holds elements
+// [p * s_u, (p + 1) * s_u) of each unit (zeros past n_u), units one after
+// another in its shard buffer. Replicated states have G = 1. The engine
+// lays its states out so, and checkpoints are read back by it (docs/formats.md).
+// Value types.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "tierzero/dtype.h"
+#include "tierzero/gpt_config.h"
+#include "tierzero/plan.h"
+
+namespace tierzero {
+
+struct ShardLayout {
+  int group_size = 1;
+  int position = 0;
+  std::vector<std::size_t> shard;   // s_u per unit
+  std::vector<std::size_t> offset;  // unit offsets in the shard buffer
+  std::size_t total = 0;            // sum of s_u
+
+  static ShardLayout make(const GptLayout& layout, const Topology& topo, const Partition& level, int world_rank);
+  // Elements of unit u that this rank's shard actually holds (the rest is padding).
+  std::size_t valid(const GptLayout& layout, int unit) const;
+};
+
+// One rank's layouts of the four model states under a plan, and the bytes
+// each takes: parameters (and backward parameters, kept only when the plan
+// partitions them differently) in the parameter type, fp32 gradients, and
+// the optimizer's fp32 master weights with AdamW's two moments. The engine
+// allocates exactly these; the memory model (tierzero/simulator.h) reports them.
+struct StateLayouts {
+  ShardLayout params, bwd_params, grads, optim;
+  bool bwd_distinct = false;  // the backward pass has its own parameter partition (hpZ)
+
+  static StateLayouts make(const GptLayout& layout, const Topology& topo, const Plan& plan, int world_rank);
+  std::size_t params_bytes(DType t) const { return params.total * dtype_size(t); }
+  std::size_t bwd_params_bytes(DType t) const { return bwd_distinct ? bwd_params.total * dtype_size(t) : 0; }
+  std::size_t grads_bytes() const { return grads.total * sizeof(float); }
+  std::size_t optim_bytes() const { return 3 * optim.total * sizeof(float); }
+};
+
+// A run of shard elements belonging to one tensor (for AdamW's decay flag).
+struct ShardSegment {
+  std::size_t offset, length;
+  bool decay;
+};
+std::vector<ShardSegment> shard_segments(const GptLayout& layout, const ShardLayout& s);
+
+}  // namespace tierzero

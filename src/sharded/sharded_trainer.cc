@@ -1,0 +1,313 @@
+#include "tierzero/sharded_trainer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tierzero/error.h"
+#include "sharded/sharded_trainer_impl.h"
+
+namespace tierzero {
+
+namespace {
+std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
+  std::size_t m = 0;
+  for (std::size_t u = 0; u < layout.units().size(); ++u) m = std::max(m, s.shard[u] * s.group_size);
+  return m;
+}
+}  // namespace
+
+std::unique_ptr<Communicator> ShardedTrainer::Impl::group_comm(const Partition& level) {
+  return level ? world.split(*level) : nullptr;
+}
+
+ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data,
+                           const std::vector<float>& init, const Backend& be)
+    : cfg(c),
+      plan(pl),
+      world(w),
+      mem(*be.memory),
+      ops(*be.ops),
+      step_ops(*be.step),
+      layout(c.model),
+      sampler(data, c.effective_seq_len(), c.seed),
+      model(be.make_model(layout, c.micro_batch, c.effective_seq_len(), c.recompute)),
+      dtype(c.param_dtype),
+      dsize(dtype_size(c.param_dtype)),
+      control(w.host()) {
+  cfg.validate();
+  plan.validate(world.topology());
+  TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(cfg.model.vocab), ConfigError,
+           "data '" + data.origin() + "' has vocabulary " + std::to_string(data.vocab()) + " but the model's is " +
+               std::to_string(cfg.model.vocab));
+  if (cfg.schedule.total <= 0) cfg.schedule.total = cfg.steps;
+  if (dtype == DType::f16) loss_scale = initial_loss_scale(cfg);
+  sampler_origin = data.origin();
+  const int me = world.world_rank(world.rank());
+  states = StateLayouts::make(layout, world.topology(), plan, me);
+  build_communicators(me);
+  allocate_states();
+  initialise_weights(init);
+  forward_units = layout.forward_order();
+  backward_units = layout.backward_order();
+  reduce_order = layout.reduce_order();
+  const std::size_t largest_unit =
+      std::max(max_padded_unit(layout, states.params), max_padded_unit(layout, states.bwd_params));
+  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, largest_unit, mem, ops);
+  reducer = std::make_unique<GradReducer>(layout, GradReducer::Spec::of(plan), states.grads, dtype, reduce_order, *g_hier,
+                                          cross_comm.get(), *schedule, grads.data(), mem, ops);
+  const std::size_t n_embed = layout.units()[layout.embed_unit()].numel;
+  std::size_t max_unit = 0;
+  for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
+  embed_params.resize(mem, n_embed), embed_grads.resize(mem, n_embed), unit_grad.resize(mem, max_unit);
+  tokens.resize(static_cast<std::size_t>(cfg.micro_batch) * cfg.effective_seq_len());
+  targets.resize(tokens.size());
+  tokens_mem.resize(mem, tokens.size()), targets_mem.resize(mem, tokens.size());
+}
+
+// One hierarchy per group (forward gathers, backward gathers, gradient
+// reductions), all issuing through the one schedule; the cross group's
+// all-reduce when gradients are partitioned below the world.
+void ShardedTrainer::Impl::build_communicators(int me) {
+  const Topology& topo = world.topology();
+  const HopSpec gather_hops = hop_spec(plan.gather), reduce_hops = hop_spec(plan.reduce);
+  schedule = std::make_unique<CommSchedule>(mem);
+  if (plan.params) {
+    p_comm = group_comm(plan.params);
+    p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem, ops, schedule.get());
+  }
+  if (states.bwd_distinct && plan.bwd_params) {
+    b_comm = group_comm(plan.bwd_params);
+    b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem, ops, schedule.get());
+  }
+  g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
+  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, ops, schedule.get());
+  if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
+  counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
+}
+
+// The states' buffers, as StateLayouts sizes them (what the memory model
+// reports), and the buffers that rebuild replicated params from optim shards.
+void ShardedTrainer::Impl::allocate_states() {
+  master.resize(mem, states.optim.total), m.resize(mem, states.optim.total), v.resize(mem, states.optim.total);
+  grads.resize(mem, states.grads.total);
+  mem.zero(grads.data(), grads.bytes());
+  params_store.resize(mem, states.params_bytes(dtype));
+  if (states.bwd_distinct) {
+    bwd_store.resize(mem, states.bwd_params_bytes(dtype));
+    mem.zero(bwd_store.data(), bwd_store.bytes());
+  }
+  segments = shard_segments(layout, states.optim);
+  if (!plan.params && plan.optim) {  // replicated params rebuilt from the optim shards after each step
+    std::size_t max_shard = 0;
+    for (std::size_t s : states.optim.shard) max_shard = std::max(max_shard, s);
+    gather_send.resize(mem, max_shard * dsize);
+    gather_recv.resize(mem, max_padded_unit(layout, states.optim) * dsize);
+  }
+}
+
+// The same weights on every rank (gpt_init of the seed, or `init`), then sliced; zero moments.
+void ShardedTrainer::Impl::initialise_weights(const std::vector<float>& init) {
+  if (init.empty()) {
+    std::vector<float> full(layout.num_params());
+    gpt_init(layout, cfg.seed, full.data());
+    const std::vector<float> zeros(full.size(), 0.0f);
+    assign_full(full, zeros, zeros);
+    return;
+  }
+  TZ_CHECK(init.size() == layout.num_params(), ConfigError,
+           "initial parameters have " + std::to_string(init.size()) + " elements; the model has " + std::to_string(layout.num_params()));
+  const std::vector<float> zeros(init.size(), 0.0f);
+  assign_full(init, zeros, zeros);
+}
+
+namespace {
+// This rank's shard of a full fp32 array under layout s (zeros past each unit).
+void slice(const GptLayout& layout, const ShardLayout& s, const float* full, float* out) {
+  for (std::size_t u = 0; u < layout.units().size(); ++u) {
+    const std::size_t valid = s.valid(layout, static_cast<int>(u));
+    const float* src = full + layout.units()[u].offset + s.position * s.shard[u];
+    std::copy(src, src + valid, out + s.offset[u]);
+    std::fill(out + s.offset[u] + valid, out + s.offset[u] + s.shard[u], 0.0f);
+  }
+}
+}  // namespace
+
+void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, const std::vector<float>& full_m,
+                                       const std::vector<float>& full_v) {
+  std::vector<float> shard(states.optim.total);
+  for (auto [full, dst] : {std::pair{&full_master, &master}, std::pair{&full_m, &m}, std::pair{&full_v, &v}}) {
+    slice(layout, states.optim, full->data(), shard.data());
+    mem.upload(dst->data(), shard.data(), dst->bytes());
+  }
+  std::vector<float> p32(states.params.total);
+  slice(layout, states.params, full_master.data(), p32.data());
+  std::vector<std::byte> params(states.params.total * dsize);
+  from_f32(dtype, p32.data(), params.data(), states.params.total);
+  mem.upload(params_store.data(), params.data(), params.size());
+}
+
+void ShardedTrainer::Impl::control_sum(float* values, std::size_t n) {
+  schedule->iall_reduce(control, host_memory(), values, values, n, DType::f32, ReduceOp::sum).wait();
+}
+
+void ShardedTrainer::Impl::control_gather(const void* in, void* out, std::size_t bytes) {
+  schedule->iall_gather(control, host_memory(), in, out, bytes, DType::u8).wait();
+}
+
+UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const {
+  return UnitSource{h, store.data(), &s, bits, plan.quant_block};
+}
+
+double ShardedTrainer::Impl::forward(bool keep) {
+  mem.upload(tokens_mem.data(), tokens.data(), tokens_mem.bytes());
+  mem.upload(targets_mem.data(), targets.data(), targets_mem.bytes());
+  const std::size_t n = forward_units.size();
+  // Embed, blocks, head; keep the secondary slices when bwd_params is narrower.
+  const SecondaryStore slices{bwd_store.data(), &states.bwd_params};
+  fetcher->begin(forward_units, source(states.params, params_store, p_hier.get(), plan.weight_bits),
+                 keep && states.bwd_distinct && plan.params ? &slices : nullptr);
+  mem.copy(embed_params.data(), fetcher->get(0), embed_params.bytes());
+  fetcher->release(0);
+  model->embed_forward(embed_params.data(), tokens_mem.data());
+  for (std::size_t i = 1; i + 1 < n; ++i) {
+    model->block_forward(static_cast<int>(i) - 1, fetcher->get(i));
+    fetcher->release(i);
+  }
+  const double loss = model->head_forward(embed_params.data(), fetcher->get(n - 1), targets_mem.data());
+  fetcher->release(n - 1);
+  return loss;
+}
+
+double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
+  sampler.fill(static_cast<std::uint64_t>(step), micro, world.rank() * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
+  const double loss = forward(true);
+  const int* tok = tokens_mem.data();
+  const int* tgt = targets_mem.data();
+
+  // Backward: head, blocks in reverse, embed; each unit's gradient goes to its bucket.
+  if (states.bwd_distinct)
+    fetcher->begin(backward_units, source(states.bwd_params, bwd_store, b_hier.get(), 16));
+  else
+    fetcher->begin(backward_units, source(states.params, params_store, p_hier.get(), plan.weight_bits));
+  mem.zero(embed_grads.data(), embed_grads.bytes());
+  mem.zero(unit_grad.data(), layout.units()[layout.head_unit()].numel * sizeof(float));
+  model->head_backward(embed_params.data(), fetcher->get(0), embed_grads.data(), unit_grad.data(), tgt, dloss);
+  fetcher->release(0);
+  reducer->add(layout.head_unit(), unit_grad.data());
+  for (std::size_t i = 1; i < backward_units.size(); ++i) {
+    const int u = backward_units[i];
+    mem.zero(unit_grad.data(), layout.units()[u].numel * sizeof(float));
+    model->block_backward(cfg.model.layers - static_cast<int>(i), fetcher->get(i), unit_grad.data());
+    fetcher->release(i);
+    reducer->add(u, unit_grad.data());
+  }
+  model->embed_backward(embed_grads.data(), tok);
+  reducer->add(layout.embed_unit(), embed_grads.data());
+  return loss;
+}
+
+void ShardedTrainer::Impl::write_params() {
+  if (plan.params || !plan.optim) {  // same partition as the master (or both replicated)
+    ops.from_f32(dtype, master.data(), params_store.data(), states.optim.total);
+    return;
+  }
+  // Replicated params from optim shards: all-gather each unit.
+  for (std::size_t u = 0; u < layout.units().size(); ++u) {
+    ops.from_f32(dtype, master.data() + states.optim.offset[u], gather_send.data(), states.optim.shard[u]);
+    g_hier->all_gather(gather_send.data(), gather_recv.data(), states.optim.shard[u], dtype);
+    mem.copy(params_store.data() + states.params.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
+  }
+}
+
+ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
+                               const std::vector<float>& init, const Backend& backend)
+    : impl_(std::make_unique<Impl>(cfg, plan, world, data, init, backend)) {}
+
+ShardedTrainer::~ShardedTrainer() = default;
+
+std::int64_t ShardedTrainer::next_step() const { return impl_->step; }
+const Plan& ShardedTrainer::plan() const { return impl_->plan; }
+float ShardedTrainer::loss_scale() const { return impl_->loss_scale; }
+std::array<std::uint64_t, kNumLevels> ShardedTrainer::last_step_bytes() const { return impl_->last_bytes; }
+
+double ShardedTrainer::evaluate(const TokenData& val, int batches) {
+  Impl& s = *impl_;
+  const int w = s.world.size(), r = s.world.rank();
+  // Every rank runs the same number of passes, so their gathers pair up; a
+  // pass past the last batch repeats one and is not counted.
+  float sum[2] = {0, 0};  // losses, batches
+  for (int pass = 0; pass < (batches + w - 1) / w; ++pass) {
+    const int b = pass * w + r;
+    fill_eval_batch(val, s.cfg.effective_seq_len(), batches, b % batches, s.cfg.micro_batch, s.tokens.data(), s.targets.data());
+    const double loss = s.forward(false);
+    if (b < batches) sum[0] += static_cast<float>(loss), sum[1] += 1;
+  }
+  s.control_sum(sum, 2);
+  return sum[0] / sum[1];
+}
+
+StepStats ShardedTrainer::step() {
+  Impl& s = *impl_;
+  const auto before = s.world.traffic().snapshot();
+  StepStats st;
+  st.step = s.step;
+  const int accum = s.cfg.grad_accum;
+  double loss = 0;
+  for (int micro = 0; micro < accum; ++micro) loss += s.micro_batch(micro, s.loss_scale / static_cast<float>(accum));
+  s.reducer->finish();
+  // One all-reduce for the mean loss and the squared gradient norm; each
+  // gradient shard is counted once (by the first member of its cross group).
+  const double sq = s.counts_norm ? s.step_ops.sum_squares(s.grads.data(), s.grads.size()) : 0.0;
+  float pair[2] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq)};
+  s.control_sum(pair, 2);
+  st.loss = pair[0];
+  st.grad_norm = std::sqrt(static_cast<double>(pair[1])) / s.loss_scale;
+  st.lr = s.cfg.schedule.at(s.step);
+  st.tokens = static_cast<std::int64_t>(s.cfg.micro_batch) * accum * s.cfg.effective_seq_len() * s.world.size();
+  st.skipped = !std::isfinite(st.grad_norm);
+  if (st.skipped) {
+    if (s.dtype == DType::f16) s.loss_scale /= 2, s.good_steps = 0;
+  } else {
+    const float coef = clip_coefficient(st.grad_norm, s.cfg.grad_clip) / s.loss_scale;
+    s.step_ops.scale(s.grads.data(), s.grads.size(), coef);
+    for (const ShardSegment& seg : s.segments)
+      s.step_ops.adamw(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
+                  seg.length, s.cfg.adamw, s.optim_steps + 1, st.lr, seg.decay);
+    ++s.optim_steps;
+    s.write_params();
+    if (s.dtype == DType::f16 && ++s.good_steps == s.cfg.loss_scale_window) s.loss_scale *= 2, s.good_steps = 0;
+  }
+  s.mem.zero(s.grads.data(), s.grads.bytes());
+  s.mem.fence();  // the step's work is done when step() returns
+  ++s.step;
+  s.last_bytes = traffic_delta(before, s.world.traffic().snapshot());
+  return st;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> ShardedTrainer::memory_bytes() const {
+  const Impl& s = *impl_;
+  const std::uint64_t buffers = s.fetcher->buffer_bytes() + s.reducer->buffer_bytes() + s.embed_params.bytes() +
+                                s.embed_grads.bytes() + s.unit_grad.bytes() + s.gather_send.bytes() + s.gather_recv.bytes();
+  return {{"params", s.params_store.bytes()},
+          {"bwd_params", s.bwd_store.bytes()},
+          {"grads", s.grads.bytes()},
+          {"optim", s.master.bytes() + s.m.bytes() + s.v.bytes()},
+          {"buffers", buffers},
+          {"activations", s.model->activation_bytes()}};
+}
+
+std::vector<float> ShardedTrainer::gather_master() { return impl_->gather_full(impl_->master); }
+
+std::vector<float> ShardedTrainer::Impl::gather_full(const MemArray<float>& shard) {
+  std::vector<float> full(layout.num_params());
+  MemArray<float> gathered(mem, max_padded_unit(layout, states.optim));
+  for (std::size_t u = 0; u < layout.units().size(); ++u) {
+    const std::size_t n = layout.units()[u].numel;
+    const float* mine = shard.data() + states.optim.offset[u];
+    if (plan.optim) g_hier->all_gather(mine, gathered.data(), states.optim.shard[u], DType::f32);
+    mem.download(full.data() + layout.units()[u].offset, plan.optim ? gathered.data() : mine, n * sizeof(float));
+  }
+  return full;
+}
+
+}  // namespace tierzero

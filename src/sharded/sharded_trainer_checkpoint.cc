@@ -1,0 +1,220 @@
+// ShardedTrainer::save_checkpoint / load_checkpoint (tierzero/checkpoint.h).
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <utility>
+
+#include "ckpt/checkpoint_writer.h"
+#include "tierzero/checkpoint.h"
+#include "tierzero/error.h"
+#include "sharded/sharded_trainer_impl.h"
+
+namespace tierzero {
+
+namespace fs = std::filesystem;
+
+namespace {
+// Fault injection for tests: TIERZERO_FAULT_KILL_IN_SAVE=RANK makes that rank
+// SIGKILL itself halfway through writing its shards.
+bool killed_in_save(int rank) {
+  const char* v = std::getenv("TIERZERO_FAULT_KILL_IN_SAVE");
+  return v && std::atoi(v) == rank;
+}
+
+// Writes the snapshot's two shard files into the temporary directory (fsynced) and records their sizes and CRCs.
+void write_shards(ShardedTrainer::Impl::PendingSave& p, int rank) {
+  try {
+    const fs::path tmp = CheckpointWriter::temporary(p.dir, p.name);
+    const std::string pfile = (tmp / rank_file_name(rank, "params")).string();
+    if (killed_in_save(rank)) {
+      write_file_synced(pfile, p.params.data(), p.params.size() / 2);
+      raise(SIGKILL);
+    }
+    write_file_synced(pfile, p.params.data(), p.params.size());
+    write_file_synced((tmp / rank_file_name(rank, "optim")).string(), p.optim.data(), p.optim.size() * sizeof(float));
+    p.record[0] = p.params.size(), p.record[1] = crc32_of(p.params.data(), p.params.size());
+    p.record[2] = p.optim.size() * sizeof(float), p.record[3] = crc32_of(p.optim.data(), p.optim.size() * sizeof(float));
+  } catch (const Error& e) {
+    p.error = e.message();
+  }
+  p.written = true;
+}
+}  // namespace
+
+// 1. Rank 0 prepares the temporary directory; everyone learns whether it could.
+// Then every rank takes its snapshot (what the writer turns into files).
+std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_pending_save(const std::string& dir, int keep) {
+  auto p = std::make_unique<PendingSave>();
+  p->dir = dir, p->name = step_dir_name(step), p->keep = keep;
+  p->step = step, p->optim_steps = optim_steps, p->loss_scale = loss_scale, p->good_steps = good_steps;
+  float status = 0;
+  std::string problem;
+  if (world.rank() == 0) {
+    problem = CheckpointWriter::prepare(dir, p->name);
+    status = problem.empty() ? 0.0f : 1.0f;
+  }
+  control_sum(&status, 1);  // rank 0's status: the others add zero
+  TZ_CHECK(status == 0.0f, FormatError, problem.empty() ? "rank 0 cannot create the checkpoint directory under '" + dir + "'" : problem);
+  p->params.swap(snapshot_params), p->optim.swap(snapshot_optim);  // returned by finish_save
+  p->params.resize(params_store.bytes());
+  mem.download(p->params.data(), params_store.data(), params_store.bytes());
+  p->optim.resize(3 * states.optim.total);
+  mem.download(p->optim.data(), master.data(), master.bytes());
+  mem.download(p->optim.data() + states.optim.total, m.data(), m.bytes());
+  mem.download(p->optim.data() + 2 * states.optim.total, v.data(), v.bytes());
+  return p;
+}
+
+// 2. Every rank's writer has finished: whether all succeeded, and their records.
+// 3. Rank 0 writes meta.json, renames the directory, updates `latest`, prunes.
+std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
+  if (p.writer.joinable()) p.writer.join();
+  snapshot_params.swap(p.params), snapshot_optim.swap(p.optim);  // for the next save
+  Communicator& w = world;
+  if (!p.error.empty()) std::fprintf(stderr, "tierzero: rank %d: %s\n", w.world_rank(w.rank()), p.error.c_str());
+  float failed = p.error.empty() ? 0.0f : 1.0f;
+  control_sum(&failed, 1);
+  std::vector<std::uint64_t> records(4 * static_cast<std::size_t>(w.size()));
+  control_gather(p.record, records.data(), sizeof p.record);
+  if (failed > 0) {
+    if (w.rank() == 0) CheckpointWriter::abandon(p.dir, p.name);
+    TZ_THROW(FormatError, "checkpoint at step " + std::to_string(p.step) + " could not be written under '" + p.dir +
+                              "' (see the rank messages above); earlier checkpoints are intact");
+  }
+  float status = 0;
+  if (w.rank() == 0) {
+    try {
+      CheckpointMeta meta;
+      meta.step = p.step;
+      meta.optim_steps = p.optim_steps;
+      meta.model = cfg.model;
+      meta.train = cfg;
+      meta.plan = plan;
+      meta.topology = w.topology().to_string();
+      meta.world_size = w.size();
+      meta.loss_scale = p.loss_scale;
+      meta.good_steps = p.good_steps;
+      meta.data_origin = sampler_origin;
+      for (int k = 0; k < w.size(); ++k) {
+        const std::uint64_t* rec = records.data() + 4 * k;
+        meta.files.push_back({rank_file_name(k, "params"), rec[0], static_cast<std::uint32_t>(rec[1])});
+        meta.files.push_back({rank_file_name(k, "optim"), rec[2], static_cast<std::uint32_t>(rec[3])});
+      }
+      writer.commit(p.dir, p.name, meta, p.keep, warnings);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "tierzero: %s\n", e.what());
+      status = 1;
+    }
+  }
+  control_sum(&status, 1);  // rank 0's status: the others add zero
+  TZ_CHECK(status == 0.0f, FormatError, "checkpoint at step " + std::to_string(p.step) + " could not be completed under '" + p.dir + "'");
+  return (fs::path(p.dir) / p.name).string();
+}
+
+std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
+  Impl& s = *impl_;
+  complete_save();  // at most one save in flight
+  const auto p = s.begin_pending_save(dir, keep);
+  write_shards(*p, s.world.world_rank(s.world.rank()));
+  return s.finish_save(*p);
+}
+
+void ShardedTrainer::begin_save(const std::string& dir, int keep) {
+  Impl& s = *impl_;
+  complete_save();  // at most one save in flight
+  s.pending_save = s.begin_pending_save(dir, keep);
+  Impl::PendingSave& p = *s.pending_save;
+  p.writer = std::thread([&p, rank = s.world.world_rank(s.world.rank())] {
+    // The lowest CPU priority for this thread only (Linux: a thread has its own nice value): on ranks that
+    // share cores the writer takes what training leaves; its fsyncs wait on the disk, not on the CPU.
+    setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
+    write_shards(p, rank);
+  });
+}
+
+std::string ShardedTrainer::complete_save() {
+  Impl& s = *impl_;
+  if (!s.pending_save) return "";
+  const std::unique_ptr<Impl::PendingSave> p = std::move(s.pending_save);
+  return s.finish_save(*p);
+}
+
+bool ShardedTrainer::step_boundary(bool stop) {
+  Impl& s = *impl_;
+  // Every rank has a save in flight or none (begin_save is collective), so all decide alike.
+  float flags[2] = {stop ? 1.0f : 0.0f, s.pending_save && !s.pending_save->written ? 1.0f : 0.0f};
+  s.control_sum(flags, 2);
+  if (s.pending_save && flags[1] == 0) complete_save();
+  return flags[0] > 0;
+}
+
+std::vector<std::string> ShardedTrainer::take_warnings() { return std::exchange(impl_->warnings, {}); }
+
+bool ShardedTrainer::save_in_flight() const { return impl_->pending_save != nullptr; }
+
+namespace {
+// Reads this rank's part of the checkpoint into the trainer's state.
+void read_state(ShardedTrainer::Impl& s, const CheckpointReader& ckpt, bool same_layout) {
+  if (!same_layout) {  // rebuild the full state from every shard, then re-partition
+    std::vector<float> master, m, v;
+    ckpt.read_full_optim(master, m, v);
+    s.assign_full(master, m, v);
+    return;
+  }
+  const int r = s.world.world_rank(s.world.rank());
+  const std::vector<std::byte> params = ckpt.read(rank_file_name(r, "params"));
+  const std::vector<std::byte> optim = ckpt.read(rank_file_name(r, "optim"));
+  TZ_CHECK(params.size() == s.params_store.bytes() && optim.size() == 3 * s.states.optim.total * sizeof(float), FormatError,
+           "checkpoint '" + ckpt.dir() + "': rank " + std::to_string(r) + "'s shards do not match this run's layout");
+  s.mem.upload(s.params_store.data(), params.data(), params.size());
+  const std::size_t part = s.states.optim.total * sizeof(float);
+  s.mem.upload(s.master.data(), optim.data(), part);
+  s.mem.upload(s.m.data(), optim.data() + part, part);
+  s.mem.upload(s.v.data(), optim.data() + 2 * part, part);
+}
+}  // namespace
+
+bool ShardedTrainer::load_checkpoint(const std::string& path) {
+  Impl& s = *impl_;
+  Communicator& w = s.world;
+  std::string problem;
+  float failed = 0;
+  bool same_layout = false;
+  try {
+    const CheckpointReader ckpt(path);
+    const CheckpointMeta& meta = ckpt.meta();
+    const GptConfig& mine = s.cfg.model;
+    const GptConfig& theirs = meta.model;
+    TZ_CHECK(mine.vocab == theirs.vocab && mine.context == theirs.context && mine.layers == theirs.layers &&
+                 mine.channels == theirs.channels && mine.heads == theirs.heads,
+             FormatError,
+             "checkpoint '" + ckpt.dir() + "' is for model " + theirs.name + " (L" + std::to_string(theirs.layers) + " C" +
+                 std::to_string(theirs.channels) + " V" + std::to_string(theirs.vocab) + "); this run trains " + mine.name +
+                 " (L" + std::to_string(mine.layers) + " C" + std::to_string(mine.channels) + " V" + std::to_string(mine.vocab) + ")");
+    same_layout = meta.world_size == w.size() && Topology::parse(meta.topology, meta.world_size) == w.topology() &&
+                             meta.plan.describe() == s.plan.describe() && meta.train.param_dtype == s.dtype;
+    read_state(s, ckpt, same_layout);
+    s.step = meta.step;
+    s.optim_steps = meta.optim_steps;
+    s.loss_scale = s.dtype == DType::f16 ? (meta.train.param_dtype == DType::f16 ? meta.loss_scale : initial_loss_scale(s.cfg)) : 1.0f;
+    s.good_steps = meta.good_steps;
+  } catch (const Error& e) {
+    problem = e.message();
+    failed = 1;
+  }
+  // Every rank checked its part; all fail together when any part is bad.
+  s.control_sum(&failed, 1);
+  if (!problem.empty()) TZ_THROW(FormatError, problem);
+  TZ_CHECK(failed == 0.0f, FormatError, "checkpoint '" + path + "' could not be loaded on every rank (see the other ranks' errors)");
+  s.mem.zero(s.grads.data(), s.grads.bytes());
+  s.mem.fence();
+  return !same_layout;
+}
+
+}  // namespace tierzero

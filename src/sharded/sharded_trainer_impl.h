@@ -1,0 +1,123 @@
+// The sharding engine's state, shared by sharded_trainer.cc (the step) and
+// sharded_trainer_checkpoint.cc (save and load). Internal.
+#pragma once
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ckpt/checkpoint_writer.h"
+#include "ckpt/page_buffer.h"
+#include "backend/backend_impl.h"
+#include "tierzero/sharded_trainer.h"
+#include "sharded/grad_reducer.h"
+#include "plan/shard_layout.h"
+#include "sharded/unit_fetcher.h"
+
+namespace tierzero {
+
+// fp16's first loss scale, 2^cfg.loss_scale_power (tierzero/train_config.h).
+inline float initial_loss_scale(const TrainConfig& cfg) { return std::ldexp(1.0f, cfg.loss_scale_power); }
+
+struct ShardedTrainer::Impl {
+  TrainConfig cfg;
+  Plan plan;
+  Communicator& world;
+  Memory& mem;      // the backend's: every MemArray below lives here
+  ElementOps& ops;  // the backend's element work on it
+  StepOps& step_ops;  // and its optimizer work
+  GptLayout layout;
+  BatchSampler sampler;
+  std::unique_ptr<UnitModel> model;
+  DType dtype;
+  std::size_t dsize;
+  StateLayouts states;  // this rank's shards of params, bwd_params, grads and optim
+  bool counts_norm;  // this rank adds its gradient shard to the global norm (one rank per cross group)
+  Communicator& control;  // world.host(): the loss, the norm and checkpoint status travel on it
+  std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
+  std::unique_ptr<Hierarchy> p_hier, b_hier, g_hier;
+  MemArray<std::byte> params_store, bwd_store, gather_send, gather_recv;
+  MemArray<float> grads, master, m, v;
+  std::vector<ShardSegment> segments;
+  std::vector<int> forward_units, backward_units, reduce_order;
+  // Issues every collective of this rank in program order (comm/comm_schedule.h).
+  // Declared after the buffers and hierarchies its jobs name and before the
+  // fetcher and reducer, whose pending requests wait on it.
+  std::unique_ptr<CommSchedule> schedule;
+  std::unique_ptr<UnitFetcher> fetcher;
+  std::unique_ptr<GradReducer> reducer;
+  MemArray<float> embed_params, embed_grads, unit_grad;
+  std::vector<int> tokens, targets;  // sampled on the host, then uploaded
+  MemArray<int> tokens_mem, targets_mem;
+  std::int64_t step = 0;
+  std::int64_t optim_steps = 0;  // applied updates: AdamW's t (skipped steps do not count)
+  float loss_scale = 1.0f;
+  int good_steps = 0;
+  std::array<std::uint64_t, kNumLevels> last_bytes{};
+  std::string sampler_origin;  // the data the sampler reads, recorded in checkpoints
+  CheckpointWriter writer;              // rank 0's side of every save: the directory protocol
+  std::vector<std::string> warnings;    // for the caller (take_warnings)
+  // A checkpoint being written (sharded_trainer_checkpoint.cc): what its meta.json
+  // records, taken when the save began; the shard snapshot its writer
+  // (inline, or a background thread for begin_save) turns into files; the
+  // writer's result. Completed by finish_save on every rank.
+  struct PendingSave {
+    std::string dir, name;
+    int keep = 0;
+    std::int64_t step = 0, optim_steps = 0;
+    float loss_scale = 1;
+    int good_steps = 0;
+    PageBuffer<std::byte> params;  // page-aligned: written without a copy (O_DIRECT)
+    PageBuffer<float> optim;
+    std::uint64_t record[4] = {0, 0, 0, 0};  // params bytes, crc, optim bytes, crc
+    std::string error;                       // the writer's failure, if any
+    std::atomic<bool> written{false};
+    std::thread writer;
+    ~PendingSave() {
+      if (writer.joinable()) writer.join();
+    }
+  };
+  std::unique_ptr<PendingSave> pending_save;
+  // The snapshot buffers, kept between saves (fresh pages fault slowly; the
+  // steady state allocates nothing): lent to a PendingSave while it lives.
+  PageBuffer<std::byte> snapshot_params;
+  PageBuffer<float> snapshot_optim;
+  std::unique_ptr<PendingSave> begin_pending_save(const std::string& dir, int keep);  // collective
+  std::string finish_save(PendingSave& p);                                             // collective
+
+  // init: initial full fp32 parameters (gpt_init of the seed when empty).
+  Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data, const std::vector<float>& init,
+       const Backend& be);
+  // Sets master, m, v and the working parameters from full fp32 host arrays.
+  void assign_full(const std::vector<float>& master, const std::vector<float>& m, const std::vector<float>& v);
+  // The full array of an optim-partitioned state, on the host (collective).
+  std::vector<float> gather_full(const MemArray<float>& shard);
+  // A copy of an array on the host.
+  template <class T>
+  std::vector<T> to_host(const MemArray<T>& a) {
+    std::vector<T> h(a.size());
+    mem.download(h.data(), a.data(), a.bytes());
+    return h;
+  }
+  // Sums `n` host floats over the world, on the control communicator (through the schedule).
+  void control_sum(float* values, std::size_t n);
+  // All-gathers `bytes` host bytes of every rank into `out` (world.size() * bytes), likewise.
+  void control_gather(const void* in, void* out, std::size_t bytes);
+  std::unique_ptr<Communicator> group_comm(const Partition& level);
+  // The constructor's steps, in order.
+  void build_communicators(int me);
+  void allocate_states();
+  void initialise_weights(const std::vector<float>& init);
+  UnitSource source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const;
+  // Uploads `tokens` and `targets` and runs the forward pass over every
+  // unit (keeping the bwd_params slices when `keep`); returns the loss.
+  double forward(bool keep);
+  double micro_batch(int micro, float dloss);
+  void write_params();
+};
+
+
+}  // namespace tierzero

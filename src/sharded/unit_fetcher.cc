@@ -1,0 +1,70 @@
+#include "sharded/unit_fetcher.h"
+
+#include <algorithm>
+
+namespace tierzero {
+
+UnitFetcher::UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops)
+    : layout_(layout), mem_(mem), ops_(ops), dtype_(dtype), dsize_(dtype_size(dtype)), depth_(depth), slots_(static_cast<std::size_t>(depth) + 1) {
+  std::size_t max_unit = 0;
+  for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
+  for (Slot& s : slots_) {
+    s.gathered.resize(mem, max_gathered * dsize_);
+    s.compute.resize(mem, max_unit);
+  }
+}
+
+void UnitFetcher::begin(const std::vector<int>& units, const UnitSource& src, const SecondaryStore* keep) {
+  units_ = units;  // capacity is reused after the first pass
+  src_ = src;
+  keeping_ = keep != nullptr;
+  if (keep) keep_ = *keep;
+  for (std::size_t i = 0; i <= static_cast<std::size_t>(depth_) && i < units_.size(); ++i) launch(i);
+}
+
+void UnitFetcher::launch(std::size_t i) {
+  if (!src_.hier) return;  // replicated: converted in get()
+  const int u = units_[i];
+  Slot& slot = slots_[i % slots_.size()];
+  const std::byte* shard = src_.store + src_.layout->offset[u] * dsize_;
+  const std::size_t count = src_.layout->shard[u];
+  if (src_.bits == 16) {
+    slot.pending = src_.hier->iall_gather(shard, slot.gathered.data(), count, dtype_);
+  } else {
+    const QuantSpec q{src_.bits, false, src_.quant_block};
+    slot.pending = src_.hier->iall_gather_quantized(shard, slot.gathered.data(), count, dtype_, q);
+  }
+}
+
+const float* UnitFetcher::get(std::size_t i) {
+  const int u = units_[i];
+  const std::size_t n = layout_.units()[u].numel;
+  Slot& slot = slots_[i % slots_.size()];
+  if (!src_.hier) {
+    ops_.to_f32(dtype_, src_.store + src_.layout->offset[u] * dsize_, slot.compute.data(), n);
+    return slot.compute.data();
+  }
+  slot.pending.wait();
+  ops_.to_f32(dtype_, slot.gathered.data(), slot.compute.data(), n);
+  if (keeping_) {  // this rank's slice of the unit, as the secondary copy
+    const ShardLayout& k = *keep_.layout;
+    std::byte* dst = keep_.store + k.offset[u] * dsize_;
+    const std::size_t valid = k.valid(layout_, u);
+    mem_.copy(dst, slot.gathered.data() + k.position * k.shard[u] * dsize_, valid * dsize_);
+    mem_.zero(dst + valid * dsize_, (k.shard[u] - valid) * dsize_);
+  }
+  return slot.compute.data();
+}
+
+void UnitFetcher::release(std::size_t i) {
+  const std::size_t next = i + slots_.size();
+  if (next < units_.size()) launch(next);
+}
+
+std::size_t UnitFetcher::buffer_bytes() const {
+  std::size_t b = 0;
+  for (const Slot& s : slots_) b += s.gathered.bytes() + s.compute.bytes();
+  return b;
+}
+
+}  // namespace tierzero

@@ -1,0 +1,62 @@
+// Brings parameter units into fp32 compute buffers, `depth` units ahead of
+// the one being computed. A unit comes from one rank-local store: a
+// partitioned store is all-gathered (quantised when bits < 16) through a
+// Hierarchy (a job of the rank's CommSchedule); a replicated store is
+// converted in place.
+// Optionally keeps this rank's slice of every gathered unit in a secondary
+// store (hpZ). Stores and buffers live in one Memory (core/memory.h);
+// buffers are allocated at construction. One thread.
+#pragma once
+#include <vector>
+
+#include "comm/hier/hierarchy.h"
+#include "plan/shard_layout.h"
+
+namespace tierzero {
+
+struct UnitSource {
+  Hierarchy* hier = nullptr;       // nullptr: replicated store
+  const std::byte* store = nullptr;
+  const ShardLayout* layout = nullptr;
+  int bits = 16;                    // 16, or 8/4 for a quantised gather (qwZ)
+  std::size_t quant_block = 256;
+};
+
+struct SecondaryStore {
+  std::byte* store = nullptr;
+  const ShardLayout* layout = nullptr;
+};
+
+class UnitFetcher {
+ public:
+  // max_gathered: the largest padded unit of any partitioned source (elements).
+  UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops);
+  // Starts a pass over `units` (in order) from `src`; keeps slices in `keep` when given.
+  void begin(const std::vector<int>& units, const UnitSource& src, const SecondaryStore* keep = nullptr);
+  // The fp32 parameters of the i-th unit of the pass (waits for its gather).
+  const float* get(std::size_t i);
+  // Frees the i-th unit's buffer and starts the next prefetch.
+  void release(std::size_t i);
+  std::size_t buffer_bytes() const;
+
+ private:
+  void launch(std::size_t i);
+  struct Slot {
+    MemArray<std::byte> gathered;
+    MemArray<float> compute;
+    Request pending;
+  };
+  const GptLayout& layout_;
+  Memory& mem_;
+  ElementOps& ops_;
+  DType dtype_;
+  std::size_t dsize_;
+  int depth_;
+  std::vector<Slot> slots_;
+  std::vector<int> units_;
+  UnitSource src_;
+  SecondaryStore keep_;
+  bool keeping_ = false;
+};
+
+}  // namespace tierzero
