@@ -113,7 +113,7 @@ struct CalibrationPass {
       : cfg(config(c)), data(TokenData::load(cfg.data)), trainer(cfg, data) {}
   static TrainConfig config(const ComputeCalibration& c) {
     TrainConfig t;
-    t.model = gpt_preset(c.model);
+    t.model = load_model(c.model);
     t.micro_batch = c.micro_batch;
     t.seq_len = c.seq_len;
     t.param_dtype = DType::bf16;

@@ -78,6 +78,20 @@ s1=$(sample "$tmp/a" 1) && s2=$(sample "$tmp/a" 1) && s3=$(sample "$tmp/a" 2) &&
   && s5=$(sample "$tmp/hf" 1) && [ "$s1" = "$s2" ] && [ "$s1" != "$s3" ] && [ "$s1" = "$s4" ] && [ "$s1" = "$s5" ] \
   && [ "${s1#And God said}" != "$s1" ] && say "ok: sample: $(head -c 60 <<<"$s1" | tr '\n' ' ')" || bad "sample: '$s1' '$s2' '$s3' '$s4' '$s5'"
 
+# 4c. A Llama-family model (llama-tiny: RMSNorm, RoPE, GQA, SwiGLU, untied
+#     head): exact resume under zeropp, resharded to zero3 and ddp, sampled.
+lrun() { "$mpirun" --oversubscribe -np "$1" "$tz" train --model llama-tiny --seq-len 32 --param-dtype fp32 --log-every 1000 "${@:2}"; }
+lrun 4 --strategy zeropp --topology node=2,world=2 --steps 10 --micro-batch 2 --save-dir "$tmp/l" --save-every 5 \
+  --metrics "$tmp/lfull.jsonl" 2>"$tmp/log" \
+  && lrun 4 --strategy zeropp --topology node=2,world=2 --steps 10 --micro-batch 2 --resume "$tmp/l/step-00000005" \
+    --metrics "$tmp/lsame.jsonl" 2>"$tmp/log" && compare "$tmp/lfull.jsonl" "$tmp/lsame.jsonl" 0 5 \
+  && lrun 2 --strategy zero3 --steps 10 --micro-batch 4 --resume "$tmp/l/step-00000005" --metrics "$tmp/lz3.jsonl" 2>"$tmp/log" \
+  && lrun 1 --strategy ddp --steps 10 --micro-batch 8 --resume "$tmp/l/step-00000005" --metrics "$tmp/lddp.jsonl" 2>"$tmp/log" \
+  && compare "$tmp/lddp.jsonl" "$tmp/lz3.jsonl" 1e-5 5 && "$tz" ckpt inspect "$tmp/l" | grep -q "llama-tiny: V 256, T 64, L 2, C 64, H 4, KV 2, F 176, rmsnorm" \
+  && ls=$("$tz" sample --checkpoint "$tmp/l" --prompt "And God said" --tokens 16 --seed 1) && [ "${ls#And God said}" != "$ls" ] \
+  && ! "$tz" ckpt export "$tmp/l" --format hf-gpt2 --output "$tmp/lhf" 2>"$tmp/log" && grep -q "is a Llama-family model" "$tmp/log" \
+  && say "ok: llama-tiny exact resume, resharded 4 -> 2 -> 1, sampled" || { cat "$tmp/log"; bad "llama-tiny checkpoints"; }
+
 expect_fail() {  # expect_fail PATTERN -- command...
   local pattern=$1; shift 2
   local out rc

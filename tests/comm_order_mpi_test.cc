@@ -38,10 +38,12 @@ std::string error_of(F f) {
 
 TEST(CommOrder, EveryStrategyIssuesOneOrderOnEveryRank) {
   const TokenData data = TokenData::builtin();
-  const TrainConfig cfg = test::tiny_run(1, 2, 16, 2);
   const Topology topo = layout();
   auto world = mpi_world(topo);
+  for (const char* model : test::kTinyModels)
   for (const char* name : {"ddp", "zero1", "zero2", "zero3", "zeropp", "mics", "hier3"}) {
+    SCOPED_TRACE(model);
+    const TrainConfig cfg = test::tiny_run(1, 2, 16, 2, DType::bf16, model);
     CheckedCommunicator checked(*world);
     ShardedTrainer trainer(cfg, fit_to(strategy_plan(name), topo), checked, data);
     checked.verify(std::string(name) + " construction");

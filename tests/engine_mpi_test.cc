@@ -47,8 +47,8 @@ std::vector<Topology> layouts() {
   return {Topology::parse("world=" + std::to_string(w), w)};
 }
 
-TrainConfig small_config(DType dtype) {
-  TrainConfig c = test::tiny_run(2, 2, 32, 4, dtype);
+TrainConfig small_config(DType dtype, const char* model = "gpt-tiny") {
+  TrainConfig c = test::tiny_run(2, 2, 32, 4, dtype, model);
   c.schedule.warmup = 2;
   return c;
 }
@@ -75,7 +75,9 @@ Plan unquantised(const std::string& name, const Topology& topo) {
 
 TEST(Engine, UnquantisedStrategiesReproduceTheSingleRankRun) {
   const TokenData data = TokenData::builtin();
-  const TrainConfig cfg = small_config(DType::f32);
+  for (const char* model : test::kTinyModels) {
+  SCOPED_TRACE(model);
+  const TrainConfig cfg = small_config(DType::f32, model);
   const auto [ref_losses, ref_weights] = reference(cfg, 4, data);
   for (const Topology& topo : layouts()) {
     auto world = mpi_world(topo);
@@ -92,6 +94,7 @@ TEST(Engine, UnquantisedStrategiesReproduceTheSingleRankRun) {
       for (std::size_t i = 0; i < w.size(); ++i) worst = std::max(worst, std::abs(static_cast<double>(w[i]) - ref_weights[i]));
       EXPECT_LT(worst, 2e-5) << name << " on " << topo.to_string();
     }
+  }
   }
 }
 
@@ -172,7 +175,9 @@ std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
 TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
   const TokenData data = TokenData::builtin();
-  const TrainConfig cfg = small_config(DType::bf16);
+  for (const char* model : test::kTinyModels) {
+  SCOPED_TRACE(model);
+  const TrainConfig cfg = small_config(DType::bf16, model);
   const GptLayout layout(cfg.model);
   for (const Topology& topo : layouts()) {
     auto world = mpi_world(topo);
@@ -206,6 +211,7 @@ TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
       EXPECT_LT(world_bytes["hier3"], world_bytes["zeropp"]) << topo.to_string();
       EXPECT_LT(world_bytes["zeropp"], world_bytes["zero3"]) << topo.to_string();
     }
+  }
   }
 }
 

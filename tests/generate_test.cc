@@ -30,7 +30,7 @@ TEST(KvDecoder, EveryStepGivesTheFullForwardsLogits) {
   GptModel<float> model(layout, 1, T);
   model.forward(w.params.data(), tokens.data(), tokens.data());
   std::vector<float> full(static_cast<std::size_t>(T) * V);
-  model.logits(w.params.data(), full.data());
+  model.logits(w.params.data(), w.params.data() + layout.units()[layout.head_unit()].offset, full.data());
   KvDecoder dec(layout, w.params.data());
   for (int t = 0; t < T; ++t) {
     const std::vector<float>& step = dec.step(tokens[t]);

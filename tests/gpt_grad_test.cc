@@ -1,6 +1,8 @@
-// Every parameter tensor's gradient of gpt-tiny against central finite
-// differences, in double precision (so the tolerance is about truncation
-// error, ~eps^2, not float rounding); plus recompute == no recompute.
+// Every parameter tensor's gradient against central finite differences, in
+// double precision (so the tolerance is about truncation error, ~eps^2, not
+// float rounding), for GPT-2 and Llama-family shapes (RMSNorm, RoPE with and
+// without Llama 3.1 scaling, grouped- and multi-query attention, SwiGLU,
+// untied heads, QKV-only biases); plus recompute == no recompute.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,12 +15,23 @@
 namespace tierzero {
 namespace {
 
+// The architectures checked: every Llama-family feature, each on and off.
+GptConfig architecture(const std::string& name) {
+  if (name == "gpt-tiny" || name == "llama-tiny") return gpt_preset(name);
+  GptConfig c = gpt_preset("llama-tiny");
+  c.name = name;
+  if (name == "qwen-like") c.bias = Bias::qkv, c.tied = true, c.kv_heads = 1, c.norm_eps = 1e-6;  // multi-query, tied
+  if (name == "llama31-like") c.rope_scaling = {8, 1, 4, 8}, c.rope_theta = 500000, c.kv_heads = 4;  // scaled RoPE, MHA
+  if (name == "mixed") c.norm = Norm::layernorm, c.mlp = Mlp::gelu, c.bias = Bias::all, c.ffn = 96;  // LayerNorm + RoPE + GELU
+  return c;
+}
+
 struct Fixture {
-  GptLayout layout{gpt_preset("gpt-tiny")};
+  GptLayout layout;
   int B = 2, T = 16;
   std::vector<double> params;
   std::vector<int> tokens, targets;
-  Fixture() {
+  explicit Fixture(const std::string& model = "gpt-tiny") : layout(architecture(model)) {
     std::vector<float> p(layout.num_params());
     gpt_init(layout, 42, p.data());
     params.assign(p.begin(), p.end());
@@ -33,8 +46,10 @@ struct Fixture {
   }
 };
 
-TEST(GptGradients, EveryTensorMatchesCentralDifferences) {
-  Fixture f;
+class GptGradients : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GptGradients, EveryTensorMatchesCentralDifferences) {
+  Fixture f(GetParam());
   GptModel<double> model(f.layout, f.B, f.T);
   std::vector<double> grads(f.layout.num_params(), 0.0);
   model.forward_backward(f.params.data(), grads.data(), f.tokens.data(), f.targets.data());
@@ -67,8 +82,8 @@ TEST(GptGradients, EveryTensorMatchesCentralDifferences) {
   }
 }
 
-TEST(GptGradients, RecomputeGivesIdenticalGradients) {
-  Fixture f;
+TEST_P(GptGradients, RecomputeGivesIdenticalGradients) {
+  Fixture f(GetParam());
   std::vector<float> p(f.params.begin(), f.params.end());
   std::vector<float> g1(p.size(), 0.0f), g2(p.size(), 0.0f);
   GptModel<float> plain(f.layout, f.B, f.T, false), recompute(f.layout, f.B, f.T, true);
@@ -78,13 +93,21 @@ TEST(GptGradients, RecomputeGivesIdenticalGradients) {
   EXPECT_EQ(g1, g2);
 }
 
-TEST(GptGradients, InitialLossIsNearLogVocab) {
-  Fixture f;
+TEST_P(GptGradients, InitialLossIsNearLogVocab) {
+  Fixture f(GetParam());
   std::vector<float> p(f.layout.num_params());
   gpt_init(f.layout, 3, p.data());
   GptModel<float> model(f.layout, f.B, f.T);
   EXPECT_NEAR(model.forward(p.data(), f.tokens.data(), f.targets.data()), std::log(256.0), 0.05);
 }
+
+INSTANTIATE_TEST_SUITE_P(Architectures, GptGradients,
+                         ::testing::Values("gpt-tiny", "llama-tiny", "qwen-like", "llama31-like", "mixed"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 TEST(GptConfig, PresetsAndParameterCounts) {
   EXPECT_EQ(gpt_preset("gpt2-124m").num_params(), 124439808u);  // GPT-2 small with tied head, context 1024

@@ -66,7 +66,7 @@ struct Fp32Math {
 // (no GPU needed).
 TEST(GpuOps, AttentionBackwardRefusesANullScratch) {
   try {
-    gpu::attention_backward(nullptr, nullptr, nullptr, nullptr, nullptr, 2, 24, 64, 4);
+    gpu::attention_backward(nullptr, nullptr, nullptr, nullptr, nullptr, 2, 24, 64, 4, 4);
     FAIL() << "accepted a null scratch";
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("attention_backward needs a scratch of attention_scratch(Tn, H) = 2304 floats"), std::string::npos)
@@ -107,18 +107,53 @@ TEST(GpuOps, LayersMatchTheCpu) {
     expect_close(download(gdW), dW, 1e-5, "matmul dW");
     expect_close(download(gdb), db, 1e-5, "matmul db");
   }
-  {  // causal attention
-    const auto qkv = random_vector(N * 3 * C, 13);
-    std::vector<float> out(N * C), att(B * H * T * T), dqkv(N * 3 * C), scratch(ops::attention_scratch(T, H));
+  for (int KV : {H, H / 2, 1}) {  // causal attention: multi-head, grouped-query, multi-query
+    const int Wd = C + 2 * KV * (C / H);
+    const auto qkv = random_vector(N * Wd, 13);
+    std::vector<float> out(N * C), att(B * H * T * T), dqkv(N * Wd), scratch(ops::attention_scratch(T, H));
     auto gqkv = upload(qkv), gout = upload(out), gatt = upload(att), gdout = upload(dout), gdqkv = upload(dqkv);
     gpu::DeviceArray<float> gscratch(gpu::attention_scratch(T, H));
-    ops::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, H);
-    gpu::attention_forward(gout.data(), gatt.data(), gqkv.data(), B, T, C, H);
-    expect_close(download(gatt), att, 1e-5, "attention probabilities");
-    expect_close(download(gout), out, 1e-5, "attention out");
-    ops::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), scratch.data(), B, T, C, H);
-    gpu::attention_backward(gdqkv.data(), gdout.data(), gqkv.data(), gatt.data(), gscratch.data(), B, T, C, H);
-    expect_close(download(gdqkv), dqkv, 1e-5, "attention dqkv");
+    ops::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, H, KV);
+    gpu::attention_forward(gout.data(), gatt.data(), gqkv.data(), B, T, C, H, KV);
+    const std::string kv = " (KV " + std::to_string(KV) + ")";
+    expect_close(download(gatt), att, 1e-5, ("attention probabilities" + kv).c_str());
+    expect_close(download(gout), out, 1e-5, ("attention out" + kv).c_str());
+    ops::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), scratch.data(), B, T, C, H, KV);
+    gpu::attention_backward(gdqkv.data(), gdout.data(), gqkv.data(), gatt.data(), gscratch.data(), B, T, C, H, KV);
+    expect_close(download(gdqkv), dqkv, 1e-5, ("attention dqkv" + kv).c_str());
+  }
+  {  // RMSNorm forward and backward (dx, dw accumulate), RoPE both ways, SwiGLU
+    std::vector<float> out(N * C), rstd(N), dx = random_vector(N * C, 20), dw = random_vector(C, 21);
+    auto gx = upload(x), gw = upload(w), gout = upload(out), grstd = upload(rstd), gdout = upload(dout), gdx = upload(dx), gdw = upload(dw);
+    ops::rmsnorm_forward(out.data(), rstd.data(), x.data(), w.data(), N, C, 1e-6f);
+    gpu::rmsnorm_forward(gout.data(), grstd.data(), gx.data(), gw.data(), N, C, 1e-6f);
+    expect_close(download(gout), out, 1e-5, "rmsnorm out");
+    ops::rmsnorm_backward(dx.data(), dw.data(), dout.data(), x.data(), w.data(), rstd.data(), N, C);
+    gpu::rmsnorm_backward(gdx.data(), gdw.data(), gdout.data(), gx.data(), gw.data(), grstd.data(), N, C);
+    expect_close(download(gdx), dx, 1e-5, "rmsnorm dx");
+    expect_close(download(gdw), dw, 1e-5, "rmsnorm dw");
+    const int KV = H / 2, D = C / H, Wd = C + 2 * KV * D;
+    std::vector<double> cd(T * D / 2), sd(T * D / 2);
+    ops::rope_tables(cd.data(), sd.data(), T, D, 10000, RopeScaling{});
+    const std::vector<float> cs(cd.begin(), cd.end()), sn(sd.begin(), sd.end());
+    auto qkv = random_vector(N * Wd, 22);
+    auto gqkv = upload(qkv), gcs = upload(cs), gsn = upload(sn);
+    ops::rope_forward(qkv.data(), cs.data(), sn.data(), B, T, H, KV, D);
+    gpu::rope_forward(gqkv.data(), gcs.data(), gsn.data(), B, T, H, KV, D);
+    expect_close(download(gqkv), qkv, 1e-6, "rope forward");
+    ops::rope_backward(qkv.data(), cs.data(), sn.data(), B, T, H, KV, D);
+    gpu::rope_backward(gqkv.data(), gcs.data(), gsn.data(), B, T, H, KV, D);
+    expect_close(download(gqkv), qkv, 1e-6, "rope backward");
+    const int F = 40;
+    const auto gu = random_vector(N * 2 * F, 23), dy = random_vector(N * F, 24);
+    std::vector<float> y(N * F), dgu(N * 2 * F);
+    auto ggu = upload(gu), gdy = upload(dy), gy = upload(y), gdgu = upload(dgu);
+    ops::swiglu_forward(y.data(), gu.data(), N, F);
+    gpu::swiglu_forward(gy.data(), ggu.data(), N, F);
+    expect_close(download(gy), y, 1e-6, "swiglu");
+    ops::swiglu_backward(dgu.data(), gu.data(), dy.data(), N, F);
+    gpu::swiglu_backward(gdgu.data(), ggu.data(), gdy.data(), N, F);
+    expect_close(download(gdgu), dgu, 1e-6, "swiglu backward");
   }
   {  // GELU, residual, token and position embedding
     std::vector<float> y(N * C), dx(N * C), r(N * C);
@@ -176,11 +211,11 @@ TEST(GpuOps, LayersMatchTheCpu) {
 }
 
 struct TinyModel {
-  GptLayout layout{gpt_preset("gpt-tiny")};
+  GptLayout layout;
   int B = 4, T = 64;
   std::vector<float> params;
   std::vector<int> tokens, targets;
-  explicit TinyModel(unsigned seed) {
+  explicit TinyModel(unsigned seed, const char* preset = "gpt-tiny") : layout(gpt_preset(preset)) {
     params.resize(layout.num_params());
     gpt_init(layout, seed, params.data());
     batch(0);
@@ -199,7 +234,9 @@ double relative_l2(const std::vector<float>& a, const std::vector<float>& b, std
 
 TEST(GpuModel, ForwardBackwardMatchesTheCpuInBf16) {
   TZ_NEED_GPU();
-  TinyModel m(5);
+  for (const char* preset : {"gpt-tiny", "llama-tiny"}) {
+  SCOPED_TRACE(preset);
+  TinyModel m(5, preset);
   GptModel<float> cpu(m.layout, m.B, m.T);
   std::vector<float> grads(m.params.size(), 0.0f);
   const double loss = cpu.forward_backward(m.params.data(), grads.data(), m.tokens.data(), m.targets.data());
@@ -214,6 +251,7 @@ TEST(GpuModel, ForwardBackwardMatchesTheCpuInBf16) {
   const auto got = download(gg);
   for (const TensorInfo& t : m.layout.tensors())
     EXPECT_LT(relative_l2(got, grads, t.offset, t.numel), 2e-2) << t.name;
+  }
 }
 
 TEST(GpuModel, TwentyTrainingStepsFollowTheCpuLossCurve) {

@@ -42,7 +42,7 @@ TEST(HfGpt2, ImportGivesPyTorchsLogits) {
   GptModel<float> model(layout, B, T);
   model.forward(w.params.data(), tokens.data(), tokens.data());
   std::vector<float> got(want.size());
-  model.logits(w.params.data(), got.data());
+  model.logits(w.params.data(), w.params.data() + layout.units()[layout.head_unit()].offset, got.data());
   double scale = 0, worst = 0;
   for (std::size_t i = 0; i < want.size(); ++i) {
     scale = std::max(scale, static_cast<double>(std::abs(want[i])));
@@ -89,6 +89,9 @@ TEST(HfGpt2, RejectsOtherModelsAndDamagedFiles) {
   fs::create_directories(dir);
   fs::copy_file(kGolden + "/hf_gpt2/model.safetensors", dir / "model.safetensors");
   std::ofstream(dir / "config.json") << R"({"model_type": "llama", "vocab_size": 256})";
+  expect_format_error(dir.string(), "missing key 'max_position_embeddings'");
+  std::ofstream(dir / "config.json") << R"({"architectures": ["LlamaForCausalLM"], "vocab_size": 256, "max_position_embeddings": 16,
+    "num_hidden_layers": 2, "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64})";
   expect_format_error(dir.string(), "not a GPT-2 config");
   std::ofstream(dir / "config.json") << R"({"model_type": "gpt2", "vocab_size": 256, "n_positions": 16, "n_embd": 32,
     "n_layer": 3, "n_head": 4})";

@@ -20,9 +20,13 @@ namespace tierzero::test {
 
 // A gpt-tiny run for the engine tests: micro_batch x grad_accum sequences
 // of seq_len tokens per rank and step, parameters stored in `dtype`.
-inline TrainConfig tiny_run(int micro_batch, int grad_accum, int seq_len, std::int64_t steps, DType dtype = DType::bf16) {
+// The tiny model of each architecture the engine trains: GPT-2's and the Llama family's.
+inline const char* const kTinyModels[] = {"gpt-tiny", "llama-tiny"};
+
+inline TrainConfig tiny_run(int micro_batch, int grad_accum, int seq_len, std::int64_t steps, DType dtype = DType::bf16,
+                            const char* model = "gpt-tiny") {
   TrainConfig c;
-  c.model = gpt_preset("gpt-tiny");
+  c.model = gpt_preset(model);
   c.micro_batch = micro_batch, c.grad_accum = grad_accum, c.seq_len = seq_len, c.steps = steps;
   c.param_dtype = dtype;
   return c;

@@ -25,12 +25,15 @@ class KvDecoder {
   void reset() { length_ = 0; }
 
  private:
+  // ln_ = the configured norm of x_ with weight w (a LayerNorm's bias at b_offset in `unit`).
+  void norm(const float* w, std::size_t b_offset, const float* unit);
+
   const GptLayout& layout_;
   const float* params_;
-  const float *wte_, *wpe_, *head_;  // inside params_
+  const float *wte_, *wpe_, *head_;  // inside params_ (wpe_ null with RoPE)
   int length_ = 0;
-  std::vector<std::vector<float>> keys_, values_;  // per layer: [context, C]
-  std::vector<float> x_, ln_, mean_, rstd_, qkv_, y_, proj_, fch_, fch_gelu_, scores_, logits_;
+  std::vector<std::vector<float>> keys_, values_;  // per layer: [context, KV * D], keys rotated
+  std::vector<float> x_, ln_, mean_, rstd_, qkv_, y_, proj_, fch_, fch_act_, scores_, logits_, rope_cos_, rope_sin_;
 };
 
 struct SampleOptions {

@@ -1,45 +1,120 @@
-// GPT model shapes, presets and the parameter layout (docs/models.md).
-// All parameters live in one flat arena; the arena is cut into
-// *units* that the sharding engine fetches and releases one at a time:
-//   unit 0        embed  wte [V, C], wpe [T, C]
-//   unit 1 .. L   block  ln1_w [C], ln1_b [C], attn_w [3C, C], attn_b [3C],
-//                        proj_w [C, C], proj_b [C], ln2_w [C], ln2_b [C],
-//                        fc_w [4C, C], fc_b [4C], fcproj_w [C, 4C], fcproj_b [C]
-//   unit L + 1    head   lnf_w [C], lnf_b [C]  (the LM head is tied to wte)
-// Linear weights are [out, in] (y = x W^T + b), as in PyTorch. Value types.
+// Decoder-only transformer shapes (GPT-2 and the Llama family), presets,
+// model files and the parameter layout (docs/models.md). All parameters
+// live in one flat arena; the arena is cut into *units* that the sharding
+// engine fetches and releases one at a time:
+//   unit 0        embed  wte [V, C], wpe [T, C] (learned positions only)
+//   unit 1 .. L   block  ln1_w [C], ln1_b [C] (LayerNorm only),
+//                        attn_w [(H + 2 KV) D, C], attn_b (bias all or qkv),
+//                        proj_w [C, C], proj_b (bias all), ln2_w, ln2_b,
+//                        fc_w [F, C] (GELU) or [2F, C] (SwiGLU: gate rows,
+//                        then up rows), fc_b (bias all), fcproj_w [C, F], fcproj_b
+//   unit L + 1    head   lnf_w [C], lnf_b [C] (LayerNorm only), lm_head [V, C]
+//                        (untied only; tied heads use wte)
+// D = C / H is the head size, KV the key/value heads (grouped-query
+// attention when KV < H), F the MLP's hidden size. attn_w's rows are the
+// H query heads, then KV key heads, then KV value heads, each D rows in
+// Hugging Face's rotate-half order for RoPE. Linear weights are [out, in]
+// (y = x W^T + b), as in PyTorch. Value types.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tierzero {
 
+enum class Norm { layernorm, rmsnorm };
+enum class Positions { learned, rope };
+enum class Mlp { gelu, swiglu };
+// Which linears carry a bias: all (GPT-2), none (Llama, Mistral) or the
+// query/key/value projection only (Qwen2).
+enum class Bias { all, none, qkv };
+std::string_view norm_name(Norm n);
+std::string_view positions_name(Positions p);
+std::string_view mlp_name(Mlp m);
+std::string_view bias_name(Bias b);
+
+// Llama 3.1's RoPE frequency scaling (rope_type "llama3"; Hugging Face
+// transformers' _compute_llama3_parameters): wavelengths longer than
+// original_context / low_freq_factor are divided by `factor`, those shorter
+// than original_context / high_freq_factor kept, and the band between
+// interpolated. factor 0: none.
+struct RopeScaling {
+  double factor = 0;
+  double low_freq_factor = 1;
+  double high_freq_factor = 4;
+  int original_context = 8192;
+  bool operator==(const RopeScaling& o) const {
+    return factor == o.factor && low_freq_factor == o.low_freq_factor && high_freq_factor == o.high_freq_factor &&
+           original_context == o.original_context;
+  }
+};
+
 struct GptConfig {
+  GptConfig() = default;
+  // A shape with GPT-2's architecture (every other field at its default).
+  GptConfig(std::string name_, int vocab_, int context_, int layers_, int channels_, int heads_)
+      : name(std::move(name_)), vocab(vocab_), context(context_), layers(layers_), channels(channels_), heads(heads_) {}
+
   std::string name = "custom";
   int vocab = 256;    // V
   int context = 64;   // T (maximum sequence length)
   int layers = 2;     // L
   int channels = 64;  // C
   int heads = 4;      // H; C % H == 0
+  int kv_heads = 0;   // KV: 0 = H; H % KV == 0
+  int ffn = 0;        // F: 0 = 4C
+  Norm norm = Norm::layernorm;
+  double norm_eps = 1e-5;
+  Positions positions = Positions::learned;
+  double rope_theta = 10000;
+  RopeScaling rope_scaling;
+  Mlp mlp = Mlp::gelu;
+  Bias bias = Bias::all;
+  bool tied = true;   // the LM head is wte
 
   // Throws ConfigError naming the bad field.
   void validate() const;
+  int kv() const { return kv_heads > 0 ? kv_heads : heads; }
+  int ffn_size() const { return ffn > 0 ? ffn : 4 * channels; }
+  int head_size() const { return channels / heads; }
+  bool qkv_bias() const { return bias != Bias::none; }
+  bool linear_bias() const { return bias == Bias::all; }
+  // "gpt2" for GPT-2's architecture, else "llama" (every Llama-family
+  // feature is a field: a Qwen2 shape is llama with bias qkv).
+  std::string_view family() const;
+  // Same shape and architecture (the name aside).
+  bool same_architecture(const GptConfig& o) const;
+  // One line: "NAME: V 256, T 64, L 2, C 64, H 4, KV 2, F 176, rmsnorm, rope
+  // (theta 10000), swiglu, bias none, untied head, 125248 parameters".
+  std::string describe() const;
   std::size_t num_params() const;
   // Model FLOPs per trained token (forward + backward), PaLM's formula
   // (Chowdhery et al. 2022, "PaLM", appendix B): 6 N + 12 L C T, where N
   // counts every parameter that takes part in a matrix multiply: all but
-  // wpe (a lookup); wte is counted once, as the tied LM head.
+  // wpe and, when the head is untied, wte (lookups); a tied wte is counted
+  // once, as the LM head. Grouped-query attention changes N (smaller K/V
+  // projections), not the 12 L C T of the attention products.
   double flops_per_token(int seq_len) const;
 };
 
 // Presets: gpt-tiny (tests), gpt-mini (~10M, benchmarks here), gpt2-124m,
-// gpt-1.3b, gpt-10b, gpt-20b (docs/models.md lists shapes and sizes).
+// gpt-1.3b, gpt-10b, gpt-18b, gpt-20b; llama-tiny, llama-mini (byte
+// vocabulary, tests and the demo), llama3-8b, llama3-70b, qwen2.5-7b
+// (docs/models.md lists shapes and sizes).
 std::vector<std::string> gpt_preset_names();
 // Throws ConfigError for an unknown name.
 GptConfig gpt_preset(std::string_view name);
 
+// A model named on a command line or in a config (`--model`): a preset
+// name, a model description file (*.toml: the keys of docs/models.md), a
+// Hugging Face config.json (GPT2LMHeadModel, LlamaForCausalLM,
+// Qwen2ForCausalLM, MistralForCausalLM) or a directory holding one.
+// Throws ConfigError naming the file and key for an unknown or
+// inconsistent key, an unsupported architecture or an unknown name.
+GptConfig load_model(const std::string& spec);
 struct TensorInfo {
   std::string name;          // "wte", "h.0.attn_w", ..., "lnf_w"
   std::vector<int> shape;
@@ -56,9 +131,15 @@ struct UnitInfo {
   std::size_t numel = 0;
 };
 
-// Offsets of a block unit's tensors inside the unit, in elements.
+// Offsets of a block unit's tensors inside the unit, in elements;
+// kAbsent for a tensor the architecture does not have (biases, LayerNorm's bias).
+inline constexpr std::size_t kAbsent = static_cast<std::size_t>(-1);
 struct BlockOffsets {
   std::size_t ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, fcproj_w, fcproj_b;
+};
+// Offsets inside the head unit: lnf_w, lnf_b (kAbsent for RMSNorm), lm_head (kAbsent when tied).
+struct HeadOffsets {
+  std::size_t lnf_w, lnf_b, lm_head;
 };
 
 class GptLayout {
@@ -70,6 +151,7 @@ class GptLayout {
   std::size_t num_params() const { return total_; }
   const TensorInfo& tensor(std::string_view name) const;  // throws ConfigError
   const BlockOffsets& block() const { return block_; }
+  const HeadOffsets& head() const { return head_; }
   int embed_unit() const { return 0; }
   int block_unit(int layer) const { return 1 + layer; }
   int head_unit() const { return config_.layers + 1; }
@@ -86,11 +168,12 @@ class GptLayout {
   std::vector<TensorInfo> tensors_;
   std::vector<UnitInfo> units_;
   BlockOffsets block_{};
+  HeadOffsets head_{};
   std::size_t total_ = 0;
 };
 
 // GPT-2 initialisation, deterministic in `seed`: weights N(0, 0.02), the two
-// residual projections N(0, 0.02 / sqrt(2 L)), biases 0, LayerNorm weight 1.
+// residual projections N(0, 0.02 / sqrt(2 L)), biases 0, norm weights 1.
 void gpt_init(const GptLayout& layout, std::uint64_t seed, float* params);
 
 }  // namespace tierzero

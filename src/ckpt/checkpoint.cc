@@ -18,6 +18,7 @@
 #include "tierzero/error.h"
 #include "tierzero/hf_gpt2.h"
 #include "ckpt/hf_gpt2_names.h"
+#include "model/model_file.h"
 #include "core/read_file.h"
 #include "ckpt/safetensors.h"
 #include "plan/shard_layout.h"
@@ -88,10 +89,6 @@ void write_file_synced(const std::string& path, const void* data, std::size_t by
 }
 
 namespace {
-json model_json(const GptConfig& m) {
-  return {{"name", m.name}, {"vocab", m.vocab}, {"context", m.context}, {"layers", m.layers}, {"channels", m.channels}, {"heads", m.heads}};
-}
-
 json plan_json(const Plan& p) {
   return {{"name", p.name},
           {"params", partition_name(p.params)},
@@ -189,9 +186,7 @@ CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::str
     m.optim_steps = whole<std::int64_t>(j, "optim_steps");
     TZ_CHECK(m.step >= 0 && m.optim_steps >= 0, ConfigError, "'step' and 'optim_steps' must be >= 0");
     const json& mj = j.at("model");
-    m.model = GptConfig{mj.at("name").get<std::string>(), whole<int>(mj, "vocab"), whole<int>(mj, "context"), whole<int>(mj, "layers"),
-                        whole<int>(mj, "channels"), whole<int>(mj, "heads")};
-    m.model.validate();
+    m.model = model_from_json(mj, origin);
     const json& t = j.at("train");
     m.train.model = m.model;
     m.train.seed = whole<std::uint64_t>(t, "seed");

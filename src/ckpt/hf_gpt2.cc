@@ -8,6 +8,7 @@
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
 #include "ckpt/hf_gpt2_names.h"
+#include "model/model_file.h"
 #include "core/read_file.h"
 
 namespace tierzero {
@@ -48,11 +49,6 @@ std::vector<float> transposed(const float* x, std::size_t rows, std::size_t cols
   return out;
 }
 
-int whole(const json& j, const char* key, const std::string& where) {
-  TZ_CHECK(j.contains(key) && j.at(key).is_number_integer() && j.at(key).get<long long>() >= 1 && j.at(key).get<long long>() < (1 << 30),
-           FormatError, where + ": '" + key + "' must be a positive integer");
-  return j.at(key).get<int>();
-}
 
 std::string read_all(const fs::path& p) {
   auto text = read_file(p.string());
@@ -61,19 +57,19 @@ std::string read_all(const fs::path& p) {
 }
 
 GptConfig model_from_metadata(const std::string& text, const std::string& where) {
+  json j;
   try {
-    const json j = json::parse(text);
-    GptConfig m{j.at("name").get<std::string>(), whole(j, "vocab", where), whole(j, "context", where), whole(j, "layers", where),
-                whole(j, "channels", where), whole(j, "heads", where)};
-    m.validate();
-    return m;
+    j = json::parse(text);
   } catch (const json::exception& e) {
-    TZ_THROW(FormatError, where + ": its 'model' metadata is not tierzero's model description (" + e.what() + ")");
+    TZ_THROW(FormatError, where + ": its 'model' metadata is not JSON (" + e.what() + ")");
   }
+  return model_from_json(j, where);
 }
 }  // namespace
 
 void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir) {
+  TZ_CHECK(model.family() == "gpt2", ConfigError,
+           "the hf-gpt2 format holds GPT-2 models; " + model.name + " is a Llama-family model (export it with --safetensors)");
   const GptLayout layout(model);
   TZ_CHECK(params.size() == layout.num_params(), ConfigError, "write_hf_gpt2: parameters do not match the model");
   SafeTensorsFile out;
@@ -139,25 +135,13 @@ std::vector<float> hf_gpt2_params(const SafeTensorsFile& f, const GptConfig& mod
 
 GptConfig read_hf_gpt2_config(const std::string& path) {
   const std::string where = "'" + path + "'";
-  json j;
+  GptConfig m;
   try {
-    j = json::parse(read_all(path));
-  } catch (const json::exception& e) {
-    TZ_THROW(FormatError, where + " is not valid JSON: " + e.what());
-  }
-  TZ_CHECK(j.is_object() && j.value("model_type", "") == "gpt2", FormatError, where + ": not a GPT-2 config (model_type must be \"gpt2\")");
-  const std::string act = j.value("activation_function", "gelu_new");
-  TZ_CHECK(act == "gelu_new" || act == "gelu_pytorch_tanh", FormatError,
-           where + ": activation_function '" + act + "' (tierzero's GPT-2 uses the tanh GELU, gelu_new)");
-  TZ_CHECK(!j.contains("n_inner") || j.at("n_inner").is_null() || j.at("n_inner") == 4 * whole(j, "n_embd", where), FormatError,
-           where + ": n_inner must be 4 x n_embd");
-  GptConfig m{"hf-gpt2", whole(j, "vocab_size", where), whole(j, "n_positions", where), whole(j, "n_layer", where),
-              whole(j, "n_embd", where), whole(j, "n_head", where)};
-  try {
-    m.validate();
+    m = parse_hf_config(read_all(path), where);
   } catch (const ConfigError& e) {
-    TZ_THROW(FormatError, where + ": " + e.message());
+    TZ_THROW(FormatError, e.message());
   }
+  TZ_CHECK(m.family() == "gpt2", FormatError, where + ": not a GPT-2 config (" + m.name + ": only GPT-2 weights are imported)");
   return m;
 }
 

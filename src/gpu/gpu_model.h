@@ -13,10 +13,20 @@ struct DeviceOps {
   template <class T>
   using Array = DeviceArray<T>;
   static void zero(DeviceArray<float>& a) { fill_zero(a.data(), a.size() * sizeof(float)); }
+  static void upload(DeviceArray<float>& a, const float* host, std::size_t n) {
+    a.resize(n);
+    to_device(a.data(), host, n * sizeof(float));
+  }
   static constexpr auto encoder_forward = &gpu::encoder_forward;
   static constexpr auto encoder_backward = &gpu::encoder_backward;
   static constexpr auto layernorm_forward = &gpu::layernorm_forward;
   static constexpr auto layernorm_backward = &gpu::layernorm_backward;
+  static constexpr auto rmsnorm_forward = &gpu::rmsnorm_forward;
+  static constexpr auto rmsnorm_backward = &gpu::rmsnorm_backward;
+  static constexpr auto rope_forward = &gpu::rope_forward;
+  static constexpr auto rope_backward = &gpu::rope_backward;
+  static constexpr auto swiglu_forward = &gpu::swiglu_forward;
+  static constexpr auto swiglu_backward = &gpu::swiglu_backward;
   static constexpr auto matmul_forward = &gpu::matmul_forward;
   static constexpr auto matmul_backward = &gpu::matmul_backward;
   static constexpr auto attention_forward = &gpu::attention_forward;

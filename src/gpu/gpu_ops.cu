@@ -59,7 +59,7 @@ __device__ void softmax_row(float* row, int len, int width, float* shared) {
 __global__ void encoder_forward_kernel(float* out, const int* tokens, const float* wte, const float* wpe, int N, int Tn, int C) {
   TZ_GRID_STRIDE(i, static_cast<std::size_t>(N) * C) {
     const int n = static_cast<int>(i / C), c = static_cast<int>(i % C), t = n % Tn;
-    out[i] = wte[static_cast<std::size_t>(tokens[n]) * C + c] + wpe[static_cast<std::size_t>(t) * C + c];
+    out[i] = wte[static_cast<std::size_t>(tokens[n]) * C + c] + (wpe ? wpe[static_cast<std::size_t>(t) * C + c] : 0.0f);
   }
 }
 
@@ -67,7 +67,7 @@ __global__ void encoder_backward_kernel(float* dwte, float* dwpe, const float* d
   TZ_GRID_STRIDE(i, static_cast<std::size_t>(N) * C) {
     const int n = static_cast<int>(i / C), c = static_cast<int>(i % C), t = n % Tn;
     atomicAdd(dwte + static_cast<std::size_t>(tokens[n]) * C + c, dout[i]);
-    atomicAdd(dwpe + static_cast<std::size_t>(t) * C + c, dout[i]);
+    if (dwpe) atomicAdd(dwpe + static_cast<std::size_t>(t) * C + c, dout[i]);
   }
 }
 
@@ -109,7 +109,69 @@ __global__ void layernorm_backward_dx_kernel(float* dx, const float* dout, const
   }
 }
 
-// Column sums, dw[c] += sum_n norm[n,c] * dout[n,c] (when x is given) and
+__global__ void rmsnorm_forward_kernel(float* out, float* rstd, const float* x, const float* w, int N, int C, float eps) {
+  __shared__ float shared[kThreads / 32];
+  TZ_BLOCK_STRIDE(row, static_cast<std::size_t>(N)) {
+    const float* xr = x + row * C;
+    float ss = 0;
+    for (int i = threadIdx.x; i < C; i += blockDim.x) ss += xr[i] * xr[i];
+    const float r = 1.0f / sqrtf(block_sum(ss, shared) / C + eps);
+    float* o = out + row * C;
+    for (int i = threadIdx.x; i < C; i += blockDim.x) o[i] = xr[i] * r * w[i];
+    if (threadIdx.x == 0) rstd[row] = r;
+  }
+}
+
+// The CPU's rule (model/ops.h): dx += s (w dy - x s^2 mean(w dy x)).
+__global__ void rmsnorm_backward_dx_kernel(float* dx, const float* dout, const float* x, const float* w, const float* rstd, int N, int C) {
+  __shared__ float shared[kThreads / 32];
+  TZ_BLOCK_STRIDE(row, static_cast<std::size_t>(N)) {
+    const float *d = dout + row * C, *xr = x + row * C;
+    const float s = rstd[row];
+    float dot = 0;
+    for (int i = threadIdx.x; i < C; i += blockDim.x) dot += w[i] * d[i] * xr[i];
+    const float k = block_sum(dot, shared) * s * s / C;
+    float* dxr = dx + row * C;
+    for (int i = threadIdx.x; i < C; i += blockDim.x) dxr[i] += s * (w[i] * d[i] - xr[i] * k);
+  }
+}
+
+// Turns the query and key heads of each row of qkv by +angle (sign 1) or
+// -angle (sign -1), one thread per rotated pair.
+__global__ void rope_kernel(float* qkv, const float* cos, const float* sin, int N, int Tn, int H, int KV, int D, float sign) {
+  const int half = D / 2, W = (H + 2 * KV) * D;
+  TZ_GRID_STRIDE(idx, static_cast<std::size_t>(N) * (H + KV) * half) {
+    const std::size_t n = idx / (static_cast<std::size_t>(H + KV) * half);
+    const int rest = static_cast<int>(idx % (static_cast<std::size_t>(H + KV) * half)), h = rest / half, i = rest % half;
+    const int t = static_cast<int>(n % Tn);
+    float* x = qkv + n * W + static_cast<std::size_t>(h) * D;
+    const float c = cos[static_cast<std::size_t>(t) * half + i], sn = sign * sin[static_cast<std::size_t>(t) * half + i];
+    const float a = x[i], z = x[i + half];
+    x[i] = a * c - z * sn;
+    x[i + half] = z * c + a * sn;
+  }
+}
+
+__global__ void swiglu_forward_kernel(float* out, const float* x, int N, int F) {
+  TZ_GRID_STRIDE(idx, static_cast<std::size_t>(N) * F) {
+    const std::size_t n = idx / F, i = idx % F;
+    const float g = x[n * 2 * F + i], u = x[n * 2 * F + F + i];
+    out[idx] = g / (1.0f + expf(-g)) * u;
+  }
+}
+
+__global__ void swiglu_backward_kernel(float* dx, const float* x, const float* dout, int N, int F) {
+  TZ_GRID_STRIDE(idx, static_cast<std::size_t>(N) * F) {
+    const std::size_t n = idx / F, i = idx % F;
+    const float g = x[n * 2 * F + i], u = x[n * 2 * F + F + i], d = dout[idx];
+    const float sig = 1.0f / (1.0f + expf(-g));
+    dx[n * 2 * F + F + i] = d * g * sig;
+    dx[n * 2 * F + i] = d * u * sig * (1.0f + g * (1.0f - sig));
+  }
+}
+
+// Column sums, dw[c] += sum_n norm[n,c] * dout[n,c] (when x is given;
+// norm = (x - mean) rstd, mean null for RMSNorm) and
 // db[c] += sum_n dout[n,c], in two deterministic passes: the rows are cut
 // into chunks of kColumnChunk; pass 1 sums each (chunk, column) in row order
 // into partial[chunk * C + c] (adjacent threads take adjacent columns, so
@@ -128,7 +190,7 @@ __global__ void column_partials_kernel(float* pw, float* pb, const float* dout, 
     for (int n = first; n < last; ++n) {
       const float d = dout[static_cast<std::size_t>(n) * C + c];
       sb += d;
-      if (pw) sw += (x[static_cast<std::size_t>(n) * C + c] - mean[n]) * rstd[n] * d;
+      if (pw) sw += (x[static_cast<std::size_t>(n) * C + c] - (mean ? mean[n] : 0.0f)) * rstd[n] * d;
     }
     pb[idx] = sb;
     if (pw) pw[idx] = sw;
@@ -268,6 +330,39 @@ void layernorm_backward(float* dx, float* dw, float* db, const float* dout, cons
   column_sums(dw, db, dout, x, mean, rstd, N, C);
 }
 
+void rmsnorm_forward(float* out, float* rstd, const float* x, const float* w, int N, int C, float eps) {
+  rmsnorm_forward_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(out, rstd, x, w, N, C, eps);
+  launched("rmsnorm_forward");
+}
+
+void rmsnorm_backward(float* dx, float* dw, const float* dout, const float* x, const float* w, const float* rstd, int N, int C) {
+  rmsnorm_backward_dx_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(dx, dout, x, w, rstd, N, C);
+  launched("rmsnorm_backward");
+  column_sums(dw, nullptr, dout, x, nullptr, rstd, N, C);
+}
+
+void rope_forward(float* qkv, const float* cos, const float* sin, int B, int Tn, int H, int KV, int D) {
+  const std::size_t n = static_cast<std::size_t>(B) * Tn * (H + KV) * (D / 2);
+  rope_kernel<<<grid_for(n), kThreads, 0, stream()>>>(qkv, cos, sin, B * Tn, Tn, H, KV, D, 1.0f);
+  launched("rope_forward");
+}
+
+void rope_backward(float* dqkv, const float* cos, const float* sin, int B, int Tn, int H, int KV, int D) {
+  const std::size_t n = static_cast<std::size_t>(B) * Tn * (H + KV) * (D / 2);
+  rope_kernel<<<grid_for(n), kThreads, 0, stream()>>>(dqkv, cos, sin, B * Tn, Tn, H, KV, D, -1.0f);
+  launched("rope_backward");
+}
+
+void swiglu_forward(float* out, const float* x, int N, int F) {
+  swiglu_forward_kernel<<<grid_for(static_cast<std::size_t>(N) * F), kThreads, 0, stream()>>>(out, x, N, F);
+  launched("swiglu_forward");
+}
+
+void swiglu_backward(float* dx, const float* x, const float* dout, int N, int F) {
+  swiglu_backward_kernel<<<grid_for(static_cast<std::size_t>(N) * F), kThreads, 0, stream()>>>(dx, x, dout, N, F);
+  launched("swiglu_backward");
+}
+
 void matmul_forward(float* out, const float* x, const float* w, const float* b, int N, int IC, int OC) {
   gemm(false, true, N, OC, IC, 1.0f, x, IC, w, IC, 0.0f, out, OC);
   if (!b) return;
@@ -283,41 +378,73 @@ void matmul_backward(float* dx, float* dw, float* db, const float* dout, const f
   column_sums(nullptr, db, dout, nullptr, nullptr, nullptr, N, OC);
 }
 
-void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H) {
-  const int hs = C / H, C3 = 3 * C;
+// Multi-head attention (KV = H) runs each sequence's heads as one batched
+// product; grouped-query attention batches the H / KV query heads of one
+// key/value head (the key/value operand's stride 0), and in backward adds
+// each query head's key/value gradient in turn (beta 1 after the group's first).
+void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H, int KV) {
+  const int hs = C / H, W = C + 2 * KV * hs, rep = H / KV;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  const long long tt = static_cast<long long>(Tn) * Tn;
-  for (int b = 0; b < B; ++b) {  // the heads of one sequence as one batched product
-    const float* q = qkv + static_cast<std::size_t>(b) * Tn * C3;
+  const long long tt = static_cast<long long>(Tn) * Tn, kv_stride = rep == 1 ? hs : 0;
+  for (int b = 0; b < B; ++b) {
+    const float* seq = qkv + static_cast<std::size_t>(b) * Tn * W;
     float* a = att + static_cast<std::size_t>(b) * H * tt;
-    gemm(false, true, Tn, Tn, hs, scale, q, C3, q + C, C3, 0.0f, a, Tn, H, hs, hs, tt);  // scores = q k^T / sqrt(hs)
-    const std::size_t rows = static_cast<std::size_t>(H) * Tn;
-    causal_softmax_kernel<<<grid_for(rows, 1), kThreads, 0, stream()>>>(a, rows, Tn);
-    launched("attention softmax");
-    gemm(false, false, Tn, hs, Tn, 1.0f, a, Tn, q + 2 * C, C3, 0.0f, out + static_cast<std::size_t>(b) * Tn * C, C, H, tt, hs, hs);
+    float* y = out + static_cast<std::size_t>(b) * Tn * C;
+    // One product per group of query heads sharing a key/value head (every head at once when KV = H).
+    for (int g = 0; g < (rep == 1 ? 1 : KV); ++g) {
+      const int heads = rep == 1 ? H : rep, h0 = g * rep;
+      const float* q = seq + static_cast<std::size_t>(h0) * hs;
+      const float* k = seq + C + static_cast<std::size_t>(g) * hs;
+      const float* v = k + static_cast<std::size_t>(KV) * hs;
+      gemm(false, true, Tn, Tn, hs, scale, q, W, k, W, 0.0f, a + h0 * tt, Tn, heads, hs, kv_stride, tt);  // scores = q k^T / sqrt(hs)
+      const std::size_t rows = static_cast<std::size_t>(heads) * Tn;
+      causal_softmax_kernel<<<grid_for(rows, 1), kThreads, 0, stream()>>>(a + h0 * tt, rows, Tn);
+      launched("attention softmax");
+      gemm(false, false, Tn, hs, Tn, 1.0f, a + h0 * tt, Tn, v, W, 0.0f, y + static_cast<std::size_t>(h0) * hs, C, heads, tt, kv_stride, hs);
+    }
   }
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B, int Tn, int C,
-                        int H) {
-  const int hs = C / H, C3 = 3 * C;
+                        int H, int KV) {
+  const int hs = C / H, W = C + 2 * KV * hs, rep = H / KV;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const long long tt = static_cast<long long>(Tn) * Tn;
   TZ_CHECK(scratch, Error,
            "attention_backward needs a scratch of attention_scratch(Tn, H) = " + std::to_string(attention_scratch(Tn, H)) + " floats");
   float* da = scratch;  // attention_scratch(Tn, H) elements: one sequence's score gradients
   for (int b = 0; b < B; ++b) {
-    const float* q = qkv + static_cast<std::size_t>(b) * Tn * C3;
-    float* dq = dqkv + static_cast<std::size_t>(b) * Tn * C3;
+    const float* seq = qkv + static_cast<std::size_t>(b) * Tn * W;
+    float* dseq = dqkv + static_cast<std::size_t>(b) * Tn * W;
     const float* a = att + static_cast<std::size_t>(b) * H * tt;
     const float* dy = dout + static_cast<std::size_t>(b) * Tn * C;
-    gemm(false, true, Tn, Tn, hs, 1.0f, dy, C, q + 2 * C, C3, 0.0f, da, Tn, H, hs, hs, tt);  // dP = dY V^T
-    gemm(true, false, Tn, hs, Tn, 1.0f, a, Tn, dy, C, 0.0f, dq + 2 * C, C3, H, tt, hs, hs);         // dV = P^T dY
+    const float *k = seq + C, *v = seq + C + static_cast<std::size_t>(KV) * hs;
+    float *dk = dseq + C, *dv = dseq + C + static_cast<std::size_t>(KV) * hs;
+    if (rep == 1) {  // every head at once
+      gemm(false, true, Tn, Tn, hs, 1.0f, dy, C, v, W, 0.0f, da, Tn, H, hs, hs, tt);        // dP = dY V^T
+      gemm(true, false, Tn, hs, Tn, 1.0f, a, Tn, dy, C, 0.0f, dv, W, H, tt, hs, hs);        // dV = P^T dY
+    } else {
+      for (int g = 0; g < KV; ++g) {
+        const std::size_t h0 = static_cast<std::size_t>(g) * rep;
+        gemm(false, true, Tn, Tn, hs, 1.0f, dy + h0 * hs, C, v + g * hs, W, 0.0f, da + h0 * tt, Tn, rep, hs, 0, tt);
+        for (int r = 0; r < rep; ++r)
+          gemm(true, false, Tn, hs, Tn, 1.0f, a + (h0 + r) * tt, Tn, dy + (h0 + r) * hs, C, r == 0 ? 0.0f : 1.0f, dv + g * hs, W);
+      }
+    }
     const std::size_t rows = static_cast<std::size_t>(H) * Tn;
     causal_softmax_backward_kernel<<<grid_for(rows, 1), kThreads, 0, stream()>>>(da, a, rows, Tn);
     launched("attention softmax backward");
-    gemm(false, false, Tn, hs, Tn, scale, da, Tn, q + C, C3, 0.0f, dq, C3, H, tt, hs, hs);  // dQ = dS K / sqrt(hs)
-    gemm(true, false, Tn, hs, Tn, scale, da, Tn, q, C3, 0.0f, dq + C, C3, H, tt, hs, hs);   // dK = dS^T Q / sqrt(hs)
+    if (rep == 1) {
+      gemm(false, false, Tn, hs, Tn, scale, da, Tn, k, W, 0.0f, dseq, W, H, tt, hs, hs);  // dQ = dS K / sqrt(hs)
+      gemm(true, false, Tn, hs, Tn, scale, da, Tn, seq, W, 0.0f, dk, W, H, tt, hs, hs);  // dK = dS^T Q / sqrt(hs)
+    } else {
+      for (int g = 0; g < KV; ++g) {
+        const std::size_t h0 = static_cast<std::size_t>(g) * rep;
+        gemm(false, false, Tn, hs, Tn, scale, da + h0 * tt, Tn, k + g * hs, W, 0.0f, dseq + h0 * hs, W, rep, tt, 0, hs);
+        for (int r = 0; r < rep; ++r)
+          gemm(true, false, Tn, hs, Tn, scale, da + (h0 + r) * tt, Tn, seq + (h0 + r) * hs, W, r == 0 ? 0.0f : 1.0f, dk + g * hs, W);
+      }
+    }
   }
 }
 

@@ -102,12 +102,18 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* to
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N, int C);
 void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, const float* mean,
                         const float* rstd, int N, int C);
+void rmsnorm_forward(float* out, float* rstd, const float* x, const float* w, int N, int C, float eps);
+void rmsnorm_backward(float* dx, float* dw, const float* dout, const float* x, const float* w, const float* rstd, int N, int C);
+void rope_forward(float* qkv, const float* cos, const float* sin, int B, int Tn, int H, int KV, int D);
+void rope_backward(float* dqkv, const float* cos, const float* sin, int B, int Tn, int H, int KV, int D);
 void matmul_forward(float* out, const float* x, const float* w, const float* b, int N, int IC, int OC);
 void matmul_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, int N, int IC, int OC);
-void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H);
+void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H, int KV);
 // scratch: attention_scratch(Tn, H) elements.
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B, int Tn, int C,
-                        int H);
+                        int H, int KV);
+void swiglu_forward(float* out, const float* x, int N, int F);
+void swiglu_backward(float* dx, const float* x, const float* dout, int N, int F);
 constexpr std::size_t attention_scratch(int Tn, int H) { return static_cast<std::size_t>(H) * Tn * Tn; }
 void gelu_forward(float* out, const float* x, std::size_t n);
 void gelu_backward(float* dx, const float* x, const float* dout, std::size_t n);

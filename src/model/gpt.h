@@ -1,9 +1,12 @@
-// A decoder-only transformer (GPT-2 architecture: learned position
-// embeddings, pre-LayerNorm blocks, causal multi-head attention, tanh-GELU
-// MLP of 4C, final LayerNorm, LM head tied to the token embedding) whose
-// forward and backward passes run one parameter unit at a time
-// (tierzero/gpt_config.h), so a caller can fetch a unit's weights just
-// before it is used and drop them right after.
+// A decoder-only transformer — GPT-2 (learned position embeddings,
+// pre-LayerNorm blocks, causal multi-head attention, tanh-GELU MLP of 4C,
+// final LayerNorm, LM head tied to the token embedding) or the Llama family
+// (RMSNorm, RoPE, grouped-query attention, SwiGLU, biases as configured,
+// tied or untied head), as its GptConfig says — whose forward and backward
+// passes run one parameter unit at a time (tierzero/gpt_config.h), so a
+// caller can fetch a unit's weights just before it is used and drop them
+// right after. The head uses the embed unit's wte when tied, its own
+// lm_head otherwise (head_forward is given both units either way).
 //
 // Call order for one micro-batch: embed_forward, block_forward(0 .. L-1),
 // head_forward, then head_backward, block_backward(L-1 .. 0), embed_backward.
@@ -57,7 +60,7 @@ class GptModel {
   // After head_forward: softmax probabilities [batch * seq_len, vocab].
   const T* probs() const;
   // Logits are not kept; this recomputes them into out [batch * seq_len, vocab].
-  void logits(const T* embed, T* out) const;
+  void logits(const T* embed, const T* head, T* out) const;
 
  private:
   struct Buffers;
@@ -66,6 +69,11 @@ class GptModel {
   bool recompute_;
   std::unique_ptr<Buffers> buf_;
   void block_forward_into(int layer, const T* block, int acts);
+  // LayerNorm or RMSNorm over [batch * seq_len, channels] (b and mean unused for RMSNorm).
+  void norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b) const;
+  void norm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean, const T* rstd) const;
+  // The LM head's weight: wte (tied) or the head unit's lm_head.
+  const T* head_weight(const T* embed, const T* head) const;
 };
 
 extern template class GptModel<float>;

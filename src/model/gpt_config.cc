@@ -1,34 +1,102 @@
 #include <cmath>
+#include <sstream>
 
 #include "tierzero/error.h"
 #include "tierzero/gpt_config.h"
 
 namespace tierzero {
 
+std::string_view norm_name(Norm n) { return n == Norm::layernorm ? "layernorm" : "rmsnorm"; }
+std::string_view positions_name(Positions p) { return p == Positions::learned ? "learned" : "rope"; }
+std::string_view mlp_name(Mlp m) { return m == Mlp::gelu ? "gelu" : "swiglu"; }
+std::string_view bias_name(Bias b) { return b == Bias::all ? "all" : b == Bias::none ? "none" : "qkv"; }
+
 void GptConfig::validate() const {
+  const std::string what = "model '" + name + "': ";
   auto positive = [&](int v, const char* field) {
-    TZ_CHECK(v >= 1, ConfigError, "model '" + name + "': " + field + " must be at least 1, got " + std::to_string(v));
+    TZ_CHECK(v >= 1, ConfigError, what + field + " must be at least 1, got " + std::to_string(v));
   };
   positive(vocab, "vocab");
   positive(context, "context");
   positive(layers, "layers");
   positive(channels, "channels");
   positive(heads, "heads");
+  TZ_CHECK(kv_heads >= 0 && ffn >= 0, ConfigError, what + "kv_heads and ffn must be at least 0 (0: the default)");
   TZ_CHECK(channels % heads == 0, ConfigError,
-           "model '" + name + "': channels (" + std::to_string(channels) + ") must be a multiple of heads (" + std::to_string(heads) + ")");
+           what + "channels (" + std::to_string(channels) + ") must be a multiple of heads (" + std::to_string(heads) + ")");
+  TZ_CHECK(heads % kv() == 0, ConfigError,
+           what + "heads (" + std::to_string(heads) + ") must be a multiple of kv_heads (" + std::to_string(kv()) + ")");
+  TZ_CHECK(positions == Positions::learned || head_size() % 2 == 0, ConfigError,
+           what + "rope needs an even head size, got " + std::to_string(head_size()));
+  TZ_CHECK(norm_eps > 0 && norm_eps < 1, ConfigError, what + "norm_eps must be in (0, 1)");
+  // The LayerNorm kernels (CPU and GPU) use GPT-2's epsilon.
+  TZ_CHECK(norm == Norm::rmsnorm || norm_eps == 1e-5, ConfigError, what + "layernorm supports norm_eps 1e-5 only (GPT-2's)");
+  TZ_CHECK(rope_theta > 1, ConfigError, what + "rope_theta must be above 1");
+  const RopeScaling& r = rope_scaling;
+  TZ_CHECK(r.factor == 0 || (r.factor >= 1 && r.high_freq_factor > r.low_freq_factor && r.low_freq_factor > 0 && r.original_context >= 1),
+           ConfigError, what + "rope_scaling needs factor >= 1, 0 < low_freq_factor < high_freq_factor and original_context >= 1");
+  TZ_CHECK(r.factor == 0 || positions == Positions::rope, ConfigError, what + "rope_scaling needs positions = rope");
+}
+
+std::string_view GptConfig::family() const {
+  const bool gpt2 = norm == Norm::layernorm && positions == Positions::learned && mlp == Mlp::gelu && bias == Bias::all && tied &&
+                    kv() == heads && ffn_size() == 4 * channels;
+  return gpt2 ? "gpt2" : "llama";
+}
+
+bool GptConfig::same_architecture(const GptConfig& o) const {
+  return vocab == o.vocab && context == o.context && layers == o.layers && channels == o.channels && heads == o.heads && kv() == o.kv() &&
+         ffn_size() == o.ffn_size() && norm == o.norm && norm_eps == o.norm_eps && positions == o.positions &&
+         (positions == Positions::learned || (rope_theta == o.rope_theta && rope_scaling == o.rope_scaling)) && mlp == o.mlp &&
+         bias == o.bias && tied == o.tied;
+}
+
+std::string GptConfig::describe() const {
+  std::ostringstream os;
+  os << name << ": V " << vocab << ", T " << context << ", L " << layers << ", C " << channels << ", H " << heads << ", KV " << kv()
+     << ", F " << ffn_size() << ", " << norm_name(norm);
+  if (norm == Norm::rmsnorm) os << " (eps " << norm_eps << ")";
+  os << ", " << positions_name(positions);
+  if (positions == Positions::rope) {
+    os << " (theta " << rope_theta;
+    if (rope_scaling.factor > 0) os << ", llama3 scaling x" << rope_scaling.factor << " from " << rope_scaling.original_context;
+    os << ")";
+  }
+  os << ", " << mlp_name(mlp) << ", bias " << bias_name(bias) << ", " << (tied ? "tied" : "untied") << " head, " << num_params()
+     << " parameters";
+  return os.str();
 }
 
 std::size_t GptConfig::num_params() const {
-  const std::size_t V = vocab, T = context, L = layers, C = channels;
-  return V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C;
+  const std::size_t V = vocab, T = context, L = layers, C = channels, F = ffn_size(), KVD = static_cast<std::size_t>(kv()) * head_size();
+  const std::size_t norm_n = norm == Norm::layernorm ? 2 * C : C;
+  const std::size_t attn = (C + 2 * KVD) * C + (qkv_bias() ? C + 2 * KVD : 0) + C * C + (linear_bias() ? C : 0);
+  const std::size_t mlp_n = (mlp == Mlp::swiglu ? 3 : 2) * F * C + (linear_bias() ? F + C : 0);
+  return V * C + (positions == Positions::learned ? T * C : 0) + L * (attn + mlp_n + 2 * norm_n) + norm_n + (tied ? 0 : V * C);
 }
 
 double GptConfig::flops_per_token(int seq_len) const {
-  const double n = static_cast<double>(num_params()) - static_cast<double>(context) * channels;
+  const double lookups = static_cast<double>(positions == Positions::learned ? context : 0) * channels +
+                         (tied ? 0.0 : static_cast<double>(vocab) * channels);
+  const double n = static_cast<double>(num_params()) - lookups;
   return 6.0 * n + 12.0 * layers * channels * static_cast<double>(seq_len);
 }
 
-std::vector<std::string> gpt_preset_names() { return {"gpt-tiny", "gpt-mini", "gpt2-124m", "gpt-1.3b", "gpt-10b", "gpt-18b", "gpt-20b"}; }
+std::vector<std::string> gpt_preset_names() {
+  return {"gpt-tiny", "gpt-mini", "gpt2-124m", "gpt-1.3b", "gpt-10b", "gpt-18b", "gpt-20b",
+          "llama-tiny", "llama-mini", "llama3-8b", "llama3-70b", "qwen2.5-7b"};
+}
+
+namespace {
+// A Llama-family shape: RMSNorm, RoPE, SwiGLU, no biases, untied head.
+GptConfig llama(std::string name, int vocab, int context, int layers, int channels, int heads, int kv_heads, int ffn, double theta,
+                double eps) {
+  GptConfig c{std::move(name), vocab, context, layers, channels, heads};
+  c.kv_heads = kv_heads, c.ffn = ffn, c.rope_theta = theta, c.norm_eps = eps;
+  c.norm = Norm::rmsnorm, c.positions = Positions::rope, c.mlp = Mlp::swiglu, c.bias = Bias::none, c.tied = false;
+  return c;
+}
+}  // namespace
 
 GptConfig gpt_preset(std::string_view name) {
   // gpt2-124m: GPT-2 small (Radford et al. 2019). gpt-1.3b: GPT-3 XL (Brown et
@@ -45,14 +113,37 @@ GptConfig gpt_preset(std::string_view name) {
   if (name == "gpt-10b") return {"gpt-10b", 50257, 2048, 48, 4096, 32};
   if (name == "gpt-18b") return {"gpt-18b", 50257, 2048, 40, 6144, 48};
   if (name == "gpt-20b") return {"gpt-20b", 50257, 2048, 44, 6144, 64};
+  // llama-tiny and llama-mini: byte vocabulary, grouped-query attention
+  // (2 query heads per key/value head); llama-mini's F = 3C makes it
+  // gpt-mini's size within 0.3% (10,818,432 against 10,844,160 parameters).
+  if (name == "llama-tiny") return llama("llama-tiny", 256, 64, 2, 64, 4, 2, 176, 10000, 1e-5);
+  if (name == "llama-mini") return llama("llama-mini", 256, 256, 6, 384, 6, 3, 1152, 10000, 1e-5);
+  // Meta-Llama-3-8B and -70B's config.json (huggingface.co/meta-llama):
+  // vocab_size 128256, max_position_embeddings 8192, rope_theta 500000,
+  // rms_norm_eps 1e-5, untied; 8B: 32 layers, hidden 4096, 32 heads, 8 KV
+  // heads, intermediate 14336; 70B: 80 layers, hidden 8192, 64 heads, 8 KV
+  // heads, intermediate 28672.
+  if (name == "llama3-8b") return llama("llama3-8b", 128256, 8192, 32, 4096, 32, 8, 14336, 500000, 1e-5);
+  if (name == "llama3-70b") return llama("llama3-70b", 128256, 8192, 80, 8192, 64, 8, 28672, 500000, 1e-5);
+  // Qwen2.5-7B's config.json (huggingface.co/Qwen/Qwen2.5-7B): vocab_size
+  // 152064, max_position_embeddings 131072, 28 layers, hidden 3584, 28
+  // heads, 4 KV heads, intermediate 18944, rope_theta 1e6, rms_norm_eps
+  // 1e-6, biases on q/k/v only, untied.
+  if (name == "qwen2.5-7b") {
+    GptConfig c = llama("qwen2.5-7b", 152064, 131072, 28, 3584, 28, 4, 18944, 1e6, 1e-6);
+    c.bias = Bias::qkv;
+    return c;
+  }
   std::string names;
   for (auto& n : gpt_preset_names()) names += (names.empty() ? "" : ", ") + n;
-  TZ_THROW(ConfigError, "unknown model '" + std::string(name) + "' (presets: " + names + ")");
+  TZ_THROW(ConfigError, "unknown model '" + std::string(name) + "' (presets: " + names +
+                            "; or a model file *.toml, a Hugging Face config.json or its directory)");
 }
 
 GptLayout::GptLayout(const GptConfig& c) : config_(c) {
   c.validate();
-  const int V = c.vocab, T = c.context, C = c.channels;
+  const int V = c.vocab, T = c.context, C = c.channels, F = c.ffn_size(), QKV = C + 2 * c.kv() * c.head_size();
+  const bool layernorm = c.norm == Norm::layernorm;
   auto unit = [&](const std::string& name) { units_.push_back({name, total_, 0}); };
   auto add = [&](const std::string& name, std::vector<int> shape) {
     std::size_t n = 1;
@@ -63,30 +154,32 @@ GptLayout::GptLayout(const GptConfig& c) : config_(c) {
     total_ += n;
     return tensors_.back().unit_offset;
   };
+  auto maybe = [&](bool present, const std::string& name, std::vector<int> shape) { return present ? add(name, std::move(shape)) : kAbsent; };
   unit("embed");
   add("wte", {V, C});
-  add("wpe", {T, C});
+  if (c.positions == Positions::learned) add("wpe", {T, C});
   for (int l = 0; l < c.layers; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
     unit("block." + std::to_string(l));
     BlockOffsets b;
     b.ln1_w = add(p + "ln1_w", {C});
-    b.ln1_b = add(p + "ln1_b", {C});
-    b.attn_w = add(p + "attn_w", {3 * C, C});
-    b.attn_b = add(p + "attn_b", {3 * C});
+    b.ln1_b = maybe(layernorm, p + "ln1_b", {C});
+    b.attn_w = add(p + "attn_w", {QKV, C});
+    b.attn_b = maybe(c.qkv_bias(), p + "attn_b", {QKV});
     b.proj_w = add(p + "proj_w", {C, C});
-    b.proj_b = add(p + "proj_b", {C});
+    b.proj_b = maybe(c.linear_bias(), p + "proj_b", {C});
     b.ln2_w = add(p + "ln2_w", {C});
-    b.ln2_b = add(p + "ln2_b", {C});
-    b.fc_w = add(p + "fc_w", {4 * C, C});
-    b.fc_b = add(p + "fc_b", {4 * C});
-    b.fcproj_w = add(p + "fcproj_w", {C, 4 * C});
-    b.fcproj_b = add(p + "fcproj_b", {C});
+    b.ln2_b = maybe(layernorm, p + "ln2_b", {C});
+    b.fc_w = add(p + "fc_w", {c.mlp == Mlp::swiglu ? 2 * F : F, C});
+    b.fc_b = maybe(c.linear_bias(), p + "fc_b", {F});
+    b.fcproj_w = add(p + "fcproj_w", {C, F});
+    b.fcproj_b = maybe(c.linear_bias(), p + "fcproj_b", {C});
     block_ = b;
   }
   unit("head");
-  add("lnf_w", {C});
-  add("lnf_b", {C});
+  head_.lnf_w = add("lnf_w", {C});
+  head_.lnf_b = maybe(layernorm, "lnf_b", {C});
+  head_.lm_head = maybe(!c.tied, "lm_head", {V, C});
 }
 
 std::vector<int> GptLayout::forward_order() const {
@@ -137,11 +230,11 @@ void gpt_init(const GptLayout& layout, std::uint64_t seed, float* params) {
   const double proj_std = 0.02 / std::sqrt(2.0 * layout.config().layers);
   for (const TensorInfo& t : layout.tensors()) {
     float* p = params + t.offset;
-    const bool is_ln_weight = t.name.ends_with("ln1_w") || t.name.ends_with("ln2_w") || t.name == "lnf_w";
+    const bool is_norm_weight = t.name.ends_with("ln1_w") || t.name.ends_with("ln2_w") || t.name == "lnf_w";
     const bool is_residual_proj = t.name.ends_with(".proj_w") || t.name.ends_with("fcproj_w");
     for (std::size_t i = 0; i < t.numel; ++i) {
       if (t.shape.size() == 2) p[i] = static_cast<float>((is_residual_proj ? proj_std : 0.02) * rng());
-      else p[i] = is_ln_weight ? 1.0f : 0.0f;
+      else p[i] = is_norm_weight ? 1.0f : 0.0f;
     }
   }
 }

@@ -6,77 +6,120 @@
 #include <vector>
 
 #include "model/gpt.h"
+#include "model/ops.h"
 
 namespace tierzero {
 
-// Activation and gradient buffers; shapes in comments (N = B*T).
+// Activation and gradient buffers; shapes in comments (N = B*T, W = (H +
+// 2 KV) D the fused query/key/value width, G = F for GELU and 2F for SwiGLU).
 template <class T, class Ops>
 struct GptModel<T, Ops>::Buffers {
   using Array = typename Ops::template Array<T>;
   struct Block {
-    Array ln1, ln1_mean, ln1_rstd;  // [N,C], [N], [N]
-    Array qkv;                      // [N,3C]
+    Array ln1, ln1_mean, ln1_rstd;  // [N,C], [N] (LayerNorm only), [N]
+    Array qkv;                      // [N,W], query and key heads rotated with RoPE
     Array att;                      // [B,H,T,T]
     Array atty;                     // [N,C]
     Array res2;                     // [N,C] residual after attention
-    Array ln2, ln2_mean, ln2_rstd;  // [N,C], [N], [N]
-    Array fch, fch_gelu;            // [N,4C]
+    Array ln2, ln2_mean, ln2_rstd;  // [N,C], [N] (LayerNorm only), [N]
+    Array fch, fch_act;             // [N,G] (SwiGLU: gate | up), [N,F] GELU(fch) or silu(gate) * up
   };
   std::vector<Array> residual;  // L+1 of [N,C]: block inputs, then the last output
   std::vector<Block> blocks;             // L, or 1 when recomputing
-  Array lnf, lnf_mean, lnf_rstd, probs;  // [N,C], [N], [N], [N,V]
+  Array lnf, lnf_mean, lnf_rstd, probs;  // [N,C], [N] (LayerNorm only), [N], [N,V]
+  Array rope_cos, rope_sin;              // [T, D/2] (RoPE only)
   // Backward scratch, reused by every block.
-  Array dres, dln, datty, dqkv, dfch, dfch_gelu, att_scratch;
+  Array dres, dln, datty, dqkv, dfch, dfch_act, att_scratch;
 };
+
+namespace gpt_detail {
+// The tensor at `offset` of a unit, or null when the architecture has none (kAbsent).
+template <class P>
+P* at(P* unit, std::size_t offset) {
+  return offset == kAbsent ? nullptr : unit + offset;
+}
+}  // namespace gpt_detail
 
 template <class T, class Ops>
 GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute)
     : layout_(layout), batch_(batch), seq_len_(seq_len), recompute_(recompute), buf_(std::make_unique<Buffers>()) {
   const GptConfig& c = layout.config();
-  const std::size_t N = static_cast<std::size_t>(batch) * seq_len, C = c.channels;
+  const std::size_t N = static_cast<std::size_t>(batch) * seq_len, C = c.channels, F = c.ffn_size();
+  const std::size_t W = C + 2 * static_cast<std::size_t>(c.kv()) * c.head_size(), G = c.mlp == Mlp::swiglu ? 2 * F : F;
+  const std::size_t mean = c.norm == Norm::layernorm ? N : 0;
   auto& b = *buf_;
   b.residual.resize(c.layers + 1);
   for (auto& r : b.residual) r.resize(N * C);
   b.blocks.resize(recompute ? 1 : c.layers);
   for (auto& k : b.blocks) {
-    k.ln1.resize(N * C), k.ln1_mean.resize(N), k.ln1_rstd.resize(N), k.qkv.resize(N * 3 * C);
+    k.ln1.resize(N * C), k.ln1_mean.resize(mean), k.ln1_rstd.resize(N), k.qkv.resize(N * W);
     k.att.resize(static_cast<std::size_t>(batch) * c.heads * seq_len * seq_len);
-    k.atty.resize(N * C), k.res2.resize(N * C), k.ln2.resize(N * C), k.ln2_mean.resize(N), k.ln2_rstd.resize(N);
-    k.fch.resize(N * 4 * C), k.fch_gelu.resize(N * 4 * C);
+    k.atty.resize(N * C), k.res2.resize(N * C), k.ln2.resize(N * C), k.ln2_mean.resize(mean), k.ln2_rstd.resize(N);
+    k.fch.resize(N * G), k.fch_act.resize(N * F);
   }
-  b.lnf.resize(N * C), b.lnf_mean.resize(N), b.lnf_rstd.resize(N), b.probs.resize(N * c.vocab);
-  b.dres.resize(N * C), b.dln.resize(N * C), b.datty.resize(N * C), b.dqkv.resize(N * 3 * C);
-  b.dfch.resize(N * 4 * C), b.dfch_gelu.resize(N * 4 * C);
+  b.lnf.resize(N * C), b.lnf_mean.resize(mean), b.lnf_rstd.resize(N), b.probs.resize(N * c.vocab);
+  b.dres.resize(N * C), b.dln.resize(N * C), b.datty.resize(N * C), b.dqkv.resize(N * W);
+  b.dfch.resize(N * G), b.dfch_act.resize(N * F);
   b.att_scratch.resize(Ops::attention_scratch(seq_len, c.heads));
+  if (c.positions == Positions::rope) {
+    const std::size_t n = static_cast<std::size_t>(seq_len) * (c.head_size() / 2);
+    std::vector<double> cos(n), sin(n);
+    ops::rope_tables(cos.data(), sin.data(), seq_len, c.head_size(), c.rope_theta, c.rope_scaling);
+    const std::vector<T> tc(cos.begin(), cos.end()), ts(sin.begin(), sin.end());
+    Ops::upload(b.rope_cos, tc.data(), n);
+    Ops::upload(b.rope_sin, ts.data(), n);
+  }
 }
 
 template <class T, class Ops>
 GptModel<T, Ops>::~GptModel() = default;
 
 template <class T, class Ops>
+void GptModel<T, Ops>::norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b) const {
+  const GptConfig& c = layout_.config();
+  const int N = batch_ * seq_len_;
+  if (c.norm == Norm::layernorm) Ops::layernorm_forward(out, mean, rstd, x, w, b, N, c.channels);
+  else Ops::rmsnorm_forward(out, rstd, x, w, N, c.channels, static_cast<T>(c.norm_eps));
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::norm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean,
+                                     const T* rstd) const {
+  const GptConfig& c = layout_.config();
+  const int N = batch_ * seq_len_;
+  if (c.norm == Norm::layernorm) Ops::layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, c.channels);
+  else Ops::rmsnorm_backward(dx, dw, dout, x, w, rstd, N, c.channels);
+}
+
+template <class T, class Ops>
 void GptModel<T, Ops>::embed_forward(const T* embed, const int* tokens) {
   const GptConfig& c = layout_.config();
-  Ops::encoder_forward(buf_->residual[0].data(), tokens, embed, embed + static_cast<std::size_t>(c.vocab) * c.channels,
-                       batch_, seq_len_, c.channels);
+  const T* wpe = c.positions == Positions::learned ? embed + static_cast<std::size_t>(c.vocab) * c.channels : nullptr;
+  Ops::encoder_forward(buf_->residual[0].data(), tokens, embed, wpe, batch_, seq_len_, c.channels);
 }
 
 template <class T, class Ops>
 void GptModel<T, Ops>::block_forward_into(int layer, const T* p, int acts) {
+  using gpt_detail::at;
   const GptConfig& c = layout_.config();
   const BlockOffsets& o = layout_.block();
-  const int N = batch_ * seq_len_, C = c.channels;
+  const int N = batch_ * seq_len_, C = c.channels, F = c.ffn_size(), KV = c.kv(), D = c.head_size(), W = C + 2 * KV * D;
+  const bool swiglu = c.mlp == Mlp::swiglu;
   auto& k = buf_->blocks[acts];
   const T* x = buf_->residual[layer].data();
   T* out = buf_->residual[layer + 1].data();
-  Ops::layernorm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, p + o.ln1_w, p + o.ln1_b, N, C);
-  Ops::matmul_forward(k.qkv.data(), k.ln1.data(), p + o.attn_w, p + o.attn_b, N, C, 3 * C);
-  Ops::attention_forward(k.atty.data(), k.att.data(), k.qkv.data(), batch_, seq_len_, C, c.heads);
-  Ops::matmul_forward(k.res2.data(), k.atty.data(), p + o.proj_w, p + o.proj_b, N, C, C);
+  norm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, p + o.ln1_w, at(p, o.ln1_b));
+  Ops::matmul_forward(k.qkv.data(), k.ln1.data(), p + o.attn_w, at(p, o.attn_b), N, C, W);
+  if (c.positions == Positions::rope)
+    Ops::rope_forward(k.qkv.data(), buf_->rope_cos.data(), buf_->rope_sin.data(), batch_, seq_len_, c.heads, KV, D);
+  Ops::attention_forward(k.atty.data(), k.att.data(), k.qkv.data(), batch_, seq_len_, C, c.heads, KV);
+  Ops::matmul_forward(k.res2.data(), k.atty.data(), p + o.proj_w, at(p, o.proj_b), N, C, C);
   Ops::residual_forward(k.res2.data(), k.res2.data(), x, k.res2.size());
-  Ops::layernorm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.res2.data(), p + o.ln2_w, p + o.ln2_b, N, C);
-  Ops::matmul_forward(k.fch.data(), k.ln2.data(), p + o.fc_w, p + o.fc_b, N, C, 4 * C);
-  Ops::gelu_forward(k.fch_gelu.data(), k.fch.data(), k.fch.size());
-  Ops::matmul_forward(out, k.fch_gelu.data(), p + o.fcproj_w, p + o.fcproj_b, N, 4 * C, C);
+  norm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.res2.data(), p + o.ln2_w, at(p, o.ln2_b));
+  Ops::matmul_forward(k.fch.data(), k.ln2.data(), p + o.fc_w, at(p, o.fc_b), N, C, swiglu ? 2 * F : F);
+  if (swiglu) Ops::swiglu_forward(k.fch_act.data(), k.fch.data(), N, F);
+  else Ops::gelu_forward(k.fch_act.data(), k.fch.data(), k.fch.size());
+  Ops::matmul_forward(out, k.fch_act.data(), p + o.fcproj_w, at(p, o.fcproj_b), N, F, C);
   Ops::residual_forward(out, out, k.res2.data(), k.res2.size());
 }
 
@@ -86,52 +129,67 @@ void GptModel<T, Ops>::block_forward(int layer, const T* block) {
 }
 
 template <class T, class Ops>
+const T* GptModel<T, Ops>::head_weight(const T* embed, const T* head) const {
+  const std::size_t lm = layout_.head().lm_head;
+  return lm == kAbsent ? embed : head + lm;
+}
+
+template <class T, class Ops>
 double GptModel<T, Ops>::head_forward(const T* embed, const T* head, const int* targets) {
   const GptConfig& c = layout_.config();
+  const HeadOffsets& o = layout_.head();
   const int N = batch_ * seq_len_, C = c.channels;
   auto& b = *buf_;
-  Ops::layernorm_forward(b.lnf.data(), b.lnf_mean.data(), b.lnf_rstd.data(), b.residual[c.layers].data(), head, head + C, N, C);
-  return Ops::head_forward(b.probs.data(), b.lnf.data(), embed, targets, N, C, c.vocab);
+  norm_forward(b.lnf.data(), b.lnf_mean.data(), b.lnf_rstd.data(), b.residual[c.layers].data(), head + o.lnf_w,
+               gpt_detail::at(head, o.lnf_b));
+  return Ops::head_forward(b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, N, C, c.vocab);
 }
 
 template <class T, class Ops>
 void GptModel<T, Ops>::head_backward(const T* embed, const T* head, T* dembed, T* dhead, const int* targets, T dloss) {
   const GptConfig& c = layout_.config();
+  const HeadOffsets& o = layout_.head();
   const int N = batch_ * seq_len_, C = c.channels;
   auto& b = *buf_;
-  Ops::head_backward(b.dln.data(), dembed, b.probs.data(), b.lnf.data(), embed, targets, dloss, N, C, c.vocab);
+  T* dweight = o.lm_head == kAbsent ? dembed : dhead + o.lm_head;
+  Ops::head_backward(b.dln.data(), dweight, b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, dloss, N, C, c.vocab);
   Ops::zero(b.dres);
-  Ops::layernorm_backward(b.dres.data(), dhead, dhead + C, b.dln.data(), b.residual[c.layers].data(), head,
-                          b.lnf_mean.data(), b.lnf_rstd.data(), N, C);
+  norm_backward(b.dres.data(), dhead + o.lnf_w, gpt_detail::at(dhead, o.lnf_b), b.dln.data(), b.residual[c.layers].data(),
+                head + o.lnf_w, b.lnf_mean.data(), b.lnf_rstd.data());
 }
 
 template <class T, class Ops>
 void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
+  using gpt_detail::at;
   const GptConfig& c = layout_.config();
   const BlockOffsets& o = layout_.block();
-  const int N = batch_ * seq_len_, C = c.channels;
+  const int N = batch_ * seq_len_, C = c.channels, F = c.ffn_size(), KV = c.kv(), D = c.head_size(), W = C + 2 * KV * D;
+  const bool swiglu = c.mlp == Mlp::swiglu;
   auto& b = *buf_;
   if (recompute_) block_forward_into(layer, p, 0);
   auto& k = b.blocks[recompute_ ? 0 : layer];
   const T* x = b.residual[layer].data();
   // b.dres holds dL/d(block output); on return it holds dL/d(block input).
-  Ops::matmul_backward(b.dfch_gelu.data(), dp + o.fcproj_w, dp + o.fcproj_b, b.dres.data(), k.fch_gelu.data(), p + o.fcproj_w, N, 4 * C, C);
-  Ops::gelu_backward(b.dfch.data(), k.fch.data(), b.dfch_gelu.data(), b.dfch.size());
-  Ops::matmul_backward(b.dln.data(), dp + o.fc_w, dp + o.fc_b, b.dfch.data(), k.ln2.data(), p + o.fc_w, N, C, 4 * C);
-  Ops::layernorm_backward(b.dres.data(), dp + o.ln2_w, dp + o.ln2_b, b.dln.data(), k.res2.data(), p + o.ln2_w,
-                          k.ln2_mean.data(), k.ln2_rstd.data(), N, C);
-  Ops::matmul_backward(b.datty.data(), dp + o.proj_w, dp + o.proj_b, b.dres.data(), k.atty.data(), p + o.proj_w, N, C, C);
-  Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, C, c.heads);
-  Ops::matmul_backward(b.dln.data(), dp + o.attn_w, dp + o.attn_b, b.dqkv.data(), k.ln1.data(), p + o.attn_w, N, C, 3 * C);
-  Ops::layernorm_backward(b.dres.data(), dp + o.ln1_w, dp + o.ln1_b, b.dln.data(), x, p + o.ln1_w, k.ln1_mean.data(),
-                          k.ln1_rstd.data(), N, C);
+  Ops::matmul_backward(b.dfch_act.data(), dp + o.fcproj_w, at(dp, o.fcproj_b), b.dres.data(), k.fch_act.data(), p + o.fcproj_w, N, F, C);
+  if (swiglu) Ops::swiglu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), N, F);
+  else Ops::gelu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), b.dfch.size());
+  Ops::matmul_backward(b.dln.data(), dp + o.fc_w, at(dp, o.fc_b), b.dfch.data(), k.ln2.data(), p + o.fc_w, N, C, swiglu ? 2 * F : F);
+  norm_backward(b.dres.data(), dp + o.ln2_w, at(dp, o.ln2_b), b.dln.data(), k.res2.data(), p + o.ln2_w, k.ln2_mean.data(),
+                k.ln2_rstd.data());
+  Ops::matmul_backward(b.datty.data(), dp + o.proj_w, at(dp, o.proj_b), b.dres.data(), k.atty.data(), p + o.proj_w, N, C, C);
+  Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, C, c.heads,
+                          KV);
+  if (c.positions == Positions::rope)
+    Ops::rope_backward(b.dqkv.data(), b.rope_cos.data(), b.rope_sin.data(), batch_, seq_len_, c.heads, KV, D);
+  Ops::matmul_backward(b.dln.data(), dp + o.attn_w, at(dp, o.attn_b), b.dqkv.data(), k.ln1.data(), p + o.attn_w, N, C, W);
+  norm_backward(b.dres.data(), dp + o.ln1_w, at(dp, o.ln1_b), b.dln.data(), x, p + o.ln1_w, k.ln1_mean.data(), k.ln1_rstd.data());
 }
 
 template <class T, class Ops>
 void GptModel<T, Ops>::embed_backward(T* dembed, const int* tokens) {
   const GptConfig& c = layout_.config();
-  Ops::encoder_backward(dembed, dembed + static_cast<std::size_t>(c.vocab) * c.channels, buf_->dres.data(), tokens, batch_,
-                        seq_len_, c.channels);
+  T* dwpe = c.positions == Positions::learned ? dembed + static_cast<std::size_t>(c.vocab) * c.channels : nullptr;
+  Ops::encoder_backward(dembed, dwpe, buf_->dres.data(), tokens, batch_, seq_len_, c.channels);
 }
 
 template <class T, class Ops>
@@ -163,9 +221,9 @@ std::size_t GptModel<T, Ops>::activation_bytes() const {
   for (const auto& r : b.residual) n += r.size();
   for (const auto& k : b.blocks)
     n += k.ln1.size() + k.ln1_mean.size() + k.ln1_rstd.size() + k.qkv.size() + k.att.size() + k.atty.size() + k.res2.size() +
-         k.ln2.size() + k.ln2_mean.size() + k.ln2_rstd.size() + k.fch.size() + k.fch_gelu.size();
-  n += b.lnf.size() + b.lnf_mean.size() + b.lnf_rstd.size() + b.probs.size() + b.dres.size() + b.dln.size() + b.datty.size() +
-       b.dqkv.size() + b.dfch.size() + b.dfch_gelu.size() + b.att_scratch.size();
+         k.ln2.size() + k.ln2_mean.size() + k.ln2_rstd.size() + k.fch.size() + k.fch_act.size();
+  n += b.lnf.size() + b.lnf_mean.size() + b.lnf_rstd.size() + b.probs.size() + b.rope_cos.size() + b.rope_sin.size() + b.dres.size() +
+       b.dln.size() + b.datty.size() + b.dqkv.size() + b.dfch.size() + b.dfch_act.size() + b.att_scratch.size();
   return n * sizeof(T);
 }
 
@@ -175,9 +233,10 @@ const T* GptModel<T, Ops>::probs() const {
 }
 
 template <class T, class Ops>
-void GptModel<T, Ops>::logits(const T* embed, T* out) const {
+void GptModel<T, Ops>::logits(const T* embed, const T* head, T* out) const {
   const GptConfig& c = layout_.config();
-  Ops::matmul_forward(out, buf_->lnf.data(), embed, static_cast<const T*>(nullptr), batch_ * seq_len_, c.channels, c.vocab);
+  Ops::matmul_forward(out, buf_->lnf.data(), head_weight(embed, head), static_cast<const T*>(nullptr), batch_ * seq_len_, c.channels,
+                      c.vocab);
 }
 
 }  // namespace tierzero

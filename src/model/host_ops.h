@@ -15,6 +15,10 @@ struct HostOps {
   static void zero(std::vector<T>& v) {
     std::fill(v.begin(), v.end(), T(0));
   }
+  template <class T>
+  static void upload(std::vector<T>& v, const T* host, std::size_t n) {
+    v.assign(host, host + n);
+  }
   template <class... A>
   static void encoder_forward(A... a) { ops::encoder_forward(a...); }
   template <class... A>
@@ -23,6 +27,18 @@ struct HostOps {
   static void layernorm_forward(A... a) { ops::layernorm_forward(a...); }
   template <class... A>
   static void layernorm_backward(A... a) { ops::layernorm_backward(a...); }
+  template <class... A>
+  static void rmsnorm_forward(A... a) { ops::rmsnorm_forward(a...); }
+  template <class... A>
+  static void rmsnorm_backward(A... a) { ops::rmsnorm_backward(a...); }
+  template <class... A>
+  static void rope_forward(A... a) { ops::rope_forward(a...); }
+  template <class... A>
+  static void rope_backward(A... a) { ops::rope_backward(a...); }
+  template <class... A>
+  static void swiglu_forward(A... a) { ops::swiglu_forward(a...); }
+  template <class... A>
+  static void swiglu_backward(A... a) { ops::swiglu_backward(a...); }
   template <class... A>
   static void matmul_forward(A... a) { ops::matmul_forward(a...); }
   template <class... A>

@@ -25,12 +25,38 @@ void gemm<double>(bool ta, bool tb, int m, int n, int k, double alpha, const dou
               ldb, beta, c, ldc);
 }
 
+void rope_tables(double* cos, double* sin, int Tn, int D, double theta, const RopeScaling& scaling) {
+  const int half = D / 2;
+  constexpr double kPi = 3.14159265358979323846;
+  for (int i = 0; i < half; ++i) {
+    double inv = std::pow(theta, -2.0 * i / D);
+    if (scaling.factor > 0) {  // transformers' _compute_llama3_parameters
+      const double wavelen = 2 * kPi / inv, old = scaling.original_context;
+      const double low_wavelen = old / scaling.low_freq_factor, high_wavelen = old / scaling.high_freq_factor;
+      if (wavelen > low_wavelen) {
+        inv /= scaling.factor;
+      } else if (wavelen >= high_wavelen) {
+        const double smooth = (old / wavelen - scaling.low_freq_factor) / (scaling.high_freq_factor - scaling.low_freq_factor);
+        inv = (1 - smooth) * inv / scaling.factor + smooth * inv;
+      }
+    }
+    for (int t = 0; t < Tn; ++t) {
+      cos[static_cast<std::size_t>(t) * half + i] = std::cos(t * inv);
+      sin[static_cast<std::size_t>(t) * half + i] = std::sin(t * inv);
+    }
+  }
+}
+
 template <class T>
 void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int B, int Tn, int C) {
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < Tn; ++t) {
       T* o = out + (static_cast<std::size_t>(b) * Tn + t) * C;
       const T* e = wte + static_cast<std::size_t>(tokens[b * Tn + t]) * C;
+      if (!wpe) {
+        std::copy(e, e + C, o);
+        continue;
+      }
       const T* p = wpe + static_cast<std::size_t>(t) * C;
       for (int i = 0; i < C; ++i) o[i] = e[i] + p[i];
     }
@@ -42,8 +68,10 @@ void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int B,
     for (int t = 0; t < Tn; ++t) {
       const T* d = dout + (static_cast<std::size_t>(b) * Tn + t) * C;
       T* e = dwte + static_cast<std::size_t>(tokens[b * Tn + t]) * C;
+      for (int i = 0; i < C; ++i) e[i] += d[i];
+      if (!dwpe) continue;
       T* p = dwpe + static_cast<std::size_t>(t) * C;
-      for (int i = 0; i < C; ++i) e[i] += d[i], p[i] += d[i];
+      for (int i = 0; i < C; ++i) p[i] += d[i];
     }
 }
 
@@ -93,6 +121,69 @@ void layernorm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T*
 }
 
 template <class T>
+void rmsnorm_forward(T* out, T* rstd, const T* x, const T* w, int N, int C, T eps) {
+  for (int n = 0; n < N; ++n) {
+    const T* xr = x + static_cast<std::size_t>(n) * C;
+    T ss = 0;
+    for (int i = 0; i < C; ++i) ss += xr[i] * xr[i];
+    const T s = T(1) / std::sqrt(ss / C + eps);
+    T* o = out + static_cast<std::size_t>(n) * C;
+    for (int i = 0; i < C; ++i) o[i] = xr[i] * s * w[i];
+    rstd[n] = s;
+  }
+}
+
+// y = x s w with s = (mean(x^2) + eps)^-1/2: dL/dx_i = s (w_i dy_i - x_i s^2 mean_j(w_j dy_j x_j)).
+template <class T>
+void rmsnorm_backward(T* dx, T* dw, const T* dout, const T* x, const T* w, const T* rstd, int N, int C) {
+  for (int n = 0; n < N; ++n) {
+    const T* d = dout + static_cast<std::size_t>(n) * C;
+    const T* xr = x + static_cast<std::size_t>(n) * C;
+    T* dxr = dx + static_cast<std::size_t>(n) * C;
+    const T s = rstd[n];
+    T dot = 0;
+    for (int i = 0; i < C; ++i) dot += w[i] * d[i] * xr[i];
+    const T k = dot * s * s / C;
+    for (int i = 0; i < C; ++i) {
+      dw[i] += xr[i] * s * d[i];
+      dxr[i] += s * (w[i] * d[i] - xr[i] * k);
+    }
+  }
+}
+
+namespace {
+// Turns each rotated head of qkv by +angle (sign 1) or -angle (sign -1).
+template <class T>
+void rope_turn(T* qkv, const T* cos, const T* sin, int B, int Tn, int H, int KV, int D, T sign) {
+  const int half = D / 2, W = (H + 2 * KV) * D;
+  for (int b = 0; b < B; ++b)
+    for (int t = 0; t < Tn; ++t) {
+      T* row = qkv + (static_cast<std::size_t>(b) * Tn + t) * W;
+      const T* c = cos + static_cast<std::size_t>(t) * half;
+      const T* s = sin + static_cast<std::size_t>(t) * half;
+      for (int h = 0; h < H + KV; ++h) {  // the query heads, then the key heads
+        T* x = row + static_cast<std::size_t>(h) * D;
+        for (int i = 0; i < half; ++i) {
+          const T a = x[i], z = x[i + half], sn = sign * s[i];
+          x[i] = a * c[i] - z * sn;
+          x[i + half] = z * c[i] + a * sn;
+        }
+      }
+    }
+}
+}  // namespace
+
+template <class T>
+void rope_forward(T* qkv, const T* cos, const T* sin, int B, int Tn, int H, int KV, int D) {
+  rope_turn(qkv, cos, sin, B, Tn, H, KV, D, T(1));
+}
+
+template <class T>
+void rope_backward(T* dqkv, const T* cos, const T* sin, int B, int Tn, int H, int KV, int D) {
+  rope_turn(dqkv, cos, sin, B, Tn, H, KV, D, T(-1));
+}
+
+template <class T>
 void matmul_forward(T* out, const T* x, const T* w, const T* b, int N, int IC, int OC) {
   gemm<T>(false, true, N, OC, IC, T(1), x, IC, w, IC, T(0), out, OC);
   if (!b) return;
@@ -114,37 +205,46 @@ void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w,
 }
 
 template <class T>
-void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H) {
-  const int hs = C / H, C3 = 3 * C;
+void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H, int KV) {
+  const int hs = C / H, W = C + 2 * KV * hs, rep = H / KV;
   const T scale = T(1) / std::sqrt(static_cast<T>(hs));
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
-      const T* q = qkv + static_cast<std::size_t>(b) * Tn * C3 + h * hs;
+      const T* seq = qkv + static_cast<std::size_t>(b) * Tn * W;
+      const T* q = seq + h * hs;
+      const T* k = seq + C + (h / rep) * hs;
+      const T* v = k + KV * hs;
       T* a = att + (static_cast<std::size_t>(b) * H + h) * Tn * Tn;
-      gemm<T>(false, true, Tn, Tn, hs, scale, q, C3, q + C, C3, T(0), a, Tn);  // scores = q k^T / sqrt(hs)
+      gemm<T>(false, true, Tn, Tn, hs, scale, q, W, k, W, T(0), a, Tn);  // scores = q k^T / sqrt(hs)
       for (int t = 0; t < Tn; ++t) {  // causal softmax over t2 <= t
         T* row = a + static_cast<std::size_t>(t) * Tn;
         softmax_inplace(row, t + 1);
         std::fill(row + t + 1, row + Tn, T(0));
       }
-      gemm<T>(false, false, Tn, hs, Tn, T(1), a, Tn, q + 2 * C, C3, T(0), out + static_cast<std::size_t>(b) * Tn * C + h * hs, C);
+      gemm<T>(false, false, Tn, hs, Tn, T(1), a, Tn, v, W, T(0), out + static_cast<std::size_t>(b) * Tn * C + h * hs, C);
     }
 }
 
 template <class T>
-void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H) {
-  const int hs = C / H, C3 = 3 * C;
+void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H, int KV) {
+  const int hs = C / H, W = C + 2 * KV * hs, rep = H / KV;
   const T scale = T(1) / std::sqrt(static_cast<T>(hs));
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
-      const std::size_t qo = static_cast<std::size_t>(b) * Tn * C3 + h * hs;
-      const T* q = qkv + qo;
-      T* dq = dqkv + qo;
+      const std::size_t so = static_cast<std::size_t>(b) * Tn * W, ko = C + static_cast<std::size_t>(h / rep) * hs;
+      const T* q = qkv + so + h * hs;
+      const T* k = qkv + so + ko;
+      const T* v = k + KV * hs;
+      T* dq = dqkv + so + h * hs;
+      T* dk = dqkv + so + ko;
+      T* dv = dk + KV * hs;
+      // The first query head of a group writes its key/value head's gradients, the others add.
+      const T first = h % rep == 0 ? T(0) : T(1);
       const T* a = att + (static_cast<std::size_t>(b) * H + h) * Tn * Tn;
       const T* dy = dout + static_cast<std::size_t>(b) * Tn * C + h * hs;
       T* da = scratch;
-      gemm<T>(false, true, Tn, Tn, hs, T(1), dy, C, q + 2 * C, C3, T(0), da, Tn);      // dP = dY V^T
-      gemm<T>(true, false, Tn, hs, Tn, T(1), a, Tn, dy, C, T(0), dq + 2 * C, C3);      // dV = P^T dY
+      gemm<T>(false, true, Tn, Tn, hs, T(1), dy, C, v, W, T(0), da, Tn);      // dP = dY V^T
+      gemm<T>(true, false, Tn, hs, Tn, T(1), a, Tn, dy, C, first, dv, W);     // dV (+)= P^T dY
       for (int t = 0; t < Tn; ++t) {  // dS = P * (dP - sum(dP * P)), causal part only
         T* row = da + static_cast<std::size_t>(t) * Tn;
         const T* p = a + static_cast<std::size_t>(t) * Tn;
@@ -153,8 +253,8 @@ void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* s
         for (int u = 0; u <= t; ++u) row[u] = p[u] * (row[u] - dot);
         for (int u = t + 1; u < Tn; ++u) row[u] = 0;
       }
-      gemm<T>(false, false, Tn, hs, Tn, scale, da, Tn, q + C, C3, T(0), dq, C3);       // dQ = dS K / sqrt(hs)
-      gemm<T>(true, false, Tn, hs, Tn, scale, da, Tn, q, C3, T(0), dq + C, C3);        // dK = dS^T Q / sqrt(hs)
+      gemm<T>(false, false, Tn, hs, Tn, scale, da, Tn, k, W, T(0), dq, W);    // dQ = dS K / sqrt(hs)
+      gemm<T>(true, false, Tn, hs, Tn, scale, da, Tn, q, W, first, dk, W);    // dK (+)= dS^T Q / sqrt(hs)
     }
 }
 
@@ -166,6 +266,33 @@ void gelu_forward(T* out, const T* x, std::size_t n) {
 template <class T>
 void gelu_backward(T* dx, const T* x, const T* dout, std::size_t n) {
   gelu_grad_kernel(dx, x, dout, n);
+}
+
+template <class T>
+void swiglu_forward(T* out, const T* x, int N, int F) {
+  for (int n = 0; n < N; ++n) {
+    const T* g = x + static_cast<std::size_t>(n) * 2 * F;
+    const T* u = g + F;
+    T* o = out + static_cast<std::size_t>(n) * F;
+    for (int i = 0; i < F; ++i) o[i] = g[i] / (T(1) + std::exp(-g[i])) * u[i];
+  }
+}
+
+// d/dg silu(g) = sigma(g) (1 + g (1 - sigma(g))).
+template <class T>
+void swiglu_backward(T* dx, const T* x, const T* dout, int N, int F) {
+  for (int n = 0; n < N; ++n) {
+    const T* g = x + static_cast<std::size_t>(n) * 2 * F;
+    const T* u = g + F;
+    const T* d = dout + static_cast<std::size_t>(n) * F;
+    T* dg = dx + static_cast<std::size_t>(n) * 2 * F;
+    T* du = dg + F;
+    for (int i = 0; i < F; ++i) {
+      const T sig = T(1) / (T(1) + std::exp(-g[i]));
+      du[i] = d[i] * g[i] * sig;
+      dg[i] = d[i] * u[i] * sig * (T(1) + g[i] * (T(1) - sig));
+    }
+  }
 }
 
 template <class T>
@@ -204,8 +331,14 @@ void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int
   template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int);   \
   template void matmul_forward<T>(T*, const T*, const T*, const T*, int, int, int);                              \
   template void matmul_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int);                     \
-  template void attention_forward<T>(T*, T*, const T*, int, int, int, int);                                     \
-  template void attention_backward<T>(T*, const T*, const T*, const T*, T*, int, int, int, int);                 \
+  template void rmsnorm_forward<T>(T*, T*, const T*, const T*, int, int, T);                                    \
+  template void rmsnorm_backward<T>(T*, T*, const T*, const T*, const T*, const T*, int, int);                   \
+  template void rope_forward<T>(T*, const T*, const T*, int, int, int, int, int);                                \
+  template void rope_backward<T>(T*, const T*, const T*, int, int, int, int, int);                               \
+  template void attention_forward<T>(T*, T*, const T*, int, int, int, int, int);                                \
+  template void attention_backward<T>(T*, const T*, const T*, const T*, T*, int, int, int, int, int);            \
+  template void swiglu_forward<T>(T*, const T*, int, int);                                                       \
+  template void swiglu_backward<T>(T*, const T*, const T*, int, int);                                            \
   template void gelu_forward<T>(T*, const T*, std::size_t);                                                      \
   template void gelu_backward<T>(T*, const T*, const T*, std::size_t);                                           \
   template void residual_forward<T>(T*, const T*, const T*, std::size_t);                                        \

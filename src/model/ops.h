@@ -1,22 +1,31 @@
-// The GPT layers as forward/backward pairs of plain functions over
-// row-major arrays, templated on the compute type (float for training,
-// double for gradient checks). Shapes are written beside every argument:
-// B batch, T sequence, C channels, H heads, V vocabulary, OC/IC out/in
-// features. Backward functions *add* into parameter gradients (dw, db,
-// dwte, dwpe) and into layernorm_backward's dx; every other input gradient
-// (dx of matmul, gelu and head, dqkv of attention) is *written*, so callers
-// never clear scratch buffers.
+// The transformer layers (GPT-2's and the Llama family's) as
+// forward/backward pairs of plain functions over row-major arrays,
+// templated on the compute type (float for training, double for gradient
+// checks). Shapes are written beside every argument: B batch, T sequence,
+// C channels, H query heads, KV key/value heads, D = C / H head size, V
+// vocabulary, F MLP hidden size, OC/IC out/in features. Backward functions
+// *add* into parameter gradients (dw, db, dwte, dwpe) and into the norms'
+// dx; every other input gradient (dx of matmul, gelu, swiglu and head,
+// dqkv of attention) is *written*, and RoPE's backward works in place, so
+// callers never clear scratch buffers.
 #pragma once
 #include <cstddef>
 
+#include "tierzero/gpt_config.h"
+
 namespace tierzero::ops {
+
+// RoPE's angles for positions 0..Tn-1 of a head of size D: cos and sin
+// [Tn, D/2] of t * inv_freq_i, inv_freq_i = theta^(-2i/D), Llama 3.1's
+// frequency scaling applied when scaling.factor > 0 (tierzero/gpt_config.h).
+void rope_tables(double* cos, double* sin, int Tn, int D, double theta, const RopeScaling& scaling);
 
 // C[M,N] = alpha * op(A) op(B) + beta * C through OpenBLAS (sgemm/dgemm).
 template <class T>
 void gemm(bool trans_a, bool trans_b, int m, int n, int k, T alpha, const T* a, int lda, const T* b, int ldb, T beta,
           T* c, int ldc);
 
-// out[B,T,C] = wte[tokens[b,t], :] + wpe[t, :]
+// out[B,T,C] = wte[tokens[b,t], :] + wpe[t, :] (wpe null: no position embedding; dwpe null likewise)
 template <class T>
 void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int B, int Tn, int C);
 template <class T>
@@ -29,20 +38,41 @@ template <class T>
 void layernorm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean, const T* rstd, int N,
                         int C);
 
-// out[N,OC] = x[N,IC] W[OC,IC]^T + b[OC]
+// RMSNorm (Zhang and Sennrich 2019; Llama): out[N,C] = x * rstd * w with
+// rstd = 1 / sqrt(mean(x^2) + eps); saves rstd[N].
+template <class T>
+void rmsnorm_forward(T* out, T* rstd, const T* x, const T* w, int N, int C, T eps);
+template <class T>
+void rmsnorm_backward(T* dx, T* dw, const T* dout, const T* x, const T* w, const T* rstd, int N, int C);
+
+// Rotary position embedding (Su et al. 2021) of the query and key heads of
+// qkv[B,T,(H + 2 KV) D] in place, in Hugging Face's rotate-half layout:
+// for i < D/2, (x_i, x_{i+D/2}) turns by the angle t * inv_freq_i, with
+// cos[T, D/2] and sin[T, D/2] from rope_tables. The value heads are left alone.
+template <class T>
+void rope_forward(T* qkv, const T* cos, const T* sin, int B, int Tn, int H, int KV, int D);
+// The transpose (a turn by -angle) of dqkv's query and key heads, in place.
+template <class T>
+void rope_backward(T* dqkv, const T* cos, const T* sin, int B, int Tn, int H, int KV, int D);
+
+// out[N,OC] = x[N,IC] W[OC,IC]^T + b[OC] (b null: no bias; db null likewise)
 template <class T>
 void matmul_forward(T* out, const T* x, const T* w, const T* b, int N, int IC, int OC);
 template <class T>
 void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, int N, int IC, int OC);
 
-// Causal multi-head self-attention. qkv[B,T,3C] (q | k | v, head h in
-// columns h*C/H ..), out[B,T,C], att[B,H,T,T] softmax probabilities (saved).
+// Causal self-attention with KV key/value heads shared by H / KV query heads
+// each (grouped-query attention; KV = H is multi-head attention):
+// qkv[B,T,(H + 2 KV) D] holds the H query heads, then the KV key heads, then
+// the KV value heads, D columns each (KV = H: q | k | v of 3C); query head h
+// reads key/value head h / (H / KV). out[B,T,C], att[B,H,T,T] softmax
+// probabilities (saved).
 template <class T>
-void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H);
+void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H, int KV);
 // scratch: attention_scratch(Tn, H) elements. Writes dqkv.
 constexpr std::size_t attention_scratch(int Tn, int /*H*/) { return static_cast<std::size_t>(Tn) * Tn; }
 template <class T>
-void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H);
+void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H, int KV);
 
 // GELU, tanh approximation (GPT-2; PyTorch's approximate='tanh').
 template <class T>
@@ -50,12 +80,20 @@ void gelu_forward(T* out, const T* x, std::size_t n);
 template <class T>
 void gelu_backward(T* dx, const T* x, const T* dout, std::size_t n);
 
+// SwiGLU (Shazeer 2020; Llama's MLP): x[N,2F] holds the gate projection
+// (columns 0..F) then the up projection; out[N,F] = silu(gate) * up.
+template <class T>
+void swiglu_forward(T* out, const T* x, int N, int F);
+template <class T>
+void swiglu_backward(T* dx, const T* x, const T* dout, int N, int F);
+
 // out[n] = a[n] + b[n]
 template <class T>
 void residual_forward(T* out, const T* a, const T* b, std::size_t n);
 
-// Tied LM head and mean cross-entropy over N = B*T positions:
-// logits[N,V] = x[N,C] wte[V,C]^T, probs = softmax(logits) (overwrites logits).
+// LM head and mean cross-entropy over N = B*T positions: logits[N,V] =
+// x[N,C] wte[V,C]^T (wte: the tied embedding or the untied lm_head),
+// probs = softmax(logits) (overwrites logits).
 // Returns the mean loss.
 template <class T>
 double head_forward(T* probs, const T* x, const T* wte, const int* targets, int N, int C, int V);

@@ -14,37 +14,57 @@ KvDecoder::KvDecoder(const GptLayout& layout, const float* params)
     : layout_(layout),
       params_(params),
       wte_(params + layout.tensor("wte").offset),
-      wpe_(params + layout.tensor("wpe").offset),
+      wpe_(layout.config().positions == Positions::learned ? params + layout.tensor("wpe").offset : nullptr),
       head_(params + layout.units()[layout.head_unit()].offset) {
   const GptConfig& c = layout.config();
-  const std::size_t C = c.channels, T = c.context;
-  keys_.assign(c.layers, std::vector<float>(T * C));
-  values_.assign(c.layers, std::vector<float>(T * C));
-  x_.resize(C), ln_.resize(C), mean_.resize(1), rstd_.resize(1), qkv_.resize(3 * C), y_.resize(C), proj_.resize(C);
-  fch_.resize(4 * C), fch_gelu_.resize(4 * C), scores_.resize(T), logits_.resize(c.vocab);
+  const std::size_t C = c.channels, T = c.context, F = c.ffn_size(), KVD = static_cast<std::size_t>(c.kv()) * c.head_size();
+  keys_.assign(c.layers, std::vector<float>(T * KVD));
+  values_.assign(c.layers, std::vector<float>(T * KVD));
+  x_.resize(C), ln_.resize(C), mean_.resize(1), rstd_.resize(1), qkv_.resize(C + 2 * KVD), y_.resize(C), proj_.resize(C);
+  fch_.resize(c.mlp == Mlp::swiglu ? 2 * F : F), fch_act_.resize(F), scores_.resize(T), logits_.resize(c.vocab);
+  if (c.positions == Positions::rope) {
+    const std::size_t n = T * (c.head_size() / 2);
+    std::vector<double> cos(n), sin(n);
+    ops::rope_tables(cos.data(), sin.data(), c.context, c.head_size(), c.rope_theta, c.rope_scaling);
+    rope_cos_.assign(cos.begin(), cos.end());
+    rope_sin_.assign(sin.begin(), sin.end());
+  }
+}
+
+void KvDecoder::norm(const float* w, std::size_t b_offset, const float* unit) {
+  const GptConfig& c = layout_.config();
+  if (c.norm == Norm::layernorm) ops::layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x_.data(), w, unit + b_offset, 1, c.channels);
+  else ops::rmsnorm_forward(ln_.data(), rstd_.data(), x_.data(), w, 1, c.channels, static_cast<float>(c.norm_eps));
 }
 
 const std::vector<float>& KvDecoder::step(int token) {
   const GptConfig& c = layout_.config();
-  const int C = c.channels, H = c.heads, hs = C / H, t = length_;
+  const int C = c.channels, H = c.heads, KV = c.kv(), hs = c.head_size(), KVD = KV * hs, rep = H / KV, F = c.ffn_size(), t = length_;
   TZ_CHECK(token >= 0 && token < c.vocab, ConfigError,
            "token id " + std::to_string(token) + " is outside the model's vocabulary of " + std::to_string(c.vocab));
   TZ_CHECK(t < c.context, ConfigError, "the model's context of " + std::to_string(c.context) + " positions is full");
-  for (int i = 0; i < C; ++i) x_[i] = wte_[static_cast<std::size_t>(token) * C + i] + wpe_[static_cast<std::size_t>(t) * C + i];
+  for (int i = 0; i < C; ++i)
+    x_[i] = wte_[static_cast<std::size_t>(token) * C + i] + (wpe_ ? wpe_[static_cast<std::size_t>(t) * C + i] : 0.0f);
   const BlockOffsets& o = layout_.block();
+  auto bias = [](const float* p, std::size_t off) { return off == kAbsent ? nullptr : p + off; };
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   for (int l = 0; l < c.layers; ++l) {
     const float* p = params_ + layout_.units()[layout_.block_unit(l)].offset;
-    ops::layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x_.data(), p + o.ln1_w, p + o.ln1_b, 1, C);
-    ops::matmul_forward(qkv_.data(), ln_.data(), p + o.attn_w, p + o.attn_b, 1, C, 3 * C);
+    norm(p + o.ln1_w, o.ln1_b, p);
+    ops::matmul_forward(qkv_.data(), ln_.data(), p + o.attn_w, bias(p, o.attn_b), 1, C, C + 2 * KVD);
+    if (c.positions == Positions::rope) {
+      const std::size_t at = static_cast<std::size_t>(t) * (hs / 2);
+      ops::rope_forward(qkv_.data(), rope_cos_.data() + at, rope_sin_.data() + at, 1, 1, H, KV, hs);
+    }
     float* keys = keys_[l].data();
     float* values = values_[l].data();
-    std::copy(qkv_.begin() + C, qkv_.begin() + 2 * C, keys + static_cast<std::size_t>(t) * C);
-    std::copy(qkv_.begin() + 2 * C, qkv_.end(), values + static_cast<std::size_t>(t) * C);
+    std::copy(qkv_.begin() + C, qkv_.begin() + C + KVD, keys + static_cast<std::size_t>(t) * KVD);
+    std::copy(qkv_.begin() + C + KVD, qkv_.end(), values + static_cast<std::size_t>(t) * KVD);
     for (int h = 0; h < H; ++h) {  // causal attention of this position over positions 0..t
       const float* q = qkv_.data() + h * hs;
+      const int g = h / rep;  // its key/value head
       for (int u = 0; u <= t; ++u) {
-        const float* k = keys + static_cast<std::size_t>(u) * C + h * hs;
+        const float* k = keys + static_cast<std::size_t>(u) * KVD + g * hs;
         float dot = 0;
         for (int i = 0; i < hs; ++i) dot += q[i] * k[i];
         scores_[u] = dot * scale;
@@ -56,20 +76,23 @@ const std::vector<float>& KvDecoder::step(int token) {
       std::fill(y, y + hs, 0.0f);
       for (int u = 0; u <= t; ++u) {
         const float w = scores_[u] / sum;
-        const float* v = values + static_cast<std::size_t>(u) * C + h * hs;
+        const float* v = values + static_cast<std::size_t>(u) * KVD + g * hs;
         for (int i = 0; i < hs; ++i) y[i] += w * v[i];
       }
     }
-    ops::matmul_forward(proj_.data(), y_.data(), p + o.proj_w, p + o.proj_b, 1, C, C);
+    ops::matmul_forward(proj_.data(), y_.data(), p + o.proj_w, bias(p, o.proj_b), 1, C, C);
     ops::residual_forward(x_.data(), x_.data(), proj_.data(), C);
-    ops::layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x_.data(), p + o.ln2_w, p + o.ln2_b, 1, C);
-    ops::matmul_forward(fch_.data(), ln_.data(), p + o.fc_w, p + o.fc_b, 1, C, 4 * C);
-    ops::gelu_forward(fch_gelu_.data(), fch_.data(), fch_.size());
-    ops::matmul_forward(proj_.data(), fch_gelu_.data(), p + o.fcproj_w, p + o.fcproj_b, 1, 4 * C, C);
+    norm(p + o.ln2_w, o.ln2_b, p);
+    ops::matmul_forward(fch_.data(), ln_.data(), p + o.fc_w, bias(p, o.fc_b), 1, C, static_cast<int>(fch_.size()));
+    if (c.mlp == Mlp::swiglu) ops::swiglu_forward(fch_act_.data(), fch_.data(), 1, F);
+    else ops::gelu_forward(fch_act_.data(), fch_.data(), fch_.size());
+    ops::matmul_forward(proj_.data(), fch_act_.data(), p + o.fcproj_w, bias(p, o.fcproj_b), 1, F, C);
     ops::residual_forward(x_.data(), x_.data(), proj_.data(), C);
   }
-  ops::layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x_.data(), head_, head_ + C, 1, C);
-  ops::matmul_forward(logits_.data(), ln_.data(), wte_, static_cast<const float*>(nullptr), 1, C, c.vocab);  // tied LM head
+  const HeadOffsets& ho = layout_.head();
+  norm(head_ + ho.lnf_w, ho.lnf_b, head_);
+  const float* lm = ho.lm_head == kAbsent ? wte_ : head_ + ho.lm_head;
+  ops::matmul_forward(logits_.data(), ln_.data(), lm, static_cast<const float*>(nullptr), 1, C, c.vocab);
   ++length_;
   return logits_;
 }

@@ -4,10 +4,10 @@
 #include <limits>
 #include <toml++/toml.h>
 
-#include "core/toml_read.h"
-
-#include "tierzero/error.h"
 #include "core/read_file.h"
+#include "core/toml_read.h"
+#include "model/model_file.h"
+#include "tierzero/error.h"
 
 namespace tierzero {
 
@@ -40,54 +40,14 @@ void TrainConfig::validate() const {
 }
 
 namespace {
-template <class T>
-T get(const toml::node& n, const std::string& key, const std::string& origin);
-
-// An integer key that must fit in [lo, hi].
-std::int64_t get_int(const toml::node& n, const std::string& key, const std::string& origin, std::int64_t lo,
-                     std::int64_t hi = std::numeric_limits<int>::max()) {
-  const std::int64_t v = get<std::int64_t>(n, key, origin);
-  const std::string range = hi == std::numeric_limits<std::int64_t>::max()
-                                ? "at least " + std::to_string(lo)
-                                : "between " + std::to_string(lo) + " and " + std::to_string(hi);
-  TZ_CHECK(v >= lo && v <= hi, ConfigError, origin + ": key '" + key + "' must be " + range + ", got " + std::to_string(v));
-  return v;
-}
-
-template <class T>
-T get(const toml::node& n, const std::string& key, const std::string& origin) {
-  if constexpr (std::is_same_v<T, double>) {
-    if (auto v = n.value<double>()) return *v;
-  } else if constexpr (std::is_same_v<T, std::int64_t>) {
-    if (n.is_integer()) return *n.value<std::int64_t>();
-  } else if constexpr (std::is_same_v<T, bool>) {
-    if (auto v = n.value<bool>()) return *v;
-  } else {
-    if (auto v = n.value<std::string>()) return *v;
-  }
-  TZ_THROW(ConfigError, origin + ": key '" + key + "' has the wrong type");
-}
-
 void read_model(const toml::node& n, const std::string& origin, GptConfig& m) {
   if (n.is_string()) {
-    m = gpt_preset(*n.value<std::string>());
+    m = load_model(*n.value<std::string>());
     return;
   }
   const toml::table* t = n.as_table();
-  TZ_CHECK(t, ConfigError, origin + ": key 'model' must be a preset name or a table");
-  if (auto p = (*t)["preset"].value<std::string>()) m = gpt_preset(*p);
-  for (auto&& [k, v] : *t) {
-    const std::string key(k.str());
-    const std::string full = "model." + key;
-    if (key == "preset") continue;
-    else if (key == "vocab") m.vocab = static_cast<int>(get_int(v, full, origin, 1));
-    else if (key == "context") m.context = static_cast<int>(get_int(v, full, origin, 1));
-    else if (key == "layers") m.layers = static_cast<int>(get_int(v, full, origin, 1));
-    else if (key == "channels") m.channels = static_cast<int>(get_int(v, full, origin, 1));
-    else if (key == "heads") m.heads = static_cast<int>(get_int(v, full, origin, 1));
-    else TZ_THROW(ConfigError, origin + ": unknown key '" + full + "'");
-  }
-  m.name = "custom";
+  TZ_CHECK(t, ConfigError, origin + ": key 'model' must be a preset name, a model file or a table");
+  read_model_table(*t, origin, "model.", m);
 }
 }  // namespace
 

@@ -191,12 +191,8 @@ bool ShardedTrainer::load_checkpoint(const std::string& path) {
     const CheckpointMeta& meta = ckpt.meta();
     const GptConfig& mine = s.cfg.model;
     const GptConfig& theirs = meta.model;
-    TZ_CHECK(mine.vocab == theirs.vocab && mine.context == theirs.context && mine.layers == theirs.layers &&
-                 mine.channels == theirs.channels && mine.heads == theirs.heads,
-             FormatError,
-             "checkpoint '" + ckpt.dir() + "' is for model " + theirs.name + " (L" + std::to_string(theirs.layers) + " C" +
-                 std::to_string(theirs.channels) + " V" + std::to_string(theirs.vocab) + "); this run trains " + mine.name +
-                 " (L" + std::to_string(mine.layers) + " C" + std::to_string(mine.channels) + " V" + std::to_string(mine.vocab) + ")");
+    TZ_CHECK(mine.same_architecture(theirs), FormatError,
+             "checkpoint '" + ckpt.dir() + "' is for model " + theirs.describe() + "; this run trains " + mine.describe());
     same_layout = meta.world_size == w.size() && Topology::parse(meta.topology, meta.world_size) == w.topology() &&
                              meta.plan.describe() == s.plan.describe() && meta.train.param_dtype == s.dtype;
     read_state(s, ckpt, same_layout);

@@ -132,10 +132,18 @@ double weighted_overlap(const SimInput& in, const SimResult& r) {
 void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
   const double bytes_per_param = static_cast<double>(dtype_size(in.dtype));
   const Plan& p = in.plan;
-  const double tokens = static_cast<double>(seq_len), batch = in.micro_batch, width = in.model.channels,
-               heads = in.model.heads, vocab = in.model.vocab;
-  // Korthikanti et al. 2022: s b h (34 + 5 a s / h) bytes per layer, 2 s b h with recomputation (plus one layer's full set).
-  const double full_layer = tokens * batch * width * (34 + 5 * heads * tokens / width);
+  const GptConfig& m = in.model;
+  const double tokens = static_cast<double>(seq_len), batch = in.micro_batch, width = m.channels, heads = m.heads, vocab = m.vocab;
+  // Korthikanti et al. 2022 (16-bit activations, per layer): s b h (34 + 5 a s / h) bytes for GPT, 2 s b h with
+  // recomputation (plus one layer's full set). Their terms, per s b h: attention 2 (QKV input) + 2 (Q) + 2 + 2 (K, V)
+  // + 2 (output projection input) + 1 (dropout mask), scores 2 a s / h (softmax) + 3 a s / h (dropout mask and
+  // output); MLP 2 (input) + 2 F/h (GELU input) + 2 F/h (down input) + 1 (dropout mask); norms 4. The Llama family
+  // trains without dropout, its K and V are KV/H of Q's, and SwiGLU keeps gate, up and their product (3 x 2 F/h).
+  const bool dropout = m.family() == "gpt2";
+  const double kv = static_cast<double>(m.kv()) / m.heads, ffn = static_cast<double>(m.ffn_size()) / m.channels;
+  const double attention = 6 + 4 * kv + (dropout ? 1 : 0), scores = 2 + (dropout ? 3 : 0);
+  const double mlp = m.mlp == Mlp::swiglu ? 2 + 6 * ffn : 2 + 4 * ffn + (dropout ? 1 : 0);
+  const double full_layer = tokens * batch * width * (attention + mlp + 4 + scores * heads * tokens / width);
   const double per_layer = in.recompute ? 2 * tokens * batch * width : full_layer;
   const double logits = 2 * 4 * tokens * batch * vocab;  // fp32 logits and their gradient
   const double activations = in.model.layers * per_layer + (in.recompute ? full_layer : 0) + logits;

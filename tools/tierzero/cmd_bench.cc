@@ -119,14 +119,14 @@ void add_bench_command(CLI::App& app, Context& ctx) {
 
   auto sargs = std::make_shared<StepArgs>();
   CLI::App* step = bench->add_subcommand("step", "Time training steps (forward + backward + AdamW) on one rank");
-  step->add_option("--model", sargs->model, "Model preset");
+  step->add_option("--model", sargs->model, kModelHelp)->capture_default_str();
   step->add_option("--micro-batch", sargs->micro_batch, "Sequences per step")->check(at_least(1));
   step->add_option("--seq-len", sargs->seq_len, "Sequence length")->check(at_least(1));
   step->add_option("--threads", sargs->threads, "OpenBLAS threads")->check(at_least(1));
   step->add_option("--steps", sargs->steps, "Timed steps (median reported)")->check(at_least(1));
   step->callback([sargs, &ctx] {
     TrainConfig cfg;
-    cfg.model = gpt_preset(sargs->model);
+    cfg.model = load_model(sargs->model);
     cfg.micro_batch = sargs->micro_batch;
     cfg.seq_len = sargs->seq_len;
     cfg.param_dtype = DType::f32;  // as PyTorch's default

@@ -31,8 +31,7 @@ int inspect(const std::string& path) {
   const CheckpointMeta& m = ckpt.meta();
   std::printf("checkpoint   %s\n", ckpt.dir().c_str());
   std::printf("step         %lld (next step to run)\n", static_cast<long long>(m.step));
-  std::printf("model        %s: V %d, T %d, L %d, C %d, H %d, %zu parameters\n", m.model.name.c_str(), m.model.vocab,
-              m.model.context, m.model.layers, m.model.channels, m.model.heads, m.model.num_params());
+  std::printf("model        %s\n", m.model.describe().c_str());
   std::printf("plan         %s\n", m.plan.describe().c_str());
   std::printf("topology     %s (%d ranks)\n", m.topology.c_str(), m.world_size);
   std::printf("training     seed %llu, micro-batch %d x %d, seq %d, %s parameters, lr %g, loss scale %g\n",

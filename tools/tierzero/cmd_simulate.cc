@@ -34,7 +34,7 @@ struct Prepared {
 // The command's model, system and batch, read once (rank count and plan come per point).
 SimInput job(const SimArgs& a) {
   SimInput in;
-  in.model = gpt_preset(a.model);
+  in.model = load_model(a.model);
   in.system = load_system(a.system);
   in.micro_batch = a.micro_batch;
   in.seq_len = a.seq_len;
@@ -255,7 +255,7 @@ int run_memory(const SimArgs& a) {
   const Prepared p = input(job(a), a.strategies.front(), a.ranks.front());
   const SimResult r = simulate(p.in);
   if (!p.changed.empty()) std::printf("plan change: %s\n", p.changed.c_str());
-  std::printf("memory per rank: %s, %s, %d ranks on %s\n", a.model.c_str(), a.strategies.front().c_str(), a.ranks.front(), a.system.c_str());
+  std::printf("memory per rank: %s, %s, %d ranks on %s\n", p.in.model.name.c_str(), a.strategies.front().c_str(), a.ranks.front(), a.system.c_str());
   for (const auto& [k, v] : r.memory_bytes) std::printf("  %-12s %10.3f GB\n", k.c_str(), v / 1e9);
   std::printf("  %-12s %10.3f GB of %.1f GB: %s\n", "total", r.memory_total / 1e9, p.in.system.memory_bytes / 1e9,
               r.fits ? "fits" : "does NOT fit");
@@ -264,7 +264,7 @@ int run_memory(const SimArgs& a) {
 
 void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--system", a.system, "System preset (frontier, dgx-a100, dgx-h100, dgx2-ib1, dgx2-ib4, cpu) or TOML file")->capture_default_str();
-  c->add_option("--model", a.model, "Model preset")->capture_default_str();
+  c->add_option("--model", a.model, kModelHelp)->capture_default_str();
   c->add_option("--topology", a.topology,
                 "Inner fan-outs, e.g. package=2,node=4 (world inferred from --ranks); needed where the system leaves them open (cpu)");
   c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch")->check(at_least(1))->capture_default_str();

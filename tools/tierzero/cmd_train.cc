@@ -49,7 +49,7 @@ TrainConfig resolve(const TrainArgs& a, const std::function<void(TrainConfig&)>&
   TrainConfig c;
   if (!a.config.empty()) load_train_config(a.config, c);
   if (deepspeed) deepspeed(c);
-  if (!a.model.empty()) c.model = gpt_preset(a.model);
+  if (!a.model.empty()) c.model = load_model(a.model);
   if (!a.data.empty()) c.data = a.data;
   if (a.steps > 0) c.steps = a.steps;
   if (a.micro_batch > 0) c.micro_batch = a.micro_batch;
@@ -356,7 +356,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<TrainArgs>();
   CLI::App* c = app.add_subcommand("train", "Train a GPT model");
   c->add_option("--config", a->config, "TOML run configuration (flags override it)");
-  c->add_option("--model", a->model, "Model preset: gpt-tiny, gpt-mini, gpt2-124m, ...");
+  c->add_option("--model", a->model, kModelHelp);
   c->add_option("--data", a->data, "'builtin', a token file made by 'tierzero data prepare', or an llm.c/nanoGPT .bin shard");
   c->add_option("--val-data", a->val_data, "Held-out token file for the validation loss");
   c->add_option("--val-fraction", a->val_fraction, "Hold out this last fraction of --data for the validation loss (at most 0.5)")

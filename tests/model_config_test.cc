@@ -1,0 +1,184 @@
+// Model descriptions: the Llama-family presets' sizes and FLOPs against
+// hand counts, the simulator's activation memory in closed form, model
+// files (TOML) and Hugging Face config.json read and refused by key, and
+// the description recorded in checkpoints read back.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <functional>
+#include <fstream>
+#include <map>
+
+#include "model/model_file.h"
+#include "tierzero/error.h"
+#include "tierzero/gpt_config.h"
+#include "tierzero/plan.h"
+#include "tierzero/simulator.h"
+#include "tierzero/system.h"
+
+namespace tierzero {
+namespace {
+namespace fs = std::filesystem;
+
+fs::path temp_file(const std::string& name, const std::string& text) {
+  const fs::path dir = fs::temp_directory_path() / ("tz_model_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / name) << text;
+  return dir / name;
+}
+
+void expect_config_error(const std::function<void()>& f, const std::string& part) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected one containing: " << part;
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find(part), std::string::npos) << e.message();
+  }
+}
+
+// Hand counts from the published shapes (tierzero/gpt_config.h's presets):
+// embeddings V C, each untied head V C, per layer the q and o projections
+// C^2 each, k and v KV D C each (+ their biases for Qwen2: C + 2 KV D),
+// the SwiGLU MLP 3 F C and two RMSNorm weights C, the final norm C.
+TEST(ModelConfig, LlamaFamilySizesMatchHandCounts) {
+  EXPECT_EQ(gpt_preset("llama3-8b").num_params(), 8'030'261'248u);  // "8B": 2 x 525,336,576 + 32 x 218,112,000 + 4,096
+  EXPECT_EQ(gpt_preset("llama3-70b").num_params(), 70'553'706'496u);
+  EXPECT_EQ(gpt_preset("qwen2.5-7b").num_params(), 7'615'616'512u);  // 2 x 544,997,376 + 28 x 233,057,792 + 3,584
+  for (const std::string& name : gpt_preset_names())
+    EXPECT_EQ(GptLayout(gpt_preset(name)).num_params(), gpt_preset(name).num_params()) << name;
+  EXPECT_EQ(gpt_preset("gpt2-124m").family(), "gpt2");
+  EXPECT_EQ(gpt_preset("llama-mini").family(), "llama");
+  // llama-mini is gpt-mini's size within 0.3%.
+  EXPECT_NEAR(static_cast<double>(gpt_preset("llama-mini").num_params()) / gpt_preset("gpt-mini").num_params(), 1.0, 0.003);
+}
+
+TEST(ModelConfig, FlopsCountTheHeadNotTheEmbeddingLookupWhenUntied) {
+  // llama3-8b at 8192 tokens: 6 (N - V C) + 12 L C T.
+  const double n = 8'030'261'248.0 - 128256.0 * 4096;
+  EXPECT_DOUBLE_EQ(gpt_preset("llama3-8b").flops_per_token(8192), 6 * n + 12.0 * 32 * 4096 * 8192);
+  // GPT-2 (tied): the position table is the lookup; wte counts once as the head.
+  const GptConfig g = gpt_preset("gpt2-124m");
+  EXPECT_DOUBLE_EQ(g.flops_per_token(1024), 6 * (124439808.0 - 1024 * 768) + 12.0 * 12 * 768 * 1024);
+}
+
+TEST(ModelConfig, ActivationMemoryFollowsTheArchitecture) {
+  SimInput in;
+  in.system = load_system("dgx-h100");
+  in.ranks = 64;
+  in.micro_batch = 1;
+  in.model = gpt_preset("llama3-8b");
+  in.plan = fit_to(strategy_plan("zero3"), in.topology());
+  std::map<std::string, double> m;
+  for (const auto& [k, v] : simulate(in).memory_bytes) m[k] = v;
+  // Per layer s b h (2 + 2 + 2 KV/H + 2 KV/H + 2 + 2 + 6 F/h + 4) + 2 a s^2 b: no dropout,
+  // K and V a quarter of Q, SwiGLU's three tensors; plus fp32 logits and their gradient.
+  const double s = 8192, h = 4096, per_layer = s * h * (7 + 23 + 4) + 2 * 32 * s * s;
+  EXPECT_DOUBLE_EQ(m["activations"], 32 * per_layer + 2 * 4 * s * 128256);
+  // GPT keeps Korthikanti et al.'s 34 s b h + 5 a s^2 b.
+  in.model = gpt_preset("gpt-20b");
+  in.plan = fit_to(strategy_plan("zero3"), in.topology());
+  for (const auto& [k, v] : simulate(in).memory_bytes) m[k] = v;
+  EXPECT_DOUBLE_EQ(m["activations"], 44 * (2048.0 * 6144 * (34 + 5 * 64 * 2048.0 / 6144)) + 2 * 4 * 2048.0 * 50257);
+}
+
+TEST(ModelConfig, ModelFilesGiveEveryKey) {
+  const fs::path f = temp_file("my-llama.toml", R"(preset = "llama-tiny"
+layers = 3
+kv_heads = 1
+bias = "qkv"
+tied = true
+norm_eps = 1e-6
+rope_theta = 500000.0
+[rope_scaling]
+factor = 8.0
+low_freq_factor = 1.0
+high_freq_factor = 4.0
+original_context = 32
+)");
+  const GptConfig m = load_model(f.string());
+  EXPECT_EQ(m.name, "my-llama");
+  EXPECT_EQ(m.layers, 3);
+  EXPECT_EQ(m.kv(), 1);
+  EXPECT_EQ(m.bias, Bias::qkv);
+  EXPECT_TRUE(m.tied);
+  EXPECT_EQ(m.norm_eps, 1e-6);
+  EXPECT_EQ(m.rope_scaling.factor, 8);
+  EXPECT_EQ(m.rope_scaling.original_context, 32);
+  EXPECT_EQ(m.ffn_size(), 176);  // from the preset
+  // Round trip through the description checkpoints record.
+  EXPECT_TRUE(model_from_json(model_json(m), "meta").same_architecture(m));
+  EXPECT_TRUE(model_from_json(model_json(gpt_preset("qwen2.5-7b")), "meta").same_architecture(gpt_preset("qwen2.5-7b")));
+  // A description written before the Llama family reads as GPT-2.
+  const GptConfig old = model_from_json(nlohmann::json::parse(R"({"name": "gpt-tiny", "vocab": 256, "context": 64, "layers": 2,
+      "channels": 64, "heads": 4})"), "meta");
+  EXPECT_TRUE(old.same_architecture(gpt_preset("gpt-tiny")));
+}
+
+TEST(ModelConfig, BadModelFilesNameFileAndKey) {
+  const std::string bad_key = temp_file("a.toml", "layers = 2\nwidth = 64\n").string();
+  expect_config_error([&] { load_model(bad_key); }, bad_key + ": unknown key 'width'");
+  const std::string bad_choice = temp_file("b.toml", "norm = \"batchnorm\"\n").string();
+  expect_config_error([&] { load_model(bad_choice); }, "key 'norm' must be one of layernorm, rmsnorm, got 'batchnorm'");
+  const std::string bad_shape = temp_file("c.toml", "preset = \"llama-tiny\"\nkv_heads = 3\n").string();
+  expect_config_error([&] { load_model(bad_shape); }, "heads (4) must be a multiple of kv_heads (3)");
+  const std::string bad_type = temp_file("d.toml", "tied = 1\n").string();
+  expect_config_error([&] { load_model(bad_type); }, "key 'tied' has the wrong type");
+  expect_config_error([&] { load_model("llama4-400b"); }, "unknown model 'llama4-400b'");
+  expect_config_error([&] { load_model("/nonexistent/model.toml"); }, "cannot read model file");
+}
+
+// The published config.json of Meta-Llama-3-8B (huggingface.co/meta-llama/Meta-Llama-3-8B), every key.
+const char* kLlama3Config = R"({
+  "architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0, "bos_token_id": 128000,
+  "eos_token_id": 128001, "hidden_act": "silu", "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 14336,
+  "max_position_embeddings": 8192, "model_type": "llama", "num_attention_heads": 32, "num_hidden_layers": 32,
+  "num_key_value_heads": 8, "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 500000.0,
+  "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.40.0.dev0", "use_cache": true,
+  "vocab_size": 128256})";
+
+TEST(ModelConfig, HuggingFaceConfigsOfTheLlamaFamily) {
+  const fs::path dir = temp_file("config.json", kLlama3Config).parent_path();
+  EXPECT_TRUE(load_model(dir.string()).same_architecture(gpt_preset("llama3-8b")));
+  EXPECT_TRUE(load_model((dir / "config.json").string()).same_architecture(gpt_preset("llama3-8b")));
+  // Qwen2: biases on q, k and v only; tied for the small ones.
+  const GptConfig q = parse_hf_config(R"({"architectures": ["Qwen2ForCausalLM"], "hidden_size": 896, "intermediate_size": 4864,
+      "max_position_embeddings": 32768, "num_attention_heads": 14, "num_hidden_layers": 24, "num_key_value_heads": 2,
+      "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": true, "vocab_size": 151936,
+      "use_sliding_window": false, "sliding_window": 32768, "max_window_layers": 21, "hidden_act": "silu"})", "qwen");
+  EXPECT_EQ(q.bias, Bias::qkv);
+  EXPECT_TRUE(q.tied);
+  EXPECT_EQ(q.num_params(), 494'032'768u);  // Qwen2.5-0.5B: 0.49B
+  // Llama 3.1's rope scaling.
+  const GptConfig l31 = parse_hf_config(std::string(kLlama3Config).replace(std::string(kLlama3Config).find("\"rope_scaling\": null"), 20,
+      R"("rope_scaling": {"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"})"), "l31");
+  EXPECT_EQ(l31.rope_scaling.factor, 8);
+  EXPECT_EQ(l31.rope_scaling.original_context, 8192);
+}
+
+TEST(ModelConfig, HuggingFaceConfigsThatCannotBeTrainedAreNamed) {
+  const std::string base = kLlama3Config;
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string s = base;
+    s.replace(s.find(from), from.size(), to);
+    return s;
+  };
+  expect_config_error([&] { parse_hf_config(with("LlamaForCausalLM", "MixtralForCausalLM"), "'c.json'"); },
+                      "'c.json': architecture 'MixtralForCausalLM' is not supported");
+  expect_config_error([&] { parse_hf_config(with("\"use_cache\": true", "\"use_cache\": true, \"num_experts\": 8"), "'c.json'"); },
+                      "'c.json': unknown key 'num_experts'");
+  expect_config_error([&] { parse_hf_config(with("\"silu\"", "\"gelu\""), "'c.json'"); }, "hidden_act 'gelu' is not supported");
+  expect_config_error([&] { parse_hf_config(with("\"rope_scaling\": null", R"("rope_scaling": {"type": "linear", "factor": 2.0})"), "'c.json'"); },
+                      "key 'rope_scaling.rope_type' is 'linear'");
+  expect_config_error([&] { parse_hf_config(with("\"num_key_value_heads\": 8", "\"num_key_value_heads\": 5"), "'c.json'"); },
+                      "must be a multiple of kv_heads (5)");
+  expect_config_error([&] { parse_hf_config(with("\"hidden_size\": 4096", "\"hidden_size\": 4096.5"), "'c.json'"); },
+                      "key 'hidden_size' must be a positive integer");
+  expect_config_error([&] { parse_hf_config("{not json", "'c.json'"); }, "'c.json' is not valid JSON");
+  std::string mistral = with("LlamaForCausalLM", "MistralForCausalLM");
+  mistral.insert(mistral.find("\"vocab_size\""), "\"sliding_window\": 4096, ");
+  expect_config_error([&] { parse_hf_config(mistral, "'m.json'"); }, "sliding-window attention is not supported");
+}
+
+}  // namespace
+}  // namespace tierzero
