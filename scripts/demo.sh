@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs the main job: gpt-tiny trained
-# with the hier3 strategy on 8 ranks (2 nodes x 2 packages x 2 ranks) on the
-# built-in corpus, with held-out validation, ending with a sample of text
-# from the final checkpoint; then the same layout's collectives measured
-# side by side.
+# Installs what is missing, builds, and runs the main job: gpt-tiny (or
+# MODEL, e.g. MODEL=llama-mini) trained with the hier3 strategy on 8 ranks
+# (2 nodes x 2 packages x 2 ranks) on the built-in corpus, with held-out
+# validation, ending with a sample of text from the final checkpoint; then
+# the same layout's collectives measured side by side.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 tz_install
 tz_build
@@ -11,7 +11,7 @@ tz_mpi_env
 out="$TZ_BUILD/demo"
 mkdir -p "$out"
 mpirun -np 8 "$TZ_BUILD/tierzero" train --strategy hier3 --topology package=2,node=2,world=2 \
-  --model gpt-tiny --data builtin --steps "${TZ_DEMO_STEPS:-1500}" --micro-batch 4 --lr 0.003 --warmup 50 \
+  --model "${MODEL:-gpt-tiny}" --data builtin --steps "${TZ_DEMO_STEPS:-1500}" --micro-batch 4 --lr 0.003 --warmup 50 \
   --log-every 100 --metrics "$out/metrics.jsonl" --val-fraction 0.01 --eval-every 500 \
   --save-dir "$out/ckpt" --save-every "${TZ_DEMO_STEPS:-1500}" --keep 1
 echo "demo: a sample from the final checkpoint (tierzero sample):"

@@ -91,6 +91,16 @@ lrun 4 --strategy zeropp --topology node=2,world=2 --steps 10 --micro-batch 2 --
   && ls=$("$tz" sample --checkpoint "$tmp/l" --prompt "And God said" --tokens 16 --seed 1) && [ "${ls#And God said}" != "$ls" ] \
   && ! "$tz" ckpt export "$tmp/l" --format hf-gpt2 --output "$tmp/lhf" 2>"$tmp/log" && grep -q "is a Llama-family model" "$tmp/log" \
   && say "ok: llama-tiny exact resume, resharded 4 -> 2 -> 1, sampled" || { cat "$tmp/log"; bad "llama-tiny checkpoints"; }
+# 4d. Its Hugging Face export (LlamaForCausalLM): --model and --init from the
+#     directory train as --init from the tierzero export; sampling from it is
+#     the checkpoint's.
+"$tz" ckpt export "$tmp/l" --format hf --output "$tmp/lhf" 2>/dev/null && grep -q LlamaForCausalLM "$tmp/lhf/config.json" \
+  && "$tz" ckpt export "$tmp/l" --safetensors "$tmp/l.safetensors" 2>/dev/null \
+  && lrun 1 --strategy ddp --steps 1 --micro-batch 2 --init "$tmp/l.safetensors" --metrics "$tmp/linit.jsonl" 2>/dev/null \
+  && "$mpirun" --oversubscribe -np 1 "$tz" train --model "$tmp/lhf" --seq-len 32 --param-dtype fp32 --strategy ddp --steps 1 --micro-batch 2 \
+    --init "$tmp/lhf" --metrics "$tmp/linit-hf.jsonl" 2>"$tmp/log" && compare "$tmp/linit.jsonl" "$tmp/linit-hf.jsonl" 0 0 \
+  && [ "$("$tz" sample --checkpoint "$tmp/lhf" --prompt "And God said" --tokens 16 --seed 1)" = "$ls" ] \
+  && say "ok: llama-tiny hf export, --model/--init from it, sampled alike" || { cat "$tmp/log"; bad "llama-tiny hf export"; }
 
 expect_fail() {  # expect_fail PATTERN -- command...
   local pattern=$1; shift 2

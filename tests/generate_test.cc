@@ -9,7 +9,7 @@
 
 #include "tierzero/error.h"
 #include "model/gpt.h"
-#include "tierzero/hf_gpt2.h"
+#include "tierzero/hugging_face.h"
 
 namespace tierzero {
 namespace {

@@ -13,7 +13,7 @@
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
 #include "model/gpt.h"
-#include "tierzero/hf_gpt2.h"
+#include "tierzero/hugging_face.h"
 #include "ckpt/safetensors.h"
 
 namespace tierzero {
@@ -92,7 +92,7 @@ TEST(HfGpt2, RejectsOtherModelsAndDamagedFiles) {
   expect_format_error(dir.string(), "missing key 'max_position_embeddings'");
   std::ofstream(dir / "config.json") << R"({"architectures": ["LlamaForCausalLM"], "vocab_size": 256, "max_position_embeddings": 16,
     "num_hidden_layers": 2, "hidden_size": 32, "num_attention_heads": 4, "intermediate_size": 64})";
-  expect_format_error(dir.string(), "not a GPT-2 config");
+  expect_format_error(dir.string(), "holds GPT-2 tensors, but the model is hf-llama: V 256, T 16, L 2, C 32, H 4, KV 4, F 64, rmsnorm");
   std::ofstream(dir / "config.json") << R"({"model_type": "gpt2", "vocab_size": 256, "n_positions": 16, "n_embd": 32,
     "n_layer": 3, "n_head": 4})";
   expect_format_error(dir.string(), "has no tensor 'transformer.h.2.ln_1.weight'");

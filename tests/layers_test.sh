@@ -24,7 +24,7 @@ declare -A owner=(
   [plan.h]=plan [deepspeed_config.h]=plan
   [backend.h]=backend
   [gpu_backend.h]=gpu [nccl.h]=gpu
-  [checkpoint.h]=ckpt [hf_gpt2.h]=ckpt
+  [checkpoint.h]=ckpt [hugging_face.h]=ckpt
   [sharded_trainer.h]=sharded
   [simulator.h]=sim [planner.h]=sim
 )

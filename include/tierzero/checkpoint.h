@@ -84,8 +84,8 @@ class CheckpointReader {
 void write_file_synced(const std::string& path, const void* data, std::size_t bytes);
 
 // Full fp32 parameters for `model` from a safetensors file of tierzero
-// tensor names (`tierzero ckpt export`) or of Hugging Face GPT-2 names, or
-// from a Hugging Face GPT-2 directory (tierzero/hf_gpt2.h); throws
+// tensor names (`tierzero ckpt export`) or of Hugging Face names, or from a
+// Hugging Face directory (tierzero/hugging_face.h); throws
 // FormatError on missing or misshapen tensors.
 std::vector<float> load_safetensors_params(const std::string& path, const GptConfig& model);
 void export_safetensors(const CheckpointReader& ckpt, const std::string& path);

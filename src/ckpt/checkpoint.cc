@@ -16,8 +16,8 @@
 
 #include "ckpt/page_buffer.h"
 #include "tierzero/error.h"
-#include "tierzero/hf_gpt2.h"
-#include "ckpt/hf_gpt2_names.h"
+#include "tierzero/hugging_face.h"
+#include "ckpt/hf_names.h"
 #include "model/model_file.h"
 #include "core/read_file.h"
 #include "ckpt/safetensors.h"
@@ -317,12 +317,9 @@ void CheckpointReader::read_full(const std::array<std::vector<float>*, 3>& out) 
 }
 
 std::vector<float> load_safetensors_params(const std::string& path, const GptConfig& model) {
-  if (std::filesystem::is_directory(path)) {  // a Hugging Face GPT-2 directory
-    const std::string file = (std::filesystem::path(path) / "model.safetensors").string();
-    return hf_gpt2_params(read_safetensors(file), model, "'" + file + "'");
-  }
+  if (std::filesystem::is_directory(path)) return hf_params(read_hf_weights(path), model, "'" + path + "'");  // a Hugging Face directory
   const SafeTensorsFile f = read_safetensors(path);
-  if (has_hf_gpt2_names(f)) return hf_gpt2_params(f, model, "'" + path + "'");
+  if (has_hf_gpt2_names(f) || has_hf_llama_names(f)) return hf_params(f, model, "'" + path + "'");
   const GptLayout layout(model);
   std::vector<float> full(layout.num_params());
   for (const TensorInfo& t : layout.tensors()) {

@@ -1,4 +1,4 @@
-#include "tierzero/hf_gpt2.h"
+#include "tierzero/hugging_face.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
-#include "ckpt/hf_gpt2_names.h"
+#include "ckpt/hf_names.h"
 #include "model/model_file.h"
 #include "core/read_file.h"
 
@@ -49,22 +49,12 @@ std::vector<float> transposed(const float* x, std::size_t rows, std::size_t cols
   return out;
 }
 
-
 std::string read_all(const fs::path& p) {
   auto text = read_file(p.string());
   TZ_CHECK(text, FormatError, "cannot read '" + p.string() + "'");
   return std::move(*text);
 }
 
-GptConfig model_from_metadata(const std::string& text, const std::string& where) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::exception& e) {
-    TZ_THROW(FormatError, where + ": its 'model' metadata is not JSON (" + e.what() + ")");
-  }
-  return model_from_json(j, where);
-}
 }  // namespace
 
 void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir) {
@@ -84,9 +74,6 @@ void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, con
     }
   }
   // The LM head is tied to wte; transformers re-ties it on load.
-  out.metadata["format"] = "pt";
-  fs::create_directories(dir);
-  write_safetensors((fs::path(dir) / "model.safetensors").string(), out);
   const json config = {{"architectures", {"GPT2LMHeadModel"}},
                        {"model_type", "gpt2"},
                        {"vocab_size", model.vocab},
@@ -102,10 +89,7 @@ void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, con
                        {"bos_token_id", model.vocab - 1},
                        {"eos_token_id", model.vocab - 1},
                        {"torch_dtype", "float32"}};
-  const std::string text = config.dump(2) + "\n";
-  const std::string tmp = (fs::path(dir) / "config.json.tmp").string();
-  write_file_synced(tmp, text.data(), text.size());
-  fs::rename(tmp, fs::path(dir) / "config.json");
+  write_hf_dir(dir, out, config);
 }
 
 bool has_hf_gpt2_names(const SafeTensorsFile& f) {
@@ -118,15 +102,9 @@ std::vector<float> hf_gpt2_params(const SafeTensorsFile& f, const GptConfig& mod
   std::vector<float> full(layout.num_params());
   for (const NameMap& n : name_map(model)) {
     const TensorInfo& t = layout.tensor(n.ours);
-    const std::string name = prefix + n.hf;
-    const auto it = f.tensors.find(name);
-    TZ_CHECK(it != f.tensors.end(), FormatError, where + " has no tensor '" + name + "' (is it GPT-2 with " + std::to_string(model.layers) + " layers?)");
     std::vector<std::int64_t> want(t.shape.begin(), t.shape.end());
     if (n.conv1d) std::swap(want[0], want[1]);
-    TZ_CHECK(it->second.shape == want, FormatError, where + ": tensor '" + name + "' has the wrong shape for model " + model.name);
-    std::vector<float> v = it->second.as_f32();
-    const auto bad = std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
-    TZ_CHECK(bad == v.end(), FormatError, where + ": tensor '" + name + "' holds a non-finite value at element " + std::to_string(bad - v.begin()));
+    std::vector<float> v = hf_tensor(f, prefix + n.hf, want, model, where);
     if (n.conv1d) v = transposed(v.data(), want[0], want[1]);
     std::copy(v.begin(), v.end(), full.begin() + static_cast<std::ptrdiff_t>(t.offset));
   }
@@ -143,32 +121,6 @@ GptConfig read_hf_gpt2_config(const std::string& path) {
   }
   TZ_CHECK(m.family() == "gpt2", FormatError, where + ": not a GPT-2 config (" + m.name + ": only GPT-2 weights are imported)");
   return m;
-}
-
-ModelWeights load_model_weights(const std::string& path) {
-  const fs::path p(path);
-  if (fs::is_directory(p) && fs::exists(p / "config.json")) {  // a Hugging Face directory
-    const GptConfig m = read_hf_gpt2_config((p / "config.json").string());
-    const std::string file = (p / "model.safetensors").string();
-    return {m, hf_gpt2_params(read_safetensors(file), m, "'" + file + "'")};
-  }
-  if (fs::is_directory(p)) {  // a checkpoint
-    const CheckpointReader ckpt(path);
-    return {ckpt.meta().model, ckpt.read_full_master()};
-  }
-  const SafeTensorsFile f = read_safetensors(path);
-  const std::string where = "'" + path + "'";
-  if (has_hf_gpt2_names(f)) {
-    const fs::path config = p.parent_path() / "config.json";
-    TZ_CHECK(fs::exists(config), FormatError, where + " has Hugging Face GPT-2 tensors but no config.json beside it (it gives the model's shape)");
-    const GptConfig m = read_hf_gpt2_config(config.string());
-    return {m, hf_gpt2_params(f, m, where)};
-  }
-  const auto it = f.metadata.find("model");
-  TZ_CHECK(it != f.metadata.end(), FormatError,
-           where + " records no model shape: expected a tierzero export (metadata 'model') or Hugging Face GPT-2 tensors");
-  const GptConfig m = model_from_metadata(it->second, where);
-  return {m, load_safetensors_params(path, m)};
 }
 
 }  // namespace tierzero

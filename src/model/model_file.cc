@@ -2,6 +2,7 @@
 // config.json (docs/models.md lists every key).
 #include "model/model_file.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <limits>
@@ -204,8 +205,10 @@ GptConfig parse_hf_config(const std::string& text, const std::string& origin) {
 GptConfig load_model(const std::string& spec) {
   namespace fs = std::filesystem;
   const fs::path p(spec);
-  const bool named_file = spec.find('/') != std::string::npos || p.has_extension();
-  if (!named_file && !fs::exists(p)) return gpt_preset(spec);
+  const auto presets = gpt_preset_names();
+  if (std::find(presets.begin(), presets.end(), spec) != presets.end()) return gpt_preset(spec);
+  const bool named_file = spec.find('/') != std::string::npos || p.extension() == ".toml" || p.extension() == ".json";
+  if (!named_file && !fs::exists(p)) return gpt_preset(spec);  // the unknown-name error, listing the presets
   auto read = [](const fs::path& f) {
     auto text = read_file(f.string());
     TZ_CHECK(text, ConfigError, "cannot read model file '" + f.string() + "'");

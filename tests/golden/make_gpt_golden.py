@@ -10,13 +10,13 @@ matrices only, gradient clipping at 1.0), and the weights after them.
 
 Needs Debian's python3-torch (CPU); run: /usr/bin/python3 tests/golden/make_gpt_golden.py
 """
-import json
 import math
 import os
-import struct
 
 import torch
 import torch.nn.functional as F
+
+from golden_safetensors import write_safetensors
 
 V, T_CTX, L, C, H = 256, 64, 2, 64, 4  # gpt-tiny
 B, T = 4, 32
@@ -101,25 +101,6 @@ for k, v in params.items():
     out["final." + k] = v.detach().clone()
 
 
-def write_safetensors(path, tensors):
-    header, blobs, offset = {}, [], 0
-    for name, t in tensors.items():
-        t = t.contiguous()
-        dtype = {torch.float32: "F32", torch.float64: "F64", torch.int32: "I32"}[t.dtype]
-        data = t.numpy().tobytes()
-        header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    header["__metadata__"] = {"generator": "tests/golden/make_gpt_golden.py", "torch": torch.__version__}
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for b in blobs:
-            f.write(b)
-
-
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gpt_tiny.safetensors")
-write_safetensors(path, out)
+write_safetensors(path, out, {"generator": "tests/golden/make_gpt_golden.py", "torch": torch.__version__})
 print(f"wrote {path}: loss {out['loss'].item():.6f}, 10-step losses {losses[0]:.5f} -> {losses[-1]:.5f}")

@@ -4,7 +4,7 @@
 #include "commands.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
-#include "tierzero/hf_gpt2.h"
+#include "tierzero/hugging_face.h"
 
 namespace tierzero::cli {
 
@@ -14,13 +14,17 @@ struct ExportArgs {
 };
 
 int export_weights(const ExportArgs& a) {
-  TZ_CHECK(a.format == "tierzero" || a.format == "hf-gpt2", ConfigError, "--format must be tierzero or hf-gpt2, got '" + a.format + "'");
+  TZ_CHECK(a.format == "tierzero" || a.format == "hf" || a.format == "hf-gpt2" || a.format == "hf-llama", ConfigError,
+           "--format must be tierzero, hf, hf-gpt2 or hf-llama, got '" + a.format + "'");
   TZ_CHECK(!a.output.empty(), ConfigError, "give --output (or --safetensors FILE)");
   const CheckpointReader ckpt(a.source);
   if (a.format == "tierzero") {
     export_safetensors(ckpt, a.output);
   } else {
-    write_hf_gpt2(ckpt.meta().model, ckpt.read_full_master(), a.output);
+    const GptConfig& m = ckpt.meta().model;
+    const bool gpt2 = a.format == "hf-gpt2" || (a.format == "hf" && m.family() == "gpt2");
+    if (gpt2) write_hf_gpt2(m, ckpt.read_full_master(), a.output);
+    else write_hf_llama(m, ckpt.read_full_master(), a.output);
   }
   std::fprintf(stderr, "tierzero: wrote %s (%s, step %lld)\n", a.output.c_str(), a.format.c_str(), static_cast<long long>(ckpt.meta().step));
   return 0;
@@ -68,13 +72,14 @@ void add_ckpt_command(CLI::App& app, Context& ctx) {
   ver->add_option("dir", *vpath, "Checkpoint step directory, or a save directory (its latest)")->required();
   ver->callback([vpath, &ctx] { ctx.exit_code = verify(*vpath); });
   auto out = std::make_shared<ExportArgs>();
-  CLI::App* exp = ckpt->add_subcommand("export", "Write the consolidated fp32 weights: tierzero safetensors or Hugging Face GPT-2");
+  CLI::App* exp = ckpt->add_subcommand("export", "Write the consolidated fp32 weights: tierzero safetensors or a Hugging Face directory");
   exp->add_option("dir", out->source, "Checkpoint step directory, or a save directory (its latest)")->required();
   exp->add_option("--format", out->format,
-                  "tierzero (one safetensors file, tierzero's names) or hf-gpt2 (a directory: model.safetensors with "
-                  "transformers' GPT-2 names and Conv1D layout, and config.json)")
+                  "tierzero (one safetensors file, tierzero's names), hf (a Hugging Face directory in the model's layout), "
+                  "hf-gpt2 (model.safetensors with transformers' GPT-2 names and Conv1D layout, and config.json) or hf-llama "
+                  "(LlamaForCausalLM, or Qwen2ForCausalLM with q/k/v biases)")
       ->capture_default_str();
-  auto* output = exp->add_option("--output", out->output, "Output file (tierzero) or directory (hf-gpt2)");
+  auto* output = exp->add_option("--output", out->output, "Output file (tierzero) or directory (hf, hf-gpt2, hf-llama)");
   exp->add_option("--safetensors", out->output, "Same as --format tierzero --output FILE")->excludes(output);
   exp->callback([out, &ctx] { ctx.exit_code = export_weights(*out); });
 }

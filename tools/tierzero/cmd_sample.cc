@@ -7,7 +7,7 @@
 #include "tierzero/data.h"
 #include "tierzero/error.h"
 #include "tierzero/generate.h"
-#include "tierzero/hf_gpt2.h"
+#include "tierzero/hugging_face.h"
 #include "tierzero/tokenizer.h"
 
 namespace tierzero::cli {

@@ -1,4 +1,9 @@
-// Hugging Face transformers' GPT-2 layout (GPT2LMHeadModel): model.safetensors
+// Hugging Face transformers' checkpoints: a directory of config.json
+// (read by load_model, tierzero/gpt_config.h) and model.safetensors, or
+// model.safetensors.index.json and the shards its weight_map names; tensors
+// in F32, BF16 or F16.
+//
+// The GPT-2 layout (GPT2LMHeadModel): model.safetensors
 // with its tensor names — [transformer.]wte.weight [V,C], wpe.weight [T,C],
 // h.N.ln_1.{weight,bias}, h.N.attn.c_attn.{weight [C,3C],bias}, h.N.attn.c_proj,
 // h.N.ln_2, h.N.mlp.c_fc {weight [C,4C]}, h.N.mlp.c_proj {weight [4C,C]},
@@ -7,6 +12,16 @@
 // n_embd, n_head, n_layer, n_positions, vocab_size). Reading accepts names
 // with and without the "transformer." prefix and ignores the attention
 // mask buffers (attn.bias, attn.masked_bias) older files carry.
+//
+// The Llama-family layout (LlamaForCausalLM, MistralForCausalLM,
+// Qwen2ForCausalLM): model.embed_tokens.weight [V,C]; per layer N
+// model.layers.N.input_layernorm.weight [C], self_attn.q_proj [C,C],
+// k_proj and v_proj [KV D, C] (with biases for Qwen2), o_proj [C,C],
+// post_attention_layernorm, mlp.gate_proj and up_proj [F,C], down_proj
+// [C,F]; model.norm.weight; lm_head.weight [V,C] (absent when tied). The
+// weights are [out, in] as tierzero's; q/k/v are fused into attn_w and
+// gate/up into fc_w, rows in that order, and the rotate-half RoPE order of
+// q and k is tierzero's own.
 #pragma once
 #include <string>
 #include <vector>
@@ -18,13 +33,17 @@ namespace tierzero {
 // Writes dir/model.safetensors and dir/config.json (created if missing;
 // each file written atomically). `params`: num_params floats, GptLayout order.
 void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir);
+// Writes dir/model.safetensors (F32) and dir/config.json (LlamaForCausalLM,
+// or Qwen2ForCausalLM for q/k/v biases) likewise; ConfigError for a model
+// the layout cannot hold (LayerNorm, learned positions, GELU, all biases).
+void write_hf_llama(const GptConfig& model, const std::vector<float>& params, const std::string& dir);
 // Reads config.json; throws FormatError for a file that is not GPT-2's.
 GptConfig read_hf_gpt2_config(const std::string& path);
 
 // A model's shape and fp32 weights from wherever they are: a checkpoint
 // (step or save directory), a tierzero safetensors export (its metadata
-// records the shape), or a Hugging Face GPT-2 directory (config.json +
-// model.safetensors) or its model.safetensors with config.json beside it.
+// records the shape), or a Hugging Face directory of either layout, or its
+// model.safetensors with config.json beside it.
 struct ModelWeights {
   GptConfig model;
   std::vector<float> params;
