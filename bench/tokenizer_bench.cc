@@ -14,12 +14,12 @@ TokenizerBenchRow run_tokenizer_bench(const std::string& vocab, const std::strin
   const auto read = read_file(input);
   TZ_CHECK(read, ConfigError, "cannot read input '" + input + "'");
   const std::string& text = *read;
-  const Gpt2Tokenizer tok = Gpt2Tokenizer::load(vocab);
+  const BpeTokenizer tok = BpeTokenizer::load(vocab);
   TokenizerBenchRow row;
   row.text_bytes = text.size();
   row.tokens = tok.encode(text).size();
   const double mb = static_cast<double>(text.size()) / 1e6;
-  row.gpt2_mbs = mb / best_seconds(reps, [&] { (void)tok.encode(text); });
+  row.bpe_mbs = mb / best_seconds(reps, [&] { (void)tok.encode(text); });
   row.byte_mbs = mb / best_seconds(reps, [&] { (void)byte_encode(text); });
   return row;
 }
@@ -30,7 +30,7 @@ std::string to_json_line(const TokenizerBenchRow& r) {
   j["text_bytes"] = r.text_bytes;
   j["tokens"] = r.tokens;
   j["bytes_per_token"] = r.tokens ? static_cast<double>(r.text_bytes) / static_cast<double>(r.tokens) : 0.0;
-  j["gpt2_mb_per_s"] = r.gpt2_mbs;
+  j["bpe_mb_per_s"] = r.bpe_mbs;
   j["byte_mb_per_s"] = r.byte_mbs;
   return j.dump();
 }

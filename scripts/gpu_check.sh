@@ -19,6 +19,8 @@
 #   train       tierzero train --device cuda, gpt2-124m on the built-in corpus,
 #               30 steps, --check-comm-order, a checkpoint at the end
 #   export      that checkpoint as a Hugging Face GPT-2 directory
+#   llama       tierzero train --device cuda, llama-mini (RMSNorm, RoPE, GQA,
+#               SwiGLU kernels in the engine), 20 steps, --check-comm-order
 #   pytorch     the same gpt2-124m step in PyTorch eager (bench/gpt_vs_pytorch_gpu.py)
 #   hf          tierzero's GPT-2 layout in transformers (bench/hf_export_check.py)
 # Prints the table (markdown) and, when $OUT is set, writes it as
@@ -82,6 +84,8 @@ step bench 240 tz_run tierzero_gpu_bench
 step train 300 tz_run tierzero train --device cuda --model gpt2-124m --data builtin --steps 30 --micro-batch 8 --seq-len 1024 \
   --check-comm-order --log-every 10 --metrics "$logs/train.jsonl" --save-dir "$work/ckpt" --save-every 30
 step export 60 tz_run tierzero ckpt export "$work/ckpt/latest" --format hf-gpt2 --output "$work/hf"
+step llama 120 tz_run tierzero train --device cuda --model llama-mini --data builtin --steps 20 --micro-batch 8 \
+  --check-comm-order --log-every 10 --metrics "$logs/llama.jsonl"
 step pytorch 240 python3 "$root/bench/gpt_vs_pytorch_gpu.py"
 step hf 120 python3 "$root/bench/hf_export_check.py" --export "$work/hf"
 

@@ -34,7 +34,7 @@ check "| export | pass |"
 check "| multi_gpu | skip"
 check "| step | result | seconds |"
 [ -f "$tmp/out/gpu_check.json" ] || { echo "FAIL: no \$OUT/gpu_check.json"; fail=1; }
-python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert [s["step"] for s in d["steps"]] == ["devices", "gpu_tests", "multi_gpu", "bench", "train", "export", "pytorch", "hf"], d' \
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert [s["step"] for s in d["steps"]] == ["devices", "gpu_tests", "multi_gpu", "bench", "train", "export", "llama", "pytorch", "hf"], d' \
   "$tmp/out/gpu_check.json" || fail=1
 [ "$took" -lt 60 ] || { echo "FAIL: took $took s: a step was not cut at its limit"; fail=1; }
 [ $fail -eq 0 ] && echo "ok: gpu_check.sh runs every step under its limit and always prints the table ($took s)"

@@ -123,8 +123,10 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
   auto cpu_world = mpi_world(topo);
   gpu::GpuContext::current().math = gpu::GemmMath::fp32;  // the CPU's arithmetic, up to summation order
   const TokenData data = TokenData::builtin();
-  const TrainConfig cfg = test::tiny_run(4, 2, 64, 6);
+  for (const char* model : test::kTinyModels)
   for (const char* name : {"zero3", "zeropp", "hier3", "ddp"}) {
+    SCOPED_TRACE(model);
+    const TrainConfig cfg = test::tiny_run(4, 2, 64, 6, DType::bf16, model);
     const Plan plan = fit_to(strategy_plan(name), topo);
     ShardedTrainer cpu(cfg, plan, *cpu_world, data);
     ShardedTrainer gpu(cfg, plan, gpu_world, data, {}, gpu::cuda_backend());

@@ -1,13 +1,19 @@
-// GPT-2 BPE: a toy vocabulary whose merges are worked out by hand, then
-// OpenAI's real vocabulary (fetched by scripts/gpt2_vocab.sh into
-// TZ_GPT2_VOCAB) against ids from an independent implementation
-// (js-tiktoken; tests/golden/make_bpe_golden.sh), exactly.
+// Byte-level BPE: a toy vocabulary whose merges are worked out by hand,
+// OpenAI's real GPT-2 vocabulary (fetched by scripts/gpt2_vocab.sh into
+// .cache/gpt2) against ids from an independent implementation (js-tiktoken;
+// tests/golden/make_bpe_golden.sh), and Hugging Face tokenizer.json files
+// (Llama 3's and Qwen3's, fetched by scripts/hf_tokenizers.sh) against
+// @huggingface/tokenizers (tests/golden/make_hf_tokenizer_golden.sh), exactly.
 #include <gtest/gtest.h>
 
+
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "tierzero/error.h"
 #include "tierzero/tokenizer.h"
@@ -60,11 +66,11 @@ fs::path write_toy_ranks(const TempDir& dir, const std::vector<std::string>& mer
   return file;
 }
 
-TEST(Gpt2Tokenizer, MergesTheLowestRankedPairFirst) {
+TEST(BpeTokenizer, MergesTheLowestRankedPairFirst) {
   TempDir dir;
   // "ab" (256) outranks "bc" (257), so "abc" becomes ab + c, never a + bc;
   // "abc" (258) then joins them. "cd" is only reachable from c + d.
-  const Gpt2Tokenizer t = Gpt2Tokenizer::load(write_toy_ranks(dir, {"ab", "bc", "abc", "cd", " a"}).string());
+  const BpeTokenizer t = BpeTokenizer::load(write_toy_ranks(dir, {"ab", "bc", "abc", "cd", " a"}).string());
   EXPECT_EQ(t.vocab(), 256u + 5 + 1);
   EXPECT_EQ(t.end_of_text(), 261u);
   EXPECT_EQ(t.encode("abc"), (std::vector<std::uint32_t>{258}));
@@ -82,10 +88,10 @@ TEST(Gpt2Tokenizer, MergesTheLowestRankedPairFirst) {
   EXPECT_THROW(t.decode({262}), ConfigError);
 }
 
-TEST(Gpt2Tokenizer, UnicodeWhiteSpaceSplitsAsTiktokensDoes) {
+TEST(BpeTokenizer, UnicodeWhiteSpaceSplitsAsTiktokensDoes) {
   TempDir dir;
   // "!" + C2 -> 256, then + 85 -> 257: "!\u0085" as one token, if it were one piece.
-  const Gpt2Tokenizer t = Gpt2Tokenizer::load(write_toy_ranks(dir, {"!\xC2", "!\xC2\x85", "!\xE2", "!\xE2\x80", "!\xE2\x80\x8B"}).string());
+  const BpeTokenizer t = BpeTokenizer::load(write_toy_ranks(dir, {"!\xC2", "!\xC2\x85", "!\xE2", "!\xE2\x80", "!\xE2\x80\x8B"}).string());
   // U+0085 is White_Space (tiktoken's Rust \s), so it ends the punctuation
   // piece; JavaScript's \s lacks it and would give one piece, id 257.
   EXPECT_EQ(t.encode("!\xC2\x85"), (std::vector<std::uint32_t>{'!', 0xC2, 0x85}));
@@ -95,9 +101,9 @@ TEST(Gpt2Tokenizer, UnicodeWhiteSpaceSplitsAsTiktokensDoes) {
   EXPECT_EQ(t.encode("\xE3\x80\x80\xE3\x80\x80x").size(), 7u);  // U+3000 U+3000 x: 3 + 3 + 1 bytes
 }
 
-TEST(Gpt2Tokenizer, RejectsBadInput) {
+TEST(BpeTokenizer, RejectsBadInput) {
   TempDir dir;
-  const Gpt2Tokenizer t = Gpt2Tokenizer::load(write_toy_ranks(dir, {"ab"}).string());
+  const BpeTokenizer t = BpeTokenizer::load(write_toy_ranks(dir, {"ab"}).string());
   try {
     t.encode("ok \xFF\xFE no");
     FAIL() << "invalid UTF-8 was accepted";
@@ -106,26 +112,26 @@ TEST(Gpt2Tokenizer, RejectsBadInput) {
   }
   TempDir empty;
   try {
-    Gpt2Tokenizer::load(empty.path().string());
+    BpeTokenizer::load(empty.path().string());
     FAIL() << "an empty directory was accepted";
   } catch (const ConfigError& e) {
     EXPECT_NE(e.message().find("encoder.json and vocab.bpe"), std::string::npos) << e.message();
   }
   std::ofstream(dir.path() / "bad.tiktoken") << "YQ== 0\nnot base64! 1\n";
   try {
-    Gpt2Tokenizer::load((dir.path() / "bad.tiktoken").string());
+    BpeTokenizer::load((dir.path() / "bad.tiktoken").string());
     FAIL() << "a malformed ranks file was accepted";
   } catch (const FormatError& e) {
     EXPECT_NE(e.message().find("line 2: expected 'BASE64-TOKEN RANK'"), std::string::npos) << e.message();
   }
   std::ofstream(dir.path() / "short.tiktoken") << "YQ== 0\nYg== 1\n";
-  EXPECT_THROW(Gpt2Tokenizer::load((dir.path() / "short.tiktoken").string()), FormatError);  // bytes without tokens
+  EXPECT_THROW(BpeTokenizer::load((dir.path() / "short.tiktoken").string()), FormatError);  // bytes without tokens
 }
 
 // OpenAI's vocabulary, when scripts/gpt2_vocab.sh could fetch it.
 const char* vocab_dir() {
-  const char* d = std::getenv("TZ_GPT2_VOCAB");
-  return d && fs::exists(fs::path(d) / "encoder.json") && fs::exists(fs::path(d) / "vocab.bpe") ? d : nullptr;
+  static const std::string d = std::string(TZ_CACHE_DIR) + "/gpt2";
+  return fs::exists(fs::path(d) / "encoder.json") && fs::exists(fs::path(d) / "vocab.bpe") ? d.c_str() : nullptr;
 }
 
 std::vector<std::uint32_t> golden_ids() {
@@ -136,7 +142,7 @@ std::vector<std::uint32_t> golden_ids() {
   return ids;
 }
 
-void expect_golden(const Gpt2Tokenizer& t, const std::string& text, const std::vector<std::uint32_t>& want) {
+void expect_golden(const BpeTokenizer& t, const std::string& text, const std::vector<std::uint32_t>& want) {
   const std::vector<std::uint32_t> got = t.encode(text);
   std::size_t i = 0;
   while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
@@ -147,9 +153,9 @@ void expect_golden(const Gpt2Tokenizer& t, const std::string& text, const std::v
                 << " ids), text byte " << at << ": '" << text.substr(at, 40) << "'";
 }
 
-TEST(Gpt2Tokenizer, MatchesJsTiktokenOnTheGoldenText) {
-  if (!vocab_dir()) GTEST_SKIP() << "OpenAI's GPT-2 vocabulary is not in TZ_GPT2_VOCAB (scripts/gpt2_vocab.sh could not fetch it)";
-  const Gpt2Tokenizer t = Gpt2Tokenizer::load(vocab_dir());
+TEST(BpeTokenizer, MatchesJsTiktokenOnTheGoldenText) {
+  if (!vocab_dir()) GTEST_SKIP() << "OpenAI's GPT-2 vocabulary is not in .cache/gpt2 (scripts/gpt2_vocab.sh could not fetch it)";
+  const BpeTokenizer t = BpeTokenizer::load(vocab_dir());
   EXPECT_EQ(t.vocab(), 50257u);
   EXPECT_EQ(t.end_of_text(), 50256u);
   EXPECT_EQ(t.encode("Hello world"), (std::vector<std::uint32_t>{15496, 995}));
@@ -160,22 +166,22 @@ TEST(Gpt2Tokenizer, MatchesJsTiktokenOnTheGoldenText) {
   EXPECT_EQ(t.decode(want), text);
 }
 
-TEST(Gpt2Tokenizer, ATiktokenRanksFileGivesTheSameIds) {
-  if (!vocab_dir()) GTEST_SKIP() << "OpenAI's GPT-2 vocabulary is not in TZ_GPT2_VOCAB (scripts/gpt2_vocab.sh could not fetch it)";
-  const Gpt2Tokenizer t = Gpt2Tokenizer::load(vocab_dir());
+TEST(BpeTokenizer, ATiktokenRanksFileGivesTheSameIds) {
+  if (!vocab_dir()) GTEST_SKIP() << "OpenAI's GPT-2 vocabulary is not in .cache/gpt2 (scripts/gpt2_vocab.sh could not fetch it)";
+  const BpeTokenizer t = BpeTokenizer::load(vocab_dir());
   TempDir dir;
   {
     std::ofstream out(dir.path() / "gpt2.tiktoken");
     for (std::uint32_t id = 0; id < t.end_of_text(); ++id) out << base64(t.decode({id})) << ' ' << id << '\n';
   }
-  const Gpt2Tokenizer r = Gpt2Tokenizer::load(dir.path().string());
+  const BpeTokenizer r = BpeTokenizer::load(dir.path().string());
   EXPECT_EQ(r.vocab(), t.vocab());
   EXPECT_EQ(r.end_of_text(), t.end_of_text());
   expect_golden(r, read(fs::path(TZ_GOLDEN_DIR) / "bpe_input.txt"), golden_ids());
 }
 
-TEST(Gpt2Tokenizer, RejectsAnEncoderAndMergesThatDoNotMatch) {
-  if (!vocab_dir()) GTEST_SKIP() << "OpenAI's GPT-2 vocabulary is not in TZ_GPT2_VOCAB (scripts/gpt2_vocab.sh could not fetch it)";
+TEST(BpeTokenizer, RejectsAnEncoderAndMergesThatDoNotMatch) {
+  if (!vocab_dir()) GTEST_SKIP() << "OpenAI's GPT-2 vocabulary is not in .cache/gpt2 (scripts/gpt2_vocab.sh could not fetch it)";
   TempDir dir;
   fs::copy_file(fs::path(vocab_dir()) / "encoder.json", dir.path() / "encoder.json");
   // Two merges swapped: each file alone is well formed, together they disagree.
@@ -187,11 +193,130 @@ TEST(Gpt2Tokenizer, RejectsAnEncoderAndMergesThatDoNotMatch) {
   for (const auto& l : lines) out << l << '\n';
   out.close();
   try {
-    Gpt2Tokenizer::load(dir.path().string());
+    BpeTokenizer::load(dir.path().string());
     FAIL() << "a mismatched pair was accepted";
   } catch (const FormatError& e) {
     EXPECT_NE(e.message().find("vocab.bpe' line 11 merges into a token"), std::string::npos) << e.message();
   }
+}
+
+// Hugging Face tokenizer.json files, when scripts/hf_tokenizers.sh could fetch them.
+std::string hf_file(const std::string& name) {
+  const fs::path f = fs::path(TZ_CACHE_DIR) / "hf-tokenizers" / name / "tokenizer.json";
+  return fs::exists(f) ? f.string() : "";
+}
+
+// The golden text of tests/golden/make_hf_tokenizer_golden.sh: bpe_input.txt
+// with <|endoftext|> and <|begin_of_text|> at its thirds (in bytes, moved to a character's start).
+std::string hf_golden_text() {
+  const std::string b = read(fs::path(TZ_GOLDEN_DIR) / "bpe_input.txt");
+  auto cut = [&](std::size_t at) {
+    while ((static_cast<unsigned char>(b[at]) & 0xC0) == 0x80) ++at;
+    return at;
+  };
+  const std::size_t one = cut(b.size() / 3), two = cut(2 * b.size() / 3);
+  return b.substr(0, one) + "<|endoftext|>" + b.substr(one, two - one) + "<|begin_of_text|>" + b.substr(two);
+}
+
+std::vector<std::uint32_t> golden_u32(const std::string& file) {
+  const std::string raw = read(fs::path(TZ_GOLDEN_DIR) / file);
+  std::vector<std::uint32_t> ids(raw.size() / 4);
+  std::memcpy(ids.data(), raw.data(), raw.size());
+  return ids;
+}
+
+// Llama 3 (tiktoken-derived merges, ignore_merges, 256 added tokens) and
+// Qwen3 (NFC, one digit per piece, merges as pairs) against the ids of
+// @huggingface/tokenizers on the golden text: every id, the special tokens
+// as their own ids, and decode giving the text back (Llama 3; Qwen3's
+// decode gives the NFC form).
+TEST(HfTokenizerJson, MatchesHuggingFaceTokenizersOnTheGoldenText) {
+  const std::string text = hf_golden_text();
+  for (const char* name : {"llama3", "qwen3"}) {
+    SCOPED_TRACE(name);
+    const std::string file = hf_file(name);
+    if (file.empty()) GTEST_SKIP() << "no tokenizer.json in .cache/hf-tokenizers (scripts/hf_tokenizers.sh could not fetch them)";
+    const BpeTokenizer t = BpeTokenizer::load(file);
+    const std::vector<std::uint32_t> want = golden_u32(std::string("hf_tok_") + name + ".u32");
+    ASSERT_GT(want.size(), 100000u);
+    expect_golden(t, text, want);
+    const bool llama = std::string(name) == "llama3";
+    EXPECT_EQ(t.vocab(), llama ? 128256u : 151669u);
+    EXPECT_EQ(t.end_of_text(), llama ? 128001u : 151643u);  // <|end_of_text|>, <|endoftext|>
+    // Each special token of the text (Llama 3's <|begin_of_text|>, Qwen's <|endoftext|>) as its own id.
+    const std::string special = llama ? "<|begin_of_text|>" : "<|endoftext|>";
+    std::size_t occurrences = 0;
+    for (std::size_t at = text.find(special); at != std::string::npos; at = text.find(special, at + 1)) ++occurrences;
+    EXPECT_GE(occurrences, 1u);
+    EXPECT_EQ(static_cast<std::size_t>(std::count(want.begin(), want.end(), llama ? 128000u : 151643u)), occurrences);
+    if (llama) {
+      EXPECT_EQ(t.decode(want), text);
+    }
+  }
+}
+
+// A small byte-level BPE: the 256 bytes (GPT-2's byte characters), "ab",
+// "bc" and "abc"; merges "b c" before "a b", then "a bc".
+std::string small_tokenizer_json(bool ignore_merges) {
+  nlohmann::json vocab, added = nlohmann::json::array();
+  std::uint32_t next = 256;
+  for (int b = 0; b < 256; ++b) {
+    const bool printable = (b >= '!' && b <= '~') || (b >= 0xA1 && b <= 0xAC) || (b >= 0xAE && b <= 0xFF);
+    const char32_t cp = printable ? static_cast<char32_t>(b) : next++;
+    std::string key;
+    if (cp < 0x80) key += static_cast<char>(cp);
+    else key += static_cast<char>(0xC0 | (cp >> 6)), key += static_cast<char>(0x80 | (cp & 0x3F));
+    vocab[key] = b;
+  }
+  vocab["ab"] = 256, vocab["bc"] = 257, vocab["abc"] = 258;
+  added.push_back({{"id", 259}, {"content", "<|endoftext|>"}, {"special", true}});
+  return nlohmann::json{{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"b c", "a b", "a bc"}}, {"ignore_merges", ignore_merges}}},
+                        {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+                        {"added_tokens", added}}
+      .dump();
+}
+
+// Hugging Face's rule: merges by pair rank ("b c" first, so "abc" is a + bc,
+// then a bc), not tiktoken's rank of the union; ignore_merges takes a piece
+// that is a token whole; added tokens split the text.
+TEST(HfTokenizerJson, MergesByPairRankAndAddedTokensSplit) {
+  TempDir dir;
+  std::ofstream(dir.path() / "tokenizer.json") << small_tokenizer_json(false);
+  const BpeTokenizer t = BpeTokenizer::load(dir.path().string());
+  EXPECT_EQ(t.encode("abc"), (std::vector<std::uint32_t>{258}));
+  EXPECT_EQ(t.encode("ab"), (std::vector<std::uint32_t>{256}));
+  EXPECT_EQ(t.encode("abab"), (std::vector<std::uint32_t>{256, 256}));
+  EXPECT_EQ(t.encode("ab<|endoftext|>bc"), (std::vector<std::uint32_t>{256, 259, 257}));
+  EXPECT_EQ(t.end_of_text(), 259u);
+  EXPECT_EQ(t.vocab(), 260u);
+  // Without the "a bc" merge "abc" stays a + bc unless ignore_merges takes the whole piece.
+  std::string json = small_tokenizer_json(false);
+  json.replace(json.find(",\"a bc\""), 7, "");
+  std::ofstream(dir.path() / "tokenizer.json") << json;
+  EXPECT_EQ(BpeTokenizer::load(dir.path().string()).encode("abc"), (std::vector<std::uint32_t>{'a', 257}));
+  json.replace(json.find("\"ignore_merges\":false"), 21, "\"ignore_merges\":true");
+  std::ofstream(dir.path() / "tokenizer.json") << json;
+  EXPECT_EQ(BpeTokenizer::load(dir.path().string()).encode("abc"), (std::vector<std::uint32_t>{258}));
+}
+
+TEST(HfTokenizerJson, RefusesWhatItCannotTokeniseAlike) {
+  TempDir dir;
+  auto expect = [&](const std::string& json, const std::string& part) {
+    std::ofstream(dir.path() / "tokenizer.json") << json;
+    try {
+      BpeTokenizer::load(dir.path().string());
+      ADD_FAILURE() << "accepted: " << json;
+    } catch (const FormatError& e) {
+      EXPECT_NE(e.message().find(part), std::string::npos) << e.message();
+    }
+  };
+  expect("{", "is not valid JSON");
+  expect(R"({"model": {"type": "WordPiece"}})", "key 'model.type' must be BPE");
+  expect(R"({"model": {"type": "BPE", "byte_fallback": true}})", "byte_fallback");
+  expect(R"({"normalizer": {"type": "NFKC"}, "model": {"type": "BPE"}})", "key 'normalizer' must be null or NFC");
+  expect(R"({"pre_tokenizer": {"type": "Whitespace"}, "model": {"type": "BPE"}})", "key 'pre_tokenizer' must be ByteLevel");
+  expect(R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Removed"},
+      {"type": "ByteLevel", "use_regex": false}]}, "model": {"type": "BPE"}})", "behavior must be Isolated");
 }
 
 }  // namespace

@@ -93,13 +93,13 @@ std::string megatron_index_path(const std::string& spec);
 // < vocab; uint16 storage when vocab <= 65536, else uint32.
 void write_token_file(const std::string& path, const std::vector<std::uint32_t>& tokens, std::uint32_t vocab);
 
-class Gpt2Tokenizer;
+class BpeTokenizer;
 // Tokenises text files into a token file (`tierzero data prepare`): with
 // `bpe` null, bytes (vocabulary 256); else GPT-2 BPE, the files' texts
 // apart by <|endoftext|> as GPT-2's training data. Throws ConfigError for
 // an input that cannot be read, FormatError naming the input for text that
 // is not UTF-8. Returns the number of tokens written.
-std::size_t prepare_token_file(const std::vector<std::string>& inputs, const Gpt2Tokenizer* bpe, const std::string& output);
+std::size_t prepare_token_file(const std::vector<std::string>& inputs, const BpeTokenizer* bpe, const std::string& output);
 
 // Byte-level tokenizer: vocabulary 256, id = byte value.
 std::vector<std::uint32_t> byte_encode(std::string_view text);

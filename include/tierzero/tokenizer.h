@@ -1,10 +1,20 @@
 // Tokenizers that turn text into training ids and back: the byte-level one
-// (vocabulary 256, id = byte) and GPT-2's byte-level BPE (OpenAI's r50k /
-// "gpt2" encoding, vocabulary 50257, used by GPT-2, nanoGPT and llm.c).
+// (vocabulary 256, id = byte) and byte-level BPE: GPT-2's (OpenAI's r50k /
+// "gpt2" encoding, vocabulary 50257, used by GPT-2, nanoGPT and llm.c) and
+// the Hugging Face tokenizer.json of GPT-2, Llama 3, Qwen2/3 and others.
 //
-// Gpt2Tokenizer reads the vocabulary files the user provides — OpenAI's
-// encoder.json + vocab.bpe, or a tiktoken ranks file (one "base64-token
-// rank" per line) — and encodes as tiktoken does: the text is split by
+// From a Hugging Face tokenizer.json (the `tokenizers` library's format),
+// BpeTokenizer encodes as that library does: its NFC normalizer (through
+// ICU, loaded at run time), its added tokens (<|begin_of_text|>,
+// <|endoftext|>, ...) matched in the text first, longest at each place,
+// and given their ids; the rest split by its pre-tokenizer (a Split
+// pattern, Isolated, then ByteLevel; or ByteLevel with GPT-2's pattern),
+// each piece merged by the merges' ranks (the pair of lowest rank first;
+// with ignore_merges a piece that is a token is taken whole). Other
+// normalizers, pre-tokenizers and models are refused by name.
+//
+// From OpenAI's encoder.json + vocab.bpe, or a tiktoken ranks file (one
+// "base64-token rank" per line), it encodes as tiktoken does: the text is split by
 // GPT-2's pre-tokenisation pattern
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 // (run by PCRE2, \s being Unicode's White_Space property as in tiktoken's
@@ -21,32 +31,33 @@
 
 namespace tierzero {
 
-class Gpt2Tokenizer {
+class BpeTokenizer {
  public:
-  // `path`: a directory holding encoder.json and vocab.bpe, or else one
-  // *.tiktoken file, or such a file itself. Throws ConfigError when no
-  // such files are there and FormatError naming the file, line and problem
-  // when they are malformed or disagree (a merge of vocab.bpe that
-  // encoder.json numbers differently).
-  static Gpt2Tokenizer load(const std::string& path);
-  ~Gpt2Tokenizer();
-  Gpt2Tokenizer(Gpt2Tokenizer&&) noexcept;
-  Gpt2Tokenizer& operator=(Gpt2Tokenizer&&) noexcept;
+  // `path`: a tokenizer.json or a directory holding one; else a directory
+  // holding encoder.json and vocab.bpe, or else one *.tiktoken file, or
+  // such a file itself. Throws ConfigError when no such files are there and
+  // FormatError naming the file, key or line and the problem when they are
+  // malformed or disagree (a merge of vocab.bpe that encoder.json numbers
+  // differently, a merge of tokens the vocabulary lacks).
+  static BpeTokenizer load(const std::string& path);
+  ~BpeTokenizer();
+  BpeTokenizer(BpeTokenizer&&) noexcept;
+  BpeTokenizer& operator=(BpeTokenizer&&) noexcept;
 
   // Throws FormatError when `text` is not valid UTF-8 (naming the byte offset).
   std::vector<std::uint32_t> encode(std::string_view text) const;
   // The bytes of the ids' tokens, concatenated (may end inside a UTF-8
   // character). Throws ConfigError for an id outside the vocabulary.
   std::string decode(const std::vector<std::uint32_t>& ids) const;
-  // Number of ids, <|endoftext|> included (50257 for GPT-2).
+  // Number of ids, special tokens included (50257 for GPT-2, 128256 for Llama 3).
   std::uint32_t vocab() const;
-  // The id of <|endoftext|> (50256), the document separator.
+  // The document separator: <|endoftext|> (GPT-2's 50256, Qwen's 151643) or Llama 3's <|end_of_text|> (128001).
   std::uint32_t end_of_text() const;
 
   struct Impl;  // src/data/tokenizer.cc
 
  private:
-  explicit Gpt2Tokenizer(std::unique_ptr<Impl> impl);
+  explicit BpeTokenizer(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

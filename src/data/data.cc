@@ -247,7 +247,7 @@ void BatchSampler::fill(std::uint64_t step, int micro, int first, int count, int
   }
 }
 
-std::size_t prepare_token_file(const std::vector<std::string>& inputs, const Gpt2Tokenizer* bpe, const std::string& output) {
+std::size_t prepare_token_file(const std::vector<std::string>& inputs, const BpeTokenizer* bpe, const std::string& output) {
   std::vector<std::uint32_t> tokens;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const auto text = read_file(inputs[i]);

@@ -1,37 +1,26 @@
 #include "tierzero/tokenizer.h"
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
-
-#include <algorithm>
-#include <array>
-#include <filesystem>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unordered_map>
 
-#include "tierzero/error.h"
 #include "core/read_file.h"
+#include "data/tokenizer_impl.h"
+#include "tierzero/error.h"
 
 namespace tierzero {
 
-namespace {
 namespace fs = std::filesystem;
 
+namespace bpe {
 // GPT-2's pre-tokenisation pattern (OpenAI's gpt-2 encoder.py and
 // tiktoken's r50k_base). \s is spelled out as Unicode's White_Space
 // property, which is what tiktoken's Rust regex means by it (PCRE2's \s
 // would leave out U+0085).
-constexpr const char* kWhiteSpace = R"(\t\n\x{0B}\f\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}\x{2028}\x{2029}\x{202F}\x{205F}\x{3000})";
-
 std::string gpt2_pattern() {
   const std::string s = std::string("[") + kWhiteSpace + "]", not_s = std::string("[^") + kWhiteSpace + "]";
   return "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^" + std::string(kWhiteSpace) + "\\p{L}\\p{N}]+|" + s + "+(?!" + not_s +
          ")|" + s + "+";
 }
-
-constexpr std::string_view kEndOfText = "<|endoftext|>";
 
 // GPT-2's reversible byte <-> printable character map of encoder.json:
 // the printable Latin-1 bytes ('!'..'~', 0xA1..0xAC, 0xAE..0xFF) stand for
@@ -74,6 +63,11 @@ std::string read_text(const fs::path& p) {
   return std::move(*text);
 }
 
+}  // namespace bpe
+
+namespace {
+using namespace bpe;
+
 int base64_value(char c) {
   if (c >= 'A' && c <= 'Z') return c - 'A';
   if (c >= 'a' && c <= 'z') return c - 'a' + 26;
@@ -105,99 +99,10 @@ bool base64_decode(std::string_view s, std::string& out) {
   return !out.empty();
 }
 
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 }  // namespace
 
-struct Gpt2Tokenizer::Impl {
-  std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>> ranks;  // token bytes -> id (no special tokens)
-  std::vector<std::string> tokens;  // id -> bytes, <|endoftext|> included
-  std::uint32_t eot = 0;
-  pcre2_code* pattern = nullptr;
-
-  ~Impl() { pcre2_code_free(pattern); }
-
-  void add(std::string bytes, std::uint32_t id, const std::string& where) {
-    if (tokens.size() <= id) tokens.resize(std::size_t{id} + 1);
-    TZ_CHECK(tokens[id].empty(), FormatError, where + ": id " + std::to_string(id) + " appears twice");
-    tokens[id] = bytes;
-    TZ_CHECK(ranks.emplace(std::move(bytes), id).second, FormatError, where + ": token of id " + std::to_string(id) + " appears twice");
-  }
-
-  void finish(const std::string& where) {
-    for (std::size_t id = 0; id < tokens.size(); ++id)
-      TZ_CHECK(!tokens[id].empty() || id == eot, FormatError, where + ": no token has id " + std::to_string(id));
-    for (int b = 0; b < 256; ++b)
-      TZ_CHECK(ranks.count(std::string(1, static_cast<char>(b))), FormatError,
-               where + ": byte " + std::to_string(b) + " has no token (every byte needs one)");
-    tokens[eot] = std::string(kEndOfText);
-    int code = 0;
-    PCRE2_SIZE offset = 0;
-    const std::string p = gpt2_pattern();
-    pattern = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.data()), p.size(), PCRE2_UTF | PCRE2_UCP, &code, &offset, nullptr);
-    TZ_CHECK(pattern, Error, "PCRE2 rejected the GPT-2 pattern (error " + std::to_string(code) + ")");
-    pcre2_jit_compile(pattern, PCRE2_JIT_COMPLETE);  // falls back to the interpreter where JIT is unavailable
-  }
-
-  std::uint32_t rank(std::string_view s) const {
-    const auto it = ranks.find(s);
-    return it == ranks.end() ? std::numeric_limits<std::uint32_t>::max() : it->second;
-  }
-
-  // tiktoken's byte-pair merge: repeatedly join the adjacent pair whose
-  // union has the lowest rank, the leftmost of equals. The parts form a
-  // linked list and the candidate pairs a min-heap keyed (rank, start), so
-  // a long piece (a run of spaces or digits) costs n log n, not tiktoken's
-  // n^2; entries whose parts have changed since are skipped when popped.
-  void merge(std::string_view piece, std::vector<std::uint32_t>& out) const {
-    constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
-    if (const std::uint32_t whole = rank(piece); whole != kNone) {
-      out.push_back(whole);
-      return;
-    }
-    const std::size_t n = piece.size();
-    // Scratch reused across calls on this thread (encode stays thread-safe).
-    // Part i starts at byte i while alive; next[i] is the start of the part after it (n at the end).
-    thread_local std::vector<std::size_t> next, prev;
-    thread_local std::vector<char> alive;
-    thread_local std::vector<Candidate> heap;
-    next.resize(n), prev.resize(n), alive.assign(n, 1), heap.clear();
-    for (std::size_t i = 0; i < n; ++i) next[i] = i + 1, prev[i] = i - 1;  // prev[0] wraps: never read
-    const auto later = [](const Candidate& a, const Candidate& b) { return a.rank != b.rank ? a.rank > b.rank : a.left > b.left; };
-    auto push = [&](std::size_t left) {
-      if (left >= n || next[left] >= n) return;
-      const std::size_t end = next[next[left]];
-      const std::uint32_t r = rank(piece.substr(left, end - left));
-      if (r == kNone) return;
-      heap.push_back({r, left, end});
-      std::push_heap(heap.begin(), heap.end(), later);
-    };
-    for (std::size_t i = 0; i + 1 < n; ++i) push(i);
-    while (!heap.empty()) {
-      std::pop_heap(heap.begin(), heap.end(), later);
-      const Candidate c = heap.back();
-      heap.pop_back();
-      if (!alive[c.left] || next[c.left] >= n || next[next[c.left]] != c.end) continue;  // stale
-      alive[next[c.left]] = 0;
-      next[c.left] = c.end;
-      if (c.end < n) prev[c.end] = c.left;
-      push(c.left);
-      if (c.left > 0) push(prev[c.left]);
-    }
-    for (std::size_t i = 0; i < n; i = next[i]) out.push_back(rank(piece.substr(i, next[i] - i)));
-  }
-
-  // A candidate merge: the two parts spanning [left, end), whose union has `rank`.
-  struct Candidate {
-    std::uint32_t rank;
-    std::size_t left, end;
-  };
-};
-
 namespace {
-void load_encoder_json(Gpt2Tokenizer::Impl& t, const fs::path& encoder, const fs::path& merges) {
+void load_encoder_json(BpeTokenizer::Impl& t, const fs::path& encoder, const fs::path& merges) {
   const std::string where = "'" + encoder.string() + "'";
   nlohmann::json j;
   try {
@@ -251,7 +156,7 @@ void load_encoder_json(Gpt2Tokenizer::Impl& t, const fs::path& encoder, const fs
            mwhere + " has " + std::to_string(k) + " merges; " + where + " needs " + std::to_string(t.eot - 256) + " (256 bytes + merges + <|endoftext|>)");
 }
 
-void load_tiktoken(Gpt2Tokenizer::Impl& t, const fs::path& file) {
+void load_tiktoken(BpeTokenizer::Impl& t, const fs::path& file) {
   const std::string where = "'" + file.string() + "'";
   std::istringstream in(read_text(file));
   std::string line, bytes;
@@ -276,15 +181,20 @@ void load_tiktoken(Gpt2Tokenizer::Impl& t, const fs::path& file) {
 }
 }  // namespace
 
-Gpt2Tokenizer::Gpt2Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Gpt2Tokenizer::~Gpt2Tokenizer() = default;
-Gpt2Tokenizer::Gpt2Tokenizer(Gpt2Tokenizer&&) noexcept = default;
-Gpt2Tokenizer& Gpt2Tokenizer::operator=(Gpt2Tokenizer&&) noexcept = default;
+BpeTokenizer::BpeTokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+BpeTokenizer::~BpeTokenizer() = default;
+BpeTokenizer::BpeTokenizer(BpeTokenizer&&) noexcept = default;
+BpeTokenizer& BpeTokenizer::operator=(BpeTokenizer&&) noexcept = default;
 
-Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& path) {
+BpeTokenizer BpeTokenizer::load(const std::string& path) {
   auto impl = std::make_unique<Impl>();
   const fs::path p(path);
   std::string where;
+  const fs::path json = fs::is_directory(p) ? p / "tokenizer.json" : p;
+  if (json.extension() == ".json" && json.filename() != "encoder.json" && fs::exists(json)) {
+    load_tokenizer_json(*impl, json);  // compiles its own pattern
+    return BpeTokenizer(std::move(impl));
+  }
   if (fs::is_directory(p) && fs::exists(p / "encoder.json") && fs::exists(p / "vocab.bpe")) {
     load_encoder_json(*impl, p / "encoder.json", p / "vocab.bpe");
     where = "'" + (p / "encoder.json").string() + "'";
@@ -296,52 +206,95 @@ Gpt2Tokenizer Gpt2Tokenizer::load(const std::string& path) {
         if (e.path().extension() == ".tiktoken") file = e.path();
     }
     TZ_CHECK(!file.empty() && fs::is_regular_file(file), ConfigError,
-             "no GPT-2 tokenizer files at '" + path +
-                 "': give a directory with encoder.json and vocab.bpe (OpenAI's GPT-2 release) or a gpt2.tiktoken ranks file");
+             "no tokenizer files at '" + path +
+                 "': give a Hugging Face tokenizer.json (or its directory), a directory with encoder.json and vocab.bpe (OpenAI's "
+                 "GPT-2 release) or a gpt2.tiktoken ranks file");
     load_tiktoken(*impl, file);
     where = "'" + file.string() + "'";
   }
   impl->finish(where);
-  return Gpt2Tokenizer(std::move(impl));
+  return BpeTokenizer(std::move(impl));
 }
 
-std::vector<std::uint32_t> Gpt2Tokenizer::encode(std::string_view text) const {
+std::vector<std::uint32_t> BpeTokenizer::encode(std::string_view input) const {
+  const Impl& t = *impl_;
   std::vector<std::uint32_t> out;
-  out.reserve(text.size() / 4 + 16);
-  pcre2_match_data* md = pcre2_match_data_create_from_pattern(impl_->pattern, nullptr);
+  out.reserve(input.size() / 4 + 16);
+  std::string owned;
+  if (t.nfc) owned = to_nfc(input);  // also checks the text is UTF-8
+  if (t.prefix_space && !(t.nfc ? owned : std::string(input)).starts_with(' ')) owned = " " + (t.nfc ? owned : std::string(input));
+  const std::string_view text = t.nfc || t.prefix_space ? std::string_view(owned) : input;
+  pcre2_match_data* md = pcre2_match_data_create_from_pattern(t.pattern, nullptr);
   TZ_CHECK(md, Error, "out of memory for PCRE2 match data");
   const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  PCRE2_SIZE at = 0;
-  std::uint32_t options = 0;  // the first match checks the whole text is UTF-8, the rest skip the check
-  while (at < text.size()) {
-    const int rc = pcre2_match(impl_->pattern, subject, text.size(), at, options, md, nullptr);
-    if (rc <= 0) {
+  std::uint32_t options = 0;
+  if (!text.empty() && !t.added.empty()) {  // the pieces between added tokens are matched unchecked: check the whole text once
+    const int rc = pcre2_match(t.pattern, subject, text.size(), 0, 0, md, nullptr);
+    if (rc <= PCRE2_ERROR_UTF8_ERR1 && rc >= PCRE2_ERROR_UTF8_ERR21) {
       const PCRE2_SIZE bad = pcre2_get_startchar(md);
       pcre2_match_data_free(md);
-      TZ_CHECK(rc > PCRE2_ERROR_UTF8_ERR1 || rc < PCRE2_ERROR_UTF8_ERR21, FormatError,
-               "text is not valid UTF-8 at byte " + std::to_string(bad));
-      TZ_THROW(Error, "GPT-2 pre-tokenisation failed at byte " + std::to_string(at) + " (PCRE2 error " + std::to_string(rc) + ")");
+      TZ_THROW(FormatError, "text is not valid UTF-8 at byte " + std::to_string(bad));
     }
     options = PCRE2_NO_UTF_CHECK;
-    const PCRE2_SIZE* span = pcre2_get_ovector_pointer(md);
-    impl_->merge(text.substr(span[0], span[1] - span[0]), out);
-    at = span[1];
   }
+  // Otherwise the first match checks the whole text is UTF-8 and the rest skip the check.
+  // Pre-tokenises and merges text[from, to): the pattern's matches and the gaps between them are the pieces.
+  auto split = [&](PCRE2_SIZE from, PCRE2_SIZE to) {
+    PCRE2_SIZE at = from;
+    while (at < to) {
+      const int rc = pcre2_match(t.pattern, subject, to, at, options, md, nullptr);
+      if (rc == PCRE2_ERROR_NOMATCH) break;
+      if (rc <= 0) {
+        const PCRE2_SIZE bad = pcre2_get_startchar(md);
+        pcre2_match_data_free(md);
+        TZ_CHECK(rc > PCRE2_ERROR_UTF8_ERR1 || rc < PCRE2_ERROR_UTF8_ERR21, FormatError,
+                 "text is not valid UTF-8 at byte " + std::to_string(bad));
+        TZ_THROW(Error, "pre-tokenisation failed at byte " + std::to_string(at) + " (PCRE2 error " + std::to_string(rc) + ")");
+      }
+      options = PCRE2_NO_UTF_CHECK;
+      const PCRE2_SIZE* span = pcre2_get_ovector_pointer(md);
+      if (span[0] > at) t.merge(text.substr(at, span[0] - at), out);  // a gap: its own piece (Isolated)
+      if (span[1] == span[0]) {  // an empty match: step over one character
+        PCRE2_SIZE next = span[0] + 1;
+        while (next < to && (static_cast<unsigned char>(text[next]) & 0xC0) == 0x80) ++next;
+        t.merge(text.substr(span[0], next - span[0]), out);
+        at = next;
+        continue;
+      }
+      t.merge(text.substr(span[0], span[1] - span[0]), out);
+      at = span[1];
+    }
+    if (at < to) t.merge(text.substr(at, to - at), out);
+  };
+  // Added tokens (tokenizer.json's special tokens) are matched first, longest at each position; the text between is split.
+  PCRE2_SIZE start = 0;
+  for (PCRE2_SIZE i = 0; i < text.size() && !t.added.empty(); ++i) {
+    if (!t.added_first[static_cast<unsigned char>(text[i])]) continue;
+    for (const auto& [content, id] : t.added) {
+      if (text.compare(i, content.size(), content) != 0) continue;
+      split(start, i);
+      out.push_back(id);
+      start = i + content.size();
+      i = start - 1;
+      break;
+    }
+  }
+  split(start, text.size());
   pcre2_match_data_free(md);
   return out;
 }
 
-std::string Gpt2Tokenizer::decode(const std::vector<std::uint32_t>& ids) const {
+std::string BpeTokenizer::decode(const std::vector<std::uint32_t>& ids) const {
   std::string out;
   for (std::uint32_t id : ids) {
     TZ_CHECK(id < impl_->tokens.size(), ConfigError,
-             "token id " + std::to_string(id) + " is outside the GPT-2 vocabulary of " + std::to_string(impl_->tokens.size()));
+             "token id " + std::to_string(id) + " is outside the tokenizer's vocabulary of " + std::to_string(impl_->tokens.size()));
     out += impl_->tokens[id];
   }
   return out;
 }
 
-std::uint32_t Gpt2Tokenizer::vocab() const { return static_cast<std::uint32_t>(impl_->tokens.size()); }
-std::uint32_t Gpt2Tokenizer::end_of_text() const { return impl_->eot; }
+std::uint32_t BpeTokenizer::vocab() const { return static_cast<std::uint32_t>(impl_->tokens.size()); }
+std::uint32_t BpeTokenizer::end_of_text() const { return impl_->eot; }
 
 }  // namespace tierzero

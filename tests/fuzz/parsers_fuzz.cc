@@ -29,8 +29,8 @@ using namespace tierzero;
 
 // A toy GPT-2 vocabulary (the 256 bytes and a few merges, some across
 // multi-byte characters) for the BPE encoder's target.
-const Gpt2Tokenizer& toy_bpe() {
-  static const Gpt2Tokenizer t = [] {
+const BpeTokenizer& toy_bpe() {
+  static const BpeTokenizer t = [] {
     const std::string path = (std::filesystem::temp_directory_path() / "tz_fuzz_toy.tiktoken").string();
     static const char* abc = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     auto b64 = [](const std::string& s) {
@@ -48,7 +48,7 @@ const Gpt2Tokenizer& toy_bpe() {
     for (int b = 0; b < 256; ++b) out << b64(std::string(1, static_cast<char>(b))) << ' ' << id++ << '\n';
     for (const char* m : {"th", "the", " the", "  ", "\xC3\xA9", "12", "'s", "\xE2\x80", "\xE2\x80\x99"}) out << b64(m) << ' ' << id++ << '\n';
     out.close();
-    return Gpt2Tokenizer::load(path);
+    return BpeTokenizer::load(path);
   }();
   return t;
 }

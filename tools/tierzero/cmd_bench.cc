@@ -137,8 +137,10 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   });
 
   auto targs = std::make_shared<TokenizerArgs>();
-  CLI::App* tok = bench->add_subcommand("tokenizer", "GPT-2 BPE encoding MB/s on one core, beside the byte tokenizer");
-  tok->add_option("--tokenizer-dir", targs->vocab, "encoder.json + vocab.bpe directory, or a .tiktoken file")->required();
+  CLI::App* tok = bench->add_subcommand("tokenizer", "Byte-level BPE encoding MB/s on one core, beside the byte tokenizer");
+  tok->add_option("--tokenizer-dir", targs->vocab,
+                  "A Hugging Face tokenizer.json or its directory, an encoder.json + vocab.bpe directory, or a .tiktoken file")
+      ->required();
   tok->add_option("--input", targs->input, "UTF-8 text to encode")->required();
   tok->add_option("--reps", targs->reps, "Timed passes (best is reported)")->check(at_least(1));
   tok->callback([targs, &ctx] {

@@ -12,17 +12,22 @@ namespace tierzero::cli {
 namespace {
 struct PrepareArgs {
   std::vector<std::string> inputs;
-  std::string output, tokenizer = "byte", tokenizer_dir;
+  std::string output, tokenizer = "byte", tokenizer_dir, tokenizer_file;
 };
 
 void prepare(const PrepareArgs& a) {
   TZ_CHECK(a.tokenizer == "byte" || a.tokenizer == "gpt2", ConfigError,
            "--tokenizer must be byte or gpt2, got '" + a.tokenizer + "'");
   TZ_CHECK(a.tokenizer == "gpt2" || a.tokenizer_dir.empty(), ConfigError, "--tokenizer-dir is for --tokenizer gpt2");
-  TZ_CHECK(a.tokenizer == "byte" || !a.tokenizer_dir.empty(), ConfigError,
+  TZ_CHECK(a.tokenizer == "byte" || !a.tokenizer_dir.empty() || !a.tokenizer_file.empty(), ConfigError,
            "--tokenizer gpt2 needs --tokenizer-dir: a directory with OpenAI's encoder.json and vocab.bpe, or a gpt2.tiktoken file");
-  std::optional<Gpt2Tokenizer> bpe;
-  if (a.tokenizer == "gpt2") bpe = Gpt2Tokenizer::load(a.tokenizer_dir);
+  std::optional<BpeTokenizer> bpe;
+  if (!a.tokenizer_file.empty()) {
+    TZ_CHECK(a.tokenizer_dir.empty(), ConfigError, "give --tokenizer-file or --tokenizer-dir, not both");
+    bpe = BpeTokenizer::load(a.tokenizer_file);
+  } else if (a.tokenizer == "gpt2") {
+    bpe = BpeTokenizer::load(a.tokenizer_dir);
+  }
   const std::size_t n = prepare_token_file(a.inputs, bpe ? &*bpe : nullptr, a.output);
   std::fprintf(stderr, "tierzero: wrote %zu tokens (vocabulary %u) to %s\n", n, bpe ? bpe->vocab() : 256u,
                a.output.c_str());
@@ -41,6 +46,9 @@ void add_data_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   prep->add_option("--tokenizer-dir", args->tokenizer_dir,
                    "For gpt2: directory with encoder.json + vocab.bpe, or a .tiktoken ranks file (scripts/gpt2_vocab.sh fetches them)");
+  prep->add_option("--tokenizer-file", args->tokenizer_file,
+                   "A Hugging Face tokenizer.json (byte-level BPE: GPT-2, Llama 3, Qwen2/3; scripts/hf_tokenizers.sh fetches Llama 3's and "
+                   "Qwen3's), or its directory; several inputs are joined by its <|endoftext|> or <|end_of_text|>");
   prep->callback([args, &ctx] {
     prepare(*args);
     ctx.exit_code = 0;

@@ -23,12 +23,12 @@ int run_sample(const SampleArgs& a) {
   // The tokenizer: as given, else byte-level for a 256-token vocabulary and GPT-2's BPE for larger ones.
   const std::string kind = !a.tokenizer.empty() ? a.tokenizer : w.model.vocab == 256 ? "byte" : "gpt2";
   TZ_CHECK(kind == "byte" || kind == "gpt2", ConfigError, "--tokenizer must be byte or gpt2, got '" + kind + "'");
-  std::optional<Gpt2Tokenizer> bpe;
+  std::optional<BpeTokenizer> bpe;
   if (kind == "gpt2") {
     TZ_CHECK(!a.tokenizer_dir.empty(), ConfigError,
              "the model's vocabulary is " + std::to_string(w.model.vocab) +
                  ": give --tokenizer-dir (GPT-2's encoder.json + vocab.bpe) or --tokenizer byte");
-    bpe = Gpt2Tokenizer::load(a.tokenizer_dir);
+    bpe = BpeTokenizer::load(a.tokenizer_dir);
     TZ_CHECK(bpe->vocab() <= static_cast<std::uint32_t>(w.model.vocab), ConfigError,
              "the tokenizer's vocabulary of " + std::to_string(bpe->vocab()) + " does not fit the model's " + std::to_string(w.model.vocab));
   }

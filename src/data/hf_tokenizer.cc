@@ -1,0 +1,249 @@
+// Hugging Face tokenizer.json (the `tokenizers` library's format) for
+// byte-level BPE: GPT-2's, Llama 3's, Qwen2/3's. What is read: the BPE
+// model (vocab, merges in either spelling, ignore_merges), the added
+// tokens, the pre-tokenizer (ByteLevel with GPT-2's pattern, or a Split
+// pattern Isolated followed by ByteLevel), the NFC normalizer. Anything
+// else is refused by name, so no file is tokenised otherwise than its
+// library would.
+#include <dlfcn.h>
+
+#include <nlohmann/json.hpp>
+
+#include "data/tokenizer_impl.h"
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+namespace {
+using nlohmann::json;
+
+// The pattern of a Split pre-tokenizer, for PCRE2 with UCP: Oniguruma's
+// \s and \S (Unicode White_Space) spelled out, inside and outside classes.
+std::string translate_pattern(const std::string& p, const std::string& where) {
+  std::string out;
+  bool in_class = false;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      const char e = p[++i];
+      if (e == 's') out += in_class ? std::string(bpe::kWhiteSpace) : "[" + std::string(bpe::kWhiteSpace) + "]";
+      else if (e == 'S' && !in_class) out += "[^" + std::string(bpe::kWhiteSpace) + "]";
+      else {
+        TZ_CHECK(e != 'S', FormatError, where + ": \\S inside a character class is not supported");
+        out += c, out += e;
+      }
+      continue;
+    }
+    if (c == '[' && !in_class) in_class = true;
+    else if (c == ']' && in_class) in_class = false;
+    out += c;
+  }
+  return out;
+}
+
+std::string at_key(const std::string& where, const std::string& key) { return where + ": key '" + key + "'"; }
+
+bool is_null_or(const json& j, const char* key, const json& allowed) {
+  return !j.contains(key) || j.at(key).is_null() || j.at(key) == allowed;
+}
+
+// The pre-tokenizer's pattern and whether a space goes before the text.
+std::pair<std::string, bool> pre_tokenizer(const json& pt, const std::string& where) {
+  auto byte_level = [&](const json& b, bool own_regex) {
+    TZ_CHECK(b.value("use_regex", true) == own_regex, FormatError,
+             at_key(where, "pre_tokenizer") + ": ByteLevel's use_regex must be " + (own_regex ? "true alone" : "false after a Split"));
+    return b.value("add_prefix_space", false);
+  };
+  const std::string type = pt.is_object() ? pt.value("type", "") : "";
+  if (type == "ByteLevel") return {bpe::gpt2_pattern(), byte_level(pt, true)};
+  TZ_CHECK(type == "Sequence" && pt.contains("pretokenizers") && pt.at("pretokenizers").is_array() && pt.at("pretokenizers").size() == 2,
+           FormatError, at_key(where, "pre_tokenizer") + " must be ByteLevel, or a Sequence of a Split and a ByteLevel (got " + pt.dump().substr(0, 80) + ")");
+  const json& split = pt.at("pretokenizers").at(0);
+  const json& bl = pt.at("pretokenizers").at(1);
+  TZ_CHECK(split.value("type", "") == "Split" && bl.value("type", "") == "ByteLevel", FormatError,
+           at_key(where, "pre_tokenizer") + ": a Sequence of Split then ByteLevel is supported");
+  TZ_CHECK(split.value("behavior", "") == "Isolated" && !split.value("invert", false), FormatError,
+           at_key(where, "pre_tokenizer.Split") + ": behavior must be Isolated (not inverted)");
+  TZ_CHECK(split.contains("pattern") && split.at("pattern").is_object() && split.at("pattern").contains("Regex") &&
+               split.at("pattern").at("Regex").is_string(),
+           FormatError, at_key(where, "pre_tokenizer.Split.pattern") + " must be {\"Regex\": ...}");
+  const bool prefix = byte_level(bl, false);
+  return {translate_pattern(split.at("pattern").at("Regex").get<std::string>(), where), prefix};
+}
+}  // namespace
+
+void load_tokenizer_json(BpeTokenizer::Impl& t, const std::filesystem::path& file) {
+  const std::string where = "'" + file.string() + "'";
+  json j;
+  try {
+    j = json::parse(bpe::read_text(file));
+  } catch (const json::exception& e) {
+    TZ_THROW(FormatError, where + " is not valid JSON: " + e.what());
+  }
+  TZ_CHECK(j.is_object() && j.contains("model") && j.at("model").is_object(), FormatError, where + " has no 'model' object");
+  const json& m = j.at("model");
+  TZ_CHECK(m.value("type", "") == "BPE", FormatError, at_key(where, "model.type") + " must be BPE (byte-level BPE tokenizers only)");
+  TZ_CHECK(!m.value("byte_fallback", false) && is_null_or(m, "dropout", nullptr) && is_null_or(m, "unk_token", nullptr) &&
+               is_null_or(m, "continuing_subword_prefix", "") && is_null_or(m, "end_of_word_suffix", "") && !m.value("fuse_unk", false),
+           FormatError, at_key(where, "model") + ": byte_fallback, dropout, unk_token, subword prefixes and suffixes are not supported");
+  t.whole_first = m.value("ignore_merges", false);
+  // The normalizer: none or NFC.
+  if (j.contains("normalizer") && !j.at("normalizer").is_null()) {
+    TZ_CHECK(j.at("normalizer").value("type", "") == "NFC", FormatError, at_key(where, "normalizer") + " must be null or NFC");
+    t.nfc = true;
+  }
+  const auto [pattern, prefix] = pre_tokenizer(j.value("pre_tokenizer", json()), where);
+  t.prefix_space = prefix;
+  // The vocabulary: byte-level keys -> ids.
+  TZ_CHECK(m.contains("vocab") && m.at("vocab").is_object(), FormatError, at_key(where, "model.vocab") + " must be an object");
+  const auto chars = bpe::byte_characters();
+  std::unordered_map<char32_t, unsigned char> byte_of;
+  for (int b = 0; b < 256; ++b) byte_of[chars[b]] = static_cast<unsigned char>(b);
+  std::string bytes;
+  for (auto& [key, value] : m.at("vocab").items()) {
+    TZ_CHECK(value.is_number_unsigned() && value.get<std::uint64_t>() < (1u << 24), FormatError,
+             at_key(where, "model.vocab") + ": id of '" + key + "' must be an integer below 2^24");
+    TZ_CHECK(bpe::key_bytes(key, byte_of, bytes) && !bytes.empty(), FormatError,
+             at_key(where, "model.vocab") + ": '" + key + "' is not a byte-level token");
+    t.add(bytes, value.get<std::uint32_t>(), where);
+  }
+  // Merges, "a b" or ["a", "b"], in rank order.
+  TZ_CHECK(m.contains("merges") && m.at("merges").is_array(), FormatError, at_key(where, "model.merges") + " must be an array");
+  std::uint32_t rank = 0;
+  std::string left, right;
+  for (const json& e : m.at("merges")) {
+    std::string a, b;
+    if (e.is_string()) {
+      const std::string s = e.get<std::string>();
+      const std::size_t space = s.find(' ');
+      TZ_CHECK(space != std::string::npos && s.find(' ', space + 1) == std::string::npos, FormatError,
+               at_key(where, "model.merges") + ": merge " + std::to_string(rank) + " is not two tokens");
+      a = s.substr(0, space), b = s.substr(space + 1);
+    } else {
+      TZ_CHECK(e.is_array() && e.size() == 2 && e.at(0).is_string() && e.at(1).is_string(), FormatError,
+               at_key(where, "model.merges") + ": merge " + std::to_string(rank) + " is not two tokens");
+      a = e.at(0).get<std::string>(), b = e.at(1).get<std::string>();
+    }
+    TZ_CHECK(bpe::key_bytes(a, byte_of, left) && bpe::key_bytes(b, byte_of, right), FormatError,
+             at_key(where, "model.merges") + ": merge " + std::to_string(rank) + " is not byte-level tokens");
+    const std::uint32_t l = t.rank(left), r = t.rank(right), u = t.rank(left + right);
+    TZ_CHECK(l != std::numeric_limits<std::uint32_t>::max() && r != std::numeric_limits<std::uint32_t>::max() &&
+                 u != std::numeric_limits<std::uint32_t>::max(),
+             FormatError, at_key(where, "model.merges") + ": merge " + std::to_string(rank) + " ('" + a + " " + b + "') joins tokens the vocabulary lacks");
+    t.pair_ranks.emplace(std::uint64_t{l} << 32 | r, rank++);
+  }
+  // Added tokens: matched in the text as they are, before splitting.
+  if (j.contains("added_tokens")) {
+    TZ_CHECK(j.at("added_tokens").is_array(), FormatError, at_key(where, "added_tokens") + " must be an array");
+    for (const json& a : j.at("added_tokens")) {
+      TZ_CHECK(a.is_object() && a.contains("id") && a.at("id").is_number_unsigned() && a.contains("content") && a.at("content").is_string(),
+               FormatError, at_key(where, "added_tokens") + ": each needs an id and a content");
+      TZ_CHECK(!a.value("lstrip", false) && !a.value("rstrip", false) && !a.value("single_word", false), FormatError,
+               at_key(where, "added_tokens") + ": '" + a.at("content").get<std::string>() + "' strips or matches single words (not supported)");
+      const auto id = a.at("id").get<std::uint32_t>();
+      const std::string content = a.at("content").get<std::string>();
+      TZ_CHECK(!content.empty() && id < (1u << 24), FormatError, at_key(where, "added_tokens") + ": an empty token or an id above 2^24");
+      if (t.tokens.size() <= id) t.tokens.resize(std::size_t{id} + 1);
+      if (t.tokens[id].empty()) t.tokens[id] = content;  // an added token may also be in the vocabulary
+      t.added.emplace_back(content, id);
+      t.added_first[static_cast<unsigned char>(content[0])] = true;
+    }
+    std::stable_sort(t.added.begin(), t.added.end(), [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+  }
+  // The document separator: GPT-2's and Qwen's <|endoftext|>, Llama 3's <|end_of_text|>.
+  bool found = false;
+  for (const char* name : {"<|endoftext|>", "<|end_of_text|>"})
+    for (const auto& [content, id] : t.added)
+      if (!found && content == name) t.eot = id, found = true;
+  TZ_CHECK(found, FormatError, where + " has no <|endoftext|> or <|end_of_text|> added token (the document separator)");
+  t.finish(where, pattern);
+}
+
+namespace {
+// ICU's C API (unorm2.h), looked up at run time so that tierzero does not
+// link ICU: its symbols carry the library's major version (unorm2_normalize_72).
+struct Icu {
+  using Get = const void* (*)(int*);
+  using Normalize = int (*)(const void*, const char16_t*, int, char16_t*, int, int*);
+  Get get_nfc = nullptr;
+  Normalize normalize = nullptr;
+  std::string missing;
+
+  Icu() {
+    void* lib = nullptr;
+    int version = 0;
+    for (int v = 90; v >= 50 && !lib; --v)
+      if ((lib = dlopen(("libicuuc.so." + std::to_string(v)).c_str(), RTLD_NOW | RTLD_LOCAL))) version = v;
+    if (!lib) lib = dlopen("libicuuc.so", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      missing = "ICU (libicuuc) is not installed (Debian: libicu72)";
+      return;
+    }
+    for (const std::string& suffix : {"_" + std::to_string(version), std::string()}) {
+      get_nfc = reinterpret_cast<Get>(dlsym(lib, ("unorm2_getNFCInstance" + suffix).c_str()));
+      normalize = reinterpret_cast<Normalize>(dlsym(lib, ("unorm2_normalize" + suffix).c_str()));
+      if (get_nfc && normalize) return;
+    }
+    missing = "libicuuc has no unorm2_normalize";
+  }
+};
+
+std::u16string utf16(std::string_view s) {
+  std::u16string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    const int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    TZ_CHECK(len > 0 && i + len <= s.size(), FormatError, "text is not valid UTF-8 at byte " + std::to_string(i));
+    char32_t cp = len == 1 ? c : c & (0x7F >> len);
+    for (int k = 1; k < len; ++k) {
+      const unsigned char d = static_cast<unsigned char>(s[i + k]);
+      TZ_CHECK((d & 0xC0) == 0x80, FormatError, "text is not valid UTF-8 at byte " + std::to_string(i));
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    TZ_CHECK(cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF), FormatError, "text is not valid UTF-8 at byte " + std::to_string(i));
+    if (cp >= 0x10000) out += static_cast<char16_t>(0xD800 + ((cp - 0x10000) >> 10)), out += static_cast<char16_t>(0xDC00 + ((cp - 0x10000) & 0x3FF));
+    else out += static_cast<char16_t>(cp);
+    i += len;
+  }
+  return out;
+}
+
+std::string utf8(const std::u16string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char32_t cp = s[i];
+    if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < s.size()) cp = 0x10000 + ((cp - 0xD800) << 10) + (s[++i] - 0xDC00);
+    if (cp < 0x80) out += static_cast<char>(cp);
+    else if (cp < 0x800) out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
+    else if (cp < 0x10000)
+      out += static_cast<char>(0xE0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));
+    else
+      out += static_cast<char>(0xF0 | (cp >> 18)), out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F)),
+          out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+  return out;
+}
+}  // namespace
+
+std::string to_nfc(std::string_view text) {
+  static const Icu icu;
+  TZ_CHECK(icu.missing.empty(), ConfigError, "this tokenizer normalises text to NFC, which needs ICU: " + icu.missing);
+  const std::u16string in = utf16(text);
+  int status = 0;
+  const void* norm = icu.get_nfc(&status);
+  TZ_CHECK(status <= 0 && norm, Error, "ICU: no NFC normaliser (error " + std::to_string(status) + ")");
+  std::u16string out(in.size() + 16, u'\0');
+  int n = icu.normalize(norm, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), &status);
+  if (status == 15) {  // U_BUFFER_OVERFLOW_ERROR: n is the length needed
+    status = 0;
+    out.assign(static_cast<std::size_t>(n), u'\0');
+    n = icu.normalize(norm, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), &status);
+  }
+  TZ_CHECK(status <= 0, Error, "ICU: NFC normalisation failed (error " + std::to_string(status) + ")");
+  out.resize(static_cast<std::size_t>(n));
+  return utf8(out);
+}
+
+}  // namespace tierzero
