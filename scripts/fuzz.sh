@@ -12,7 +12,7 @@ tz_install
 limit=(-runs="${1:-20000}")
 [ "${1:-}" = "--seconds" ] && limit=(-max_total_time="${2:?give the seconds}")
 build="$TZ_ROOT/build-fuzz"
-parsers=(run_config system deepspeed token_file safetensors checkpoint_meta megatron_index bpe_encode)
+parsers=(run_config system deepspeed token_file safetensors checkpoint_meta megatron_index bpe_encode hf_config model_toml tokenizer_json)
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$TZ_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_BUILD_FUZZ=ON \
     -DTZ_BUILD_TESTS=OFF -DTZ_BUILD_BENCH=OFF -DTZ_WITH_CUDA=OFF -DTZ_WITH_NCCL=OFF >/dev/null

@@ -38,7 +38,8 @@ void validated(const GptConfig& m, const std::string& origin) {
 void read_model_table(const toml::table& t, const std::string& origin, const std::string& prefix, GptConfig& m) {
   if (const toml::node* p = t.get("preset")) m = gpt_preset(get<std::string>(*p, prefix + "preset", origin));
   m.name = "custom";
-  for (auto&& [k, v] : t) {
+  for (auto&& [k, node] : t) {
+    const toml::node& v = node;  // a plain reference: lambdas may not capture structured bindings (clang 14)
     const std::string key(k.str()), full = prefix + key, where = origin + ": key '" + full + "'";
     auto count = [&](int lo) { return static_cast<int>(get_int(v, full, origin, lo)); };
     auto real = [&] { return get<double>(v, full, origin); };
@@ -243,14 +244,16 @@ nlohmann::json model_json(const GptConfig& m) {
 
 GptConfig model_from_json(const nlohmann::json& j, const std::string& where) {
   try {
-    auto count = [&](const char* key) {
-      const auto v = j.at(key).get<std::int64_t>();
-      TZ_CHECK(v >= 1 && v <= std::numeric_limits<int>::max(), FormatError, where + ": model key '" + key + "' must be a positive integer");
-      return static_cast<int>(v);
+    auto count = [&](const char* key, const nlohmann::json& in) {
+      const nlohmann::json& v = in.at(key);
+      TZ_CHECK(v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= std::numeric_limits<int>::max(), FormatError,
+               where + ": model key '" + key + "' must be a positive integer");
+      return v.get<int>();
     };
-    GptConfig m{j.at("name").get<std::string>(), count("vocab"), count("context"), count("layers"), count("channels"), count("heads")};
-    if (j.contains("kv_heads")) m.kv_heads = count("kv_heads");
-    if (j.contains("ffn")) m.ffn = count("ffn");
+    GptConfig m{j.at("name").get<std::string>(), count("vocab", j), count("context", j), count("layers", j), count("channels", j),
+                count("heads", j)};
+    if (j.contains("kv_heads")) m.kv_heads = count("kv_heads", j);
+    if (j.contains("ffn")) m.ffn = count("ffn", j);
     auto choice = [&](const char* key, auto initial, auto choices, auto name) {
       if (!j.contains(key)) return initial;
       return parse_choice(j.at(key).get<std::string>(), choices, name, where + ": model key '" + key + "'");
@@ -265,7 +268,7 @@ GptConfig model_from_json(const nlohmann::json& j, const std::string& where) {
     if (j.contains("rope_scaling")) {
       const auto& r = j.at("rope_scaling");
       m.rope_scaling = {r.at("factor").get<double>(), r.at("low_freq_factor").get<double>(), r.at("high_freq_factor").get<double>(),
-                        r.at("original_context").get<int>()};
+                        count("original_context", r)};
     }
     m.validate();
     return m;

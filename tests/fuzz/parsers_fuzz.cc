@@ -3,6 +3,8 @@
 // per parser, chosen by TZ_FUZZ_PARSER). A parser may reject an input only
 // with a tierzero::Error naming the problem: any other exception, a crash,
 // a sanitizer report, a hang or an unbounded allocation is a finding.
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -16,6 +18,8 @@
 #include "tierzero/deepspeed_config.h"
 #include "tierzero/error.h"
 #include "ckpt/safetensors.h"
+#include "core/toml_read.h"
+#include "model/model_file.h"
 #include "tierzero/system.h"
 #include "tierzero/tokenizer.h"
 #include "tierzero/train_config.h"
@@ -78,6 +82,16 @@ void parse(std::string_view parser, std::string_view in) {
   } else if (parser == "bpe_encode") {
     const auto ids = toy_bpe().encode(in);
     if (toy_bpe().decode(ids) != in) __builtin_trap();  // encoding must be lossless
+  } else if (parser == "hf_config") {
+    parse_hf_config(text, "config.json").validate();
+  } else if (parser == "model_toml") {
+    GptConfig m;
+    read_model_table(parse_toml(text, "model.toml"), "model.toml", "", m);
+  } else if (parser == "tokenizer_json") {
+    static const std::string path = (std::filesystem::temp_directory_path() / ("tz_fuzz_" + std::to_string(::getpid()) + ".json")).string();
+    std::ofstream(path, std::ios::binary) << text;
+    const BpeTokenizer t = BpeTokenizer::load(path);
+    if (t.decode(t.encode("Hello <|endoftext|> world")) != "Hello <|endoftext|> world") __builtin_trap();
   } else if (parser == "checkpoint_meta") {
     CheckpointMeta::from_json(text, "meta.json").to_json();
   } else {
