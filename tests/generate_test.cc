@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <cmath>
 
@@ -14,17 +16,21 @@
 namespace tierzero {
 namespace {
 
-// The HF golden model (vocab 256, context 16, 2 layers, 32 channels): random
-// weights large enough that logits vary.
-const ModelWeights& golden() {
-  static const ModelWeights w = load_model_weights(std::string(TZ_GOLDEN_DIR) + "/hf_gpt2");
-  return w;
+// The HF golden models: GPT-2 (vocab 256, context 16, 2 layers, 32
+// channels), Llama (grouped-query, untied, RoPE) and Qwen2 (multi-query,
+// q/k/v biases, tied, scaled RoPE): random weights large enough that logits vary.
+const ModelWeights& golden(const std::string& name = "hf_gpt2") {
+  static std::map<std::string, ModelWeights> w;
+  if (!w.count(name)) w[name] = load_model_weights(std::string(TZ_GOLDEN_DIR) + "/" + name);
+  return w[name];
 }
 
-TEST(KvDecoder, EveryStepGivesTheFullForwardsLogits) {
-  const ModelWeights& w = golden();
+class KvDecoderVsForward : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(KvDecoderVsForward, EveryStepGivesTheFullForwardsLogits) {
+  const ModelWeights& w = golden(GetParam());
   const GptLayout layout(w.model);
-  const int T = w.model.context, V = w.model.vocab;
+  const int T = std::min(w.model.context, 32), V = w.model.vocab;
   std::vector<int> tokens(T);
   for (int t = 0; t < T; ++t) tokens[t] = (37 * t + 11) % V;
   GptModel<float> model(layout, 1, T);
@@ -42,10 +48,13 @@ TEST(KvDecoder, EveryStepGivesTheFullForwardsLogits) {
     EXPECT_LE(worst, 1e-5 * scale) << "position " << t;
   }
   EXPECT_EQ(dec.length(), T);
+  while (dec.length() < w.model.context) dec.step(1);
   EXPECT_THROW(dec.step(1), ConfigError);  // the context is full
   dec.reset();
   EXPECT_THROW(dec.step(V), ConfigError);  // outside the vocabulary
 }
+
+INSTANTIATE_TEST_SUITE_P(Models, KvDecoderVsForward, ::testing::Values("hf_gpt2", "hf_llama_tiny", "hf_qwen_tiny"));
 
 TEST(Sample, TopOneIsGreedy) {
   const ModelWeights& w = golden();
