@@ -1,12 +1,16 @@
 // Reads a DeepSpeed JSON config for the keys that map onto tierzero:
 // zero_optimization.{stage, zero_hpz_partition_size, zero_quantized_weights,
-// zero_quantized_gradients}, train_batch_size, train_micro_batch_size_per_gpu,
+// zero_quantized_gradients, reduce_bucket_size (elements: the gradient
+// bucket, in the parameter dtype's bytes), overlap_comm: true (what tierzero
+// always does)}, train_batch_size, train_micro_batch_size_per_gpu,
 // gradient_accumulation_steps, optimizer (AdamW/Adam: lr, betas, eps,
 // weight_decay), scheduler (WarmupLR, WarmupDecayLR, WarmupCosineLR with
 // their params, as DeepSpeed defines them: tierzero/optim.h),
 // bf16.enabled, fp16.{enabled, initial_scale_power, loss_scale_window},
 // gradient_clipping. Every other key is listed in `ignored` so the caller
-// can warn about it. Values set to "auto" (Hugging Face's integration)
+// can warn about it, those that mean speed with the reason tierzero has no
+// equivalent (stage3_prefetch_bucket_size, stage3_param_persistence_threshold,
+// allgather_bucket_size, overlap_comm false, ...). Values set to "auto" (Hugging Face's integration)
 // keep tierzero's value (flags, TOML, defaults) and are listed in
 // `auto_keys`. Apply it before the command-line flags: flags win.
 #pragma once

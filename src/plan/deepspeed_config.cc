@@ -2,6 +2,7 @@
 
 #include <climits>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tierzero/error.h"
@@ -10,6 +11,22 @@
 namespace tierzero {
 
 namespace {
+// Why a DeepSpeed key that means speed has no tierzero equivalent (after
+// the key in the list of ignored keys), or "" for other keys.
+std::string ignored_reason(const std::string& path) {
+  static const std::map<std::string, std::string> reasons = {
+      {"zero_optimization.stage3_prefetch_bucket_size", "tierzero prefetches whole units, the plan's prefetch (1 unit ahead by default)"},
+      {"zero_optimization.stage3_param_persistence_threshold", "every unit is gathered when used; small parameters are not kept whole"},
+      {"zero_optimization.allgather_bucket_size", "parameters are all-gathered per unit, not in buckets"},
+      {"zero_optimization.overlap_comm", "communication always overlaps compute here: gathers run ahead, reductions under backward"},
+      {"zero_optimization.contiguous_gradients", "gradients are always packed into contiguous buckets"},
+      {"zero_optimization.stage3_max_live_parameters", "the live parameters are the prefetch window"},
+      {"zero_optimization.stage3_max_reuse_distance", "the live parameters are the prefetch window"},
+      {"wall_clock_breakdown", "no per-phase timing yet"}};
+  const auto it = reasons.find(path);
+  return it == reasons.end() ? "" : " (" + it->second + ")";
+}
+
 using nlohmann::json;
 
 // Reads one config file: every value checked with the file and the dotted
@@ -57,7 +74,7 @@ class Reader {
     if (!j.is_object()) fail(prefix, "must be a JSON object, got " + j.dump());
     for (auto& [k, v] : j.items()) {
       const std::string path = prefix.empty() ? k : prefix + "." + k;
-      if (!take(k, v, path)) out_.ignored.push_back(path);
+      if (!take(k, v, path)) out_.ignored.push_back(path + ignored_reason(path));
     }
   }
 
@@ -180,6 +197,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   Reader r(origin, out);
   int stage = 0, hpz = 1;
   bool qwz = false, qgz = false, bf16 = false, fp16 = false;
+  std::int64_t reduce_bucket = 0;  // elements; 0: tierzero's bucket
   if (root.contains("scheduler")) read_scheduler(r, root.at("scheduler"), cfg);  // first: it decides which lr key sets the peak
   r.each(root, "", [&](const std::string& k, const json& v, const std::string& path) {
     if (k == "scheduler") return true;
@@ -189,7 +207,9 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
         else if (zk == "zero_hpz_partition_size") hpz = static_cast<int>(r.whole(zv, zpath, 1));
         else if (zk == "zero_quantized_weights") qwz = r.flag(zv, zpath);
         else if (zk == "zero_quantized_gradients") qgz = r.flag(zv, zpath);
-        else return false;  // buckets, thresholds, overlap: tierzero's own (listed as ignored)
+        else if (zk == "reduce_bucket_size") reduce_bucket = r.whole(zv, zpath, 1, LLONG_MAX);
+        else if (zk == "overlap_comm" && r.flag(zv, zpath)) {}  // what tierzero always does
+        else return false;  // other buckets and thresholds: tierzero's own (listed as ignored, with the reason)
         return true;
       });
     } else if (r.is_auto(v, path)) {
@@ -225,6 +245,9 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
     if (!qwz) p.weight_bits = 16;
     if (!qgz) p.grad_bits = HopBits{};
   }
+  // reduce_bucket_size counts gradient elements; tierzero's bucket counts their bytes on the wire (the
+  // parameter dtype). ZeRO-1 keeps its one bucket (the whole gradient, reduced after backward).
+  if (reduce_bucket > 0 && p.bucket_bytes != ~std::size_t{0}) p.bucket_bytes = static_cast<std::size_t>(reduce_bucket) * dtype_size(cfg.param_dtype);
   out.plan = fit_to(p, topo);
   return out;
 }
