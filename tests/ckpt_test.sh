@@ -100,7 +100,11 @@ lrun 4 --strategy zeropp --topology node=2,world=2 --steps 10 --micro-batch 2 --
   && "$mpirun" --oversubscribe -np 1 "$tz" train --model "$tmp/lhf" --seq-len 32 --param-dtype fp32 --strategy ddp --steps 1 --micro-batch 2 \
     --init "$tmp/lhf" --metrics "$tmp/linit-hf.jsonl" 2>"$tmp/log" && compare "$tmp/linit.jsonl" "$tmp/linit-hf.jsonl" 0 0 \
   && [ "$("$tz" sample --checkpoint "$tmp/lhf" --prompt "And God said" --tokens 16 --seed 1)" = "$ls" ] \
-  && say "ok: llama-tiny hf export, --model/--init from it, sampled alike" || { cat "$tmp/log"; bad "llama-tiny hf export"; }
+  && "$tz" ckpt export "$tmp/l" --format hf --dtype bf16 --max-shard-size 100KB --output "$tmp/lhf16" 2>/dev/null \
+  && [ -f "$tmp/lhf16/model.safetensors.index.json" ] && [ -f "$tmp/lhf16/model-00002-of-00003.safetensors" ] \
+  && "$tz" sample --checkpoint "$tmp/lhf16" --prompt "And God said" --tokens 4 >/dev/null \
+  && ! "$tz" ckpt export "$tmp/l" --dtype bf16 --safetensors "$tmp/x.safetensors" 2>/dev/null \
+  && say "ok: llama-tiny hf export, --model/--init from it, sampled alike; bf16 in 3 shards" || { cat "$tmp/log"; bad "llama-tiny hf export"; }
 
 expect_fail() {  # expect_fail PATTERN -- command...
   local pattern=$1; shift 2

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "ckpt/hf_names.h"
 #include "ckpt/safetensors.h"
@@ -109,6 +110,32 @@ TEST(HfLlama, ExportThenImportIsTheIdentity) {
   }
   EXPECT_THROW(write_hf_llama(gpt_preset("gpt-tiny"), std::vector<float>(gpt_preset("gpt-tiny").num_params()), temp_dir("g").string()),
                ConfigError);
+}
+
+// bf16 in shards of at most 25 KB: the index names every tensor's shard,
+// config.json says bfloat16, and importing gives the bf16 values exactly;
+// writing one fp32 file into the same directory removes the index.
+TEST(HfLlama, ExportsBf16InShards) {
+  const ModelWeights w = load_model_weights(kGolden + "/hf_llama_tiny");
+  const fs::path dir = temp_dir("bf16-shards");
+  write_hf_llama(w.model, w.params, dir.string(), {DType::bf16, 25000});
+  ASSERT_TRUE(fs::exists(dir / "model.safetensors.index.json"));
+  EXPECT_FALSE(fs::exists(dir / "model.safetensors"));
+  const auto index = nlohmann::json::parse(*read_file((dir / "model.safetensors.index.json").string()));
+  std::set<std::string> files;
+  for (const auto& [name, file] : index.at("weight_map").items()) files.insert(file.get<std::string>());
+  EXPECT_GE(files.size(), 3u);
+  for (const std::string& f : files) EXPECT_LE(fs::file_size(dir / f), 25000u + 4096) << f;  // + its header
+  EXPECT_EQ(index.at("weight_map").size(), read_safetensors(kGolden + "/hf_llama_tiny/model.safetensors").tensors.size());
+  EXPECT_EQ(nlohmann::json::parse(*read_file((dir / "config.json").string())).at("torch_dtype"), "bfloat16");
+  std::vector<std::byte> narrow(2 * w.params.size());
+  std::vector<float> want(w.params.size());
+  from_f32(DType::bf16, w.params.data(), narrow.data(), w.params.size());
+  to_f32(DType::bf16, narrow.data(), want.data(), want.size());
+  EXPECT_EQ(load_model_weights(dir.string()).params, want);
+  write_hf_llama(w.model, w.params, dir.string());
+  EXPECT_FALSE(fs::exists(dir / "model.safetensors.index.json"));
+  EXPECT_EQ(load_model_weights(dir.string()).params, w.params);
 }
 
 TEST(HfLlama, ShardedAndBf16FilesImport) {

@@ -23,20 +23,34 @@
 // gate/up into fc_w, rows in that order, and the rotate-half RoPE order of
 // q and k is tierzero's own.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "tierzero/dtype.h"
 #include "tierzero/gpt_config.h"
 
 namespace tierzero {
 
+// How an export stores its tensors: their dtype (fp32, bf16 or fp16; the
+// values rounded to nearest even, config.json's torch_dtype to match), and
+// the largest shard in bytes (0: one model.safetensors; otherwise
+// model-0000K-of-0000N.safetensors, tensors in name order, with
+// model.safetensors.index.json's weight_map, as transformers' save_pretrained
+// writes them). A directory's other layout (the single file or the index)
+// is removed, so that readers find one.
+struct HfExportOptions {
+  DType dtype = DType::f32;
+  std::uint64_t max_shard_bytes = 0;
+};
+
 // Writes dir/model.safetensors and dir/config.json (created if missing;
 // each file written atomically). `params`: num_params floats, GptLayout order.
-void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir);
+void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir, const HfExportOptions& opt = {});
 // Writes dir/model.safetensors (F32) and dir/config.json (LlamaForCausalLM,
 // or Qwen2ForCausalLM for q/k/v biases) likewise; ConfigError for a model
 // the layout cannot hold (LayerNorm, learned positions, GELU, all biases).
-void write_hf_llama(const GptConfig& model, const std::vector<float>& params, const std::string& dir);
+void write_hf_llama(const GptConfig& model, const std::vector<float>& params, const std::string& dir, const HfExportOptions& opt = {});
 // Reads config.json; throws FormatError for a file that is not GPT-2's.
 GptConfig read_hf_gpt2_config(const std::string& path);
 

@@ -57,7 +57,7 @@ std::string read_all(const fs::path& p) {
 
 }  // namespace
 
-void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir) {
+void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir, const HfExportOptions& opt) {
   TZ_CHECK(model.family() == "gpt2", ConfigError,
            "the hf-gpt2 format holds GPT-2 models; " + model.name + " is a Llama-family model (export it with --safetensors)");
   const GptLayout layout(model);
@@ -89,7 +89,7 @@ void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, con
                        {"bos_token_id", model.vocab - 1},
                        {"eos_token_id", model.vocab - 1},
                        {"torch_dtype", "float32"}};
-  write_hf_dir(dir, out, config);
+  write_hf_dir(dir, out, config, opt);
 }
 
 bool has_hf_gpt2_names(const SafeTensorsFile& f) {

@@ -72,7 +72,7 @@ std::vector<float> hf_llama_params(const SafeTensorsFile& f, const GptConfig& mo
   return full;
 }
 
-void write_hf_llama(const GptConfig& model, const std::vector<float>& params, const std::string& dir) {
+void write_hf_llama(const GptConfig& model, const std::vector<float>& params, const std::string& dir, const HfExportOptions& opt) {
   check_expressible(model);
   const GptLayout layout(model);
   TZ_CHECK(params.size() == layout.num_params(), ConfigError, "write_hf_llama: parameters do not match the model");
@@ -108,7 +108,7 @@ void write_hf_llama(const GptConfig& model, const std::vector<float>& params, co
                               {"low_freq_factor", model.rope_scaling.low_freq_factor},
                               {"high_freq_factor", model.rope_scaling.high_freq_factor},
                               {"original_max_position_embeddings", model.rope_scaling.original_context}};
-  write_hf_dir(dir, std::move(out), config);
+  write_hf_dir(dir, std::move(out), config, opt);
 }
 
 }  // namespace tierzero

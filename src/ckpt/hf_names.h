@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ckpt/safetensors.h"
+#include "tierzero/hugging_face.h"
 #include "tierzero/gpt_config.h"
 
 namespace tierzero {
@@ -33,8 +34,9 @@ std::vector<float> hf_tensor(const SafeTensorsFile& f, const std::string& name, 
 SafeTensorsFile read_hf_weights(const std::string& dir);
 // The parameters of `model` from a file of either family's names.
 std::vector<float> hf_params(const SafeTensorsFile& f, const GptConfig& model, const std::string& where);
-// Writes dir/model.safetensors (F32, metadata format "pt") and dir/config.json,
-// each atomically (a temporary name, synced, renamed); creates dir.
-void write_hf_dir(const std::string& dir, SafeTensorsFile tensors, const nlohmann::json& config);
+// Writes `tensors` (F32) in opt's dtype and shards (tierzero/hugging_face.h),
+// metadata format "pt", and config.json with torch_dtype set; each file
+// atomically (a temporary name, synced, renamed); creates dir.
+void write_hf_dir(const std::string& dir, SafeTensorsFile tensors, nlohmann::json config, const HfExportOptions& opt);
 
 }  // namespace tierzero

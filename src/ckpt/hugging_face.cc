@@ -3,6 +3,7 @@
 #include "tierzero/hugging_face.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -70,15 +71,61 @@ std::vector<float> hf_params(const SafeTensorsFile& f, const GptConfig& model, c
   return gpt2 ? hf_gpt2_params(f, model, where) : hf_llama_params(f, model, where);
 }
 
-void write_hf_dir(const std::string& dir, SafeTensorsFile tensors, const json& config) {
-  tensors.metadata["format"] = "pt";
+namespace {
+// Writes `text` to dir/name atomically.
+void write_atomically(const fs::path& dir, const std::string& name, const std::string& text) {
+  const std::string tmp = (dir / (name + ".tmp")).string();
+  write_file_synced(tmp, text.data(), text.size());
+  fs::rename(tmp, dir / name);
+}
+
+void write_shard(const fs::path& path, SafeTensorsFile shard) {
+  shard.metadata["format"] = "pt";
+  write_safetensors(path.string(), shard);
+}
+}  // namespace
+
+void write_hf_dir(const std::string& dir, SafeTensorsFile tensors, json config, const HfExportOptions& opt) {
+  TZ_CHECK(is_float(opt.dtype), ConfigError, "an export's dtype must be fp32, bf16 or fp16");
+  if (opt.dtype != DType::f32) {
+    for (auto& [name, t] : tensors.tensors) {
+      const std::vector<float> v = t.as_f32();
+      t.dtype = opt.dtype == DType::bf16 ? "BF16" : "F16";
+      t.data.assign(v.size() * 2, std::byte{0});
+      from_f32(opt.dtype, v.data(), t.data.data(), v.size());
+    }
+  }
+  config["torch_dtype"] = opt.dtype == DType::f32 ? "float32" : opt.dtype == DType::bf16 ? "bfloat16" : "float16";
   fs::create_directories(dir);
   const fs::path d(dir);
-  write_safetensors((d / "model.safetensors").string(), tensors);
-  const std::string text = config.dump(2) + "\n";
-  const std::string tmp = (d / "config.json.tmp").string();
-  write_file_synced(tmp, text.data(), text.size());
-  fs::rename(tmp, d / "config.json");
+  std::uint64_t total = 0;
+  for (const auto& [name, t] : tensors.tensors) total += t.data.size();
+  if (opt.max_shard_bytes == 0 || total <= opt.max_shard_bytes) {
+    write_shard(d / "model.safetensors", std::move(tensors));
+    fs::remove(d / "model.safetensors.index.json");
+  } else {
+    // Tensors in name order, a new shard when the next would pass the limit (a larger tensor gets its own).
+    std::vector<SafeTensorsFile> shards(1);
+    std::uint64_t in_shard = 0;
+    for (auto& [name, t] : tensors.tensors) {
+      if (in_shard > 0 && in_shard + t.data.size() > opt.max_shard_bytes) shards.emplace_back(), in_shard = 0;
+      in_shard += t.data.size();
+      shards.back().tensors[name] = std::move(t);
+    }
+    json map = json::object();
+    auto file = [&](std::size_t k) {
+      char name[64];
+      std::snprintf(name, sizeof name, "model-%05zu-of-%05zu.safetensors", k + 1, shards.size());
+      return std::string(name);
+    };
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      for (const auto& [name, t] : shards[k].tensors) map[name] = file(k);
+      write_shard(d / file(k), std::move(shards[k]));
+    }
+    write_atomically(d, "model.safetensors.index.json", json{{"metadata", {{"total_size", total}}}, {"weight_map", map}}.dump(2) + "\n");
+    fs::remove(d / "model.safetensors");
+  }
+  write_atomically(d, "config.json", config.dump(2) + "\n");
 }
 
 namespace {

@@ -10,21 +10,25 @@ namespace tierzero::cli {
 
 namespace {
 struct ExportArgs {
-  std::string source, format = "tierzero", output;
+  std::string source, format = "tierzero", output, dtype = "fp32";
+  std::uint64_t max_shard_bytes = 0;
 };
 
 int export_weights(const ExportArgs& a) {
   TZ_CHECK(a.format == "tierzero" || a.format == "hf" || a.format == "hf-gpt2" || a.format == "hf-llama", ConfigError,
            "--format must be tierzero, hf, hf-gpt2 or hf-llama, got '" + a.format + "'");
   TZ_CHECK(!a.output.empty(), ConfigError, "give --output (or --safetensors FILE)");
+  TZ_CHECK(a.format != "tierzero" || (a.dtype == "fp32" && a.max_shard_bytes == 0), ConfigError,
+           "--dtype and --max-shard-size are for the Hugging Face formats (tierzero's export is one fp32 file)");
   const CheckpointReader ckpt(a.source);
   if (a.format == "tierzero") {
     export_safetensors(ckpt, a.output);
   } else {
     const GptConfig& m = ckpt.meta().model;
+    const HfExportOptions opt{parse_dtype(a.dtype), a.max_shard_bytes};
     const bool gpt2 = a.format == "hf-gpt2" || (a.format == "hf" && m.family() == "gpt2");
-    if (gpt2) write_hf_gpt2(m, ckpt.read_full_master(), a.output);
-    else write_hf_llama(m, ckpt.read_full_master(), a.output);
+    if (gpt2) write_hf_gpt2(m, ckpt.read_full_master(), a.output, opt);
+    else write_hf_llama(m, ckpt.read_full_master(), a.output, opt);
   }
   std::fprintf(stderr, "tierzero: wrote %s (%s, step %lld)\n", a.output.c_str(), a.format.c_str(), static_cast<long long>(ckpt.meta().step));
   return 0;
@@ -80,6 +84,12 @@ void add_ckpt_command(CLI::App& app, Context& ctx) {
                   "(LlamaForCausalLM, or Qwen2ForCausalLM with q/k/v biases)")
       ->capture_default_str();
   auto* output = exp->add_option("--output", out->output, "Output file (tierzero) or directory (hf, hf-gpt2, hf-llama)");
+  exp->add_option("--dtype", out->dtype, "Hugging Face formats: the tensors' dtype, fp32, bf16 or fp16 (rounded to nearest even)")
+      ->capture_default_str();
+  exp->add_option("--max-shard-size", out->max_shard_bytes,
+                  "Hugging Face formats: the largest shard, e.g. 5GB (model-0000K-of-0000N.safetensors + model.safetensors.index.json); "
+                  "default one model.safetensors")
+      ->transform(CLI::AsSizeValue(true));
   exp->add_option("--safetensors", out->output, "Same as --format tierzero --output FILE")->excludes(output);
   exp->callback([out, &ctx] { ctx.exit_code = export_weights(*out); });
 }
