@@ -299,6 +299,24 @@ TEST(HfTokenizerJson, MergesByPairRankAndAddedTokensSplit) {
   EXPECT_EQ(BpeTokenizer::load(dir.path().string()).encode("abc"), (std::vector<std::uint32_t>{258}));
 }
 
+// The NFC normalizer composes before splitting (e + U+0301 is U+00E9, bytes
+// C3 A9), and invalid UTF-8 is named with its byte before ICU sees it.
+TEST(HfTokenizerJson, NfcComposesBeforeSplitting) {
+  TempDir dir;
+  std::string json = small_tokenizer_json(false);
+  json.insert(1, "\"normalizer\":{\"type\":\"NFC\"},");
+  std::ofstream(dir.path() / "tokenizer.json") << json;
+  const BpeTokenizer t = BpeTokenizer::load(dir.path().string());
+  EXPECT_EQ(t.encode("e\xCC\x81"), (std::vector<std::uint32_t>{0xC3, 0xA9}));
+  EXPECT_EQ(t.encode("ab<|endoftext|>"), (std::vector<std::uint32_t>{256, 259}));
+  try {
+    t.encode("ab\xFF");
+    ADD_FAILURE() << "accepted invalid UTF-8";
+  } catch (const FormatError& e) {
+    EXPECT_NE(e.message().find("not valid UTF-8 at byte 2"), std::string::npos) << e.message();
+  }
+}
+
 TEST(HfTokenizerJson, RefusesWhatItCannotTokeniseAlike) {
   TempDir dir;
   auto expect = [&](const std::string& json, const std::string& part) {

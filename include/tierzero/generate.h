@@ -25,8 +25,8 @@ class KvDecoder {
   void reset() { length_ = 0; }
 
  private:
-  // ln_ = the configured norm of x_ with weight w (a LayerNorm's bias at b_offset in `unit`).
-  void norm(const float* w, std::size_t b_offset, const float* unit);
+  // ln_ = the configured norm of x_ with weight w (and a LayerNorm's bias b).
+  void norm(const float* w, const float* b);
 
   const GptLayout& layout_;
   const float* params_;

@@ -134,6 +134,11 @@ struct UnitInfo {
 // Offsets of a block unit's tensors inside the unit, in elements;
 // kAbsent for a tensor the architecture does not have (biases, LayerNorm's bias).
 inline constexpr std::size_t kAbsent = static_cast<std::size_t>(-1);
+// The tensor at `offset` inside a unit's elements, or null when it is kAbsent.
+template <class P>
+P* tensor_at(P* unit, std::size_t offset) {
+  return offset == kAbsent ? nullptr : unit + offset;
+}
 struct BlockOffsets {
   std::size_t ln1_w, ln1_b, attn_w, attn_b, proj_w, proj_b, ln2_w, ln2_b, fc_w, fc_b, fcproj_w, fcproj_b;
 };

@@ -1,20 +1,13 @@
 #include "tierzero/hugging_face.h"
 
-#include <algorithm>
-#include <cmath>
-#include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "tierzero/checkpoint.h"
-#include "tierzero/error.h"
 #include "ckpt/hf_names.h"
-#include "model/model_file.h"
-#include "core/read_file.h"
+#include "tierzero/error.h"
 
 namespace tierzero {
 
 namespace {
-namespace fs = std::filesystem;
 using nlohmann::json;
 
 // One tensor of each layout: its HF name (without "transformer."), its
@@ -49,11 +42,6 @@ std::vector<float> transposed(const float* x, std::size_t rows, std::size_t cols
   return out;
 }
 
-std::string read_all(const fs::path& p) {
-  auto text = read_file(p.string());
-  TZ_CHECK(text, FormatError, "cannot read '" + p.string() + "'");
-  return std::move(*text);
-}
 
 }  // namespace
 
@@ -111,16 +99,5 @@ std::vector<float> hf_gpt2_params(const SafeTensorsFile& f, const GptConfig& mod
   return full;
 }
 
-GptConfig read_hf_gpt2_config(const std::string& path) {
-  const std::string where = "'" + path + "'";
-  GptConfig m;
-  try {
-    m = parse_hf_config(read_all(path), where);
-  } catch (const ConfigError& e) {
-    TZ_THROW(FormatError, e.message());
-  }
-  TZ_CHECK(m.family() == "gpt2", FormatError, where + ": not a GPT-2 config (" + m.name + ": only GPT-2 weights are imported)");
-  return m;
-}
 
 }  // namespace tierzero

@@ -152,6 +152,12 @@ GptConfig hf_config(const fs::path& path) {
 }
 }  // namespace
 
+GptConfig read_hf_gpt2_config(const std::string& path) {
+  const GptConfig m = hf_config(path);
+  TZ_CHECK(m.family() == "gpt2", FormatError, "'" + path + "': not a GPT-2 config (" + m.name + ": only GPT-2 weights are imported)");
+  return m;
+}
+
 ModelWeights load_model_weights(const std::string& path) {
   const fs::path p(path);
   if (fs::is_directory(p) && fs::exists(p / "config.json")) {  // a Hugging Face directory

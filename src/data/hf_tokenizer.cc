@@ -160,13 +160,18 @@ void load_tokenizer_json(BpeTokenizer::Impl& t, const std::filesystem::path& fil
 }
 
 namespace {
-// ICU's C API (unorm2.h), looked up at run time so that tierzero does not
-// link ICU: its symbols carry the library's major version (unorm2_normalize_72).
+// ICU's C API (unorm2.h, ustring.h), looked up at run time so that tierzero
+// does not link ICU: its symbols carry the library's major version
+// (unorm2_normalize_72). Error codes: > 0 fails, 15 is U_BUFFER_OVERFLOW_ERROR.
 struct Icu {
-  using Get = const void* (*)(int*);
+  using GetNfc = const void* (*)(int*);
   using Normalize = int (*)(const void*, const char16_t*, int, char16_t*, int, int*);
-  Get get_nfc = nullptr;
+  using FromUtf8 = char16_t* (*)(char16_t*, int, int*, const char*, int, int*);
+  using ToUtf8 = char* (*)(char*, int, int*, const char16_t*, int, int*);
+  GetNfc get_nfc = nullptr;
   Normalize normalize = nullptr;
+  FromUtf8 from_utf8 = nullptr;
+  ToUtf8 to_utf8 = nullptr;
   std::string missing;
 
   Icu() {
@@ -180,49 +185,29 @@ struct Icu {
       return;
     }
     for (const std::string& suffix : {"_" + std::to_string(version), std::string()}) {
-      get_nfc = reinterpret_cast<Get>(dlsym(lib, ("unorm2_getNFCInstance" + suffix).c_str()));
-      normalize = reinterpret_cast<Normalize>(dlsym(lib, ("unorm2_normalize" + suffix).c_str()));
-      if (get_nfc && normalize) return;
+      auto find = [&](const char* name) { return dlsym(lib, (name + suffix).c_str()); };
+      get_nfc = reinterpret_cast<GetNfc>(find("unorm2_getNFCInstance"));
+      normalize = reinterpret_cast<Normalize>(find("unorm2_normalize"));
+      from_utf8 = reinterpret_cast<FromUtf8>(find("u_strFromUTF8"));
+      to_utf8 = reinterpret_cast<ToUtf8>(find("u_strToUTF8"));
+      if (get_nfc && normalize && from_utf8 && to_utf8) return;
     }
-    missing = "libicuuc has no unorm2_normalize";
+    missing = "libicuuc lacks unorm2_normalize or u_strFromUTF8";
   }
 };
 
-std::u16string utf16(std::string_view s) {
-  std::u16string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    const int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    TZ_CHECK(len > 0 && i + len <= s.size(), FormatError, "text is not valid UTF-8 at byte " + std::to_string(i));
-    char32_t cp = len == 1 ? c : c & (0x7F >> len);
-    for (int k = 1; k < len; ++k) {
-      const unsigned char d = static_cast<unsigned char>(s[i + k]);
-      TZ_CHECK((d & 0xC0) == 0x80, FormatError, "text is not valid UTF-8 at byte " + std::to_string(i));
-      cp = (cp << 6) | (d & 0x3F);
-    }
-    TZ_CHECK(cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF), FormatError, "text is not valid UTF-8 at byte " + std::to_string(i));
-    if (cp >= 0x10000) out += static_cast<char16_t>(0xD800 + ((cp - 0x10000) >> 10)), out += static_cast<char16_t>(0xDC00 + ((cp - 0x10000) & 0x3FF));
-    else out += static_cast<char16_t>(cp);
-    i += len;
+// Runs an ICU call that writes into a buffer of `Out`, sized by a first try and again when ICU says it overflowed.
+template <class Out, class Call>
+std::basic_string<Out> icu_call(std::size_t guess, const char* what, Call call) {
+  std::basic_string<Out> out(guess + 16, Out{});
+  int status = 0, n = call(out.data(), static_cast<int>(out.size()), &status);
+  if (status == 15) {
+    status = 0;
+    out.assign(static_cast<std::size_t>(n), Out{});
+    n = call(out.data(), static_cast<int>(out.size()), &status);
   }
-  return out;
-}
-
-std::string utf8(const std::u16string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    char32_t cp = s[i];
-    if (cp >= 0xD800 && cp < 0xDC00 && i + 1 < s.size()) cp = 0x10000 + ((cp - 0xD800) << 10) + (s[++i] - 0xDC00);
-    if (cp < 0x80) out += static_cast<char>(cp);
-    else if (cp < 0x800) out += static_cast<char>(0xC0 | (cp >> 6)), out += static_cast<char>(0x80 | (cp & 0x3F));
-    else if (cp < 0x10000)
-      out += static_cast<char>(0xE0 | (cp >> 12)), out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));
-    else
-      out += static_cast<char>(0xF0 | (cp >> 18)), out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F)),
-          out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F)), out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
+  TZ_CHECK(status <= 0, Error, std::string("ICU: ") + what + " failed (error " + std::to_string(status) + ")");
+  out.resize(static_cast<std::size_t>(n));
   return out;
 }
 }  // namespace
@@ -230,20 +215,24 @@ std::string utf8(const std::u16string& s) {
 std::string to_nfc(std::string_view text) {
   static const Icu icu;
   TZ_CHECK(icu.missing.empty(), ConfigError, "this tokenizer normalises text to NFC, which needs ICU: " + icu.missing);
-  const std::u16string in = utf16(text);
+  TZ_CHECK(text.size() < (1u << 30), ConfigError, "a text to normalise must be under 1 GiB");
   int status = 0;
   const void* norm = icu.get_nfc(&status);
   TZ_CHECK(status <= 0 && norm, Error, "ICU: no NFC normaliser (error " + std::to_string(status) + ")");
-  std::u16string out(in.size() + 16, u'\0');
-  int n = icu.normalize(norm, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), &status);
-  if (status == 15) {  // U_BUFFER_OVERFLOW_ERROR: n is the length needed
-    status = 0;
-    out.assign(static_cast<std::size_t>(n), u'\0');
-    n = icu.normalize(norm, in.data(), static_cast<int>(in.size()), out.data(), static_cast<int>(out.size()), &status);
-  }
-  TZ_CHECK(status <= 0, Error, "ICU: NFC normalisation failed (error " + std::to_string(status) + ")");
-  out.resize(static_cast<std::size_t>(n));
-  return utf8(out);
+  const int n = static_cast<int>(text.size());
+  const std::u16string in = icu_call<char16_t>(text.size(), "UTF-8 decoding", [&](char16_t* out, int cap, int* st) {
+    int len = 0;
+    icu.from_utf8(out, cap, &len, text.data(), n, st);
+    return len;
+  });
+  const std::u16string nfc = icu_call<char16_t>(in.size(), "NFC normalisation", [&](char16_t* out, int cap, int* st) {
+    return icu.normalize(norm, in.data(), static_cast<int>(in.size()), out, cap, st);
+  });
+  return icu_call<char>(text.size(), "UTF-8 encoding", [&](char* out, int cap, int* st) {
+    int len = 0;
+    icu.to_utf8(out, cap, &len, nfc.data(), static_cast<int>(nfc.size()), st);
+    return len;
+  });
 }
 
 }  // namespace tierzero

@@ -220,24 +220,27 @@ std::vector<std::uint32_t> BpeTokenizer::encode(std::string_view input) const {
   const Impl& t = *impl_;
   std::vector<std::uint32_t> out;
   out.reserve(input.size() / 4 + 16);
-  std::string owned;
-  if (t.nfc) owned = to_nfc(input);  // also checks the text is UTF-8
-  if (t.prefix_space && !(t.nfc ? owned : std::string(input)).starts_with(' ')) owned = " " + (t.nfc ? owned : std::string(input));
-  const std::string_view text = t.nfc || t.prefix_space ? std::string_view(owned) : input;
-  pcre2_match_data* md = pcre2_match_data_create_from_pattern(t.pattern, nullptr);
-  TZ_CHECK(md, Error, "out of memory for PCRE2 match data");
-  const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  const std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> match(
+      pcre2_match_data_create_from_pattern(t.pattern, nullptr), pcre2_match_data_free);
+  TZ_CHECK(match, Error, "out of memory for PCRE2 match data");
+  pcre2_match_data* md = match.get();
+  // PCRE2 checks the subject is UTF-8 on a match without PCRE2_NO_UTF_CHECK; every later match skips the check.
   std::uint32_t options = 0;
-  if (!text.empty() && !t.added.empty()) {  // the pieces between added tokens are matched unchecked: check the whole text once
-    const int rc = pcre2_match(t.pattern, subject, text.size(), 0, 0, md, nullptr);
-    if (rc <= PCRE2_ERROR_UTF8_ERR1 && rc >= PCRE2_ERROR_UTF8_ERR21) {
-      const PCRE2_SIZE bad = pcre2_get_startchar(md);
-      pcre2_match_data_free(md);
-      TZ_THROW(FormatError, "text is not valid UTF-8 at byte " + std::to_string(bad));
-    }
+  auto utf8_error = [&](int rc) {
+    TZ_CHECK(rc > PCRE2_ERROR_UTF8_ERR1 || rc < PCRE2_ERROR_UTF8_ERR21, FormatError,
+             "text is not valid UTF-8 at byte " + std::to_string(pcre2_get_startchar(md)));
+  };
+  // NFC, and the pieces between added tokens, need the whole text checked first.
+  if ((t.nfc || !t.added.empty()) && !input.empty()) {
+    utf8_error(pcre2_match(t.pattern, reinterpret_cast<PCRE2_SPTR>(input.data()), input.size(), 0, 0, md, nullptr));
     options = PCRE2_NO_UTF_CHECK;
   }
-  // Otherwise the first match checks the whole text is UTF-8 and the rest skip the check.
+  // The text as the pre-tokenizer sees it: NFC (tokenizer.json's normalizer), then a leading space (add_prefix_space).
+  std::string owned;
+  std::string_view text = input;
+  if (t.nfc) text = owned = to_nfc(input);
+  if (t.prefix_space && !text.starts_with(' ')) text = owned = " " + std::string(text);
+  const auto subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   // Pre-tokenises and merges text[from, to): the pattern's matches and the gaps between them are the pieces.
   auto split = [&](PCRE2_SIZE from, PCRE2_SIZE to) {
     PCRE2_SIZE at = from;
@@ -245,10 +248,7 @@ std::vector<std::uint32_t> BpeTokenizer::encode(std::string_view input) const {
       const int rc = pcre2_match(t.pattern, subject, to, at, options, md, nullptr);
       if (rc == PCRE2_ERROR_NOMATCH) break;
       if (rc <= 0) {
-        const PCRE2_SIZE bad = pcre2_get_startchar(md);
-        pcre2_match_data_free(md);
-        TZ_CHECK(rc > PCRE2_ERROR_UTF8_ERR1 || rc < PCRE2_ERROR_UTF8_ERR21, FormatError,
-                 "text is not valid UTF-8 at byte " + std::to_string(bad));
+        utf8_error(rc);
         TZ_THROW(Error, "pre-tokenisation failed at byte " + std::to_string(at) + " (PCRE2 error " + std::to_string(rc) + ")");
       }
       options = PCRE2_NO_UTF_CHECK;
@@ -280,7 +280,6 @@ std::vector<std::uint32_t> BpeTokenizer::encode(std::string_view input) const {
     }
   }
   split(start, text.size());
-  pcre2_match_data_free(md);
   return out;
 }
 

@@ -32,14 +32,6 @@ struct GptModel<T, Ops>::Buffers {
   Array dres, dln, datty, dqkv, dfch, dfch_act, att_scratch;
 };
 
-namespace gpt_detail {
-// The tensor at `offset` of a unit, or null when the architecture has none (kAbsent).
-template <class P>
-P* at(P* unit, std::size_t offset) {
-  return offset == kAbsent ? nullptr : unit + offset;
-}
-}  // namespace gpt_detail
-
 template <class T, class Ops>
 GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute)
     : layout_(layout), batch_(batch), seq_len_(seq_len), recompute_(recompute), buf_(std::make_unique<Buffers>()) {
@@ -100,7 +92,6 @@ void GptModel<T, Ops>::embed_forward(const T* embed, const int* tokens) {
 
 template <class T, class Ops>
 void GptModel<T, Ops>::block_forward_into(int layer, const T* p, int acts) {
-  using gpt_detail::at;
   const GptConfig& c = layout_.config();
   const BlockOffsets& o = layout_.block();
   const int N = batch_ * seq_len_, C = c.channels, F = c.ffn_size(), KV = c.kv(), D = c.head_size(), W = C + 2 * KV * D;
@@ -108,18 +99,18 @@ void GptModel<T, Ops>::block_forward_into(int layer, const T* p, int acts) {
   auto& k = buf_->blocks[acts];
   const T* x = buf_->residual[layer].data();
   T* out = buf_->residual[layer + 1].data();
-  norm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, p + o.ln1_w, at(p, o.ln1_b));
-  Ops::matmul_forward(k.qkv.data(), k.ln1.data(), p + o.attn_w, at(p, o.attn_b), N, C, W);
+  norm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, p + o.ln1_w, tensor_at(p, o.ln1_b));
+  Ops::matmul_forward(k.qkv.data(), k.ln1.data(), p + o.attn_w, tensor_at(p, o.attn_b), N, C, W);
   if (c.positions == Positions::rope)
     Ops::rope_forward(k.qkv.data(), buf_->rope_cos.data(), buf_->rope_sin.data(), batch_, seq_len_, c.heads, KV, D);
   Ops::attention_forward(k.atty.data(), k.att.data(), k.qkv.data(), batch_, seq_len_, C, c.heads, KV);
-  Ops::matmul_forward(k.res2.data(), k.atty.data(), p + o.proj_w, at(p, o.proj_b), N, C, C);
+  Ops::matmul_forward(k.res2.data(), k.atty.data(), p + o.proj_w, tensor_at(p, o.proj_b), N, C, C);
   Ops::residual_forward(k.res2.data(), k.res2.data(), x, k.res2.size());
-  norm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.res2.data(), p + o.ln2_w, at(p, o.ln2_b));
-  Ops::matmul_forward(k.fch.data(), k.ln2.data(), p + o.fc_w, at(p, o.fc_b), N, C, swiglu ? 2 * F : F);
+  norm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.res2.data(), p + o.ln2_w, tensor_at(p, o.ln2_b));
+  Ops::matmul_forward(k.fch.data(), k.ln2.data(), p + o.fc_w, tensor_at(p, o.fc_b), N, C, swiglu ? 2 * F : F);
   if (swiglu) Ops::swiglu_forward(k.fch_act.data(), k.fch.data(), N, F);
   else Ops::gelu_forward(k.fch_act.data(), k.fch.data(), k.fch.size());
-  Ops::matmul_forward(out, k.fch_act.data(), p + o.fcproj_w, at(p, o.fcproj_b), N, F, C);
+  Ops::matmul_forward(out, k.fch_act.data(), p + o.fcproj_w, tensor_at(p, o.fcproj_b), N, F, C);
   Ops::residual_forward(out, out, k.res2.data(), k.res2.size());
 }
 
@@ -141,7 +132,7 @@ double GptModel<T, Ops>::head_forward(const T* embed, const T* head, const int* 
   const int N = batch_ * seq_len_, C = c.channels;
   auto& b = *buf_;
   norm_forward(b.lnf.data(), b.lnf_mean.data(), b.lnf_rstd.data(), b.residual[c.layers].data(), head + o.lnf_w,
-               gpt_detail::at(head, o.lnf_b));
+               tensor_at(head, o.lnf_b));
   return Ops::head_forward(b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, N, C, c.vocab);
 }
 
@@ -154,13 +145,12 @@ void GptModel<T, Ops>::head_backward(const T* embed, const T* head, T* dembed, T
   T* dweight = o.lm_head == kAbsent ? dembed : dhead + o.lm_head;
   Ops::head_backward(b.dln.data(), dweight, b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, dloss, N, C, c.vocab);
   Ops::zero(b.dres);
-  norm_backward(b.dres.data(), dhead + o.lnf_w, gpt_detail::at(dhead, o.lnf_b), b.dln.data(), b.residual[c.layers].data(),
+  norm_backward(b.dres.data(), dhead + o.lnf_w, tensor_at(dhead, o.lnf_b), b.dln.data(), b.residual[c.layers].data(),
                 head + o.lnf_w, b.lnf_mean.data(), b.lnf_rstd.data());
 }
 
 template <class T, class Ops>
 void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
-  using gpt_detail::at;
   const GptConfig& c = layout_.config();
   const BlockOffsets& o = layout_.block();
   const int N = batch_ * seq_len_, C = c.channels, F = c.ffn_size(), KV = c.kv(), D = c.head_size(), W = C + 2 * KV * D;
@@ -170,19 +160,19 @@ void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
   auto& k = b.blocks[recompute_ ? 0 : layer];
   const T* x = b.residual[layer].data();
   // b.dres holds dL/d(block output); on return it holds dL/d(block input).
-  Ops::matmul_backward(b.dfch_act.data(), dp + o.fcproj_w, at(dp, o.fcproj_b), b.dres.data(), k.fch_act.data(), p + o.fcproj_w, N, F, C);
+  Ops::matmul_backward(b.dfch_act.data(), dp + o.fcproj_w, tensor_at(dp, o.fcproj_b), b.dres.data(), k.fch_act.data(), p + o.fcproj_w, N, F, C);
   if (swiglu) Ops::swiglu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), N, F);
   else Ops::gelu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), b.dfch.size());
-  Ops::matmul_backward(b.dln.data(), dp + o.fc_w, at(dp, o.fc_b), b.dfch.data(), k.ln2.data(), p + o.fc_w, N, C, swiglu ? 2 * F : F);
-  norm_backward(b.dres.data(), dp + o.ln2_w, at(dp, o.ln2_b), b.dln.data(), k.res2.data(), p + o.ln2_w, k.ln2_mean.data(),
+  Ops::matmul_backward(b.dln.data(), dp + o.fc_w, tensor_at(dp, o.fc_b), b.dfch.data(), k.ln2.data(), p + o.fc_w, N, C, swiglu ? 2 * F : F);
+  norm_backward(b.dres.data(), dp + o.ln2_w, tensor_at(dp, o.ln2_b), b.dln.data(), k.res2.data(), p + o.ln2_w, k.ln2_mean.data(),
                 k.ln2_rstd.data());
-  Ops::matmul_backward(b.datty.data(), dp + o.proj_w, at(dp, o.proj_b), b.dres.data(), k.atty.data(), p + o.proj_w, N, C, C);
+  Ops::matmul_backward(b.datty.data(), dp + o.proj_w, tensor_at(dp, o.proj_b), b.dres.data(), k.atty.data(), p + o.proj_w, N, C, C);
   Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, C, c.heads,
                           KV);
   if (c.positions == Positions::rope)
     Ops::rope_backward(b.dqkv.data(), b.rope_cos.data(), b.rope_sin.data(), batch_, seq_len_, c.heads, KV, D);
-  Ops::matmul_backward(b.dln.data(), dp + o.attn_w, at(dp, o.attn_b), b.dqkv.data(), k.ln1.data(), p + o.attn_w, N, C, W);
-  norm_backward(b.dres.data(), dp + o.ln1_w, at(dp, o.ln1_b), b.dln.data(), x, p + o.ln1_w, k.ln1_mean.data(), k.ln1_rstd.data());
+  Ops::matmul_backward(b.dln.data(), dp + o.attn_w, tensor_at(dp, o.attn_b), b.dqkv.data(), k.ln1.data(), p + o.attn_w, N, C, W);
+  norm_backward(b.dres.data(), dp + o.ln1_w, tensor_at(dp, o.ln1_b), b.dln.data(), x, p + o.ln1_w, k.ln1_mean.data(), k.ln1_rstd.data());
 }
 
 template <class T, class Ops>

@@ -31,9 +31,9 @@ KvDecoder::KvDecoder(const GptLayout& layout, const float* params)
   }
 }
 
-void KvDecoder::norm(const float* w, std::size_t b_offset, const float* unit) {
+void KvDecoder::norm(const float* w, const float* b) {
   const GptConfig& c = layout_.config();
-  if (c.norm == Norm::layernorm) ops::layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x_.data(), w, unit + b_offset, 1, c.channels);
+  if (c.norm == Norm::layernorm) ops::layernorm_forward(ln_.data(), mean_.data(), rstd_.data(), x_.data(), w, b, 1, c.channels);
   else ops::rmsnorm_forward(ln_.data(), rstd_.data(), x_.data(), w, 1, c.channels, static_cast<float>(c.norm_eps));
 }
 
@@ -46,12 +46,11 @@ const std::vector<float>& KvDecoder::step(int token) {
   for (int i = 0; i < C; ++i)
     x_[i] = wte_[static_cast<std::size_t>(token) * C + i] + (wpe_ ? wpe_[static_cast<std::size_t>(t) * C + i] : 0.0f);
   const BlockOffsets& o = layout_.block();
-  auto bias = [](const float* p, std::size_t off) { return off == kAbsent ? nullptr : p + off; };
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   for (int l = 0; l < c.layers; ++l) {
     const float* p = params_ + layout_.units()[layout_.block_unit(l)].offset;
-    norm(p + o.ln1_w, o.ln1_b, p);
-    ops::matmul_forward(qkv_.data(), ln_.data(), p + o.attn_w, bias(p, o.attn_b), 1, C, C + 2 * KVD);
+    norm(p + o.ln1_w, tensor_at(p, o.ln1_b));
+    ops::matmul_forward(qkv_.data(), ln_.data(), p + o.attn_w, tensor_at(p, o.attn_b), 1, C, C + 2 * KVD);
     if (c.positions == Positions::rope) {
       const std::size_t at = static_cast<std::size_t>(t) * (hs / 2);
       ops::rope_forward(qkv_.data(), rope_cos_.data() + at, rope_sin_.data() + at, 1, 1, H, KV, hs);
@@ -80,17 +79,17 @@ const std::vector<float>& KvDecoder::step(int token) {
         for (int i = 0; i < hs; ++i) y[i] += w * v[i];
       }
     }
-    ops::matmul_forward(proj_.data(), y_.data(), p + o.proj_w, bias(p, o.proj_b), 1, C, C);
+    ops::matmul_forward(proj_.data(), y_.data(), p + o.proj_w, tensor_at(p, o.proj_b), 1, C, C);
     ops::residual_forward(x_.data(), x_.data(), proj_.data(), C);
-    norm(p + o.ln2_w, o.ln2_b, p);
-    ops::matmul_forward(fch_.data(), ln_.data(), p + o.fc_w, bias(p, o.fc_b), 1, C, static_cast<int>(fch_.size()));
+    norm(p + o.ln2_w, tensor_at(p, o.ln2_b));
+    ops::matmul_forward(fch_.data(), ln_.data(), p + o.fc_w, tensor_at(p, o.fc_b), 1, C, static_cast<int>(fch_.size()));
     if (c.mlp == Mlp::swiglu) ops::swiglu_forward(fch_act_.data(), fch_.data(), 1, F);
     else ops::gelu_forward(fch_act_.data(), fch_.data(), fch_.size());
-    ops::matmul_forward(proj_.data(), fch_act_.data(), p + o.fcproj_w, bias(p, o.fcproj_b), 1, F, C);
+    ops::matmul_forward(proj_.data(), fch_act_.data(), p + o.fcproj_w, tensor_at(p, o.fcproj_b), 1, F, C);
     ops::residual_forward(x_.data(), x_.data(), proj_.data(), C);
   }
   const HeadOffsets& ho = layout_.head();
-  norm(head_ + ho.lnf_w, ho.lnf_b, head_);
+  norm(head_ + ho.lnf_w, tensor_at(head_, ho.lnf_b));
   const float* lm = ho.lm_head == kAbsent ? wte_ : head_ + ho.lm_head;
   ops::matmul_forward(logits_.data(), ln_.data(), lm, static_cast<const float*>(nullptr), 1, C, c.vocab);
   ++length_;
