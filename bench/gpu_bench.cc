@@ -105,7 +105,7 @@ Row gemm_row(double peak) {
   const int N = 8192, IC = 768, OC = 3072;
   gpu::DeviceArray<float> x(static_cast<std::size_t>(N) * IC), w(static_cast<std::size_t>(OC) * IC), out(static_cast<std::size_t>(N) * OC);
   random_f32(x, 3), random_f32(w, 4);
-  gpu::GpuContext::current().math = gpu::GemmMath::bf16;
+  gpu::GpuContext::current().math = MatmulType::bf16;
   const double t = time_gpu(20, [&] { gpu::matmul_forward(out.data(), x.data(), w.data(), nullptr, N, IC, OC); });
   return {"gemm_gpt2_mlp_bf16", "TFLOP/s", 2.0 * N * IC * OC / t / 1e12, peak, "cuBLAS bf16 8192^3"};
 }

@@ -1,11 +1,14 @@
 #include "step_bench.h"
 
+#include <cblas.h>
+
 #include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "model/ops.h"
+#include "best_seconds.h"
+#include "model/gemm.h"
 #include "tierzero/trainer.h"
 
 namespace tierzero::bench {
@@ -27,14 +30,51 @@ StepBenchResult run_step_bench(const TrainConfig& cfg, int threads, int warmup, 
   const double tokens = static_cast<double>(cfg.micro_batch) * cfg.grad_accum * cfg.effective_seq_len();
   r.tokens_per_s = tokens / r.step_time_s;
   r.tflops = r.tokens_per_s * cfg.model.flops_per_token(cfg.effective_seq_len()) / 1e12;
+  r.matmul = ops::matmul();
   return r;
 }
 
-std::string to_json_line(const TrainConfig& cfg, int threads, const StepBenchResult& r) {
-  return nlohmann::ordered_json{{"impl", "tierzero"},          {"model", cfg.model.name},
-                                {"micro_batch", cfg.micro_batch}, {"seq_len", cfg.effective_seq_len()},
-                                {"threads", threads},           {"step_time_s", r.step_time_s},
-                                {"tokens_per_s", r.tokens_per_s}, {"tflops", r.tflops}}
+GemmRates measure_gemm_rates(int threads) {
+  constexpr int kN = 1024;
+  constexpr double kFlops = 2.0 * kN * kN * kN;
+  ops::set_blas_threads(threads);
+  std::vector<float> a(static_cast<std::size_t>(kN) * kN), b(a.size()), c(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i % 7) * 0.25f, b[i] = static_cast<float>(i % 5) * 0.5f;
+  const MatmulType before = ops::matmul();
+  auto rate = [&](MatmulType t) {
+    ops::set_matmul(t);
+    return kFlops / best_seconds(5, [&] {
+             ops::gemm<float>(false, true, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f, c.data(), kN);
+           }) / 1e9;
+  };
+  GemmRates r;
+  r.sgemm = rate(MatmulType::fp32);
+  if (ops::cpu_has_bf16_units()) r.bf16 = rate(MatmulType::bf16);
+  ops::set_matmul(before);
+  r.openblas_sgemm = kFlops / best_seconds(5, [&] {
+                       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f,
+                                   c.data(), kN);
+                     }) / 1e9;
+  return r;
+}
+
+std::string to_json_line(const TrainConfig& cfg, int threads, const StepBenchResult& r, const GemmRates& g) {
+  const double gflops = r.tflops * 1e3;
+  return nlohmann::ordered_json{{"impl", "tierzero"},
+                                {"model", cfg.model.name},
+                                {"micro_batch", cfg.micro_batch},
+                                {"seq_len", cfg.effective_seq_len()},
+                                {"threads", threads},
+                                {"matmul", matmul_type_name(r.matmul)},
+                                {"step_time_s", r.step_time_s},
+                                {"tokens_per_s", r.tokens_per_s},
+                                {"tflops", r.tflops},
+                                {"cpu", ops::cpu_model_name()},
+                                {"gemm", ops::gemm_info()},
+                                {"sgemm_gflops", g.sgemm},
+                                {"openblas_sgemm_gflops", g.openblas_sgemm},
+                                {"bf16_gemm_gflops", g.bf16},
+                                {"step_vs_best_sgemm", gflops / g.best_sgemm()}}
       .dump();
 }
 

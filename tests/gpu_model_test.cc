@@ -1,6 +1,6 @@
 // The GPT layers and the whole model on a CUDA device against the CPU, on
 // random non-zero inputs; skipped with the reason where no device exists.
-// Tolerances: layers with GemmMath::fp32 agree with the CPU to float
+// Tolerances: layers with MatmulType::fp32 agree with the CPU to float
 // rounding (relative 1e-4 of the largest value); the model with bf16
 // tensor-core GEMMs (8-bit mantissa inputs, fp32 accumulation) to 2e-2
 // relative L2 error in every gradient; 20 training steps to 2% in loss.
@@ -57,8 +57,8 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 }
 
 struct Fp32Math {
-  Fp32Math() { gpu::GpuContext::current().math = gpu::GemmMath::fp32; }
-  ~Fp32Math() { gpu::GpuContext::current().math = gpu::GemmMath::bf16; }
+  Fp32Math() { gpu::GpuContext::current().math = MatmulType::fp32; }
+  ~Fp32Math() { gpu::GpuContext::current().math = MatmulType::bf16; }
 };
 
 // The attention backward writes every head's score gradients into its

@@ -19,6 +19,7 @@
 
 #include "mpi_test_util.h"
 #include "backend/backend_impl.h"
+#include "model/host_ops.h"
 #include "tierzero/sharded_trainer.h"
 #include "comm/hier/hierarchy.h"
 #include "tierzero/mpi.h"
@@ -121,7 +122,7 @@ DeferredMemory& deferred() {
 // The CPU model, run where its inputs are ready: after the thread's queued work.
 class FencedModel final : public UnitModel {
  public:
-  FencedModel(const GptLayout& layout, int batch, int seq_len, bool recompute) : m_(layout, batch, seq_len, recompute) {}
+  FencedModel(const GptLayout& layout, const TrainConfig& cfg) : m_(layout, cfg) {}
   void embed_forward(const float* e, const int* tok) override { deferred().fence(), m_.embed_forward(e, tok); }
   void block_forward(int l, const float* b) override { deferred().fence(), m_.block_forward(l, b); }
   double head_forward(const float* e, const float* h, const int* tgt) override {
@@ -134,6 +135,7 @@ class FencedModel final : public UnitModel {
   void block_backward(int l, const float* b, float* db) override { deferred().fence(), m_.block_backward(l, b, db); }
   void embed_backward(float* de, const int* tok) override { deferred().fence(), m_.embed_backward(de, tok); }
   std::size_t activation_bytes() const override { return m_.activation_bytes(); }
+  MatmulType matmul() const override { return m_.matmul(); }
 
  private:
   GptUnitModel<HostOps> m_;
@@ -141,8 +143,8 @@ class FencedModel final : public UnitModel {
 
 const Backend& deferred_backend() {
   static const Backend backend{"deferred", &deferred(), &deferred(), &deferred(),
-                                [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
-                                 return std::unique_ptr<UnitModel>(std::make_unique<FencedModel>(layout, batch, seq_len, recompute));
+                                [](const GptLayout& layout, const TrainConfig& cfg) {
+                                 return std::unique_ptr<UnitModel>(std::make_unique<FencedModel>(layout, cfg));
                                }};
   return backend;
 }

@@ -6,6 +6,7 @@
 // same for both. Opaque here: src/backend/backend_impl.h defines it for the
 // engine and for backend implementations.
 #pragma once
+#include <string>
 
 namespace tierzero {
 
@@ -14,5 +15,12 @@ struct Backend;
 // Host memory, the CPU's element and step work and the CPU model. A
 // process-wide object; never destroyed.
 const Backend& cpu_backend();
+
+// The CPU's GEMM kernels in one line (library, instruction set; bf16 units),
+// and a warning, or nothing, when they would run slower than the CPU
+// allows (an instruction-set limit in the environment, a CPU without AVX2),
+// naming what to do.
+std::string cpu_gemm_info();
+std::string cpu_gemm_warning();
 
 }  // namespace tierzero

@@ -45,6 +45,7 @@ class ShardedTrainer final : public Trainer {
   ~ShardedTrainer() override;
   StepStats step() override;
   std::int64_t next_step() const override;
+  MatmulType matmul() const override;
   double evaluate(const TokenData& val, int batches) override;
 
   const Plan& plan() const;

@@ -24,6 +24,9 @@ struct TrainConfig {
   AdamWConfig adamw{};
   float grad_clip = 1.0f;  // 0 disables
   DType param_dtype = DType::bf16;  // storage (and wire type) of the working parameters
+  // What the model's GEMMs compute in (tierzero/dtype.h): automatic is bf16
+  // with bf16 parameters on a device with bf16 matrix units, else fp32.
+  MatmulType matmul = MatmulType::automatic;
   // fp16 dynamic loss scaling, as PyTorch's GradScaler and DeepSpeed's fp16
   // section: start at 2^loss_scale_power, halve on a step with non-finite
   // gradients (skipped), double after loss_scale_window good steps in a row.

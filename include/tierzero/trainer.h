@@ -29,6 +29,8 @@ class Trainer {
   virtual ~Trainer() = default;
   virtual StepStats step() = 0;
   virtual std::int64_t next_step() const = 0;
+  // What the model's GEMMs compute in: cfg.matmul resolved for the device (fp32 or bf16).
+  virtual MatmulType matmul() const = 0;
   // Mean loss over `batches` held-out batches of micro_batch sequences
   // (fill_eval_batch), forward only; the parameters are left as they are.
   // Collective on a multi-rank trainer (the batches are shared out).
@@ -42,6 +44,7 @@ class LocalTrainer final : public Trainer {
   ~LocalTrainer() override;
   StepStats step() override;
   std::int64_t next_step() const override;
+  MatmulType matmul() const override;
   double evaluate(const TokenData& val, int batches) override;
   // The fp32 master parameters (the flat arena of the model's GptLayout).
   const std::vector<float>& master() const;

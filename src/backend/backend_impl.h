@@ -15,6 +15,7 @@
 #include "core/memory.h"
 #include "tierzero/backend.h"
 #include "tierzero/optim.h"
+#include "tierzero/train_config.h"
 
 namespace tierzero {
 
@@ -33,13 +34,21 @@ class UnitModel {
   virtual void block_backward(int layer, const float* block, float* dblock) = 0;
   virtual void embed_backward(float* dembed, const int* tokens) = 0;
   virtual std::size_t activation_bytes() const = 0;
+  // The GEMM math it computes with (resolved: fp32 or bf16).
+  virtual MatmulType matmul() const = 0;
 };
 
-// UnitModel over GptModel<float, Ops>.
+// UnitModel over GptModel<float, Ops>, for cfg's micro-batch, sequence
+// length and recomputation; it sets the calling thread's GEMM math from
+// cfg.matmul (Ops::set_matmul), which the model's passes then use.
 template <class Ops>
 class GptUnitModel final : public UnitModel {
  public:
-  GptUnitModel(const GptLayout& layout, int batch, int seq_len, bool recompute) : m_(layout, batch, seq_len, recompute) {}
+  GptUnitModel(const GptLayout& layout, const TrainConfig& cfg)
+      : m_(layout, cfg.micro_batch, cfg.effective_seq_len(), cfg.recompute),
+        matmul_(resolve_matmul(cfg.matmul, cfg.param_dtype, Ops::has_bf16_units())) {
+    Ops::set_matmul(matmul_);
+  }
   void embed_forward(const float* embed, const int* tokens) override { m_.embed_forward(embed, tokens); }
   void block_forward(int layer, const float* block) override { m_.block_forward(layer, block); }
   double head_forward(const float* embed, const float* head, const int* targets) override {
@@ -52,9 +61,11 @@ class GptUnitModel final : public UnitModel {
   void block_backward(int layer, const float* block, float* dblock) override { m_.block_backward(layer, block, dblock); }
   void embed_backward(float* dembed, const int* tokens) override { m_.embed_backward(dembed, tokens); }
   std::size_t activation_bytes() const override { return m_.activation_bytes(); }
+  MatmulType matmul() const override { return matmul_; }
 
  private:
   GptModel<float, Ops> m_;
+  MatmulType matmul_;
 };
 
 // The optimizer step's work on the engine's fp32 shards, ordered like the
@@ -76,15 +87,15 @@ struct Backend {
   Memory* memory = nullptr;
   ElementOps* ops = nullptr;
   StepOps* step = nullptr;
-  // A model for `batch` sequences of `seq_len` tokens on this backend.
-  std::function<std::unique_ptr<UnitModel>(const GptLayout& layout, int batch, int seq_len, bool recompute)> make_model;
+  // A model for cfg's micro-batches on this backend (GptUnitModel).
+  std::function<std::unique_ptr<UnitModel>(const GptLayout& layout, const TrainConfig& cfg)> make_model;
 };
 
 // The Backend on `memory`, `ops` and `step` whose model is GptModel<float, Ops>.
 template <class Ops>
 Backend backend_of(std::string name, Memory& memory, ElementOps& ops, StepOps& step) {
-  return {std::move(name), &memory, &ops, &step, [](const GptLayout& layout, int batch, int seq_len, bool recompute) {
-            return std::unique_ptr<UnitModel>(std::make_unique<GptUnitModel<Ops>>(layout, batch, seq_len, recompute));
+  return {std::move(name), &memory, &ops, &step, [](const GptLayout& layout, const TrainConfig& cfg) {
+            return std::unique_ptr<UnitModel>(std::make_unique<GptUnitModel<Ops>>(layout, cfg));
           }};
 }
 

@@ -1,6 +1,7 @@
 // cpu_backend(): host memory, the CPU's element work, its optimizer step
 // (optim.h's AdamW, run at once) and the CPU model.
 #include "backend/backend_impl.h"
+#include "model/host_ops.h"
 
 namespace tierzero {
 
@@ -21,6 +22,9 @@ class HostStepOps final : public StepOps {
   }
 };
 }  // namespace
+
+std::string cpu_gemm_info() { return ops::gemm_info(); }
+std::string cpu_gemm_warning() { return ops::gemm_warning(); }
 
 const Backend& cpu_backend() {
   static HostStepOps step;

@@ -2,11 +2,14 @@
 // into the schedule's ring. On the executor, `mem` waits for `after` (the
 // queuing thread's work, marked by submit()), `run` is applied to the job,
 // and `mem` is fenced.
-// A hierarchical collective names its HopState; a flat one its communicator.
+// A hierarchical collective names its HopState; a flat one its communicator
+// (and the level phase it is timed as). `kind` is what the executor's clock
+// (comm/exec_clock.h) charges the job to.
 #pragma once
 #include <cstddef>
 
 #include "comm/comm_schedule.h"
+#include "comm/exec_clock.h"
 #include "tierzero/topology.h"
 #include "quant/quant.h"
 
@@ -27,6 +30,8 @@ struct CommJob {
   ReduceOp op = ReduceOp::sum;
   HopBits bits;
   QuantSpec quant;
+  CommKind kind = CommKind::control;
+  int flat_phase = 0;  // phase_index of the flat communicator's widest level
 };
 
 }  // namespace tierzero

@@ -2,6 +2,9 @@
 
 #include "comm/comm_job.h"
 
+#include <algorithm>
+#include <chrono>
+
 namespace tierzero {
 
 namespace {
@@ -17,10 +20,19 @@ class TicketRequest final : public Request::Impl {
   std::uint64_t ticket_;
 };
 
+// The outermost level that separates two members of comm.
+Level widest_level(const Communicator& comm) {
+  Level widest = Level::package;
+  for (int i = 1; i < comm.size(); ++i)
+    widest = std::max(widest, comm.topology().separating_level(comm.world_rank(0), comm.world_rank(i)));
+  return widest;
+}
+
 CommJob flat_job(void (*run)(const CommJob&), Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count,
-                 DType t, ReduceOp op = ReduceOp::sum) {
+                 DType t, CommKind kind, ReduceOp op = ReduceOp::sum) {
   CommJob j;
   j.run = run, j.comm = &comm, j.mem = &mem, j.send = send, j.recv = recv, j.count = count, j.type = t, j.op = op;
+  j.kind = kind, j.flat_phase = phase_index(widest_level(comm));
   return j;
 }
 }  // namespace
@@ -45,13 +57,15 @@ CommSchedule::~CommSchedule() {
 }
 
 Request CommSchedule::iall_reduce(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t,
-                                  ReduceOp op) {
+                                  ReduceOp op, CommKind kind) {
   return submit(flat_job([](const CommJob& j) { j.comm->all_reduce(j.send, j.recv, j.count, j.type, j.op); }, comm, mem, send, recv,
-                         count, t, op));
+                         count, t, kind, op));
 }
 
-Request CommSchedule::iall_gather(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t) {
-  return submit(flat_job([](const CommJob& j) { j.comm->all_gather(j.send, j.recv, j.count, j.type); }, comm, mem, send, recv, count, t));
+Request CommSchedule::iall_gather(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t,
+                                  CommKind kind) {
+  return submit(flat_job([](const CommJob& j) { j.comm->all_gather(j.send, j.recv, j.count, j.type); }, comm, mem, send, recv, count, t,
+                         kind));
 }
 
 Request CommSchedule::submit(CommJob job) {
@@ -59,7 +73,11 @@ Request CommSchedule::submit(CommJob job) {
   std::uint64_t ticket;
   {
     std::unique_lock<std::mutex> lock(mutex_);
-    finished_.wait(lock, [this] { return queued_ - completed_ < kSlots; });
+    if (queued_ - completed_ >= kSlots) {
+      const auto t0 = std::chrono::steady_clock::now();
+      finished_.wait(lock, [this] { return queued_ - completed_ < kSlots; });
+      submit_blocked_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    }
     ticket = queued_++;
     ring_[ticket % kSlots] = job;
   }
@@ -89,14 +107,18 @@ void CommSchedule::run() {
     }
     std::exception_ptr err;
     if (!error_) {  // after a failure the remaining jobs are not run: the collectives are out of step
+      clock_.begin(job.kind);
       try {
         job.mem->wait_for(job.after);
         job.mem->fence();  // a flat collective reads what the waited-for work wrote
+        if (job.comm) clock_.enter(job.flat_phase);
         job.run(job);
+        if (job.comm) clock_.enter(phase_index(CommPhase::local));
         job.mem->fence();  // the job's results are complete when its Request is
       } catch (...) {
         err = std::current_exception();
       }
+      clock_.end();
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);

@@ -33,6 +33,7 @@
 #include <mutex>
 #include <thread>
 
+#include "comm/exec_clock.h"
 #include "tierzero/communicator.h"
 #include "core/memory.h"
 
@@ -50,9 +51,12 @@ class CommSchedule {
   CommSchedule(const CommSchedule&) = delete;
   CommSchedule& operator=(const CommSchedule&) = delete;
 
-  // comm's collectives of the same name, queued; buffers live in `mem`.
-  Request iall_reduce(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t, ReduceOp op);
-  Request iall_gather(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t);
+  // comm's collectives of the same name, queued; buffers live in `mem`;
+  // the executor's clock charges them to `kind`.
+  Request iall_reduce(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
+                      CommKind kind = CommKind::control);
+  Request iall_gather(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t,
+                      CommKind kind = CommKind::control);
   // Queues a prepared job (the hierarchical collectives use this), after
   // marking the calling thread's work on job.mem.
   Request submit(CommJob job);
@@ -60,6 +64,11 @@ class CommSchedule {
   // Used by the Requests submit() returns.
   void wait(std::uint64_t ticket);
   bool done(std::uint64_t ticket);
+
+  // Where the executor's time goes (comm/exec_clock.h).
+  ExecClock& clock() { return clock_; }
+  // Seconds the submitting thread has spent waiting for a free slot.
+  double submit_blocked_seconds() const { return submit_blocked_s_; }
 
  private:
   void run();
@@ -71,6 +80,8 @@ class CommSchedule {
   std::uint64_t failed_ticket_ = ~std::uint64_t{0};
   std::exception_ptr error_;
   bool stopping_ = false;
+  ExecClock clock_;
+  double submit_blocked_s_ = 0;  // the submitting thread's
   std::thread executor_;
 };
 

@@ -37,6 +37,28 @@ DType parse_dtype(std::string_view s) {
   TZ_THROW(ConfigError, "unknown dtype '" + std::string(s) + "' (expected fp32, bf16, fp16, int8 or uint8)");
 }
 
+std::string_view matmul_type_name(MatmulType t) {
+  switch (t) {
+    case MatmulType::automatic: return "auto";
+    case MatmulType::fp32: return "fp32";
+    case MatmulType::bf16: return "bf16";
+  }
+  return "?";
+}
+
+MatmulType parse_matmul_type(std::string_view s) {
+  if (s == "auto") return MatmulType::automatic;
+  if (s == "fp32" || s == "f32") return MatmulType::fp32;
+  if (s == "bf16") return MatmulType::bf16;
+  TZ_THROW(ConfigError, "unknown matmul type '" + std::string(s) + "' (expected auto, fp32 or bf16)");
+}
+
+MatmulType resolve_matmul(MatmulType requested, DType param_dtype, bool device_has_bf16) {
+  if (!device_has_bf16) return MatmulType::fp32;
+  if (requested != MatmulType::automatic) return requested;
+  return param_dtype == DType::bf16 ? MatmulType::bf16 : MatmulType::fp32;
+}
+
 bool is_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }
 
 void to_f32(DType from, const void* src, float* dst, std::size_t n) {

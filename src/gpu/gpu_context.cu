@@ -74,6 +74,16 @@ GpuContext::~GpuContext() {
 void use_device(int device) { g_device = device; }
 int current_device() { return g_device; }
 
+bool device_has_bf16() {
+#if defined(TZ_USE_HIP)
+  return true;  // gfx90a (MI250X): bf16 matrix cores
+#else
+  cudaDeviceProp prop;
+  check(cudaGetDeviceProperties(&prop, g_device), "cudaGetDeviceProperties");
+  return prop.major >= 8;
+#endif
+}
+
 GpuContext& GpuContext::current() {
   thread_local std::unique_ptr<GpuContext> ctx;
   if (!ctx) ctx = std::make_unique<GpuContext>(g_device);

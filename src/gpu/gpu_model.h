@@ -37,6 +37,8 @@ struct DeviceOps {
   static constexpr auto residual_forward = &gpu::residual_forward;
   static constexpr auto head_forward = &gpu::head_forward;
   static constexpr auto head_backward = &gpu::head_backward;
+  static void set_matmul(MatmulType t) { GpuContext::current().math = t; }
+  static bool has_bf16_units() { return device_has_bf16(); }
 };
 
 }  // namespace tierzero::gpu

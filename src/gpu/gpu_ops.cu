@@ -299,7 +299,7 @@ void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const fl
           float beta, float* c, int ldc, int batch, long long sa, long long sb, long long sc) {
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
   GpuContext& ctx = GpuContext::current();
-  const cublasComputeType_t math = ctx.math == GemmMath::bf16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
+  const cublasComputeType_t math = ctx.math == MatmulType::bf16 ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
   check(cublasGemmStridedBatchedEx(static_cast<cublasHandle_t>(ctx.blas()), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                                    trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, b, CUDA_R_32F, ldb, sb, a, CUDA_R_32F,
                                    lda, sa, &beta, c, CUDA_R_32F, ldc, sc, batch, math, CUBLAS_GEMM_DEFAULT),

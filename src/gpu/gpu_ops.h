@@ -2,8 +2,8 @@
 // functions, shapes and add-or-write rules as the CPU's model/ops.h, over
 // fp32 arrays in device memory, enqueued on the current GpuContext's stream.
 // GEMMs go through cuBLAS (cublasGemmEx) with fp32 accumulation; with
-// GemmMath::bf16 they run on the tensor cores with bf16 inputs
-// (CUBLAS_COMPUTE_32F_FAST_16BF), with GemmMath::fp32 in full fp32 (what the
+// MatmulType::bf16 they run on the tensor cores with bf16 inputs
+// (CUBLAS_COMPUTE_32F_FAST_16BF), with MatmulType::fp32 in full fp32 (what the
 // tests compare against the CPU at tight tolerance). No layer allocates:
 // temporaries live in the caller's scratch or the context's scratch().
 #pragma once
@@ -15,8 +15,6 @@
 #include "quant/quant.h"
 
 namespace tierzero::gpu {
-
-enum class GemmMath { fp32, bf16 };
 
 // Device memory from the device's one stream-ordered pool (cudaMallocAsync
 // on `stream`, the calling thread's when null; freed memory stays in the
@@ -33,6 +31,9 @@ std::uint64_t device_allocations();
 // (default 0): one rank per GPU picks its own, before any GPU work.
 void use_device(int device);
 int current_device();
+// True when current_device() has bf16 tensor cores (compute capability 8.0
+// or later; every HIP device tierzero builds for: gfx90a).
+bool device_has_bf16();
 
 // One device, one stream and one cuBLAS handle. current() is the calling
 // thread's context, made on first use.
@@ -51,7 +52,7 @@ class GpuContext {
   // At least `bytes` of device memory for one call's temporaries on this
   // stream (grown when asked for more, never shrunk; the next call reuses it).
   void* scratch(std::size_t bytes);
-  GemmMath math = GemmMath::bf16;
+  MatmulType math = MatmulType::bf16;  // fp32 or bf16 (never automatic)
 
  private:
   struct Impl;

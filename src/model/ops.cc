@@ -2,28 +2,12 @@
 
 #include "model/vec_kernels.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 namespace tierzero::ops {
-
-template <>
-void gemm<float>(bool ta, bool tb, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
-                 float beta, float* c, int ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
-              ldb, beta, c, ldc);
-}
-
-template <>
-void gemm<double>(bool ta, bool tb, int m, int n, int k, double alpha, const double* a, int lda, const double* b, int ldb,
-                  double beta, double* c, int ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, b,
-              ldb, beta, c, ldc);
-}
 
 void rope_tables(double* cos, double* sin, int Tn, int D, double theta, const RopeScaling& scaling) {
   const int half = D / 2;
@@ -80,13 +64,16 @@ void layernorm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T
   for (int n = 0; n < N; ++n) {
     const T* xr = x + static_cast<std::size_t>(n) * C;
     T m = 0;
+#pragma omp simd reduction(+ : m)
     for (int i = 0; i < C; ++i) m += xr[i];
     m /= C;
     T v = 0;
+#pragma omp simd reduction(+ : v)
     for (int i = 0; i < C; ++i) v += (xr[i] - m) * (xr[i] - m);
     v /= C;
     const T s = T(1) / std::sqrt(v + T(1e-5));
     T* o = out + static_cast<std::size_t>(n) * C;
+#pragma omp simd
     for (int i = 0; i < C; ++i) o[i] = (xr[i] - m) * s * w[i] + b[i];
     mean[n] = m;
     rstd[n] = s;
@@ -102,6 +89,7 @@ void layernorm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T*
     T* dxr = dx + static_cast<std::size_t>(n) * C;
     const T m = mean[n], s = rstd[n];
     T dnorm_mean = 0, dnorm_norm_mean = 0;
+#pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
     for (int i = 0; i < C; ++i) {
       const T norm = (xr[i] - m) * s;
       const T dnorm = w[i] * d[i];
@@ -110,6 +98,7 @@ void layernorm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T*
     }
     dnorm_mean /= C;
     dnorm_norm_mean /= C;
+#pragma omp simd
     for (int i = 0; i < C; ++i) {
       const T norm = (xr[i] - m) * s;
       const T dnorm = w[i] * d[i];
@@ -125,9 +114,11 @@ void rmsnorm_forward(T* out, T* rstd, const T* x, const T* w, int N, int C, T ep
   for (int n = 0; n < N; ++n) {
     const T* xr = x + static_cast<std::size_t>(n) * C;
     T ss = 0;
+#pragma omp simd reduction(+ : ss)
     for (int i = 0; i < C; ++i) ss += xr[i] * xr[i];
     const T s = T(1) / std::sqrt(ss / C + eps);
     T* o = out + static_cast<std::size_t>(n) * C;
+#pragma omp simd
     for (int i = 0; i < C; ++i) o[i] = xr[i] * s * w[i];
     rstd[n] = s;
   }
@@ -142,8 +133,10 @@ void rmsnorm_backward(T* dx, T* dw, const T* dout, const T* x, const T* w, const
     T* dxr = dx + static_cast<std::size_t>(n) * C;
     const T s = rstd[n];
     T dot = 0;
+#pragma omp simd reduction(+ : dot)
     for (int i = 0; i < C; ++i) dot += w[i] * d[i] * xr[i];
     const T k = dot * s * s / C;
+#pragma omp simd
     for (int i = 0; i < C; ++i) {
       dw[i] += xr[i] * s * d[i];
       dxr[i] += s * (w[i] * d[i] - xr[i] * k);
@@ -189,6 +182,7 @@ void matmul_forward(T* out, const T* x, const T* w, const T* b, int N, int IC, i
   if (!b) return;
   for (int n = 0; n < N; ++n) {
     T* o = out + static_cast<std::size_t>(n) * OC;
+#pragma omp simd
     for (int j = 0; j < OC; ++j) o[j] += b[j];
   }
 }
@@ -200,6 +194,7 @@ void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w,
   if (!db) return;
   for (int n = 0; n < N; ++n) {
     const T* d = dout + static_cast<std::size_t>(n) * OC;
+#pragma omp simd
     for (int j = 0; j < OC; ++j) db[j] += d[j];
   }
 }
@@ -297,6 +292,7 @@ void swiglu_backward(T* dx, const T* x, const T* dout, int N, int F) {
 
 template <class T>
 void residual_forward(T* out, const T* a, const T* b, std::size_t n) {
+#pragma omp simd
   for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
@@ -318,6 +314,7 @@ void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int
   for (int n = 0; n < N; ++n) {
     T* row = probs + static_cast<std::size_t>(n) * V;
     row[targets[n]] -= T(1);
+#pragma omp simd
     for (int v = 0; v < V; ++v) row[v] *= s;
   }
   gemm<T>(false, false, N, C, V, T(1), probs, V, wte, C, T(0), dx, C);
@@ -348,8 +345,4 @@ TZ_INSTANTIATE(float)
 TZ_INSTANTIATE(double)
 #undef TZ_INSTANTIATE
 
-}  // namespace tierzero::ops
-
-namespace tierzero::ops {
-void set_blas_threads(int n) { openblas_set_num_threads(n); }
 }  // namespace tierzero::ops

@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 
+#include "model/gemm.h"
 #include "tierzero/gpt_config.h"
 
 namespace tierzero::ops {
@@ -19,11 +20,6 @@ namespace tierzero::ops {
 // [Tn, D/2] of t * inv_freq_i, inv_freq_i = theta^(-2i/D), Llama 3.1's
 // frequency scaling applied when scaling.factor > 0 (tierzero/gpt_config.h).
 void rope_tables(double* cos, double* sin, int Tn, int D, double theta, const RopeScaling& scaling);
-
-// C[M,N] = alpha * op(A) op(B) + beta * C through OpenBLAS (sgemm/dgemm).
-template <class T>
-void gemm(bool trans_a, bool trans_b, int m, int n, int k, T alpha, const T* a, int lda, const T* b, int ldb, T beta,
-          T* c, int ldc);
 
 // out[B,T,C] = wte[tokens[b,t], :] + wpe[t, :] (wpe null: no position embedding; dwpe null likewise)
 template <class T>
@@ -101,9 +97,4 @@ double head_forward(T* probs, const T* x, const T* wte, const int* targets, int 
 template <class T>
 void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int* targets, T dloss, int N, int C, int V);
 
-}  // namespace tierzero::ops
-
-namespace tierzero::ops {
-// Threads OpenBLAS uses for GEMMs (the other layers run on the calling thread).
-void set_blas_threads(int n);
 }  // namespace tierzero::ops

@@ -3,6 +3,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <immintrin.h>
 
 #define TZ_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
@@ -87,6 +88,47 @@ void gelu_grad_kernel(double* dx, const double* x, const double* dout, std::size
     const double th = std::tanh(s * (v + 0.044715 * v * v * v));
     dx[i] = (0.5 * (1.0 + th) + 0.5 * v * (1.0 - th * th) * s * (1.0 + 3.0 * 0.044715 * v * v)) * dout[i];
   }
+}
+
+namespace {
+// AVX512-BF16's conversion: nearest even, NaN quieted as f32_to_bf16 does;
+// unlike it, fp32 denormals become zero (no effect on a product's fp32 sum
+// beyond 2^-126 of its terms).
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void to_bf16_rows_native(std::uint16_t* out, const float* src, int rows, int cols,
+                                                                        int ld) {
+  for (int r = 0; r < rows; ++r) {
+    const float* x = src + static_cast<std::size_t>(r) * ld;
+    std::uint16_t* o = out + static_cast<std::size_t>(r) * cols;
+    int c = 0;
+    for (; c + 32 <= cols; c += 32)
+      _mm512_storeu_si512(o + c, (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + c + 16), _mm512_loadu_ps(x + c)));
+    for (; c < cols; c += 16) {
+      const __mmask16 m = cols - c >= 16 ? 0xffff : static_cast<__mmask16>((1u << (cols - c)) - 1);
+      _mm256_mask_storeu_epi16(o + c, m, (__m256i)_mm512_cvtneps_pbh(_mm512_maskz_loadu_ps(m, x + c)));
+    }
+  }
+}
+}  // namespace
+
+// Branch-free dtype.h f32_to_bf16, so the loop vectorises.
+TZ_CLONES void to_bf16_rows_portable(std::uint16_t* out, const float* src, int rows, int cols, int ld) {
+  for (int r = 0; r < rows; ++r) {
+    const float* x = src + static_cast<std::size_t>(r) * ld;
+    std::uint16_t* o = out + static_cast<std::size_t>(r) * cols;
+#pragma omp simd
+    for (int c = 0; c < cols; ++c) {
+      const std::uint32_t u = std::bit_cast<std::uint32_t>(x[c]);
+      const std::uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+      const std::uint32_t nan = (u >> 16) | 0x40u;
+      o[c] = static_cast<std::uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? nan : rounded);
+    }
+  }
+}
+
+void to_bf16_rows(std::uint16_t* out, const float* src, int rows, int cols, int ld) {
+  static const bool native = __builtin_cpu_supports("avx512bf16");
+  if (native) to_bf16_rows_native(out, src, rows, cols, ld);
+  else to_bf16_rows_portable(out, src, rows, cols, ld);
 }
 
 }  // namespace tierzero::ops

@@ -5,6 +5,7 @@
 // the gradient checks).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 namespace tierzero::ops {
 
@@ -17,5 +18,12 @@ void gelu_kernel(double* out, const double* x, std::size_t n);
 // dx = gelu'(x) * dout (written)
 void gelu_grad_kernel(float* dx, const float* x, const float* dout, std::size_t n);
 void gelu_grad_kernel(double* dx, const double* x, const double* dout, std::size_t n);
+
+// out[r * cols + c] = bf16(src[r * ld + c]) for r < rows, c < cols:
+// dtype.h's f32_to_bf16 (nearest even, NaN kept), packed densely; with
+// AVX512-BF16's instruction where the CPU has it, which also flushes fp32
+// denormals to zero (the GEMMs' operands; to_bf16_rows_portable is exact).
+void to_bf16_rows(std::uint16_t* out, const float* src, int rows, int cols, int ld);
+void to_bf16_rows_portable(std::uint16_t* out, const float* src, int rows, int cols, int ld);
 
 }  // namespace tierzero::ops

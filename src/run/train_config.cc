@@ -72,6 +72,7 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
     else if (key == "grad_clip") c.grad_clip = static_cast<float>(get<double>(v, key, origin));
     else if (key == "param_dtype") c.param_dtype = parse_dtype(get<std::string>(v, key, origin));
     else if (key == "recompute") c.recompute = get<bool>(v, key, origin);
+    else if (key == "matmul") c.matmul = parse_matmul_type(get<std::string>(v, key, origin));
     else if (key == "metrics") c.metrics = get<std::string>(v, key, origin);
     else if (key == "log_every") c.log_every = static_cast<int>(get_int(v, key, origin, 1));
     else if (key == "val_data") c.val_data = get<std::string>(v, key, origin);

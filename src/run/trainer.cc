@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "model/gemm.h"
 #include "model/gpt.h"
 #include "tierzero/error.h"
 
@@ -31,6 +32,8 @@ LocalTrainer::Impl::Impl(const TrainConfig& c, const TokenData& data)
       sampler(data, c.effective_seq_len(), c.seed),
       model(layout, c.micro_batch, c.effective_seq_len(), c.recompute) {
   cfg.validate();
+  cfg.matmul = resolve_matmul(c.matmul, c.param_dtype, ops::cpu_has_bf16_units());
+  ops::set_matmul(cfg.matmul);
   TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(c.model.vocab), ConfigError,
            "data '" + data.origin() + "' has vocabulary " + std::to_string(data.vocab()) + " but the model's is " +
                std::to_string(c.model.vocab));
@@ -55,6 +58,7 @@ void LocalTrainer::Impl::refresh_working() {
 LocalTrainer::LocalTrainer(const TrainConfig& cfg, const TokenData& data) : impl_(std::make_unique<Impl>(cfg, data)) {}
 LocalTrainer::~LocalTrainer() = default;
 std::int64_t LocalTrainer::next_step() const { return impl_->step; }
+MatmulType LocalTrainer::matmul() const { return impl_->cfg.matmul; }
 const std::vector<float>& LocalTrainer::master() const { return impl_->master; }
 std::size_t LocalTrainer::num_params() const { return impl_->layout.num_params(); }
 

@@ -30,7 +30,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
       step_ops(*be.step),
       layout(c.model),
       sampler(data, c.effective_seq_len(), c.seed),
-      model(be.make_model(layout, c.micro_batch, c.effective_seq_len(), c.recompute)),
+      model(be.make_model(layout, c)),
       dtype(c.param_dtype),
       dsize(dtype_size(c.param_dtype)),
       control(w.host()) {
@@ -226,6 +226,7 @@ ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communi
 ShardedTrainer::~ShardedTrainer() = default;
 
 std::int64_t ShardedTrainer::next_step() const { return impl_->step; }
+MatmulType ShardedTrainer::matmul() const { return impl_->model->matmul(); }
 const Plan& ShardedTrainer::plan() const { return impl_->plan; }
 float ShardedTrainer::loss_scale() const { return impl_->loss_scale; }
 std::array<std::uint64_t, kNumLevels> ShardedTrainer::last_step_bytes() const { return impl_->last_bytes; }

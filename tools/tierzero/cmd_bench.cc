@@ -59,7 +59,7 @@ int run_comm(const CommArgs& a, Context& ctx) {
   return 0;
 }
 struct StepArgs {
-  std::string model = "gpt-mini";
+  std::string model = "gpt-mini", matmul = "fp32", param_dtype = "fp32";
   int micro_batch = 8, seq_len = 256, threads = 1, steps = 5;
 };
 
@@ -124,15 +124,20 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   step->add_option("--seq-len", sargs->seq_len, "Sequence length")->check(at_least(1));
   step->add_option("--threads", sargs->threads, "OpenBLAS threads")->check(at_least(1));
   step->add_option("--steps", sargs->steps, "Timed steps (median reported)")->check(at_least(1));
+  step->add_option("--matmul", sargs->matmul, "GEMM math: fp32, bf16 or auto")->check(CLI::IsMember({"auto", "fp32", "bf16"}))
+      ->capture_default_str();
+  step->add_option("--param-dtype", sargs->param_dtype, "Working parameter storage: fp32 (PyTorch's default), bf16, fp16")
+      ->capture_default_str();
   step->callback([sargs, &ctx] {
     TrainConfig cfg;
     cfg.model = load_model(sargs->model);
     cfg.micro_batch = sargs->micro_batch;
     cfg.seq_len = sargs->seq_len;
-    cfg.param_dtype = DType::f32;  // as PyTorch's default
+    cfg.param_dtype = parse_dtype(sargs->param_dtype);
+    cfg.matmul = parse_matmul_type(sargs->matmul);
     cfg.validate();
     const auto r = bench::run_step_bench(cfg, sargs->threads, 1, sargs->steps);
-    std::cout << bench::to_json_line(cfg, sargs->threads, r) << std::endl;
+    std::cout << bench::to_json_line(cfg, sargs->threads, r, bench::measure_gemm_rates(sargs->threads)) << std::endl;
     ctx.exit_code = 0;
   });
 

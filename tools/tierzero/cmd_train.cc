@@ -13,6 +13,7 @@
 
 #include "commands.h"
 #include "validators.h"
+#include "tierzero/backend.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/deepspeed_config.h"
 #include "tierzero/sharded_trainer.h"
@@ -29,7 +30,7 @@ namespace tierzero::cli {
 
 namespace {
 struct TrainArgs {
-  std::string config, model, data, val_data, metrics, param_dtype, strategy, topology, deepspeed, save_dir, resume, init;
+  std::string config, model, data, val_data, metrics, param_dtype, matmul, strategy, topology, deepspeed, save_dir, resume, init;
   double val_fraction = -1;
   int eval_every = -1, eval_batches = 0;
   std::string device = "cpu";
@@ -60,6 +61,7 @@ TrainConfig resolve(const TrainArgs& a, const std::function<void(TrainConfig&)>&
   if (a.seed >= 0) c.seed = static_cast<std::uint64_t>(a.seed);
   if (!a.metrics.empty()) c.metrics = a.metrics;
   if (!a.param_dtype.empty()) c.param_dtype = parse_dtype(a.param_dtype);
+  if (!a.matmul.empty()) c.matmul = parse_matmul_type(a.matmul);
   if (a.recompute) c.recompute = true;
   if (a.log_every > 0) c.log_every = a.log_every;
   if (!a.val_data.empty()) c.val_data = a.val_data;
@@ -141,6 +143,20 @@ std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, con
 }
 
 // What the trainer's saves want the user told (rank 0 has them).
+// Once at start: GEMMs that would run below the CPU's rate, and what to do.
+void warn_slow_gemms() {
+  const std::string w = cpu_gemm_warning();
+  if (!w.empty()) std::fprintf(stderr, "tierzero: warning: %s\n", w.c_str());
+}
+
+// The GEMM math the trainer resolved; a warning when bf16 was asked for and the device cannot.
+std::string matmul_used(const TrainConfig& cfg, const Trainer& trainer) {
+  if (cfg.matmul == MatmulType::bf16 && trainer.matmul() != MatmulType::bf16)
+    std::fprintf(stderr, "tierzero: warning: matmul bf16: the device has no bf16 matrix units (AMX, AVX512-BF16, tensor "
+                         "cores); computing in fp32\n");
+  return std::string(matmul_type_name(trainer.matmul()));
+}
+
 void print_warnings(ShardedTrainer& trainer) {
   for (const std::string& w : trainer.take_warnings()) std::fprintf(stderr, "tierzero: warning: %s\n", w.c_str());
 }
@@ -239,6 +255,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   const bool root = mpi.rank() == 0;
   if (root)
     for (const std::string& note : notes) std::fprintf(stderr, "tierzero: %s\n", note.c_str());
+  if (root && a.device == "cpu") warn_slow_gemms();
   const RunData data = load_run_data(cfg);
   TZ_CHECK(a.resume != "latest" || !a.save_dir.empty(), ConfigError,
            "--resume latest needs --save-dir (the directory whose 'latest' file names the checkpoint)");
@@ -263,13 +280,15 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
                      resharded ? " (re-partitioned for this run's ranks, topology, plan or dtype)" : "");
     }
     if (root)
-      std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s\n", cfg.model.name.c_str(),
-                   cfg.model.num_params(), mpi.size(), a.device.c_str(), topo.to_string().c_str(), plan.describe().c_str());
+      std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s, %s GEMMs\n", cfg.model.name.c_str(),
+                   cfg.model.num_params(), mpi.size(), a.device.c_str(), topo.to_string().c_str(), plan.describe().c_str(),
+                   matmul_used(cfg, trainer).c_str());
     std::unique_ptr<TrainReport> report;
     if (root) {
       report = std::make_unique<TrainReport>(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), mpi.size(), cfg.metrics,
                                              cfg.log_every, first_step);
       report->set_extra("strategy", "\"" + plan.name + "\"");
+      report->set_extra("matmul", "\"" + std::string(matmul_type_name(trainer.matmul())) + "\"");
       std::string mem = "{";
       for (const auto& [k, v] : trainer.memory_bytes()) mem += (mem.size() > 1 ? "," : "") + std::string("\"") + k + "\":" + std::to_string(v);
       report->set_extra("memory_bytes", mem + "}");
@@ -334,13 +353,16 @@ int run_train(const TrainArgs& a, Context& ctx) {
       !a.init.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
+  warn_slow_gemms();
   const RunData data = load_run_data(cfg);
   LocalTrainer trainer(cfg, data.train);
-  std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens\n",
+  std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens, %s GEMMs\n",
                cfg.model.name.c_str(), trainer.num_params(), data.train.origin().c_str(),
-               static_cast<long long>(cfg.steps), cfg.micro_batch, cfg.grad_accum, cfg.effective_seq_len());
+               static_cast<long long>(cfg.steps), cfg.micro_batch, cfg.grad_accum, cfg.effective_seq_len(),
+               matmul_used(cfg, trainer).c_str());
   TrainReport report(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), 1, cfg.metrics, cfg.log_every);
   report.set_extra("strategy", "\"single\"");
+  report.set_extra("matmul", "\"" + std::string(matmul_type_name(trainer.matmul())) + "\"");
   int bad_steps = 0;
   while (trainer.next_step() < cfg.steps) {
     const StepStats st = trainer.step();
@@ -373,6 +395,10 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--seed", a->seed, "Seed of initialisation and data order")->check(at_least(0));
   c->add_option("--param-dtype", a->param_dtype, "Working parameter storage: fp32, bf16, fp16");
   c->add_flag("--recompute", a->recompute, "Recompute activations in backward");
+  c->add_option("--matmul", a->matmul,
+                "GEMM math: fp32, bf16 (bf16 inputs, fp32 accumulation, on AMX/AVX512-BF16 or tensor cores) or auto (default: "
+                "bf16 with bf16 parameters where the device has bf16 units)")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16"}));
   c->add_option("--metrics", a->metrics, "Write one JSON object per step to this file");
   c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(at_least(1));
   c->add_option("--device", a->device, "Where the engine runs: cpu (MPI) or cuda (one GPU per rank, NCCL)")

@@ -17,14 +17,14 @@ void hier_all_gather(HopState& s, const void* send, void* recv, std::size_t coun
     return;
   }
   if (k == 1) {
-    s.ready(0).all_gather(send, recv, count, t);
+    s.hop(0)->all_gather(send, recv, count, t);
     return;
   }
   const void* cur = send;
   std::size_t cur_count = count;
   for (std::size_t h = k; h-- > 0;) {
     std::byte* next = s.buffer(plain_scratch(h), cur_count * s.fanout(h) * dtype_size(t));
-    s.ready(h).all_gather(cur, next, cur_count, t);
+    s.hop(h)->all_gather(cur, next, cur_count, t);
     cur = next;
     cur_count *= s.fanout(h);
   }

@@ -10,7 +10,7 @@ void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t coun
   const std::size_t esize = dtype_size(t);
   const std::size_t k = s.hops.size();
   if (k <= 1) {
-    if (k == 1) s.ready(0).all_reduce(send, recv, count, t, op);
+    if (k == 1) s.hop(0)->all_reduce(send, recv, count, t, op);
     else s.mem->copy(recv, send, count * esize);
     return;
   }
@@ -24,12 +24,12 @@ void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t coun
   for (std::size_t h = 0; h < k; ++h) {
     cur_count /= s.fanout(h);
     std::byte* next = s.buffer(plain_scratch(++turn), cur_count * esize);
-    s.ready(h).reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
+    s.hop(h)->reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
     cur = next;
   }
   for (std::size_t h = k; h-- > 0;) {
     std::byte* next = s.buffer(plain_scratch(++turn), cur_count * s.fanout(h) * esize);
-    s.ready(h).all_gather(cur, next, cur_count, t);
+    s.hop(h)->all_gather(cur, next, cur_count, t);
     cur = next;
     cur_count *= s.fanout(h);
   }

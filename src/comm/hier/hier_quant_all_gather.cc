@@ -14,9 +14,13 @@ void hier_quant_all_gather(HopState& s, const void* send, void* recv, std::size_
   const std::size_t w = static_cast<std::size_t>(s.group_size);
   std::byte* mine = s.buffer(Scratch::packed_shard, packed);
   std::byte* all = s.buffer(Scratch::packed_bundle, packed * w);
-  s.ops->quantize(send, t, count, q, mine);
+  {
+    QuantPhase quant(s);
+    s.ops->quantize(send, t, count, q, mine);
+  }
   hier_all_gather(s, mine, all, packed, DType::u8);
   auto* out = static_cast<std::byte*>(recv);
+  QuantPhase quant(s);
   for (std::size_t j = 0; j < w; ++j) s.ops->dequantize(all + j * packed, count, q, out + j * count * dtype_size(t), t);
 }
 

@@ -29,7 +29,7 @@ void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t 
     std::byte* send = s.buffer(Scratch::hop_send, piece * f * esize);
     std::byte* recv = s.buffer(Scratch::hop_recv, piece * f * esize);
     ops.from_f32(t, acc, send, piece * f);
-    s.ready(h).all_to_all(send, recv, piece, t);
+    s.hop(h)->all_to_all(send, recv, piece, t);
     for (int j = 0; j < f; ++j) ops.add_to_f32(t, recv + j * piece * esize, out, piece);
     return;
   }
@@ -38,8 +38,12 @@ void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t 
   const std::size_t packed = quant_packed_bytes(piece, qs);
   std::byte* send = s.buffer(Scratch::hop_send, packed * f);
   std::byte* recv = s.buffer(Scratch::hop_recv, packed * f);
-  for (int j = 0; j < f; ++j) ops.quantize(acc + j * piece, DType::f32, piece, qs, send + j * packed);
-  s.ready(h).all_to_all(send, recv, packed, DType::u8);
+  {
+    QuantPhase quant(s);
+    for (int j = 0; j < f; ++j) ops.quantize(acc + j * piece, DType::f32, piece, qs, send + j * packed);
+  }
+  s.hop(h)->all_to_all(send, recv, packed, DType::u8);
+  QuantPhase quant(s);
   for (int j = 0; j < f; ++j) ops.dequantize_add(recv + j * packed, piece, qs, out);
 }
 }  // namespace

@@ -19,7 +19,7 @@ void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t 
     return;
   }
   if (k == 1) {
-    s.ready(0).reduce_scatter(send, recv, count, t, op);
+    s.hop(0)->reduce_scatter(send, recv, count, t, op);
     return;
   }
   std::size_t cur_count = count * static_cast<std::size_t>(s.group_size);
@@ -28,7 +28,7 @@ void hier_reduce_scatter(HopState& s, const void* send, void* recv, std::size_t 
   for (std::size_t h = 0; h < k; ++h) {
     cur_count /= s.fanout(h);
     void* next = h + 1 == k ? recv : s.buffer(plain_scratch(h + 1), cur_count * esize);
-    s.ready(h).reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
+    s.hop(h)->reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
     cur = static_cast<std::byte*>(next);
   }
   if (op == ReduceOp::avg) s.ops->divide(recv, count, t, s.group_size);

@@ -32,6 +32,7 @@ Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem, Eleme
     own_schedule_ = std::make_unique<CommSchedule>(mem);
     schedule_ = own_schedule_.get();
   }
+  state_->clock = &schedule_->clock();
 }
 
 Hierarchy::~Hierarchy() = default;
@@ -51,16 +52,17 @@ Communicator& Hierarchy::hop(Level level) const {
 }
 
 namespace {
-CommJob job(HopState* s, void (*run)(const CommJob&), const void* send, void* recv, std::size_t count, DType t) {
+CommJob job(HopState* s, void (*run)(const CommJob&), const void* send, void* recv, std::size_t count, DType t,
+            CommKind kind = CommKind::reduce) {
   CommJob j;
-  j.run = run, j.state = s, j.send = send, j.recv = recv, j.count = count, j.type = t;
+  j.run = run, j.state = s, j.send = send, j.recv = recv, j.count = count, j.type = t, j.kind = kind;
   return j;
 }
 }  // namespace
 
 Request Hierarchy::iall_gather(const void* send, void* recv, std::size_t count, DType t) {
   return submit(job(state_.get(), [](const CommJob& j) { hier_all_gather(*j.state, j.send, j.recv, j.count, j.type); },
-                             send, recv, count, t));
+                    send, recv, count, t, CommKind::gather));
 }
 
 Request Hierarchy::ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
@@ -83,7 +85,7 @@ Request Hierarchy::iall_gather_quantized(const void* send, void* recv, std::size
   validate(q);
   TZ_CHECK(is_float(t), CommError, "quantised all-gather needs a float type");
   CommJob j = job(state_.get(), [](const CommJob& j) { hier_quant_all_gather(*j.state, j.send, j.recv, j.count, j.type, j.quant); },
-                  send, recv, count, t);
+                  send, recv, count, t, CommKind::gather);
   j.quant = q;
   return submit(j);
 }

@@ -1,8 +1,10 @@
 // Internal state shared by the hierarchical algorithms: the memory the
 // buffers live in and the element work on it, the hop communicators (fan-out > 1 only, innermost
 // first) and scratch buffers in that memory (Scratch) that grow to the
-// largest size asked for and are then reused. Algorithms reach a hop's communicator through ready(),
-// which first fences the executor's pending memory work (core/memory.h).
+// largest size asked for and are then reused. Algorithms reach a hop's communicator through hop(),
+// which first fences the executor's pending memory work (core/memory.h) and
+// puts the executor's clock (comm/exec_clock.h) in the hop's level phase for
+// the call; quantisation runs under a QuantPhase.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "quant/element_ops.h"
+#include "comm/exec_clock.h"
 #include "comm/hier/hierarchy.h"
 #include "core/memory.h"
 
@@ -34,14 +37,50 @@ struct HopState {
   ElementOps* ops = nullptr;  // the element work on mem's buffers
   MemArray<std::byte> scratch[kNumScratch];
   int group_size = 1;
+  ExecClock* clock = nullptr;  // the executor's (null: not timed)
 
   std::byte* buffer(Scratch which, std::size_t bytes);
   int fanout(std::size_t i) const { return hops[i]->size(); }
+
+  // A collective on one hop, timed as that hop's outermost level until the
+  // end of the full expression: s.hop(h)->all_gather(...).
+  class HopCall {
+   public:
+    HopCall(Communicator& c, ExecClock* clock, Level level) : comm_(c), clock_(clock) {
+      if (clock_) clock_->enter(phase_index(level));
+    }
+    ~HopCall() {
+      if (clock_) clock_->enter(phase_index(CommPhase::local));
+    }
+    HopCall(const HopCall&) = delete;
+    HopCall& operator=(const HopCall&) = delete;
+    Communicator* operator->() const { return &comm_; }
+
+   private:
+    Communicator& comm_;
+    ExecClock* clock_;
+  };
   // Hop i's communicator, once this thread's memory work has finished.
-  Communicator& ready(std::size_t i) {
+  HopCall hop(std::size_t i) {
     mem->fence();
-    return *hops[i];
+    return HopCall(*hops[i], clock, levels[i].back());
   }
+};
+
+// Quantisation work on the executor, timed as such while this lives.
+class QuantPhase {
+ public:
+  explicit QuantPhase(const HopState& s) : clock_(s.clock) {
+    if (clock_) clock_->enter(phase_index(CommPhase::quant));
+  }
+  ~QuantPhase() {
+    if (clock_) clock_->enter(phase_index(CommPhase::local));
+  }
+  QuantPhase(const QuantPhase&) = delete;
+  QuantPhase& operator=(const QuantPhase&) = delete;
+
+ private:
+  ExecClock* clock_;
 };
 
 // Extents of up to three axes.

@@ -1,0 +1,200 @@
+// The CPU GEMMs (model/gemm.h): fp32 against a double-precision product
+// for every transpose, leading dimension, alpha and beta; bf16 against the
+// exact product of the bf16-rounded operands (so it is bf16 inputs with
+// fp32 accumulation, not fp32), and the GPT layers computed with bf16
+// GEMMs against fp32 within bf16's error bound.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "model/gemm.h"
+#include "model/ops.h"
+#include "tierzero/error.h"
+
+namespace tierzero {
+namespace {
+
+std::vector<float> random_vector(std::size_t n, unsigned seed, float scale = 1.0f) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(g);
+  return v;
+}
+
+float round_bf16(float x) { return bf16_to_f32(f32_to_bf16(x)); }
+
+// The calling thread's matmul for one scope.
+struct MatmulScope {
+  explicit MatmulScope(MatmulType t) : before(ops::matmul()) { ops::set_matmul(t); }
+  ~MatmulScope() { ops::set_matmul(before); }
+  MatmulType before;
+};
+
+struct Case {
+  bool ta, tb;
+  int m, n, k, pad;
+  float alpha, beta;
+};
+
+// C = alpha op(A) op(B) + beta C in double, with the operands passed through `in` first.
+template <class F>
+std::vector<double> reference(const Case& c, const std::vector<float>& a, int lda, const std::vector<float>& b, int ldb,
+                              const std::vector<float>& c0, int ldc, F in, std::vector<double>* abs_sum) {
+  std::vector<double> out(c0.begin(), c0.end());
+  abs_sum->assign(out.size(), 0.0);
+  for (int i = 0; i < c.m; ++i)
+    for (int j = 0; j < c.n; ++j) {
+      double s = 0, s_abs = 0;
+      for (int p = 0; p < c.k; ++p) {
+        const double x = in(c.ta ? a[static_cast<std::size_t>(p) * lda + i] : a[static_cast<std::size_t>(i) * lda + p]);
+        const double y = in(c.tb ? b[static_cast<std::size_t>(j) * ldb + p] : b[static_cast<std::size_t>(p) * ldb + j]);
+        s += x * y, s_abs += std::abs(x * y);
+      }
+      const std::size_t o = static_cast<std::size_t>(i) * ldc + j;
+      out[o] = c.alpha * s + c.beta * c0[o];
+      (*abs_sum)[o] = std::abs(c.alpha) * s_abs + std::abs(c.beta * c0[o]);
+    }
+  return out;
+}
+
+// Runs one case with the thread's current math; returns the largest error
+// against `in`'s reference relative to the sum of |terms| (the scale of
+// fp32 accumulation error), and checks that padding columns are untouched.
+template <class F>
+double run_case(const Case& c, F in) {
+  const int lda = (c.ta ? c.m : c.k) + c.pad, ldb = (c.tb ? c.k : c.n) + c.pad, ldc = c.n + c.pad;
+  const auto a = random_vector(static_cast<std::size_t>(c.ta ? c.k : c.m) * lda, 1);
+  const auto b = random_vector(static_cast<std::size_t>(c.tb ? c.n : c.k) * ldb, 2);
+  auto out = random_vector(static_cast<std::size_t>(c.m) * ldc, 3);
+  const std::vector<float> c0 = out;
+  std::vector<double> abs_sum;
+  const auto want = reference(c, a, lda, b, ldb, c0, ldc, in, &abs_sum);
+  ops::gemm<float>(c.ta, c.tb, c.m, c.n, c.k, c.alpha, a.data(), lda, b.data(), ldb, c.beta, out.data(), ldc);
+  double worst = 0;
+  for (int i = 0; i < c.m; ++i)
+    for (int j = 0; j < ldc; ++j) {
+      const std::size_t o = static_cast<std::size_t>(i) * ldc + j;
+      if (j >= c.n) {
+        EXPECT_EQ(out[o], c0[o]) << "padding column " << j << " written";
+        continue;
+      }
+      worst = std::max(worst, std::abs(out[o] - want[o]) / (abs_sum[o] + 1e-30));
+    }
+  return worst;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (float beta : {0.0f, 1.0f, 0.5f}) v.push_back({ta, tb, 37, 29, 53, ta || tb ? 3 : 0, ta ? 0.125f : 1.0f, beta});
+  v.push_back({false, true, 256, 300, 64, 0, 1.0f, 0.0f});  // attention's q k^T shape
+  v.push_back({true, false, 96, 64, 512, 5, 1.0f, 1.0f});   // a weight gradient, accumulated
+  return v;
+}
+
+TEST(Gemm, Fp32MatchesDoubleForEveryLayout) {
+  MatmulScope fp32(MatmulType::fp32);
+  for (const Case& c : cases())
+    EXPECT_LT(run_case(c, [](float x) { return x; }), 1e-5)
+        << "ta " << c.ta << " tb " << c.tb << " m " << c.m << " n " << c.n << " k " << c.k << " beta " << c.beta;
+}
+
+TEST(Gemm, Bf16IsTheProductOfRoundedInputsAccumulatedInFp32) {
+  if (!ops::cpu_has_bf16_units()) GTEST_SKIP() << "no bf16 matrix units: " << ops::gemm_info();
+  MatmulScope bf16(MatmulType::bf16);
+  ASSERT_EQ(ops::matmul(), MatmulType::bf16);
+  for (const Case& c : cases()) {
+    // Against the exact product of the rounded operands: fp32 accumulation error only.
+    EXPECT_LT(run_case(c, round_bf16), 1e-5) << "ta " << c.ta << " tb " << c.tb << " m " << c.m << " k " << c.k;
+    // Against the fp32 operands: bf16 rounding shows (2^-9 per operand), so this is not an fp32 product.
+    const double vs_fp32 = run_case(c, [](float x) { return x; });
+    EXPECT_GT(vs_fp32, 1e-4) << "bf16 GEMM looks like fp32";
+    EXPECT_LT(vs_fp32, 2 * 0x1p-8);
+  }
+}
+
+TEST(Gemm, InfoNamesTheKernels) {
+  const std::string info = ops::gemm_info();
+  EXPECT_NE(info.find("fp32: oneDNN"), std::string::npos) << info;
+  EXPECT_NE(info.find("fp64: OpenBLAS"), std::string::npos) << info;
+  EXPECT_FALSE(ops::cpu_model_name().empty());
+}
+
+TEST(Gemm, ResolveMatmul) {
+  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::bf16, true), MatmulType::bf16);
+  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::f32, true), MatmulType::fp32);
+  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::f16, true), MatmulType::fp32);
+  EXPECT_EQ(resolve_matmul(MatmulType::bf16, DType::f32, true), MatmulType::bf16);
+  EXPECT_EQ(resolve_matmul(MatmulType::bf16, DType::bf16, false), MatmulType::fp32);
+  EXPECT_EQ(resolve_matmul(MatmulType::fp32, DType::bf16, true), MatmulType::fp32);
+  EXPECT_EQ(parse_matmul_type("auto"), MatmulType::automatic);
+  EXPECT_THROW(parse_matmul_type("tf32"), ConfigError);
+}
+
+// Largest |x - y| over the largest |y|.
+double rel_max_error(const std::vector<float>& x, const std::vector<float>& y) {
+  double diff = 0, scale = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) diff = std::max(diff, std::abs(double(x[i]) - y[i])), scale = std::max(scale, std::abs(double(y[i])));
+  return diff / scale;
+}
+
+// Each GEMM layer's outputs with bf16 GEMMs against fp32: within 1% of the
+// tensor's largest value (bf16 keeps 8 significant bits: 2^-9 relative per
+// operand) and not identical.
+TEST(Gemm, Bf16LayersWithinBoundOfFp32) {
+  if (!ops::cpu_has_bf16_units()) GTEST_SKIP() << "no bf16 matrix units: " << ops::gemm_info();
+  constexpr int B = 2, T = 64, C = 96, H = 4, KV = 2, V = 200, F = 256;
+  const int N = B * T, W = C + 2 * KV * (C / H);
+  const auto x = random_vector(static_cast<std::size_t>(N) * C, 11);
+  const auto w = random_vector(static_cast<std::size_t>(F) * C, 12, 0.05f);
+  const auto bias = random_vector(F, 13, 0.05f);
+  const auto dout = random_vector(static_cast<std::size_t>(N) * F, 14);
+  const auto qkv = random_vector(static_cast<std::size_t>(N) * W, 15);
+  const auto datt = random_vector(static_cast<std::size_t>(N) * C, 16);
+  const auto wte = random_vector(static_cast<std::size_t>(V) * C, 17, 0.1f);
+  std::vector<int> targets(N);
+  for (int i = 0; i < N; ++i) targets[i] = (i * 7) % V;
+
+  struct Out {
+    std::vector<float> mm, dx, dw, att_out, dqkv, probs, head_dx, head_dw;
+    double loss = 0;
+  };
+  auto run = [&](MatmulType t) {
+    MatmulScope scope(t);
+    Out o;
+    o.mm.resize(static_cast<std::size_t>(N) * F);
+    ops::matmul_forward(o.mm.data(), x.data(), w.data(), bias.data(), N, C, F);
+    o.dx.resize(x.size()), o.dw.assign(w.size(), 0.0f);
+    std::vector<float> db(F, 0.0f);
+    ops::matmul_backward(o.dx.data(), o.dw.data(), db.data(), dout.data(), x.data(), w.data(), N, C, F);
+    o.att_out.resize(static_cast<std::size_t>(N) * C);
+    std::vector<float> att(static_cast<std::size_t>(B) * H * T * T), scratch(ops::attention_scratch(T, H));
+    ops::attention_forward(o.att_out.data(), att.data(), qkv.data(), B, T, C, H, KV);
+    o.dqkv.resize(qkv.size());
+    ops::attention_backward(o.dqkv.data(), datt.data(), qkv.data(), att.data(), scratch.data(), B, T, C, H, KV);
+    o.probs.resize(static_cast<std::size_t>(N) * V);
+    o.loss = ops::head_forward(o.probs.data(), x.data(), wte.data(), targets.data(), N, C, V);
+    o.head_dx.resize(x.size()), o.head_dw.assign(wte.size(), 0.0f);
+    ops::head_backward(o.head_dx.data(), o.head_dw.data(), o.probs.data(), x.data(), wte.data(), targets.data(), 1.0f, N, C, V);
+    return o;
+  };
+  const Out f = run(MatmulType::fp32), h = run(MatmulType::bf16);
+  const std::pair<const char*, std::pair<const std::vector<float>*, const std::vector<float>*>> pairs[] = {
+      {"matmul out", {&h.mm, &f.mm}},          {"matmul dx", {&h.dx, &f.dx}},
+      {"matmul dw", {&h.dw, &f.dw}},           {"attention out", {&h.att_out, &f.att_out}},
+      {"attention dqkv", {&h.dqkv, &f.dqkv}},  {"head dlogits", {&h.probs, &f.probs}},
+      {"head dx", {&h.head_dx, &f.head_dx}},   {"head dwte", {&h.head_dw, &f.head_dw}}};
+  for (const auto& [name, p] : pairs) {
+    const double e = rel_max_error(*p.first, *p.second);
+    EXPECT_LT(e, 0.01) << name;
+    EXPECT_GT(e, 0.0) << name << ": bf16 GEMMs gave fp32's bits";
+  }
+  EXPECT_NEAR(h.loss, f.loss, 0.01 * f.loss);
+}
+
+}  // namespace
+}  // namespace tierzero
