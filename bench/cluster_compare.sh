@@ -7,14 +7,18 @@
 # strategy: measured and predicted step time, tokens/s, bytes per level,
 # physical bytes per step into a package and into a node (the interfaces'
 # counters over the run / steps, beside the simulator's) and the step-time
-# ratio to zero3. Needs root (namespaces).
-#   MODEL=gpt-mini SEQ=128 BATCH=1 STEPS=12 bench/cluster_compare.sh
+# ratio to zero3, and where the step's time went (--breakdown: medians over
+# the steps of the mean over ranks: compute, waits, and the executor's time
+# per kind and level during the waits). Needs root (namespaces).
+#   MODEL=gpt-mini SEQ=128 BATCH=1 STEPS=12 QUEUES=2 bench/cluster_compare.sh
+# (QUEUES: the engine's communication queues, --comm-queues; OUT: where the
+# run's files go, default build/cluster.)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cluster="$root/scripts/cluster.sh"
-MODEL=${MODEL:-gpt-mini} SEQ=${SEQ:-128} BATCH=${BATCH:-1} STEPS=${STEPS:-12}
+MODEL=${MODEL:-gpt-mini} SEQ=${SEQ:-128} BATCH=${BATCH:-1} STEPS=${STEPS:-12} QUEUES=${QUEUES:-2}
 STRATEGIES=${STRATEGIES:-"zero3 zeropp mics hier3 ddp"}
-out="$root/build/cluster"
+out=${OUT:-$root/build/cluster}
 mkdir -p "$out"
 trap '"$cluster" down' EXIT
 "$cluster" up
@@ -23,12 +27,12 @@ trap '"$cluster" down' EXIT
 for s in $STRATEGIES; do
   "$cluster" counters > "$out/counters-$s-before.json"
   "$cluster" run -- tierzero train --strategy "$s" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --steps "$STEPS" \
-    --param-dtype bf16 --metrics "$out/train-$s.jsonl" > "$out/train-$s.log" 2>&1 || echo "{\"strategy\": \"$s\", \"error\": \"see $out/train-$s.log\"}"
+    --param-dtype bf16 --comm-queues "$QUEUES" --breakdown --metrics "$out/train-$s.jsonl" > "$out/train-$s.log" 2>&1 || echo "{\"strategy\": \"$s\", \"error\": \"see $out/train-$s.log\"}"
   "$cluster" counters > "$out/counters-$s-after.json"
   "$root/build/tierzero" simulate --system "$out/system.toml" --model "$MODEL" --ranks 8 --seq-len "$SEQ" --micro-batch "$BATCH" \
     --recompute false --strategy "$s" --json > "$out/sim-$s.jsonl"
 done
-python3 - "$out" $STRATEGIES <<'PY'
+QUEUES=$QUEUES python3 - "$out" $STRATEGIES <<'PY'
 import json, statistics, sys, os
 out, strategies = sys.argv[1], sys.argv[2:]
 rows = {}
@@ -41,7 +45,15 @@ for s in strategies:
     rows[s] = {"strategy": s, "measured_step_s": statistics.median(r["step_time_s"] for r in m),
                "predicted_step_s": sim["step_time_s"], "tokens_per_s": statistics.median(r["tokens_per_s"] for r in m),
                "bytes_per_level": m[-1]["bytes_per_level"], "predicted_bytes_per_level": sim["bytes_per_level"],
-               "memory_bytes": m[-1]["memory_bytes"]}
+               "memory_bytes": m[-1]["memory_bytes"], "matmul": m[-1].get("matmul"), "queues": int(os.environ.get("QUEUES", "2"))}
+    # The breakdown: per step the mean over ranks, then the median over steps.
+    def med(f):
+        return statistics.median(statistics.mean(f(b) for b in r["breakdown"]) for r in m)
+    bd = {k: med(lambda b, k=k: b[k]) for k in ("forward_s", "backward_s", "optimizer_s", "gather_wait_s", "reduce_wait_s",
+                                                "control_wait_s", "slot_wait_s", "gather_behind_reduce_s")}
+    for kind in ("gather", "reduce", "control"):
+        bd["exposed_" + kind] = {p: med(lambda b, kind=kind, p=p: b["exposed"][kind][p]) for p in ("world", "node", "package", "quant", "local")}
+    rows[s]["breakdown"] = bd
     # Interface counters over the whole run (start-up included) per step, per package and per node.
     before, after = (json.load(open(os.path.join(out, f"counters-{s}-{w}.json"))) for w in ("before", "after"))
     steps = len(m) + 1

@@ -1,8 +1,10 @@
 // The collective order rule (comm/comm_schedule.h), checked by the
-// checking communicator (tierzero/order_check.h): every strategy issues one
-// sequence of collectives, identical on every rank, from one thread per
-// rank, through training steps and a checkpoint; and the checker itself
-// finds ranks that disagree and collectives issued from a second thread.
+// checking communicator (tierzero/order_check.h): every strategy, with one
+// communication queue or two (gathers, reductions), issues one sequence of
+// collectives per queue, identical on every rank, through training steps
+// and a checkpoint; and the checker itself finds ranks that disagree, a
+// communicator issued on from two threads, and accepts two queues on
+// their own communicators whatever their interleaving.
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -40,10 +42,13 @@ TEST(CommOrder, EveryStrategyIssuesOneOrderOnEveryRank) {
   const TokenData data = TokenData::builtin();
   const Topology topo = layout();
   auto world = mpi_world(topo);
+  for (int queues : {1, 2})
   for (const char* model : test::kTinyModels)
   for (const char* name : {"ddp", "zero1", "zero2", "zero3", "zeropp", "mics", "hier3"}) {
     SCOPED_TRACE(model);
-    const TrainConfig cfg = test::tiny_run(1, 2, 16, 2, DType::bf16, model);
+    SCOPED_TRACE(queues);
+    TrainConfig cfg = test::tiny_run(1, 2, 16, 2, DType::bf16, model);
+    cfg.comm_queues = queues;
     CheckedCommunicator checked(*world);
     ShardedTrainer trainer(cfg, fit_to(strategy_plan(name), topo), checked, data);
     checked.verify(std::string(name) + " construction");
@@ -78,7 +83,7 @@ TEST(CommOrder, TheCheckerFindsRanksThatIssueInAnotherOrder) {
     }
   }
   const std::string why = error_of([&] { checked.verify("the test"); });
-  EXPECT_NE(why.find("differ at #3"), std::string::npos) << why;  // after the two splits
+  EXPECT_NE(why.find("differ at #4"), std::string::npos) << why;  // after the queue's header and the two splits
   EXPECT_NE(why.find("rank 0 issued all_reduce on communicator 1 (4 bytes)"), std::string::npos) << why;
   EXPECT_NE(why.find("all_reduce on communicator 2 (4 bytes)"), std::string::npos) << why;
   // The same calls in the same order pass.
@@ -100,6 +105,31 @@ TEST(CommOrder, TheCheckerFindsACollectiveThatBypassesTheSchedule) {
   EXPECT_NE(why.find("issued all_reduce on communicator 0 (4 bytes) from a second thread"), std::string::npos) << why;
   schedule.iall_reduce(checked, host_memory(), &x, &x, 1, DType::f32, ReduceOp::sum).wait();
   EXPECT_NO_THROW(checked.verify("the schedule alone"));
+}
+
+TEST(CommOrder, TwoQueuesOnTheirOwnCommunicatorsPassWhateverTheirInterleaving) {
+  const int w = test::world_size();
+  if (w < 2) GTEST_SKIP() << "needs two ranks";
+  auto world = mpi_world(layout());
+  CheckedCommunicator checked(*world);
+  auto a = checked.split(Level::world), b = checked.split(Level::world);
+  CommSchedule qa, qb;
+  float x[4] = {1, 2, 3, 4};
+  // Each queue issues the same sequence on every rank; which queue goes first differs by rank.
+  for (int round = 0; round < 3; ++round) {
+    Request ra, rb;
+    if ((world->rank() + round) % 2 == 0) {
+      ra = qa.iall_reduce(*a, host_memory(), &x[0], &x[0], 1, DType::f32, ReduceOp::sum);
+      rb = qb.iall_reduce(*b, host_memory(), &x[1], &x[1], 1, DType::f32, ReduceOp::sum);
+    } else {
+      rb = qb.iall_reduce(*b, host_memory(), &x[1], &x[1], 1, DType::f32, ReduceOp::sum);
+      ra = qa.iall_reduce(*a, host_memory(), &x[0], &x[0], 1, DType::f32, ReduceOp::sum);
+    }
+    ra.wait(), rb.wait();
+  }
+  EXPECT_NO_THROW(checked.verify("two queues"));
+  EXPECT_EQ(x[0], static_cast<float>(w * w * w));  // three sums over the ranks, each queue's in its order
+  EXPECT_EQ(x[1], 2.0f * static_cast<float>(w * w * w));
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ echo "bundle: $((size / 1024)) KiB"
 hidden_dirs=(/usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/openblas-pthread)
 declare -A seen=()
 hidden_files=()
-for pattern in libmpi libopen-pal libopen-rte libopenblas libfmt libtomlplusplus libhwloc libevent libgfortran libquadmath libz.so libudev libpcre2-8; do
+for pattern in libmpi libopen-pal libopen-rte libopenblas libdnnl libgomp libOpenCL libfmt libtomlplusplus libhwloc libevent libgfortran libquadmath libz.so libudev libpcre2-8; do
   for f in /usr/lib/x86_64-linux-gnu/"$pattern"*; do
     real=$(readlink -f "$f")
     [ -f "$real" ] && [ -z "${seen[$real]:-}" ] || continue

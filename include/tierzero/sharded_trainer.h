@@ -33,6 +33,28 @@
 
 namespace tierzero {
 
+// Where one step's time went on one rank (--breakdown; DeepSpeed's
+// wall_clock_breakdown). The training thread either computes or waits on
+// the rank's communication schedule; each wait is split by what the
+// schedule's executor did meanwhile: a collective on one level's links,
+// quantisation, or local work (conversions, copies, fences), for parameter
+// gathers, gradient reductions or control values (loss, norm). On a GPU,
+// kernels run asynchronously: the split is of host time. Plain values.
+struct StepBreakdown {
+  static constexpr int kKinds = 3;                // gather, reduce, control
+  static constexpr int kPhases = 2 + kNumLevels;  // local, quant, package, node, world
+  using Table = std::array<std::array<double, kPhases>, kKinds>;
+  double step_s = 0;
+  // The training thread's time not spent waiting.
+  double forward_s = 0, backward_s = 0, optimizer_s = 0;
+  // The training thread blocked, by what it waited for (a free schedule slot: queuing into a full ring).
+  double gather_wait_s = 0, reduce_wait_s = 0, control_wait_s = 0, slot_wait_s = 0;
+  // The executor's time during those waits (exposed) and over the whole step (busy: exposed + hidden), [kind][phase].
+  Table exposed{}, busy{};
+  // Of the gather waits: time the executor spent on reductions queued before the gather.
+  double gather_behind_reduce_s = 0;
+};
+
 class ShardedTrainer final : public Trainer {
  public:
   // `world` and `data` must outlive the trainer. `init`: full fp32
@@ -57,6 +79,9 @@ class ShardedTrainer final : public Trainer {
   // The full fp32 master parameters (collective; allocates: for tests and export).
   std::vector<float> gather_master();
   float loss_scale() const;
+  // Where this rank's last step went, and every rank's (collective, through the schedule).
+  const StepBreakdown& last_breakdown() const;
+  std::vector<StepBreakdown> gather_breakdowns();
 
   // Writes a checkpoint of the state before next_step() into
   // dir/step-NNNNNNNN (atomically; docs/formats.md) and keeps the newest

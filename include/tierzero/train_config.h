@@ -33,6 +33,13 @@ struct TrainConfig {
   int loss_scale_power = 16;
   int loss_scale_window = 1000;
   bool recompute = false;
+  // Where each step's time goes, per rank (StepBreakdown): printed and in the metrics.
+  bool breakdown = false;
+  // Communication queues of the sharding engine: 2, parameter gathers and
+  // gradient reductions each in their own program order on their own
+  // thread, so a gather never waits behind a reduction (where the backend
+  // allows: MPI); 1, one order for everything.
+  int comm_queues = 2;
   std::string metrics;     // JSONL file, one object per step
   // Validation: held-out data from its own file, or the last val_fraction
   // of `data` (then not trained on); its mean loss over eval_batches

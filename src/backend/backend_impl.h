@@ -89,6 +89,11 @@ struct Backend {
   StepOps* step = nullptr;
   // A model for cfg's micro-batches on this backend (GptUnitModel).
   std::function<std::unique_ptr<UnitModel>(const GptLayout& layout, const TrainConfig& cfg)> make_model;
+  // Whether collectives on different communicators may run at once, from two
+  // threads (the engine's gather and reduction queues). MPI: yes. NCCL: no —
+  // kernels of two communicators launched in different orders on different
+  // ranks can wait on each other for the GPU, so one queue keeps one order.
+  bool concurrent_queues = true;
 };
 
 // The Backend on `memory`, `ops` and `step` whose model is GptModel<float, Ops>.

@@ -2,7 +2,6 @@
 
 #include "comm/comm_job.h"
 
-#include <algorithm>
 #include <chrono>
 
 namespace tierzero {
@@ -20,19 +19,11 @@ class TicketRequest final : public Request::Impl {
   std::uint64_t ticket_;
 };
 
-// The outermost level that separates two members of comm.
-Level widest_level(const Communicator& comm) {
-  Level widest = Level::package;
-  for (int i = 1; i < comm.size(); ++i)
-    widest = std::max(widest, comm.topology().separating_level(comm.world_rank(0), comm.world_rank(i)));
-  return widest;
-}
-
 CommJob flat_job(void (*run)(const CommJob&), Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count,
                  DType t, CommKind kind, ReduceOp op = ReduceOp::sum) {
   CommJob j;
   j.run = run, j.comm = &comm, j.mem = &mem, j.send = send, j.recv = recv, j.count = count, j.type = t, j.op = op;
-  j.kind = kind, j.flat_phase = phase_index(widest_level(comm));
+  j.kind = kind, j.flat_phase = collective_phase(comm);
   return j;
 }
 }  // namespace

@@ -1,6 +1,17 @@
 #include "comm/exec_clock.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace tierzero {
+
+int collective_phase(const Communicator& comm) {
+  if (comm.size() == 1) return phase_index(CommPhase::local);
+  Level widest = Level::package;
+  for (int i = 1; i < comm.size(); ++i)
+    widest = std::max(widest, comm.topology().separating_level(comm.world_rank(0), comm.world_rank(i)));
+  return phase_index(widest);
+}
 
 double CommSeconds::kind_total(CommKind k) const {
   double t = 0;
@@ -42,6 +53,17 @@ void ExecClock::end() {
   std::lock_guard<std::mutex> lock(mutex_);
   close(Clock::now());
   running_ = false;
+}
+
+WaitMeter::WaitMeter(std::vector<const ExecClock*> clocks) : clocks_(std::move(clocks)) {
+  std::sort(clocks_.begin(), clocks_.end());
+  clocks_.erase(std::unique(clocks_.begin(), clocks_.end()), clocks_.end());
+}
+
+CommSeconds WaitMeter::snapshot() const {
+  CommSeconds s;
+  for (const ExecClock* c : clocks_) s += c->snapshot();
+  return s;
 }
 
 CommSeconds ExecClock::snapshot() const {

@@ -4,10 +4,10 @@
 // phase (a collective on one level's links, quantisation, or local work:
 // conversions, copies, memory fences); idle time is not counted.
 //
-// WaitMeter is the other side: a thread that blocks on the schedule times
-// the wait and takes the executor's time per kind and phase over it, so a
-// wait is split by what the executor was doing meanwhile (e.g. a backward
-// gather that waited while the executor ran reductions queued before it).
+// WaitMeter is the other side: a thread that blocks on its schedules times
+// the wait and takes the executors' time per kind and phase over it, so a
+// wait is split by what the executors were doing meanwhile (e.g. a backward
+// gather that waited while one executor ran reductions queued before it).
 //
 // Threading: begin/enter/end from the executor thread only; snapshot() from
 // any thread (a mutex). WaitMeter: one thread.
@@ -16,7 +16,9 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <vector>
 
+#include "tierzero/communicator.h"
 #include "tierzero/topology.h"
 
 namespace tierzero {
@@ -29,6 +31,9 @@ enum class CommPhase : std::uint8_t { local = 0, quant = 1 };
 inline constexpr int kNumCommPhases = 2 + kNumLevels;
 inline int phase_index(CommPhase p) { return static_cast<int>(p); }
 inline int phase_index(Level l) { return 2 + static_cast<int>(l); }
+// The phase of a collective over comm: the outermost level that separates
+// two of its members (local for a communicator of one).
+int collective_phase(const Communicator& comm);
 
 // Seconds per kind and phase.
 struct CommSeconds {
@@ -70,21 +75,29 @@ class WaitMeter {
     std::array<double, kNumWaits> blocked{};           // seconds blocked, per wait kind
     std::array<CommSeconds, kNumWaits> executor{};     // the executor's busy time during those waits
   };
-  explicit WaitMeter(const ExecClock& clock) : clock_(clock) {}
+  // The executors' clocks (each must outlive the meter; one may be given twice: it counts once).
+  explicit WaitMeter(std::vector<const ExecClock*> clocks);
   // Runs `wait` and charges its time to `what`.
   template <class F>
   void measure(Wait what, F&& wait) {
-    const CommSeconds before = clock_.snapshot();
+    const CommSeconds before = snapshot();
     const auto t0 = std::chrono::steady_clock::now();
     wait();
     totals_.blocked[static_cast<int>(what)] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    totals_.executor[static_cast<int>(what)] += clock_.snapshot() - before;
+    totals_.executor[static_cast<int>(what)] += snapshot() - before;
+  }
+  // The executors' busy time so far, summed.
+  CommSeconds snapshot() const;
+  // r.wait(), measured.
+  void wait(Wait what, Request& r) {
+    measure(what, [&] { r.wait(); });
   }
   const Totals& totals() const { return totals_; }
+  double blocked_total() const { return totals_.blocked[0] + totals_.blocked[1] + totals_.blocked[2]; }
   void reset() { totals_ = {}; }
 
  private:
-  const ExecClock& clock_;
+  std::vector<const ExecClock*> clocks_;
   Totals totals_;
 };
 

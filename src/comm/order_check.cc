@@ -9,15 +9,21 @@
 namespace tierzero {
 
 namespace {
-enum Op : int { kAllGather, kReduceScatter, kAllReduce, kAllToAll, kAllToAllv, kBroadcast, kBarrier, kSplit };
+enum Op : int { kAllGather, kReduceScatter, kAllReduce, kAllToAll, kAllToAllv, kBroadcast, kBarrier, kSplit, kQueue };
 constexpr const char* kOpNames[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all", "all_to_allv", "broadcast", "barrier", "split"};
 
-// One rank's sequence as it travels: its length, the index + 1 of the first
-// collective issued from a second thread (0: none), then (communicator,
-// collective, bytes) per record.
-constexpr std::size_t kHeader = 2, kFields = 3;
+// One rank's sequence as it travels: its length in records; 1 when some
+// communicator was issued on from two threads, and then that record
+// (communicator, collective, bytes), else zeros; then one record per
+// (communicator, collective, bytes): each issuing thread's (a queue's)
+// records together in issue order, behind a (first communicator, kQueue,
+// record count) record, the queues in order of the smallest communicator
+// they issued on (splits aside), which is the same on every rank.
+constexpr std::size_t kFields = 3, kHeader = 2 + kFields;
 
 std::string describe(const std::uint64_t* rec) {
+  if (rec[1] == kQueue)
+    return "a queue of " + std::to_string(rec[2]) + " records whose first communicator is " + std::to_string(rec[0]);
   return std::string(kOpNames[rec[1]]) + " on communicator " + std::to_string(rec[0]) + " (" + std::to_string(rec[2]) + " bytes)";
 }
 }  // namespace
@@ -32,7 +38,39 @@ struct OrderLog {
   std::size_t issued = 0;
   std::uint64_t next_id = 0;
   Communicator* exchange = nullptr;  // the wrapped world's host(): verify() talks on it, unlogged
+  // The records since the last call, in the travelling form above; clears them.
+  std::vector<std::uint64_t> take_sequence();
 };
+
+std::vector<std::uint64_t> OrderLog::take_sequence() {
+  std::lock_guard<std::mutex> lock(mutex);
+  struct Queue {
+    std::thread::id thread;
+    std::uint64_t key = ~std::uint64_t{0};
+    std::vector<std::uint64_t> fields;
+  };
+  std::vector<Queue> queues;
+  std::vector<std::pair<std::uint64_t, std::thread::id>> owner;  // communicator -> the thread issuing on it (splits aside)
+  std::vector<std::uint64_t> seq(kHeader, 0);
+  for (const Record& r : records) {
+    auto q = std::find_if(queues.begin(), queues.end(), [&](const Queue& x) { return x.thread == r.thread; });
+    if (q == queues.end()) q = queues.insert(queues.end(), Queue{r.thread, ~std::uint64_t{0}, {}});
+    q->fields.insert(q->fields.end(), {r.comm, r.op, r.bytes});
+    if (r.op == kSplit) continue;
+    q->key = std::min(q->key, r.comm);
+    auto o = std::find_if(owner.begin(), owner.end(), [&](const auto& x) { return x.first == r.comm; });
+    if (o == owner.end()) owner.emplace_back(r.comm, r.thread);
+    else if (o->second != r.thread && seq[1] == 0) seq[1] = 1, seq[2] = r.comm, seq[3] = r.op, seq[4] = r.bytes;
+  }
+  records.clear();
+  std::stable_sort(queues.begin(), queues.end(), [](const Queue& a, const Queue& b) { return a.key < b.key; });
+  for (const Queue& q : queues) {
+    seq.insert(seq.end(), {q.key, kQueue, q.fields.size() / kFields});
+    seq.insert(seq.end(), q.fields.begin(), q.fields.end());
+  }
+  seq[0] = (seq.size() - kHeader) / kFields;
+  return seq;
+}
 
 CheckedCommunicator::CheckedCommunicator(Communicator& world)
     : CheckedCommunicator(world, nullptr, std::make_shared<OrderLog>()) {
@@ -104,20 +142,7 @@ std::unique_ptr<Communicator> CheckedCommunicator::split_by(int color) {
 }
 
 void CheckedCommunicator::verify(const std::string& when) {
-  std::vector<std::uint64_t> mine(kHeader);
-  {
-    std::lock_guard<std::mutex> lock(log_->mutex);
-    std::thread::id issuer;
-    for (std::size_t i = 0; i < log_->records.size(); ++i) {
-      const OrderLog::Record& r = log_->records[i];
-      mine.insert(mine.end(), {r.comm, r.op, r.bytes});
-      if (r.op == kSplit) continue;
-      if (issuer == std::thread::id()) issuer = r.thread;
-      else if (r.thread != issuer && mine[1] == 0) mine[1] = i + 1;
-    }
-    mine[0] = log_->records.size();
-    log_->records.clear();
-  }
+  std::vector<std::uint64_t> mine = log_->take_sequence();
   Communicator& ex = *log_->exchange;
   const int w = ex.size();
   std::vector<std::uint64_t> lengths(w);
@@ -129,10 +154,10 @@ void CheckedCommunicator::verify(const std::string& when) {
   ex.all_gather(mine.data(), all.data(), longest * sizeof(std::uint64_t), DType::u8);
   auto seq = [&](int r) { return all.data() + static_cast<std::size_t>(r) * longest; };
   for (int r = 0; r < w; ++r)
-    if (const std::uint64_t bad = seq(r)[1])
+    if (seq(r)[1])
       TZ_THROW(CommError, "collective order check at " + when + ": rank " + std::to_string(ex.world_rank(r)) + " issued " +
-                              describe(seq(r) + kHeader + (bad - 1) * kFields) +
-                              " from a second thread; every collective must go through the rank's one schedule");
+                              describe(seq(r) + 2) +
+                              " from a second thread; each communicator's collectives must come from one queue (one schedule)");
   const std::uint64_t* ref = seq(0);
   for (int r = 1; r < w; ++r) {
     const std::uint64_t* other = seq(r);

@@ -10,7 +10,11 @@ template class GptModel<float, gpu::DeviceOps>;
 
 namespace gpu {
 const Backend& cuda_backend() {
-  static const Backend backend = backend_of<DeviceOps>("cuda", device_memory(), device_element_ops(), device_step_ops());
+  static const Backend backend = [] {
+    Backend b = backend_of<DeviceOps>("cuda", device_memory(), device_element_ops(), device_step_ops());
+    b.concurrent_queues = false;  // NCCL: one queue (backend_impl.h)
+    return b;
+  }();
   return backend;
 }
 }  // namespace gpu

@@ -21,8 +21,7 @@ std::string ignored_reason(const std::string& path) {
       {"zero_optimization.overlap_comm", "communication always overlaps compute here: gathers run ahead, reductions under backward"},
       {"zero_optimization.contiguous_gradients", "gradients are always packed into contiguous buckets"},
       {"zero_optimization.stage3_max_live_parameters", "the live parameters are the prefetch window"},
-      {"zero_optimization.stage3_max_reuse_distance", "the live parameters are the prefetch window"},
-      {"wall_clock_breakdown", "no per-phase timing yet"}};
+      {"zero_optimization.stage3_max_reuse_distance", "the live parameters are the prefetch window"}};
   const auto it = reasons.find(path);
   return it == reasons.end() ? "" : " (" + it->second + ")";
 }
@@ -226,6 +225,8 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
       read_precision(r, k, v, cfg, k == "bf16" ? bf16 : fp16);
     } else if (k == "optimizer") {
       read_optimizer(r, v, cfg);
+    } else if (k == "wall_clock_breakdown") {
+      cfg.breakdown = r.flag(v, path);
     } else {
       return false;
     }

@@ -93,6 +93,28 @@ struct Avx2 {
     return _mm_unpacklo_epi32(a, b);
   }
   static void store_q8(std::uint8_t* p, I q) { _mm_storel_epi64(reinterpret_cast<__m128i*>(p), low_bytes(q)); }
+  // Four vectors' values as 32 bytes in order: in-lane saturating packs (the
+  // values are in range, so nothing saturates) leave 128-bit lane l holding
+  // a_l, b_l, c_l, d_l (4 bytes each); one dword permutation restores the order.
+  template <bool Asym>
+  static __m256i pack_bytes(I a, I b, I c, I d) {
+    const __m256i w0 = Asym ? _mm256_packus_epi32(a, b) : _mm256_packs_epi32(a, b);
+    const __m256i w1 = Asym ? _mm256_packus_epi32(c, d) : _mm256_packs_epi32(c, d);
+    const __m256i bytes = Asym ? _mm256_packus_epi16(w0, w1) : _mm256_packs_epi16(w0, w1);
+    return _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+  }
+  template <bool Asym>
+  static void store_q8x4(std::uint8_t* p, I a, I b, I c, I d) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), pack_bytes<Asym>(a, b, c, d));
+  }
+  template <bool Asym>
+  static void store_q4x4(std::uint8_t* p, I a, I b, I c, I d) {
+    const __m256i w = pack_bytes<Asym>(a, b, c, d);  // as u16 lanes: even | odd << 8
+    const __m256i nib = _mm256_or_si256(_mm256_and_si256(w, _mm256_set1_epi16(0x000f)),
+                                        _mm256_and_si256(_mm256_srli_epi16(w, 4), _mm256_set1_epi16(0x00f0)));
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi16(nib, nib), 0x08);  // qwords 0 and 2: 16 bytes
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_castsi256_si128(packed));
+  }
   static void store_q4(std::uint8_t* p, I q) {
     const __m128i w = low_bytes(q);  // as u16 lanes: even | odd << 8
     const __m128i nib = _mm_or_si128(_mm_and_si128(w, _mm_set1_epi16(0x000f)),

@@ -69,6 +69,27 @@ struct Avx512 {
   static I round(F x) { return _mm512_cvtps_epi32(x); }  // MXCSR default: nearest even
   static F to_float(I q) { return _mm512_cvtepi32_ps(q); }
   static void store_q8(std::uint8_t* p, I q) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(q)); }
+  // Four vectors' values as 64 bytes in order: in-lane saturating packs (the
+  // values are in range, so nothing saturates) leave 128-bit lane l holding
+  // a_l, b_l, c_l, d_l (4 bytes each); one dword permutation restores the order.
+  template <bool Asym>
+  static __m512i pack_bytes(I a, I b, I c, I d) {
+    const __m512i w0 = Asym ? _mm512_packus_epi32(a, b) : _mm512_packs_epi32(a, b);
+    const __m512i w1 = Asym ? _mm512_packus_epi32(c, d) : _mm512_packs_epi32(c, d);
+    const __m512i bytes = Asym ? _mm512_packus_epi16(w0, w1) : _mm512_packs_epi16(w0, w1);
+    return _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), bytes);
+  }
+  template <bool Asym>
+  static void store_q8x4(std::uint8_t* p, I a, I b, I c, I d) {
+    _mm512_storeu_si512(p, pack_bytes<Asym>(a, b, c, d));
+  }
+  template <bool Asym>
+  static void store_q4x4(std::uint8_t* p, I a, I b, I c, I d) {
+    const __m512i w = pack_bytes<Asym>(a, b, c, d);  // as u16 lanes: even | odd << 8
+    const __m512i nib = _mm512_or_si512(_mm512_and_si512(w, _mm512_set1_epi16(0x000f)),
+                                        _mm512_and_si512(_mm512_srli_epi16(w, 4), _mm512_set1_epi16(0x00f0)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi16_epi8(nib));
+  }
   static void store_q4(std::uint8_t* p, I q) {
     const __m128i w = _mm512_cvtepi32_epi8(q);  // 16 bytes; as u16 lanes: even | odd << 8
     const __m128i nib = _mm_or_si128(_mm_and_si128(w, _mm_set1_epi16(0x000f)),

@@ -15,9 +15,6 @@ template <class V>
 struct SimdKernels {
   static constexpr std::size_t L = V::kLanes;
 
-  // int4 vectors must start on a byte boundary.
-  static bool vector_ok(std::size_t begin, const QuantSpec& s) { return s.bits == 8 || begin % 2 == 0; }
-
   // Symmetric blocks need only absmax and finiteness, read from the bit
   // patterns: for |x| the IEEE encodings order like unsigned integers and
   // Inf/NaN are the largest, so one integer max gives both. bf16/fp16 are
@@ -41,80 +38,116 @@ struct SimdKernels {
     return k;
   }
 
+  // Two vectors a step into two sets of accumulators, so the loop is not
+  // bound by the min/max latency. (min/max are not affected by the order;
+  // a zero's sign may differ from the reference's, which params() removes.)
   template <class In>
   static std::size_t scan_minmax(const In* p, std::size_t n, Stats& st) {
-    typename V::F vmin = V::set1(std::numeric_limits<float>::infinity()),
-                  vmax = V::set1(-std::numeric_limits<float>::infinity());
-    typename V::I abs_bits = V::izero();
+    typename V::F vmin[2] = {V::set1(std::numeric_limits<float>::infinity()), V::set1(std::numeric_limits<float>::infinity())};
+    typename V::F vmax[2] = {V::set1(-std::numeric_limits<float>::infinity()), V::set1(-std::numeric_limits<float>::infinity())};
+    typename V::I abs_bits[2] = {V::izero(), V::izero()};
     std::size_t k = 0;
-    for (; k + L <= n; k += L) {
-      const typename V::F x = V::load(p + k);
-      vmin = V::min(vmin, x);
-      vmax = V::max(vmax, x);
-      abs_bits = V::max_u32(abs_bits, V::and_mask(V::as_bits(x), 0x7fffffff));
-    }
-    st.min = V::hmin(vmin);
-    st.max = V::hmax(vmax);
-    st.bad = V::hmax_u32(abs_bits) >= 0x7f800000u;
+    auto add = [&](int a, std::size_t at) {
+      const typename V::F x = V::load(p + at);
+      vmin[a] = V::min(vmin[a], x);
+      vmax[a] = V::max(vmax[a], x);
+      abs_bits[a] = V::max_u32(abs_bits[a], V::and_mask(V::as_bits(x), 0x7fffffff));
+    };
+    for (; k + 2 * L <= n; k += 2 * L) add(0, k), add(1, k + L);
+    if (k + L <= n) add(0, k), k += L;
+    st.min = V::hmin(V::min(vmin[0], vmin[1]));
+    st.max = V::hmax(V::max(vmax[0], vmax[1]));
+    st.bad = V::hmax_u32(V::max_u32(abs_bits[0], abs_bits[1])) >= 0x7f800000u;
     return k;
   }
 
-  template <class In>
-  static Stats block_stats(const In* src, std::size_t begin, std::size_t end, const QuantSpec& s) {
+  template <bool Asym, class In>
+  static Stats block_stats(const In* src, std::size_t begin, std::size_t end) {
     Stats st;
-    std::size_t i = begin + (s.asymmetric ? scan_minmax(src + begin, end - begin, st) : scan_absmax(src + begin, end - begin, st));
+    std::size_t i = begin + (Asym ? scan_minmax(src + begin, end - begin, st) : scan_absmax(src + begin, end - begin, st));
     for (; i < end; ++i) st.add(load(src, i));
     return st;
   }
 
+  // Runs f.template operator()<Bits, Asym>() for s's bits and mode: the
+  // inner loops then test neither (a spec read through a reference would be
+  // reloaded after every byte store, which may alias it).
+  template <class F>
+  static auto with_mode(const QuantSpec& s, F&& f) {
+    if (s.bits == 8) return s.asymmetric ? f.template operator()<8, true>() : f.template operator()<8, false>();
+    return s.asymmetric ? f.template operator()<4, true>() : f.template operator()<4, false>();
+  }
+
+  // Block b's values: four vectors at a time packed into whole bytes (one
+  // store), then single vectors, then the reference's scalar tail.
   // No clamp is needed (the reference's never acts): |x| <= absmax gives
   // |x * RN(qmax / absmax)| <= qmax (1 + 2^-24)^2 < qmax + 1/2, and
   // 0 <= RN(x - min) <= RN(max - min) bounds the asymmetric case alike.
-  static typename V::I quantize_vec(typename V::F x, const Params& p, const QuantSpec& s) {
-    if (s.asymmetric) return V::round(V::mul(V::sub(x, V::set1(p.offset)), V::set1(p.inv)));
-    return V::round(V::mul(x, V::set1(p.inv)));
-  }
-
-  static typename V::F dequantize_vec(const std::uint8_t* data, std::size_t i, const Params& p, const QuantSpec& s) {
-    const typename V::I q = s.bits == 8 ? V::load_q8(data + i, s.asymmetric) : V::load_q4(data + i / 2, s.asymmetric);
-    const typename V::F v = V::mul(V::to_float(q), V::set1(p.scale));
-    return s.asymmetric ? V::add(v, V::set1(p.offset)) : v;
-  }
-
-  template <class In>
-  static std::size_t quantize_t(const In* src, std::size_t n, const QuantSpec& s, void* packed) {
-    auto* data = static_cast<std::uint8_t*>(packed);
-    std::memset(data, 0, quant_data_bytes(n, s));
-    std::size_t bad = 0;
-    for (std::size_t b = 0, begin = 0; begin < n; ++b, begin += s.block) {
-      const std::size_t end = end_of(n, begin, s.block);
-      const Params p = params(block_stats(src, begin, end, s), s);
-      bad += p.bad;
-      std::size_t i = begin;
-      if (!p.bad && vector_ok(begin, s)) {
-        for (; i + L <= end; i += L) {
-          const typename V::I q = quantize_vec(V::load(src + i), p, s);
-          if (s.bits == 8) V::store_q8(data + i, q);
-          else V::store_q4(data + i / 2, q);
-        }
+  template <int Bits, bool Asym, class In>
+  static void quantize_block(const In* src, std::size_t begin, std::size_t end, const Params& p, const QuantSpec& s,
+                             std::uint8_t* data) {
+    std::size_t i = begin;
+    if (!p.bad && (Bits == 8 || begin % 2 == 0)) {  // int4 vectors start on a byte boundary
+      const typename V::F inv = V::set1(p.inv), offset = V::set1(p.offset);
+      auto q = [&](std::size_t k) {
+        const typename V::F x = Asym ? V::sub(V::load(src + k), offset) : V::load(src + k);
+        return V::round(V::mul(x, inv));
+      };
+      for (; i + 4 * L <= end; i += 4 * L) {
+        if constexpr (Bits == 8) V::template store_q8x4<Asym>(data + i, q(i), q(i + L), q(i + 2 * L), q(i + 3 * L));
+        else V::template store_q4x4<Asym>(data + i / 2, q(i), q(i + L), q(i + 2 * L), q(i + 3 * L));
       }
-      quantize_range(src, i, end, p, s, data);
+      for (; i + L <= end; i += L) {
+        if constexpr (Bits == 8) V::store_q8(data + i, q(i));
+        else V::store_q4(data + i / 2, q(i));
+      }
+    }
+    if (Bits == 4 && i < end) std::memset(data + (i + 1) / 2, 0, (end + 1) / 2 - (i + 1) / 2);
+    quantize_range(src, i, end, p, s, data);
+  }
+
+  // Every data byte is written once: vectors write whole bytes; only the
+  // padding and the bytes the scalar tails fill nibble by nibble (int4) are
+  // zeroed first, as the reference's zeroed buffer has them.
+  template <int Bits, bool Asym, class In>
+  static std::size_t quantize_mode(const In* src, std::size_t n, const QuantSpec& s, void* packed) {
+    auto* data = static_cast<std::uint8_t*>(packed);
+    const std::size_t raw = Bits == 8 ? n : (n + 1) / 2, block = s.block;
+    std::memset(data + raw, 0, quant_data_bytes(n, s) - raw);
+    std::size_t bad = 0;
+    for (std::size_t b = 0, begin = 0; begin < n; ++b, begin += block) {
+      const std::size_t end = end_of(n, begin, block);
+      const Params p = params(block_stats<Asym>(src, begin, end), s);
+      bad += p.bad;
+      quantize_block<Bits, Asym>(src, begin, end, p, s, data);
       write_params(packed, n, b, p, s);
     }
     return bad;
   }
 
+  template <class In>
+  static std::size_t quantize_t(const In* src, std::size_t n, const QuantSpec& s, void* packed) {
+    return with_mode(s, [&]<int Bits, bool Asym>() { return quantize_mode<Bits, Asym>(src, n, s, packed); });
+  }
+
   // Decodes every block: full vectors go to put(i, values), the rest of the
   // block to tail(i, end, params) (the reference's scalar functions).
-  template <class Put, class Tail>
+  template <int Bits, bool Asym, class Put, class Tail>
   static void decode_blocks(const void* packed, std::size_t n, const QuantSpec& s, Put put, Tail tail) {
     const auto* data = static_cast<const std::uint8_t*>(packed);
-    for (std::size_t b = 0, begin = 0; begin < n; ++b, begin += s.block) {
-      const std::size_t end = end_of(n, begin, s.block);
+    const std::size_t block = s.block;
+    for (std::size_t b = 0, begin = 0; begin < n; ++b, begin += block) {
+      const std::size_t end = end_of(n, begin, block);
       const Params p = read_params(packed, n, b, s);
       std::size_t i = begin;
-      if (vector_ok(begin, s))
-        for (; i + L <= end; i += L) put(i, dequantize_vec(data, i, p, s));
+      if (Bits == 8 || begin % 2 == 0) {
+        const typename V::F scale = V::set1(p.scale), offset = V::set1(p.offset);
+        for (; i + L <= end; i += L) {
+          const typename V::I q = Bits == 8 ? V::load_q8(data + i, Asym) : V::load_q4(data + i / 2, Asym);
+          const typename V::F v = V::mul(V::to_float(q), scale);
+          put(i, Asym ? V::add(v, offset) : v);
+        }
+      }
       tail(i, end, p);
     }
   }
@@ -122,9 +155,11 @@ struct SimdKernels {
   template <class Out>
   static void dequantize_t(const void* packed, std::size_t n, const QuantSpec& s, Out* dst) {
     const auto* data = static_cast<const std::uint8_t*>(packed);
-    decode_blocks(
-        packed, n, s, [&](std::size_t i, typename V::F v) { V::store(dst + i, v); },
-        [&](std::size_t i, std::size_t end, const Params& p) { dequantize_range(data, i, end, p, s, dst); });
+    with_mode(s, [&]<int Bits, bool Asym>() {
+      decode_blocks<Bits, Asym>(
+          packed, n, s, [&](std::size_t i, typename V::F v) { V::store(dst + i, v); },
+          [&](std::size_t i, std::size_t end, const Params& p) { dequantize_range(data, i, end, p, s, dst); });
+    });
   }
 
   static std::size_t quantize(const void* src, DType t, std::size_t n, const QuantSpec& s, void* packed) {
@@ -147,9 +182,11 @@ struct SimdKernels {
 
   static void dequantize_add(const void* packed, std::size_t n, const QuantSpec& s, float* acc) {
     const auto* data = static_cast<const std::uint8_t*>(packed);
-    decode_blocks(
-        packed, n, s, [&](std::size_t i, typename V::F v) { V::store(acc + i, V::add(V::load(acc + i), v)); },
-        [&](std::size_t i, std::size_t end, const Params& p) { dequantize_add_range(data, i, end, p, s, acc); });
+    with_mode(s, [&]<int Bits, bool Asym>() {
+      decode_blocks<Bits, Asym>(
+          packed, n, s, [&](std::size_t i, typename V::F v) { V::store(acc + i, V::add(V::load(acc + i), v)); },
+          [&](std::size_t i, std::size_t end, const Params& p) { dequantize_add_range(data, i, end, p, s, acc); });
+    });
   }
 
   static const Kernels& kernels() {

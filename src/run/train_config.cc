@@ -31,6 +31,7 @@ void TrainConfig::validate() const {
   check(finite(grad_clip) && grad_clip >= 0, "grad_clip must be a finite number >= 0 (0: no clipping)" + shown(grad_clip));
   check(is_float(param_dtype), "param_dtype must be fp32, bf16 or fp16");
   check(log_every >= 1, "log_every must be at least 1");
+  check(comm_queues == 1 || comm_queues == 2, "comm_queues must be 1 or 2");
   check(loss_scale_power >= 0 && loss_scale_power <= 64, "loss_scale_power must be in [0, 64]");
   check(loss_scale_window >= 1, "loss_scale_window must be at least 1");
   check(val_fraction >= 0 && val_fraction <= 0.5, "val_fraction must be in [0, 0.5]");
@@ -72,6 +73,8 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
     else if (key == "grad_clip") c.grad_clip = static_cast<float>(get<double>(v, key, origin));
     else if (key == "param_dtype") c.param_dtype = parse_dtype(get<std::string>(v, key, origin));
     else if (key == "recompute") c.recompute = get<bool>(v, key, origin);
+    else if (key == "breakdown") c.breakdown = get<bool>(v, key, origin);
+    else if (key == "comm_queues") c.comm_queues = static_cast<int>(get_int(v, key, origin, 1, 2));
     else if (key == "matmul") c.matmul = parse_matmul_type(get<std::string>(v, key, origin));
     else if (key == "metrics") c.metrics = get<std::string>(v, key, origin);
     else if (key == "log_every") c.log_every = static_cast<int>(get_int(v, key, origin, 1));

@@ -10,8 +10,8 @@ GradReducer::Spec GradReducer::Spec::of(const Plan& plan) {
 
 GradReducer::GradReducer(const GptLayout& layout, const Spec& spec, const ShardLayout& grads, DType wire,
                          const std::vector<int>& order, Hierarchy& reduce, Communicator* cross, CommSchedule& schedule,
-                         float* grads_out, Memory& mem, ElementOps& ops)
-    : layout_(layout), mem_(mem), ops_(ops), spec_(spec), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
+                         float* grads_out, Memory& mem, ElementOps& ops, WaitMeter& meter)
+    : layout_(layout), mem_(mem), ops_(ops), meter_(meter), spec_(spec), grads_(grads), wire_(wire), wsize_(dtype_size(wire)), reduce_(reduce), cross_(cross),
       schedule_(schedule), out_(grads_out) {
   bucket_of_.assign(layout.units().size(), -1);
   index_in_bucket_.assign(layout.units().size(), -1);
@@ -67,14 +67,15 @@ void GradReducer::launch(int b) {
   } else {
     pending_[slot] = reduce_.ireduce_scatter(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg);
   }
-  if (cross_) cross_pending_[slot] = schedule_.iall_reduce(*cross_, mem_, recv, recv, bucket.count, wire_, ReduceOp::avg);
+  if (cross_)
+    cross_pending_[slot] = schedule_.iall_reduce(*cross_, mem_, recv, recv, bucket.count, wire_, ReduceOp::avg, CommKind::reduce);
 }
 
 void GradReducer::drain(int slot) {
   const int b = in_slot_[slot];
   in_slot_[slot] = -1;
-  pending_[slot].wait();
-  cross_pending_[slot].wait();
+  meter_.wait(WaitMeter::Wait::reduce, pending_[slot]);
+  meter_.wait(WaitMeter::Wait::reduce, cross_pending_[slot]);
   const Bucket& bucket = buckets_[b];
   const std::byte* recv = recv_[slot].data();
   for (std::size_t k = 0; k < bucket.units.size(); ++k) {

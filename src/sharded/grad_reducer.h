@@ -8,11 +8,13 @@
 // group (MiCS), all-reduced across it right after, both queued on the
 // rank's CommSchedule; two buckets may be in flight. finish() waits for
 // all and adds the mean into the fp32 grads partition. Gradients, buckets
-// and the partition live in one Memory (core/memory.h). One thread.
+// and the partition live in one Memory (core/memory.h). Waits are charged
+// to `meter` (comm/exec_clock.h). One thread.
 #pragma once
 #include <vector>
 
 #include "plan/grad_buckets.h"
+#include "comm/exec_clock.h"
 #include "comm/hier/hierarchy.h"
 #include "plan/shard_layout.h"
 
@@ -33,7 +35,8 @@ class GradReducer {
   // then buckets are all-reduced); cross: all-reduce over the cross group
   // after the reduce-scatter, or nullptr; schedule: the one `reduce` issues through.
   GradReducer(const GptLayout& layout, const Spec& spec, const ShardLayout& grads, DType wire, const std::vector<int>& order,
-              Hierarchy& reduce, Communicator* cross, CommSchedule& schedule, float* grads_out, Memory& mem, ElementOps& ops);
+              Hierarchy& reduce, Communicator* cross, CommSchedule& schedule, float* grads_out, Memory& mem, ElementOps& ops,
+              WaitMeter& meter);
   void add(int unit, const float* grad);
   void finish();
   std::size_t buffer_bytes() const;
@@ -47,6 +50,7 @@ class GradReducer {
   const GptLayout& layout_;
   Memory& mem_;
   ElementOps& ops_;
+  WaitMeter& meter_;
   Spec spec_;
   const ShardLayout& grads_;
   DType wire_;

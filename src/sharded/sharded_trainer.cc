@@ -1,7 +1,9 @@
 #include "tierzero/sharded_trainer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <type_traits>
 
 #include "tierzero/error.h"
 #include "sharded/sharded_trainer_impl.h"
@@ -44,7 +46,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   sampler_origin = data.origin();
   const int me = world.world_rank(world.rank());
   states = StateLayouts::make(layout, world.topology(), plan, me);
-  build_communicators(me);
+  build_communicators(me, be.concurrent_queues);
   allocate_states();
   initialise_weights(init);
   forward_units = layout.forward_order();
@@ -52,9 +54,9 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   reduce_order = layout.reduce_order();
   const std::size_t largest_unit =
       std::max(max_padded_unit(layout, states.params), max_padded_unit(layout, states.bwd_params));
-  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, largest_unit, mem, ops);
+  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, largest_unit, mem, ops, *meter);
   reducer = std::make_unique<GradReducer>(layout, GradReducer::Spec::of(plan), states.grads, dtype, reduce_order, *g_hier,
-                                          cross_comm.get(), *schedule, grads.data(), mem, ops);
+                                          cross_comm.get(), *reduce_schedule, grads.data(), mem, ops, *meter);
   const std::size_t n_embed = layout.units()[layout.embed_unit()].numel;
   std::size_t max_unit = 0;
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
@@ -65,12 +67,16 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
 }
 
 // One hierarchy per group (forward gathers, backward gathers, gradient
-// reductions), all issuing through the one schedule; the cross group's
-// all-reduce when gradients are partitioned below the world.
-void ShardedTrainer::Impl::build_communicators(int me) {
+// reductions), the gathers issuing through one schedule and the reductions
+// through the other (or the same); the cross group's all-reduce when
+// gradients are partitioned below the world.
+void ShardedTrainer::Impl::build_communicators(int me, bool concurrent_queues) {
   const Topology& topo = world.topology();
   const HopSpec gather_hops = hop_spec(plan.gather), reduce_hops = hop_spec(plan.reduce);
   schedule = std::make_unique<CommSchedule>(mem);
+  if (cfg.comm_queues == 2 && concurrent_queues) own_reduce_schedule = std::make_unique<CommSchedule>(mem);
+  reduce_schedule = own_reduce_schedule ? own_reduce_schedule.get() : schedule.get();
+  meter = std::make_unique<WaitMeter>(std::vector<const ExecClock*>{&schedule->clock(), &reduce_schedule->clock()});
   if (plan.params) {
     p_comm = group_comm(plan.params);
     p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem, ops, schedule.get());
@@ -80,7 +86,7 @@ void ShardedTrainer::Impl::build_communicators(int me) {
     b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem, ops, schedule.get());
   }
   g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
-  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, ops, schedule.get());
+  g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, ops, reduce_schedule);
   if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
 }
@@ -147,11 +153,26 @@ void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, co
 }
 
 void ShardedTrainer::Impl::control_sum(float* values, std::size_t n) {
-  schedule->iall_reduce(control, host_memory(), values, values, n, DType::f32, ReduceOp::sum).wait();
+  Request r = reduce_schedule->iall_reduce(control, host_memory(), values, values, n, DType::f32, ReduceOp::sum);
+  meter->wait(WaitMeter::Wait::control, r);
 }
 
 void ShardedTrainer::Impl::control_gather(const void* in, void* out, std::size_t bytes) {
-  schedule->iall_gather(control, host_memory(), in, out, bytes, DType::u8).wait();
+  Request r = reduce_schedule->iall_gather(control, host_memory(), in, out, bytes, DType::u8);
+  meter->wait(WaitMeter::Wait::control, r);
+}
+
+double ShardedTrainer::Impl::slot_waits() const {
+  const double own = own_reduce_schedule ? own_reduce_schedule->submit_blocked_seconds() : 0.0;
+  return schedule->submit_blocked_seconds() + own;
+}
+
+template <class F>
+void ShardedTrainer::Impl::timed(double& into, F&& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const double waited = meter->blocked_total() + slot_waits();
+  f();
+  into += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - (meter->blocked_total() + slot_waits() - waited);
 }
 
 UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const {
@@ -179,12 +200,19 @@ double ShardedTrainer::Impl::forward(bool keep) {
 }
 
 double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
-  sampler.fill(static_cast<std::uint64_t>(step), micro, world.rank() * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
-  const double loss = forward(true);
+  double loss = 0;
+  timed(breakdown.forward_s, [&] {
+    sampler.fill(static_cast<std::uint64_t>(step), micro, world.rank() * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
+    loss = forward(true);
+  });
+  timed(breakdown.backward_s, [&] { backward(dloss); });
+  return loss;
+}
+
+// Backward: head, blocks in reverse, embed; each unit's gradient goes to its bucket.
+void ShardedTrainer::Impl::backward(float dloss) {
   const int* tok = tokens_mem.data();
   const int* tgt = targets_mem.data();
-
-  // Backward: head, blocks in reverse, embed; each unit's gradient goes to its bucket.
   if (states.bwd_distinct)
     fetcher->begin(backward_units, source(states.bwd_params, bwd_store, b_hier.get(), 16));
   else
@@ -203,7 +231,6 @@ double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
   }
   model->embed_backward(embed_grads.data(), tok);
   reducer->add(layout.embed_unit(), embed_grads.data());
-  return loss;
 }
 
 void ShardedTrainer::Impl::write_params() {
@@ -214,7 +241,8 @@ void ShardedTrainer::Impl::write_params() {
   // Replicated params from optim shards: all-gather each unit.
   for (std::size_t u = 0; u < layout.units().size(); ++u) {
     ops.from_f32(dtype, master.data() + states.optim.offset[u], gather_send.data(), states.optim.shard[u]);
-    g_hier->all_gather(gather_send.data(), gather_recv.data(), states.optim.shard[u], dtype);
+    Request r = g_hier->iall_gather(gather_send.data(), gather_recv.data(), states.optim.shard[u], dtype);
+    meter->wait(WaitMeter::Wait::gather, r);
     mem.copy(params_store.data() + states.params.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
   }
 }
@@ -250,12 +278,17 @@ double ShardedTrainer::evaluate(const TokenData& val, int batches) {
 StepStats ShardedTrainer::step() {
   Impl& s = *impl_;
   const auto before = s.world.traffic().snapshot();
+  const auto start = std::chrono::steady_clock::now();
+  const CommSeconds busy_before = s.meter->snapshot();
+  const double slot_before = s.slot_waits();
+  s.meter->reset();
+  s.breakdown = {};
   StepStats st;
   st.step = s.step;
   const int accum = s.cfg.grad_accum;
   double loss = 0;
   for (int micro = 0; micro < accum; ++micro) loss += s.micro_batch(micro, s.loss_scale / static_cast<float>(accum));
-  s.reducer->finish();
+  s.timed(s.breakdown.backward_s, [&] { s.reducer->finish(); });
   // One all-reduce for the mean loss and the squared gradient norm; each
   // gradient shard is counted once (by the first member of its cross group).
   const double sq = s.counts_norm ? s.step_ops.sum_squares(s.grads.data(), s.grads.size()) : 0.0;
@@ -266,23 +299,51 @@ StepStats ShardedTrainer::step() {
   st.lr = s.cfg.schedule.at(s.step);
   st.tokens = static_cast<std::int64_t>(s.cfg.micro_batch) * accum * s.cfg.effective_seq_len() * s.world.size();
   st.skipped = !std::isfinite(st.grad_norm);
-  if (st.skipped) {
-    if (s.dtype == DType::f16) s.loss_scale /= 2, s.good_steps = 0;
-  } else {
-    const float coef = clip_coefficient(st.grad_norm, s.cfg.grad_clip) / s.loss_scale;
-    s.step_ops.scale(s.grads.data(), s.grads.size(), coef);
-    for (const ShardSegment& seg : s.segments)
-      s.step_ops.adamw(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
-                  seg.length, s.cfg.adamw, s.optim_steps + 1, st.lr, seg.decay);
-    ++s.optim_steps;
-    s.write_params();
-    if (s.dtype == DType::f16 && ++s.good_steps == s.cfg.loss_scale_window) s.loss_scale *= 2, s.good_steps = 0;
-  }
-  s.mem.zero(s.grads.data(), s.grads.bytes());
-  s.mem.fence();  // the step's work is done when step() returns
+  s.timed(s.breakdown.optimizer_s, [&] {
+    if (st.skipped) {
+      if (s.dtype == DType::f16) s.loss_scale /= 2, s.good_steps = 0;
+    } else {
+      const float coef = clip_coefficient(st.grad_norm, s.cfg.grad_clip) / s.loss_scale;
+      s.step_ops.scale(s.grads.data(), s.grads.size(), coef);
+      for (const ShardSegment& seg : s.segments)
+        s.step_ops.adamw(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
+                         seg.length, s.cfg.adamw, s.optim_steps + 1, st.lr, seg.decay);
+      ++s.optim_steps;
+      s.write_params();
+      if (s.dtype == DType::f16 && ++s.good_steps == s.cfg.loss_scale_window) s.loss_scale *= 2, s.good_steps = 0;
+    }
+    s.mem.zero(s.grads.data(), s.grads.bytes());
+    s.mem.fence();  // the step's work is done when step() returns
+  });
   ++s.step;
   s.last_bytes = traffic_delta(before, s.world.traffic().snapshot());
+  s.finish_breakdown(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                     s.meter->snapshot() - busy_before, s.slot_waits() - slot_before);
   return st;
+}
+
+void ShardedTrainer::Impl::finish_breakdown(double step_s, const CommSeconds& busy, double slot_wait_s) {
+  StepBreakdown& b = breakdown;
+  const WaitMeter::Totals& w = meter->totals();
+  b.step_s = step_s;
+  b.gather_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::gather)];
+  b.reduce_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::reduce)];
+  b.control_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::control)];
+  b.slot_wait_s = slot_wait_s;
+  CommSeconds exposed;
+  for (const CommSeconds& e : w.executor) exposed += e;
+  b.exposed = exposed.s;
+  b.busy = busy.s;
+  b.gather_behind_reduce_s = w.executor[static_cast<int>(WaitMeter::Wait::gather)].kind_total(CommKind::reduce);
+}
+
+const StepBreakdown& ShardedTrainer::last_breakdown() const { return impl_->breakdown; }
+
+std::vector<StepBreakdown> ShardedTrainer::gather_breakdowns() {
+  static_assert(std::is_trivially_copyable_v<StepBreakdown>);
+  std::vector<StepBreakdown> all(static_cast<std::size_t>(impl_->world.size()));
+  impl_->control_gather(&impl_->breakdown, all.data(), sizeof(StepBreakdown));
+  return all;
 }
 
 std::vector<std::pair<std::string, std::uint64_t>> ShardedTrainer::memory_bytes() const {

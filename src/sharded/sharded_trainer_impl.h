@@ -43,10 +43,18 @@ struct ShardedTrainer::Impl {
   MemArray<float> grads, master, m, v;
   std::vector<ShardSegment> segments;
   std::vector<int> forward_units, backward_units, reduce_order;
-  // Issues every collective of this rank in program order (comm/comm_schedule.h).
-  // Declared after the buffers and hierarchies its jobs name and before the
-  // fetcher and reducer, whose pending requests wait on it.
-  std::unique_ptr<CommSchedule> schedule;
+  // Issue this rank's collectives, each queue in program order
+  // (comm/comm_schedule.h): parameter gathers on `schedule`; gradient
+  // reductions and control values on `reduce_schedule`, its own queue and
+  // thread when cfg.comm_queues is 2 and the backend runs collectives
+  // concurrently (then a gather never waits behind a reduction), else the
+  // same one. Declared after the buffers and hierarchies their jobs name and
+  // before the fetcher and reducer, whose pending requests wait on them.
+  std::unique_ptr<CommSchedule> schedule, own_reduce_schedule;
+  CommSchedule* reduce_schedule = nullptr;
+  // The training thread's waits on them, split by what the executors did (the step's breakdown).
+  std::unique_ptr<WaitMeter> meter;
+  StepBreakdown breakdown;
   std::unique_ptr<UnitFetcher> fetcher;
   std::unique_ptr<GradReducer> reducer;
   MemArray<float> embed_params, embed_grads, unit_grad;
@@ -108,7 +116,9 @@ struct ShardedTrainer::Impl {
   void control_gather(const void* in, void* out, std::size_t bytes);
   std::unique_ptr<Communicator> group_comm(const Partition& level);
   // The constructor's steps, in order.
-  void build_communicators(int me);
+  void build_communicators(int me, bool concurrent_queues);
+  // Seconds the training thread waited for a free slot in either queue.
+  double slot_waits() const;
   void allocate_states();
   void initialise_weights(const std::vector<float>& init);
   UnitSource source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const;
@@ -116,6 +126,12 @@ struct ShardedTrainer::Impl {
   // unit (keeping the bwd_params slices when `keep`); returns the loss.
   double forward(bool keep);
   double micro_batch(int micro, float dloss);
+  void backward(float dloss);  // of the micro-batch forward() just ran
+  // Fills `breakdown` at the end of a step from the meter and the executor's busy time over it.
+  void finish_breakdown(double step_s, const CommSeconds& busy, double slot_wait_s);
+  // Runs f and adds its time, less the waits it made (meter, full slots), to `into`.
+  template <class F>
+  void timed(double& into, F&& f);
   void write_params();
 };
 

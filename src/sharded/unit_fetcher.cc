@@ -4,8 +4,9 @@
 
 namespace tierzero {
 
-UnitFetcher::UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops)
-    : layout_(layout), mem_(mem), ops_(ops), dtype_(dtype), dsize_(dtype_size(dtype)), depth_(depth), slots_(static_cast<std::size_t>(depth) + 1) {
+UnitFetcher::UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops,
+                         WaitMeter& meter)
+    : layout_(layout), mem_(mem), ops_(ops), meter_(meter), dtype_(dtype), dsize_(dtype_size(dtype)), depth_(depth), slots_(static_cast<std::size_t>(depth) + 1) {
   std::size_t max_unit = 0;
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
   for (Slot& s : slots_) {
@@ -44,7 +45,7 @@ const float* UnitFetcher::get(std::size_t i) {
     ops_.to_f32(dtype_, src_.store + src_.layout->offset[u] * dsize_, slot.compute.data(), n);
     return slot.compute.data();
   }
-  slot.pending.wait();
+  meter_.wait(WaitMeter::Wait::gather, slot.pending);
   ops_.to_f32(dtype_, slot.gathered.data(), slot.compute.data(), n);
   if (keeping_) {  // this rank's slice of the unit, as the secondary copy
     const ShardLayout& k = *keep_.layout;

@@ -5,10 +5,12 @@
 // converted in place.
 // Optionally keeps this rank's slice of every gathered unit in a secondary
 // store (hpZ). Stores and buffers live in one Memory (core/memory.h);
-// buffers are allocated at construction. One thread.
+// buffers are allocated at construction. Waits for gathers are charged to
+// `meter` (comm/exec_clock.h). One thread.
 #pragma once
 #include <vector>
 
+#include "comm/exec_clock.h"
 #include "comm/hier/hierarchy.h"
 #include "plan/shard_layout.h"
 
@@ -30,7 +32,8 @@ struct SecondaryStore {
 class UnitFetcher {
  public:
   // max_gathered: the largest padded unit of any partitioned source (elements).
-  UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops);
+  UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops,
+              WaitMeter& meter);
   // Starts a pass over `units` (in order) from `src`; keeps slices in `keep` when given.
   void begin(const std::vector<int>& units, const UnitSource& src, const SecondaryStore* keep = nullptr);
   // The fp32 parameters of the i-th unit of the pass (waits for its gather).
@@ -49,6 +52,7 @@ class UnitFetcher {
   const GptLayout& layout_;
   Memory& mem_;
   ElementOps& ops_;
+  WaitMeter& meter_;
   DType dtype_;
   std::size_t dsize_;
   int depth_;

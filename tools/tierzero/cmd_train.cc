@@ -24,6 +24,7 @@
 #include "tierzero/error.h"
 #include "tierzero/order_check.h"
 #include "tierzero/trainer.h"
+#include "breakdown_report.h"
 #include "train_report.h"
 
 namespace tierzero::cli {
@@ -41,7 +42,8 @@ struct TrainArgs {
   double lr = 0;
   std::int64_t seed = -1;
   int max_bad_steps = 10;
-  bool recompute = false, check_comm_order = false, allow_seed_change = false, async_save = false;
+  int comm_queues = 0;
+  bool recompute = false, breakdown = false, check_comm_order = false, allow_seed_change = false, async_save = false;
 };
 
 // The run's configuration: the TOML file, then `deepspeed` (a DeepSpeed
@@ -63,6 +65,8 @@ TrainConfig resolve(const TrainArgs& a, const std::function<void(TrainConfig&)>&
   if (!a.param_dtype.empty()) c.param_dtype = parse_dtype(a.param_dtype);
   if (!a.matmul.empty()) c.matmul = parse_matmul_type(a.matmul);
   if (a.recompute) c.recompute = true;
+  if (a.breakdown) c.breakdown = true;
+  if (a.comm_queues > 0) c.comm_queues = a.comm_queues;
   if (a.log_every > 0) c.log_every = a.log_every;
   if (!a.val_data.empty()) c.val_data = a.val_data;
   if (a.val_fraction >= 0) c.val_fraction = a.val_fraction;
@@ -142,7 +146,6 @@ std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, con
   return s + "}";
 }
 
-// What the trainer's saves want the user told (rank 0 has them).
 // Once at start: GEMMs that would run below the CPU's rate, and what to do.
 void warn_slow_gemms() {
   const std::string w = cpu_gemm_warning();
@@ -157,6 +160,7 @@ std::string matmul_used(const TrainConfig& cfg, const Trainer& trainer) {
   return std::string(matmul_type_name(trainer.matmul()));
 }
 
+// What the trainer's saves want the user told (rank 0 has them).
 void print_warnings(ShardedTrainer& trainer) {
   for (const std::string& w : trainer.take_warnings()) std::fprintf(stderr, "tierzero: warning: %s\n", w.c_str());
 }
@@ -312,8 +316,15 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
         report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
         if (!a.save_dir.empty())  // the training thread's time in save calls since the last row; whether a background write overlapped the step
           report->set_extra("checkpoint", "{\"save_s\":" + std::to_string(save_s) + ",\"writing\":" + (writing ? "true" : "false") + "}");
-        report->record(st, val_loss);
       }
+      if (cfg.breakdown) {  // collective: every rank's breakdown of this step
+        const std::vector<StepBreakdown> ranks = trainer.gather_breakdowns();
+        if (root) {
+          print_breakdown(st.step, ranks, save_s);
+          report->set_extra("breakdown", breakdown_json(ranks, save_s));
+        }
+      }
+      if (root) report->record(st, val_loss);
       // This step's checkpoint; with --async-save written in the background, the run's last one finished before it ends.
       const bool due = !a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps);
       const auto save_start = std::chrono::steady_clock::now();
@@ -353,6 +364,7 @@ int run_train(const TrainArgs& a, Context& ctx) {
       !a.init.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
+  if (cfg.breakdown) return run_sharded(a, ctx);  // the breakdown is the sharding engine's (a world of one here)
   warn_slow_gemms();
   const RunData data = load_run_data(cfg);
   LocalTrainer trainer(cfg, data.train);
@@ -395,6 +407,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--seed", a->seed, "Seed of initialisation and data order")->check(at_least(0));
   c->add_option("--param-dtype", a->param_dtype, "Working parameter storage: fp32, bf16, fp16");
   c->add_flag("--recompute", a->recompute, "Recompute activations in backward");
+  c->add_flag("--breakdown", a->breakdown,
+              "Print where each step's time goes on every rank (compute; waits for gathers, reductions and control values, split "
+              "by level, quantisation and local work; checkpoint) and write it to the metrics");
   c->add_option("--matmul", a->matmul,
                 "GEMM math: fp32, bf16 (bf16 inputs, fp32 accumulation, on AMX/AVX512-BF16 or tensor cores) or auto (default: "
                 "bf16 with bf16 parameters where the device has bf16 units)")
@@ -403,6 +418,10 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(at_least(1));
   c->add_option("--device", a->device, "Where the engine runs: cpu (MPI) or cuda (one GPU per rank, NCCL)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  c->add_option("--comm-queues", a->comm_queues,
+                "2 (default): parameter gathers and gradient reductions in two queues, each in one order on its own thread, so "
+                "gathers never wait behind reductions (MPI; one queue with NCCL); 1: one queue for every collective")
+      ->check(CLI::Range(1, 2));
   c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
   c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (zero stage, ZeRO++ flags, batch, optimizer, ...)");
   c->add_option("--save-dir", a->save_dir, "Write checkpoints under this directory");

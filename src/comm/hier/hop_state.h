@@ -42,12 +42,12 @@ struct HopState {
   std::byte* buffer(Scratch which, std::size_t bytes);
   int fanout(std::size_t i) const { return hops[i]->size(); }
 
-  // A collective on one hop, timed as that hop's outermost level until the
-  // end of the full expression: s.hop(h)->all_gather(...).
+  // A collective on one hop, timed as the outermost level its members span
+  // until the end of the full expression: s.hop(h)->all_gather(...).
   class HopCall {
    public:
-    HopCall(Communicator& c, ExecClock* clock, Level level) : comm_(c), clock_(clock) {
-      if (clock_) clock_->enter(phase_index(level));
+    HopCall(Communicator& c, ExecClock* clock) : comm_(c), clock_(clock) {
+      if (clock_) clock_->enter(collective_phase(c));
     }
     ~HopCall() {
       if (clock_) clock_->enter(phase_index(CommPhase::local));
@@ -63,7 +63,7 @@ struct HopState {
   // Hop i's communicator, once this thread's memory work has finished.
   HopCall hop(std::size_t i) {
     mem->fence();
-    return HopCall(*hops[i], clock, levels[i].back());
+    return HopCall(*hops[i], clock);
   }
 };
 
