@@ -10,14 +10,25 @@
 namespace tierzero {
 
 namespace {
-// F16C from CPUID leaf 1 (clang's __builtin_cpu_supports does not know "f16c").
+// F16C from CPUID leaf 1 (clang's __builtin_cpu_supports does not know
+// "f16c"). Asked once: under a hypervisor every CPUID instruction is a VM
+// exit (tens of microseconds), which per quantise call was most of the
+// time of a small one.
 bool cpu_has_f16c() {
-  unsigned a = 0, b = 0, c = 0, d = 0;
-  return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  static const bool has = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  }();
+  return has;
 }
-bool cpu_has_avx2() { return __builtin_cpu_supports("avx2") && cpu_has_f16c(); }
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && cpu_has_f16c();
+  return has;
+}
 bool cpu_has_avx512() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && cpu_has_f16c();
+  static const bool has =
+      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && cpu_has_f16c();
+  return has;
 }
 
 const quant::Kernels& kernels(QuantImpl impl) {

@@ -57,6 +57,27 @@ struct Avx512 {
   static I and_mask(I x, int m) { return _mm512_and_si512(x, _mm512_set1_epi32(m)); }
   static I max_u32(I a, I b) { return _mm512_max_epu32(a, b); }
   static I max_u16(I a, I b) { return _mm512_max_epu16(a, b); }
+  static I set1_16(int v) { return _mm512_set1_epi16(static_cast<short>(v)); }
+  static I order_key16(I x) { return _mm512_xor_si512(x, _mm512_and_si512(_mm512_srai_epi16(x, 15), set1_16(0x7fff))); }
+  static I min_i16(I a, I b) { return _mm512_min_epi16(a, b); }
+  static I max_i16(I a, I b) { return _mm512_max_epi16(a, b); }
+  // The 32 signed 16-bit lanes' min and max, as bit patterns.
+  static std::uint16_t hmin_i16(I x) {
+    const __m256i a = _mm256_min_epi16(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1));
+    __m128i b = _mm_min_epi16(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    b = _mm_min_epi16(b, _mm_srli_si128(b, 8));
+    b = _mm_min_epi16(b, _mm_srli_si128(b, 4));
+    b = _mm_min_epi16(b, _mm_srli_si128(b, 2));
+    return static_cast<std::uint16_t>(_mm_extract_epi16(b, 0));
+  }
+  static std::uint16_t hmax_i16(I x) {
+    const __m256i a = _mm256_max_epi16(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1));
+    __m128i b = _mm_max_epi16(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
+    b = _mm_max_epi16(b, _mm_srli_si128(b, 8));
+    b = _mm_max_epi16(b, _mm_srli_si128(b, 4));
+    b = _mm_max_epi16(b, _mm_srli_si128(b, 2));
+    return static_cast<std::uint16_t>(_mm_extract_epi16(b, 0));
+  }
   static std::uint32_t hmax_u32(I x) { return _mm512_reduce_max_epu32(x); }
   static std::uint16_t hmax_u16(I x) {
     const __m256i a = _mm256_max_epu16(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1));

@@ -41,8 +41,34 @@ struct SimdKernels {
   // Two vectors a step into two sets of accumulators, so the loop is not
   // bound by the min/max latency. (min/max are not affected by the order;
   // a zero's sign may differ from the reference's, which params() removes.)
+  // bf16/fp16 (sign and magnitude in 16 bits): min and max over 16-bit
+  // keys that order like the values (negative patterns have their magnitude
+  // bits flipped; the map is its own inverse), twice as many lanes a vector
+  // and no conversion. Finiteness from the largest magnitude pattern, as in
+  // scan_absmax. -0 orders below +0 here; params() makes the offset +0.
+  template <class In>
+  static std::size_t scan_minmax16(const In* p, std::size_t n, Stats& st) {
+    typename V::I lo = V::set1_16(0x7fff), hi = V::set1_16(-0x8000), mag = V::izero();
+    std::size_t k = 0;
+    for (; k + 2 * L <= n; k += 2 * L) {
+      const typename V::I x = V::load_bits16(p + k);
+      const typename V::I key = V::order_key16(x);
+      lo = V::min_i16(lo, key);
+      hi = V::max_i16(hi, key);
+      mag = V::max_u16(mag, V::and_mask(x, 0x7fff7fff));
+    }
+    if (k == 0) return 0;
+    auto value = [](std::uint16_t key) { return static_cast<std::uint16_t>(key ^ (key & 0x8000u ? 0x7fffu : 0u)); };
+    const In min{value(V::hmin_i16(lo))}, max{value(V::hmax_i16(hi))};
+    st.min = load(&min, 0);
+    st.max = load(&max, 0);
+    st.bad = V::hmax_u16(mag) >= (std::is_same_v<In, BF16> ? 0x7f80u : 0x7c00u);
+    return k;
+  }
+
   template <class In>
   static std::size_t scan_minmax(const In* p, std::size_t n, Stats& st) {
+    if constexpr (!std::is_same_v<In, float>) return scan_minmax16(p, n, st);
     typename V::F vmin[2] = {V::set1(std::numeric_limits<float>::infinity()), V::set1(std::numeric_limits<float>::infinity())};
     typename V::F vmax[2] = {V::set1(-std::numeric_limits<float>::infinity()), V::set1(-std::numeric_limits<float>::infinity())};
     typename V::I abs_bits[2] = {V::izero(), V::izero()};
@@ -109,18 +135,23 @@ struct SimdKernels {
   // Every data byte is written once: vectors write whole bytes; only the
   // padding and the bytes the scalar tails fill nibble by nibble (int4) are
   // zeroed first, as the reference's zeroed buffer has them.
+  // Software-pipelined: the next block's statistics and parameters (a
+  // horizontal reduction and two divisions, a long dependency chain) are
+  // computed before this block's values, so the core overlaps the two.
   template <int Bits, bool Asym, class In>
   static std::size_t quantize_mode(const In* src, std::size_t n, const QuantSpec& s, void* packed) {
     auto* data = static_cast<std::uint8_t*>(packed);
     const std::size_t raw = Bits == 8 ? n : (n + 1) / 2, block = s.block;
     std::memset(data + raw, 0, quant_data_bytes(n, s) - raw);
     std::size_t bad = 0;
+    Params p = params(block_stats<Asym>(src, 0, end_of(n, 0, block)), s);
     for (std::size_t b = 0, begin = 0; begin < n; ++b, begin += block) {
       const std::size_t end = end_of(n, begin, block);
-      const Params p = params(block_stats<Asym>(src, begin, end), s);
+      const Params next = end < n ? params(block_stats<Asym>(src, end, end_of(n, end, block)), s) : Params{};
       bad += p.bad;
       quantize_block<Bits, Asym>(src, begin, end, p, s, data);
       write_params(packed, n, b, p, s);
+      p = next;
     }
     return bad;
   }
