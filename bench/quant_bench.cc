@@ -13,9 +13,9 @@ namespace tierzero::bench {
 std::vector<QuantBenchRow> run_quant_bench(std::size_t n, const std::string& impl_name, int reps) {
   QuantImpl impl = QuantImpl::best;
   bool known = false;
-  for (QuantImpl i : {QuantImpl::reference, QuantImpl::avx2, QuantImpl::avx512, QuantImpl::best})
+  for (QuantImpl i : {QuantImpl::reference, QuantImpl::avx2, QuantImpl::avx512, QuantImpl::avx512bf16, QuantImpl::best})
     if (impl_name == quant_impl_name(i)) impl = i, known = true;
-  TZ_CHECK(known, ConfigError, "unknown --impl '" + impl_name + "' (expected best, reference, avx2 or avx512)");
+  TZ_CHECK(known, ConfigError, "unknown --impl '" + impl_name + "' (expected best, reference, avx2, avx512 or avx512bf16)");
   const std::string ran(quant_impl_name(impl == QuantImpl::best ? quant_best_impl() : impl));
   std::vector<QuantBenchRow> rows;
   std::vector<float> f32(n);

@@ -30,6 +30,10 @@ bool cpu_has_avx512() {
       __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") && cpu_has_f16c();
   return has;
 }
+bool cpu_has_avx512bf16() {
+  static const bool has = cpu_has_avx512() && __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bf16");
+  return has;
+}
 
 const quant::Kernels& kernels(QuantImpl impl) {
   if (impl == QuantImpl::best) impl = quant_best_impl();
@@ -38,6 +42,7 @@ const quant::Kernels& kernels(QuantImpl impl) {
   switch (impl) {
     case QuantImpl::avx2: return *quant::avx2_kernels();
     case QuantImpl::avx512: return *quant::avx512_kernels();
+    case QuantImpl::avx512bf16: return *quant::avx512bf16_kernels();
     default: return quant::reference_kernels();
   }
 }
@@ -54,6 +59,7 @@ bool quant_impl_available(QuantImpl impl) {
     case QuantImpl::best: return true;
     case QuantImpl::avx2: return cpu_has_avx2();
     case QuantImpl::avx512: return cpu_has_avx512();
+    case QuantImpl::avx512bf16: return cpu_has_avx512bf16();
   }
   return false;
 }
@@ -63,13 +69,17 @@ std::string_view quant_impl_name(QuantImpl impl) {
     case QuantImpl::reference: return "reference";
     case QuantImpl::avx2: return "avx2";
     case QuantImpl::avx512: return "avx512";
+    case QuantImpl::avx512bf16: return "avx512bf16";
     case QuantImpl::best: return "best";
   }
   return "?";
 }
 
 QuantImpl quant_best_impl() {
-  static const QuantImpl best = cpu_has_avx512() ? QuantImpl::avx512 : cpu_has_avx2() ? QuantImpl::avx2 : QuantImpl::reference;
+  static const QuantImpl best = cpu_has_avx512bf16() ? QuantImpl::avx512bf16
+                                : cpu_has_avx512()   ? QuantImpl::avx512
+                                : cpu_has_avx2()     ? QuantImpl::avx2
+                                                     : QuantImpl::reference;
   return best;
 }
 

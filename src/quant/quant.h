@@ -46,7 +46,7 @@ struct AsymBlock {
 static_assert(sizeof(SymBlock) == 4, "packed layout: one fp32 per symmetric block");
 static_assert(sizeof(AsymBlock) == 8, "packed layout: two fp32 per asymmetric block");
 
-enum class QuantImpl { reference, avx2, avx512, best };
+enum class QuantImpl { reference, avx2, avx512, avx512bf16, best };
 
 TZ_HD inline std::size_t quant_blocks(std::size_t n, const QuantSpec& s) { return (n + s.block - 1) / s.block; }
 // Bytes of quantised values, padded to a multiple of 8.

@@ -71,8 +71,12 @@ struct Avx2 {
   static I max_u32(I a, I b) { return _mm256_max_epu32(a, b); }
   static I max_u16(I a, I b) { return _mm256_max_epu16(a, b); }
   static I set1_16(int v) { return _mm256_set1_epi16(static_cast<short>(v)); }
-  static I order_key16(I x) { return _mm256_xor_si256(x, _mm256_and_si256(_mm256_srai_epi16(x, 15), set1_16(0x7fff))); }
   static I min_i16(I a, I b) { return _mm256_min_epi16(a, b); }
+  static I min_u16(I a, I b) { return _mm256_min_epu16(a, b); }
+  static std::uint16_t hmin_u16(I x) {
+    const __m128i b = _mm_min_epu16(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    return static_cast<std::uint16_t>(_mm_cvtsi128_si32(_mm_minpos_epu16(b)));
+  }
   static I max_i16(I a, I b) { return _mm256_max_epi16(a, b); }
   // The 16 signed 16-bit lanes' min and max, as bit patterns.
   static std::uint16_t hmin_i16(I x) {

@@ -22,6 +22,7 @@ struct Kernels {
 const Kernels& reference_kernels();
 const Kernels* avx2_kernels();    // nullptr when not compiled in
 const Kernels* avx512_kernels();  // nullptr when not compiled in
+const Kernels* avx512bf16_kernels();  // avx512's with AVX512-BF16 bf16 output
 
 // Everything below is per translation unit (an unnamed namespace): the
 // vectorised kernels are compiled with AVX flags, and a shared inline copy

@@ -1,5 +1,5 @@
 // The vectorised quantisation kernels, written once over a vector traits
-// type V (quant_avx2.cc, quant_avx512.cc). Full vectors of V::kLanes
+// type V (quant_avx2.cc, quant_avx512_traits.h). Full vectors of V::kLanes
 // elements go through V; block tails and bad blocks go through the scalar
 // reference functions of quant_block.h, so every element is computed with
 // the same fp32 operations as the reference and the output is identical.
@@ -41,28 +41,33 @@ struct SimdKernels {
   // Two vectors a step into two sets of accumulators, so the loop is not
   // bound by the min/max latency. (min/max are not affected by the order;
   // a zero's sign may differ from the reference's, which params() removes.)
-  // bf16/fp16 (sign and magnitude in 16 bits): min and max over 16-bit
-  // keys that order like the values (negative patterns have their magnitude
-  // bits flipped; the map is its own inverse), twice as many lanes a vector
-  // and no conversion. Finiteness from the largest magnitude pattern, as in
-  // scan_absmax. -0 orders below +0 here; params() makes the offset +0.
+  // bf16/fp16 (sign and magnitude in 16 bits), on the raw patterns, twice
+  // as many lanes a vector and no conversion: as signed integers the
+  // non-negative values order like the numbers and the negative ones in
+  // reverse; as unsigned, every negative pattern is above every other.
+  // So max = the signed max if it is non-negative, else the signed min
+  // (the negative of least magnitude); min = the unsigned max if it is a
+  // negative pattern, else the unsigned min. The largest magnitude, for
+  // finiteness, is the larger of those two extremes'. -0 may come out where
+  // the reference has +0; params() makes the offset +0.
   template <class In>
   static std::size_t scan_minmax16(const In* p, std::size_t n, Stats& st) {
-    typename V::I lo = V::set1_16(0x7fff), hi = V::set1_16(-0x8000), mag = V::izero();
+    typename V::I smax = V::set1_16(-0x8000), smin = V::set1_16(0x7fff), umax = V::izero(), umin = V::set1_16(-1);
     std::size_t k = 0;
     for (; k + 2 * L <= n; k += 2 * L) {
       const typename V::I x = V::load_bits16(p + k);
-      const typename V::I key = V::order_key16(x);
-      lo = V::min_i16(lo, key);
-      hi = V::max_i16(hi, key);
-      mag = V::max_u16(mag, V::and_mask(x, 0x7fff7fff));
+      smax = V::max_i16(smax, x), smin = V::min_i16(smin, x);
+      umax = V::max_u16(umax, x), umin = V::min_u16(umin, x);
     }
     if (k == 0) return 0;
-    auto value = [](std::uint16_t key) { return static_cast<std::uint16_t>(key ^ (key & 0x8000u ? 0x7fffu : 0u)); };
-    const In min{value(V::hmin_i16(lo))}, max{value(V::hmax_i16(hi))};
+    const std::uint16_t hi_s = V::hmax_i16(smax), hi_u = V::hmax_u16(umax);
+    const std::uint16_t max_bits = hi_s < 0x8000u ? hi_s : V::hmin_i16(smin);
+    const std::uint16_t min_bits = hi_u >= 0x8000u ? hi_u : V::hmin_u16(umin);
+    const std::uint16_t mag = std::max<std::uint16_t>(hi_s < 0x8000u ? hi_s : 0, hi_u >= 0x8000u ? hi_u & 0x7fffu : 0);
+    const In min{min_bits}, max{max_bits};
     st.min = load(&min, 0);
     st.max = load(&max, 0);
-    st.bad = V::hmax_u16(mag) >= (std::is_same_v<In, BF16> ? 0x7f80u : 0x7c00u);
+    st.bad = mag >= (std::is_same_v<In, BF16> ? 0x7f80u : 0x7c00u);
     return k;
   }
 

@@ -112,7 +112,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   auto qargs = std::make_shared<QuantArgs>();
   CLI::App* quant = bench->add_subcommand("quant", "Single-thread quantise/dequantise GB/s vs memcpy");
   quant->add_option("--elements", qargs->elements, "Tensor size in elements")->check(at_least(1));
-  quant->add_option("--impl", qargs->impl, "best, reference, avx2 or avx512");
+  quant->add_option("--impl", qargs->impl, "best, reference, avx2, avx512 or avx512bf16");
   quant->add_option("--reps", qargs->reps, "Timed repetitions (best is reported)")->check(at_least(1));
   quant->add_flag("--json", qargs->json, "One JSON object per line");
   quant->callback([qargs, &ctx] { ctx.exit_code = run_quant(*qargs); });
