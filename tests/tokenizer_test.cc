@@ -329,6 +329,10 @@ TEST(HfTokenizerJson, RefusesWhatItCannotTokeniseAlike) {
     }
   };
   expect("{", "is not valid JSON");
+  // An added token on a vocabulary token's id (found by the fuzzer: decoding could not give the text back).
+  std::string json = small_tokenizer_json(false);
+  json.replace(json.find("\"id\":259"), 8, "\"id\":258");
+  expect(json, "'<|endoftext|>' has id 258, which is already 'abc'");
   expect(R"({"model": {"type": "WordPiece"}})", "key 'model.type' must be BPE");
   expect(R"({"model": {"type": "BPE", "byte_fallback": true}})", "byte_fallback");
   expect(R"({"normalizer": {"type": "NFKC"}, "model": {"type": "BPE"}})", "key 'normalizer' must be null or NFC");

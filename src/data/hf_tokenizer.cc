@@ -144,7 +144,9 @@ void load_tokenizer_json(BpeTokenizer::Impl& t, const std::filesystem::path& fil
       const std::string content = a.at("content").get<std::string>();
       TZ_CHECK(!content.empty() && id < (1u << 24), FormatError, at_key(where, "added_tokens") + ": an empty token or an id above 2^24");
       if (t.tokens.size() <= id) t.tokens.resize(std::size_t{id} + 1);
-      if (t.tokens[id].empty()) t.tokens[id] = content;  // an added token may also be in the vocabulary
+      if (t.tokens[id].empty()) t.tokens[id] = content;  // an added token may also be in the vocabulary, as itself
+      TZ_CHECK(t.tokens[id] == content, FormatError,
+               at_key(where, "added_tokens") + ": '" + content + "' has id " + std::to_string(id) + ", which is already '" + t.tokens[id] + "'");
       t.added.emplace_back(content, id);
       t.added_first[static_cast<unsigned char>(content[0])] = true;
     }

@@ -73,38 +73,18 @@ struct Avx2 {
   static I set1_16(int v) { return _mm256_set1_epi16(static_cast<short>(v)); }
   static I min_i16(I a, I b) { return _mm256_min_epi16(a, b); }
   static I min_u16(I a, I b) { return _mm256_min_epu16(a, b); }
+  static I xor16(I x, int m) { return _mm256_xor_si256(x, set1_16(m)); }
+  // The least unsigned 16-bit lane (SSE4.1's minpos over the folded halves).
   static std::uint16_t hmin_u16(I x) {
     const __m128i b = _mm_min_epu16(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
     return static_cast<std::uint16_t>(_mm_cvtsi128_si32(_mm_minpos_epu16(b)));
   }
   static I max_i16(I a, I b) { return _mm256_max_epi16(a, b); }
-  // The 16 signed 16-bit lanes' min and max, as bit patterns.
-  static std::uint16_t hmin_i16(I x) {
-    __m128i b = _mm_min_epi16(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
-    b = _mm_min_epi16(b, _mm_srli_si128(b, 8));
-    b = _mm_min_epi16(b, _mm_srli_si128(b, 4));
-    b = _mm_min_epi16(b, _mm_srli_si128(b, 2));
-    return static_cast<std::uint16_t>(_mm_extract_epi16(b, 0));
-  }
-  static std::uint16_t hmax_i16(I x) {
-    __m128i b = _mm_max_epi16(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
-    b = _mm_max_epi16(b, _mm_srli_si128(b, 8));
-    b = _mm_max_epi16(b, _mm_srli_si128(b, 4));
-    b = _mm_max_epi16(b, _mm_srli_si128(b, 2));
-    return static_cast<std::uint16_t>(_mm_extract_epi16(b, 0));
-  }
   static std::uint32_t hmax_u32(I x) {
     __m128i b = _mm_max_epu32(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
     b = _mm_max_epu32(b, _mm_srli_si128(b, 8));
     b = _mm_max_epu32(b, _mm_srli_si128(b, 4));
     return static_cast<std::uint32_t>(_mm_cvtsi128_si32(b));
-  }
-  static std::uint16_t hmax_u16(I x) {
-    __m128i b = _mm_max_epu16(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
-    b = _mm_max_epu16(b, _mm_srli_si128(b, 8));
-    b = _mm_max_epu16(b, _mm_srli_si128(b, 4));
-    b = _mm_max_epu16(b, _mm_srli_si128(b, 2));
-    return static_cast<std::uint16_t>(_mm_extract_epi16(b, 0));
   }
   static I round(F x) { return _mm256_cvtps_epi32(x); }  // MXCSR default: nearest even
   static F to_float(I q) { return _mm256_cvtepi32_ps(q); }

@@ -53,38 +53,15 @@ struct Avx512 {
   static I set1_16(int v) { return _mm512_set1_epi16(static_cast<short>(v)); }
   static I min_i16(I a, I b) { return _mm512_min_epi16(a, b); }
   static I min_u16(I a, I b) { return _mm512_min_epu16(a, b); }
+  static I xor16(I x, int m) { return _mm512_xor_si512(x, set1_16(m)); }
+  // The least unsigned 16-bit lane (SSE4.1's minpos over the folded halves).
   static std::uint16_t hmin_u16(I x) {
     const __m256i a = _mm256_min_epu16(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1));
     __m128i b = _mm_min_epu16(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
     return static_cast<std::uint16_t>(_mm_cvtsi128_si32(_mm_minpos_epu16(b)));
   }
   static I max_i16(I a, I b) { return _mm512_max_epi16(a, b); }
-  // The 32 signed 16-bit lanes' min and max, as bit patterns.
-  static std::uint16_t hmin_i16(I x) {
-    const __m256i a = _mm256_min_epi16(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1));
-    __m128i b = _mm_min_epi16(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
-    b = _mm_min_epi16(b, _mm_srli_si128(b, 8));
-    b = _mm_min_epi16(b, _mm_srli_si128(b, 4));
-    b = _mm_min_epi16(b, _mm_srli_si128(b, 2));
-    return static_cast<std::uint16_t>(_mm_extract_epi16(b, 0));
-  }
-  static std::uint16_t hmax_i16(I x) {
-    const __m256i a = _mm256_max_epi16(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1));
-    __m128i b = _mm_max_epi16(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
-    b = _mm_max_epi16(b, _mm_srli_si128(b, 8));
-    b = _mm_max_epi16(b, _mm_srli_si128(b, 4));
-    b = _mm_max_epi16(b, _mm_srli_si128(b, 2));
-    return static_cast<std::uint16_t>(_mm_extract_epi16(b, 0));
-  }
   static std::uint32_t hmax_u32(I x) { return _mm512_reduce_max_epu32(x); }
-  static std::uint16_t hmax_u16(I x) {
-    const __m256i a = _mm256_max_epu16(_mm512_castsi512_si256(x), _mm512_extracti64x4_epi64(x, 1));
-    __m128i b = _mm_max_epu16(_mm256_castsi256_si128(a), _mm256_extracti128_si256(a, 1));
-    b = _mm_max_epu16(b, _mm_srli_si128(b, 8));
-    b = _mm_max_epu16(b, _mm_srli_si128(b, 4));
-    b = _mm_max_epu16(b, _mm_srli_si128(b, 2));
-    return static_cast<std::uint16_t>(_mm_extract_epi16(b, 0));
-  }
   static I round(F x) { return _mm512_cvtps_epi32(x); }  // MXCSR default: nearest even
   static F to_float(I q) { return _mm512_cvtepi32_ps(q); }
   static void store_q8(std::uint8_t* p, I q) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(q)); }

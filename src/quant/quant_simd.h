@@ -15,6 +15,12 @@ template <class V>
 struct SimdKernels {
   static constexpr std::size_t L = V::kLanes;
 
+  // Horizontal 16-bit reductions, all through V::hmin_u16: flipping every
+  // bit turns max into min; flipping the sign bit orders signed lanes as unsigned.
+  static std::uint16_t hmax_u16(typename V::I x) { return static_cast<std::uint16_t>(0xffffu ^ V::hmin_u16(V::xor16(x, 0xffff))); }
+  static std::uint16_t hmin_i16(typename V::I x) { return static_cast<std::uint16_t>(0x8000u ^ V::hmin_u16(V::xor16(x, 0x8000))); }
+  static std::uint16_t hmax_i16(typename V::I x) { return static_cast<std::uint16_t>(0x8000u ^ hmax_u16(V::xor16(x, 0x8000))); }
+
   // Symmetric blocks need only absmax and finiteness, read from the bit
   // patterns: for |x| the IEEE encodings order like unsigned integers and
   // Inf/NaN are the largest, so one integer max gives both. bf16/fp16 are
@@ -30,7 +36,7 @@ struct SimdKernels {
       st.absmax = bits_as<float>(bits);
     } else {
       for (; k + 2 * L <= n; k += 2 * L) m = V::max_u16(m, V::and_mask(V::load_bits16(p + k), 0x7fff7fff));
-      const std::uint16_t bits = V::hmax_u16(m);
+      const std::uint16_t bits = hmax_u16(m);
       st.bad = bits >= (std::is_same_v<In, BF16> ? 0x7f80u : 0x7c00u);
       const In top{bits};
       st.absmax = load(&top, 0);
@@ -38,9 +44,6 @@ struct SimdKernels {
     return k;
   }
 
-  // Two vectors a step into two sets of accumulators, so the loop is not
-  // bound by the min/max latency. (min/max are not affected by the order;
-  // a zero's sign may differ from the reference's, which params() removes.)
   // bf16/fp16 (sign and magnitude in 16 bits), on the raw patterns, twice
   // as many lanes a vector and no conversion: as signed integers the
   // non-negative values order like the numbers and the negative ones in
@@ -60,8 +63,8 @@ struct SimdKernels {
       umax = V::max_u16(umax, x), umin = V::min_u16(umin, x);
     }
     if (k == 0) return 0;
-    const std::uint16_t hi_s = V::hmax_i16(smax), hi_u = V::hmax_u16(umax);
-    const std::uint16_t max_bits = hi_s < 0x8000u ? hi_s : V::hmin_i16(smin);
+    const std::uint16_t hi_s = hmax_i16(smax), hi_u = hmax_u16(umax);
+    const std::uint16_t max_bits = hi_s < 0x8000u ? hi_s : hmin_i16(smin);
     const std::uint16_t min_bits = hi_u >= 0x8000u ? hi_u : V::hmin_u16(umin);
     const std::uint16_t mag = std::max<std::uint16_t>(hi_s < 0x8000u ? hi_s : 0, hi_u >= 0x8000u ? hi_u & 0x7fffu : 0);
     const In min{min_bits}, max{max_bits};
@@ -74,21 +77,24 @@ struct SimdKernels {
   template <class In>
   static std::size_t scan_minmax(const In* p, std::size_t n, Stats& st) {
     if constexpr (!std::is_same_v<In, float>) return scan_minmax16(p, n, st);
-    typename V::F vmin[2] = {V::set1(std::numeric_limits<float>::infinity()), V::set1(std::numeric_limits<float>::infinity())};
-    typename V::F vmax[2] = {V::set1(-std::numeric_limits<float>::infinity()), V::set1(-std::numeric_limits<float>::infinity())};
-    typename V::I abs_bits[2] = {V::izero(), V::izero()};
+    else return scan_minmax32(p, n, st);
+  }
+
+  template <class In>  // float
+  static std::size_t scan_minmax32(const In* p, std::size_t n, Stats& st) {
+    typename V::F vmin = V::set1(std::numeric_limits<float>::infinity()),
+                  vmax = V::set1(-std::numeric_limits<float>::infinity());
+    typename V::I abs_bits = V::izero();
     std::size_t k = 0;
-    auto add = [&](int a, std::size_t at) {
-      const typename V::F x = V::load(p + at);
-      vmin[a] = V::min(vmin[a], x);
-      vmax[a] = V::max(vmax[a], x);
-      abs_bits[a] = V::max_u32(abs_bits[a], V::and_mask(V::as_bits(x), 0x7fffffff));
-    };
-    for (; k + 2 * L <= n; k += 2 * L) add(0, k), add(1, k + L);
-    if (k + L <= n) add(0, k), k += L;
-    st.min = V::hmin(V::min(vmin[0], vmin[1]));
-    st.max = V::hmax(V::max(vmax[0], vmax[1]));
-    st.bad = V::hmax_u32(V::max_u32(abs_bits[0], abs_bits[1])) >= 0x7f800000u;
+    for (; k + L <= n; k += L) {
+      const typename V::F x = V::load(p + k);
+      vmin = V::min(vmin, x);
+      vmax = V::max(vmax, x);
+      abs_bits = V::max_u32(abs_bits, V::and_mask(V::as_bits(x), 0x7fffffff));
+    }
+    st.min = V::hmin(vmin);
+    st.max = V::hmax(vmax);
+    st.bad = V::hmax_u32(abs_bits) >= 0x7f800000u;
     return k;
   }
 
