@@ -11,18 +11,13 @@
 
 #include "model/gemm.h"
 #include "model/ops.h"
+#include "test_random.h"
 #include "tierzero/error.h"
 
 namespace tierzero {
 namespace {
 
-std::vector<float> random_vector(std::size_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(g);
-  return v;
-}
+using test::random_vector;
 
 float round_bf16(float x) { return bf16_to_f32(f32_to_bf16(x)); }
 

@@ -17,21 +17,13 @@
 #include "gpu/gpu_quant.h"
 #include "gpu/device_memory.h"
 #include "gpu/gpu_model.h"
+#include "test_random.h"
 #include "tierzero/optim.h"
 
 namespace tierzero {
 namespace {
 
-std::vector<float> random_vector(std::size_t n, unsigned seed, float scale = 1.0f) {
-  std::mt19937 g(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) {
-    x = d(g);
-    if (x == 0.0f) x = scale * 1e-3f;
-  }
-  return v;
-}
+using test::random_vector;
 
 template <class T>
 gpu::DeviceArray<T> upload(const std::vector<T>& v) {
