@@ -291,7 +291,8 @@ StepStats ShardedTrainer::step() {
   s.timed(s.breakdown.backward_s, [&] { s.reducer->finish(); });
   // One all-reduce for the mean loss and the squared gradient norm; each
   // gradient shard is counted once (by the first member of its cross group).
-  const double sq = s.counts_norm ? s.step_ops.sum_squares(s.grads.data(), s.grads.size()) : 0.0;
+  double sq = 0;
+  s.timed(s.breakdown.optimizer_s, [&] { sq = s.counts_norm ? s.step_ops.sum_squares(s.grads.data(), s.grads.size()) : 0.0; });
   float pair[2] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq)};
   s.control_sum(pair, 2);
   st.loss = pair[0];
