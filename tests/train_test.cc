@@ -48,7 +48,8 @@ TEST(TrainConfig, Errors) {
   expect_config_error("seq_len = 100000\n", "seq_len must be between");
   expect_config_error("lr = [\n", "run.toml:1");
   expect_config_error("[adamw]\nbeta1 = 0.9\n", "unknown key 'adamw'");
-  expect_config_error("matmul = 'tf32'\n", "unknown matmul type 'tf32'");
+  expect_config_error("matmul = 'tf32'\n", "run.toml: key 'matmul': unknown matmul type 'tf32'");
+  expect_config_error("param_dtype = 'fp8'\n", "run.toml: key 'param_dtype': unknown dtype 'fp8'");
 }
 
 TEST(LrSchedule, WarmupThenCosineToFloor) {

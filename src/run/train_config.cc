@@ -56,6 +56,14 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
   const toml::table root = parse_toml(text, origin);
   for (auto&& [k, v] : root) {
     const std::string key(k.str());
+    // A value parsed by name (a dtype, a matmul type), its error naming the file and key.
+    auto named = [&](auto parse) {
+      try {
+        return parse(get<std::string>(v, key, origin));
+      } catch (const ConfigError& e) {
+        TZ_THROW(ConfigError, origin + ": key '" + key + "': " + e.message());
+      }
+    };
     if (key == "model") read_model(v, origin, c.model);
     else if (key == "data") c.data = get<std::string>(v, key, origin);
     else if (key == "steps") c.steps = get_int(v, key, origin, 1, std::numeric_limits<std::int64_t>::max());
@@ -71,11 +79,11 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
     else if (key == "eps") c.adamw.eps = static_cast<float>(get<double>(v, key, origin));
     else if (key == "weight_decay") c.adamw.weight_decay = static_cast<float>(get<double>(v, key, origin));
     else if (key == "grad_clip") c.grad_clip = static_cast<float>(get<double>(v, key, origin));
-    else if (key == "param_dtype") c.param_dtype = parse_dtype(get<std::string>(v, key, origin));
+    else if (key == "param_dtype") c.param_dtype = named(parse_dtype);
     else if (key == "recompute") c.recompute = get<bool>(v, key, origin);
     else if (key == "breakdown") c.breakdown = get<bool>(v, key, origin);
     else if (key == "comm_queues") c.comm_queues = static_cast<int>(get_int(v, key, origin, 1, 2));
-    else if (key == "matmul") c.matmul = parse_matmul_type(get<std::string>(v, key, origin));
+    else if (key == "matmul") c.matmul = named(parse_matmul_type);
     else if (key == "metrics") c.metrics = get<std::string>(v, key, origin);
     else if (key == "log_every") c.log_every = static_cast<int>(get_int(v, key, origin, 1));
     else if (key == "val_data") c.val_data = get<std::string>(v, key, origin);
