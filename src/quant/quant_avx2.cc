@@ -129,16 +129,16 @@ struct Avx2 {
     const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
     return asym ? _mm256_cvtepu8_epi32(b) : _mm256_cvtepi8_epi32(b);
   }
+  // 8 nibbles: each byte widened twice into 32-bit lanes, then the lane's
+  // nibble shifted to the top and back down (arithmetic: sign-extended when
+  // symmetric) or shifted down and masked.
   static I load_q4(const std::uint8_t* p, bool asym) {
     int four;
     std::memcpy(&four, p, 4);
     const __m128i x = _mm_cvtsi32_si128(four);
-    const __m128i lo = _mm_and_si128(x, _mm_set1_epi8(0x0f));
-    const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), _mm_set1_epi8(0x0f));
-    const __m128i b = _mm_unpacklo_epi8(lo, hi);
-    if (asym) return _mm256_cvtepu8_epi32(b);
-    const __m128i eight = _mm_set1_epi8(8);
-    return _mm256_cvtepi8_epi32(_mm_sub_epi8(_mm_xor_si128(b, eight), eight));
+    const __m256i b = _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(x, x));  // b0 b0 b1 b1 ...
+    if (asym) return _mm256_and_si256(_mm256_srlv_epi32(b, _mm256_setr_epi32(0, 4, 0, 4, 0, 4, 0, 4)), _mm256_set1_epi32(0x0f));
+    return _mm256_srai_epi32(_mm256_sllv_epi32(b, _mm256_setr_epi32(28, 24, 28, 24, 28, 24, 28, 24)), 28);
   }
 };
 }  // namespace

@@ -96,14 +96,14 @@ struct Avx512 {
     const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     return asym ? _mm512_cvtepu8_epi32(b) : _mm512_cvtepi8_epi32(b);
   }
+  // 16 nibbles: each byte widened twice into 32-bit lanes, then the lane's
+  // nibble shifted to the top and back down (arithmetic: sign-extended when
+  // symmetric) or shifted down and masked.
   static I load_q4(const std::uint8_t* p, bool asym) {
     const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-    const __m128i lo = _mm_and_si128(x, _mm_set1_epi8(0x0f));
-    const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), _mm_set1_epi8(0x0f));
-    const __m128i b = _mm_unpacklo_epi8(lo, hi);
-    if (asym) return _mm512_cvtepu8_epi32(b);
-    const __m128i eight = _mm_set1_epi8(8);
-    return _mm512_cvtepi8_epi32(_mm_sub_epi8(_mm_xor_si128(b, eight), eight));
+    const __m512i b = _mm512_cvtepu8_epi32(_mm_unpacklo_epi8(x, x));  // b0 b0 b1 b1 ...
+    if (asym) return _mm512_and_si512(_mm512_srlv_epi32(b, _mm512_set4_epi32(4, 0, 4, 0)), _mm512_set1_epi32(0x0f));
+    return _mm512_srai_epi32(_mm512_sllv_epi32(b, _mm512_set4_epi32(24, 28, 24, 28)), 28);
   }
 };
 }  // namespace
