@@ -11,6 +11,7 @@
 
 #include "model/gemm.h"
 #include "model/ops.h"
+#include "model/vec_kernels.h"
 #include "test_random.h"
 #include "tierzero/error.h"
 
@@ -110,6 +111,30 @@ TEST(Gemm, Bf16IsTheProductOfRoundedInputsAccumulatedInFp32) {
     EXPECT_GT(vs_fp32, 1e-4) << "bf16 GEMM looks like fp32";
     EXPECT_LT(vs_fp32, 2 * 0x1p-8);
   }
+}
+
+// The operands' conversion: the portable loop is dtype.h's f32_to_bf16 for
+// every pattern (ties, NaN, Inf, denormals, strided rows); the native one
+// (AVX512-BF16, where present) too, except that it flushes fp32 denormals.
+TEST(Gemm, Bf16ConversionIsNearestEven) {
+  std::vector<float> src;
+  for (std::uint32_t u : {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f800000u, 0xff800000u, 0x7fc00001u, 0xffa00000u, 0x00000001u,
+                          0x807fffffu, 0x00800000u, 0x7f7fffffu, 0x80000000u})
+    src.push_back(bits_as<float>(u));
+  const auto noise = random_vector(3 * 41 - src.size(), 5);
+  src.insert(src.end(), noise.begin(), noise.end());
+  const int rows = 3, cols = 37, ld = 41;  // strided: 4 columns of each row skipped
+  std::vector<std::uint16_t> portable(rows * cols), native(rows * cols);
+  ops::to_bf16_rows_portable(portable.data(), src.data(), rows, cols, ld);
+  ops::to_bf16_rows(native.data(), src.data(), rows, cols, ld);
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) {
+      const float x = src[static_cast<std::size_t>(r) * ld + c];
+      const std::uint16_t want = f32_to_bf16(x);
+      EXPECT_EQ(portable[r * cols + c], want) << r << "," << c;
+      const bool denormal = std::fpclassify(x) == FP_SUBNORMAL;
+      EXPECT_EQ(native[r * cols + c], denormal ? static_cast<std::uint16_t>(want & 0x8000u) : want) << r << "," << c;
+    }
 }
 
 TEST(Gemm, InfoNamesTheKernels) {

@@ -16,11 +16,9 @@ struct Backend;
 // process-wide object; never destroyed.
 const Backend& cpu_backend();
 
-// The CPU's GEMM kernels in one line (library, instruction set; bf16 units),
-// and a warning, or nothing, when they would run slower than the CPU
-// allows (an instruction-set limit in the environment, a CPU without AVX2),
-// naming what to do.
-std::string cpu_gemm_info();
+// A warning, or nothing, when the CPU's GEMMs would run slower than the
+// CPU allows (an instruction-set limit in the environment, a CPU without
+// AVX2), naming what to do.
 std::string cpu_gemm_warning();
 
 }  // namespace tierzero

@@ -23,7 +23,6 @@ class HostStepOps final : public StepOps {
 };
 }  // namespace
 
-std::string cpu_gemm_info() { return ops::gemm_info(); }
 std::string cpu_gemm_warning() { return ops::gemm_warning(); }
 
 const Backend& cpu_backend() {
