@@ -15,7 +15,7 @@ build="$TZ_ROOT/build-fuzz"
 parsers=(run_config system deepspeed token_file safetensors checkpoint_meta megatron_index bpe_encode hf_config model_toml tokenizer_json)
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$TZ_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_BUILD_FUZZ=ON \
-    -DTZ_BUILD_TESTS=OFF -DTZ_BUILD_BENCH=OFF -DTZ_WITH_CUDA=OFF -DTZ_WITH_NCCL=OFF >/dev/null
+    -DTZ_BUILD_TESTS=OFF -DTZ_WITH_CUDA=OFF -DTZ_WITH_NCCL=OFF >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target "${parsers[@]/#/fuzz_}"
 status=0

@@ -11,6 +11,10 @@
 namespace tierzero::quant {
 namespace {
 
+// Per-block helpers are inlined into the block loops: as calls they cost
+// about as much as a 256-element block's own work.
+#define TZ_BLOCK_INLINE [[gnu::always_inline]] inline
+
 template <class V>
 struct SimdKernels {
   static constexpr std::size_t L = V::kLanes;
@@ -26,7 +30,7 @@ struct SimdKernels {
   // Inf/NaN are the largest, so one integer max gives both. bf16/fp16 are
   // scanned as raw 16-bit lanes, twice as many per vector.
   template <class In>
-  static std::size_t scan_absmax(const In* p, std::size_t n, Stats& st) {
+  TZ_BLOCK_INLINE static std::size_t scan_absmax(const In* p, std::size_t n, Stats& st) {
     typename V::I m = V::izero();
     std::size_t k = 0;
     if constexpr (std::is_same_v<In, float>) {
@@ -54,7 +58,7 @@ struct SimdKernels {
   // finiteness, is the larger of those two extremes'. -0 may come out where
   // the reference has +0; params() makes the offset +0.
   template <class In>
-  static std::size_t scan_minmax16(const In* p, std::size_t n, Stats& st) {
+  TZ_BLOCK_INLINE static std::size_t scan_minmax16(const In* p, std::size_t n, Stats& st) {
     typename V::I smax = V::set1_16(-0x8000), smin = V::set1_16(0x7fff), umax = V::izero(), umin = V::set1_16(-1);
     std::size_t k = 0;
     for (; k + 2 * L <= n; k += 2 * L) {
@@ -75,13 +79,13 @@ struct SimdKernels {
   }
 
   template <class In>
-  static std::size_t scan_minmax(const In* p, std::size_t n, Stats& st) {
+  TZ_BLOCK_INLINE static std::size_t scan_minmax(const In* p, std::size_t n, Stats& st) {
     if constexpr (!std::is_same_v<In, float>) return scan_minmax16(p, n, st);
     else return scan_minmax32(p, n, st);
   }
 
   template <class In>  // float
-  static std::size_t scan_minmax32(const In* p, std::size_t n, Stats& st) {
+  TZ_BLOCK_INLINE static std::size_t scan_minmax32(const In* p, std::size_t n, Stats& st) {
     typename V::F vmin = V::set1(std::numeric_limits<float>::infinity()),
                   vmax = V::set1(-std::numeric_limits<float>::infinity());
     typename V::I abs_bits = V::izero();
@@ -99,7 +103,7 @@ struct SimdKernels {
   }
 
   template <bool Asym, class In>
-  static Stats block_stats(const In* src, std::size_t begin, std::size_t end) {
+  TZ_BLOCK_INLINE static Stats block_stats(const In* src, std::size_t begin, std::size_t end) {
     Stats st;
     std::size_t i = begin + (Asym ? scan_minmax(src + begin, end - begin, st) : scan_absmax(src + begin, end - begin, st));
     for (; i < end; ++i) st.add(load(src, i));
@@ -140,7 +144,7 @@ struct SimdKernels {
       }
     }
     if (Bits == 4 && i < end) std::memset(data + (i + 1) / 2, 0, (end + 1) / 2 - (i + 1) / 2);
-    quantize_range(src, i, end, p, s, data);
+    if (i < end) quantize_range(src, i, end, p, s, data);
   }
 
   // Every data byte is written once: vectors write whole bytes; only the
@@ -190,7 +194,7 @@ struct SimdKernels {
           put(i, Asym ? V::add(v, offset) : v);
         }
       }
-      tail(i, end, p);
+      if (i < end) tail(i, end, p);
     }
   }
 
@@ -236,6 +240,8 @@ struct SimdKernels {
     return k;
   }
 };
+
+#undef TZ_BLOCK_INLINE
 
 }  // namespace
 }  // namespace tierzero::quant

@@ -57,9 +57,9 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
   for (auto&& [k, v] : root) {
     const std::string key(k.str());
     // A value parsed by name (a dtype, a matmul type), its error naming the file and key.
-    auto named = [&](auto parse) {
+    auto named = [&key, &origin, &value = v](auto parse) {
       try {
-        return parse(get<std::string>(v, key, origin));
+        return parse(get<std::string>(value, key, origin));
       } catch (const ConfigError& e) {
         TZ_THROW(ConfigError, origin + ": key '" + key + "': " + e.message());
       }
