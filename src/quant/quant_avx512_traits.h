@@ -24,13 +24,20 @@ struct Avx512 {
   }
   static F load(const F16* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
-  static void store(BF16* p, F v) {  // round to nearest even; NaN stays a quiet NaN
+  // v's bf16 patterns in the low halves of the lanes: round to nearest
+  // even; NaN stays a quiet NaN.
+  static __m512i bf16_bits(F v) {
     const __m512i u = _mm512_castps_si512(v);
     const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
+    const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb), 16);
     const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(r));
+    return _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40)));
+  }
+  static void store(BF16* p, F v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(bf16_bits(v))); }
+  // 2L bf16 values given as even and odd elements: lane j's two patterns
+  // are elements 2j and 2j + 1 in memory order, stored with no shuffle.
+  static void store_pairs(BF16* p, F even, F odd) {
+    _mm512_storeu_si512(p, _mm512_or_si512(bf16_bits(even), _mm512_slli_epi32(bf16_bits(odd), 16)));
   }
   static void store(F16* p, F v) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
@@ -85,6 +92,32 @@ struct Avx512 {
     const __m512i nib = _mm512_or_si512(_mm512_and_si512(w, _mm512_set1_epi16(0x000f)),
                                         _mm512_and_si512(_mm512_srli_epi16(w, 4), _mm512_set1_epi16(0x00f0)));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi16_epi8(nib));
+  }
+  // 2L int8 or int4 values as their even and odd elements: one widening
+  // load, then shifts (the pair of a 16-bit word or of a byte's nibbles).
+  template <bool Asym>
+  static void load_q8_pairs(const std::uint8_t* p, I& even, I& odd) {
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    if constexpr (Asym) {
+      const __m512i x = _mm512_cvtepu16_epi32(w);
+      even = _mm512_and_si512(x, _mm512_set1_epi32(0xff));
+      odd = _mm512_srli_epi32(x, 8);
+    } else {
+      const __m512i x = _mm512_cvtepi16_epi32(w);
+      even = _mm512_srai_epi32(_mm512_slli_epi32(x, 24), 24);
+      odd = _mm512_srai_epi32(x, 8);
+    }
+  }
+  template <bool Asym>
+  static void load_q4_pairs(const std::uint8_t* p, I& even, I& odd) {
+    const __m512i x = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    if constexpr (Asym) {
+      even = _mm512_and_si512(x, _mm512_set1_epi32(0x0f));
+      odd = _mm512_srli_epi32(x, 4);
+    } else {
+      even = _mm512_srai_epi32(_mm512_slli_epi32(x, 28), 28);
+      odd = _mm512_srai_epi32(_mm512_slli_epi32(x, 24), 28);
+    }
   }
   static void store_q4(std::uint8_t* p, I q) {
     const __m128i w = _mm512_cvtepi32_epi8(q);  // 16 bytes; as u16 lanes: even | odd << 8

@@ -27,6 +27,14 @@ struct Avx512Bf16 : Avx512 {
     if (_mm512_fpclass_ps_mask(v, 0x20)) return Avx512::store(p, v);  // 0x20: denormal
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh(v));
   }
+  static void store_pairs(BF16* p, F even, F odd) {
+    if (_mm512_fpclass_ps_mask(even, 0x20) | _mm512_fpclass_ps_mask(odd, 0x20)) return Avx512::store_pairs(p, even, odd);
+    const __m512i halves = (__m512i)_mm512_cvtne2ps_pbh(odd, even);  // even's 16 values, then odd's
+    const __m512i idx = _mm512_setr_epi32(0x00100000, 0x00110001, 0x00120002, 0x00130003, 0x00140004, 0x00150005,
+                                          0x00160006, 0x00170007, 0x00180008, 0x00190009, 0x001a000a, 0x001b000b,
+                                          0x001c000c, 0x001d000d, 0x001e000e, 0x001f000f);
+    _mm512_storeu_si512(p, _mm512_permutexvar_epi16(idx, halves));
+  }
 };
 }  // namespace
 

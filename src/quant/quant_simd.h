@@ -15,9 +15,20 @@ namespace {
 // about as much as a 256-element block's own work.
 #define TZ_BLOCK_INLINE [[gnu::always_inline]] inline
 
+// One callable of several lambdas' overloads.
+template <class... Fs>
+struct Overload : Fs... {
+  using Fs::operator()...;
+};
+template <class... Fs>
+Overload(Fs...) -> Overload<Fs...>;
+
 template <class V>
 struct SimdKernels {
   static constexpr std::size_t L = V::kLanes;
+  // Whether V decodes to bf16 as even/odd pairs (V::store_pairs, V::load_q8_pairs, V::load_q4_pairs).
+  template <class Out>
+  static constexpr bool kPairs = std::is_same_v<Out, BF16> && requires(BF16* p, typename V::F f) { V::store_pairs(p, f, f); };
 
   // Horizontal 16-bit reductions, all through V::hmin_u16: flipping every
   // bit turns max into min; flipping the sign bit orders signed lanes as unsigned.
@@ -176,8 +187,9 @@ struct SimdKernels {
     return with_mode(s, [&]<int Bits, bool Asym>() { return quantize_mode<Bits, Asym>(src, n, s, packed); });
   }
 
-  // Decodes every block: full vectors go to put(i, values), the rest of the
-  // block to tail(i, end, params) (the reference's scalar functions).
+  // Decodes every block: full vectors go to put(i, values) (pairs of them
+  // to put(i, even, odd) where put takes them), the rest of the block to
+  // tail(i, end, params) (the reference's scalar functions).
   template <int Bits, bool Asym, class Put, class Tail>
   static void decode_blocks(const void* packed, std::size_t n, const QuantSpec& s, Put put, Tail tail) {
     const auto* data = static_cast<const std::uint8_t*>(packed);
@@ -188,11 +200,19 @@ struct SimdKernels {
       std::size_t i = begin;
       if (Bits == 8 || begin % 2 == 0) {
         const typename V::F scale = V::set1(p.scale), offset = V::set1(p.offset);
-        for (; i + L <= end; i += L) {
-          const typename V::I q = Bits == 8 ? V::load_q8(data + i, Asym) : V::load_q4(data + i / 2, Asym);
+        auto value = [&](typename V::I q) {
           const typename V::F v = V::mul(V::to_float(q), scale);
-          put(i, Asym ? V::add(v, offset) : v);
+          return Asym ? V::add(v, offset) : v;
+        };
+        if constexpr (requires(typename V::F v) { put(i, v, v); }) {  // even/odd pairs
+          for (; i + 2 * L <= end; i += 2 * L) {
+            typename V::I even, odd;
+            if constexpr (Bits == 8) V::template load_q8_pairs<Asym>(data + i, even, odd);
+            else V::template load_q4_pairs<Asym>(data + i / 2, even, odd);
+            put(i, value(even), value(odd));
+          }
         }
+        for (; i + L <= end; i += L) put(i, value(Bits == 8 ? V::load_q8(data + i, Asym) : V::load_q4(data + i / 2, Asym)));
       }
       if (i < end) tail(i, end, p);
     }
@@ -201,10 +221,15 @@ struct SimdKernels {
   template <class Out>
   static void dequantize_t(const void* packed, std::size_t n, const QuantSpec& s, Out* dst) {
     const auto* data = static_cast<const std::uint8_t*>(packed);
+    auto one = [&](std::size_t i, typename V::F v) { V::store(dst + i, v); };
+    auto tail = [&](std::size_t i, std::size_t end, const Params& p) { dequantize_range(data, i, end, p, s, dst); };
     with_mode(s, [&]<int Bits, bool Asym>() {
-      decode_blocks<Bits, Asym>(
-          packed, n, s, [&](std::size_t i, typename V::F v) { V::store(dst + i, v); },
-          [&](std::size_t i, std::size_t end, const Params& p) { dequantize_range(data, i, end, p, s, dst); });
+      if constexpr (kPairs<Out>) {
+        auto pair = [&](std::size_t i, typename V::F even, typename V::F odd) { V::store_pairs(dst + i, even, odd); };
+        decode_blocks<Bits, Asym>(packed, n, s, Overload{one, pair}, tail);
+      } else {
+        decode_blocks<Bits, Asym>(packed, n, s, one, tail);
+      }
     });
   }
 
