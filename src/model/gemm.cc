@@ -187,13 +187,18 @@ std::string gemm_warning() {
 
 std::string cpu_model_name() {
   std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      const auto colon = line.find(':');
-      return colon == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", colon + 1));
-    }
-  return "unknown";
+  std::string line, name = "unknown", family, model;
+  auto value = [&] {
+    const auto start = line.find_first_not_of(" \t", line.find(':') + 1);
+    return start == std::string::npos ? std::string() : line.substr(start);
+  };
+  while (std::getline(in, line) && line.find(':') != std::string::npos) {  // the first processor's block
+    const std::string key = line.substr(0, line.find_last_not_of(" \t", line.find(':') - 1) + 1);
+    if (key == "model name") name = value();
+    else if (key == "cpu family") family = value();
+    else if (key == "model") model = value();
+  }
+  return family.empty() ? name : name + " (family " + family + ", model " + model + ")";
 }
 
 }  // namespace tierzero::ops

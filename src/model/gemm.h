@@ -43,7 +43,9 @@ std::string gemm_info();
 // Empty, or what to do when GEMMs would run on kernels slower than the CPU
 // allows (said once at start by the CLI).
 std::string gemm_warning();
-// The CPU's model name (/proc/cpuinfo), for benchmark records.
+// The CPU's model name with its x86 family and model numbers
+// (/proc/cpuinfo), for benchmark records: virtual machines often name only
+// the vendor and line ("AMD EPYC"), the numbers tell the generation.
 std::string cpu_model_name();
 
 }  // namespace tierzero::ops
