@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdint>
 #include <mutex>
+#include <numeric>
 #include <vector>
 
 #include "tierzero/communicator.h"
@@ -93,7 +94,7 @@ class WaitMeter {
     measure(what, [&] { r.wait(); });
   }
   const Totals& totals() const { return totals_; }
-  double blocked_total() const { return totals_.blocked[0] + totals_.blocked[1] + totals_.blocked[2]; }
+  double blocked_total() const { return std::accumulate(totals_.blocked.begin(), totals_.blocked.end(), 0.0); }
   void reset() { totals_ = {}; }
 
  private:

@@ -1,18 +1,25 @@
 #include "breakdown_report.h"
 
 #include <cstdio>
+#include <string>
 #include <nlohmann/json.hpp>
+
+#include "tierzero/topology.h"
 
 namespace tierzero::cli {
 
 namespace {
 constexpr const char* kKinds[StepBreakdown::kKinds] = {"gather", "reduce", "control"};
-constexpr const char* kPhases[StepBreakdown::kPhases] = {"local", "quant", "package", "node", "world"};
+// StepBreakdown's phases: local work, quantisation, then one per level.
+std::string phase_name(int p) {
+  if (p < 2) return p == 0 ? "local" : "quant";
+  return std::string(level_name(static_cast<Level>(p - 2)));
+}
 
 nlohmann::ordered_json table(const StepBreakdown::Table& t) {
   nlohmann::ordered_json j;
   for (int k = 0; k < StepBreakdown::kKinds; ++k)
-    for (int p = 0; p < StepBreakdown::kPhases; ++p) j[kKinds[k]][kPhases[p]] = t[k][p];
+    for (int p = 0; p < StepBreakdown::kPhases; ++p) j[kKinds[k]][phase_name(p)] = t[k][p];
   return j;
 }
 
@@ -22,7 +29,7 @@ std::string phases(const StepBreakdown::Table& t, int kind) {
   for (int p = StepBreakdown::kPhases; p-- > 0;) {
     if (t[kind][p] < 5e-4) continue;
     char buf[48];
-    std::snprintf(buf, sizeof buf, "%s%s %.3f", s.empty() ? "" : " ", kPhases[p], t[kind][p]);
+    std::snprintf(buf, sizeof buf, "%s%s %.3f", s.empty() ? "" : " ", phase_name(p).c_str(), t[kind][p]);
     s += buf;
   }
   return s.empty() ? "-" : s;
