@@ -23,6 +23,14 @@ struct Avx512 {
     return _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
   }
   static F load(const F16* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  // 2L bf16 values as their fp32 even and odd elements: one load, a shift
+  // and a mask (lane j holds elements 2j and 2j + 1) — no shuffle, which
+  // the one-vector load spends on widening.
+  static void load_pairs(const BF16* p, F& even, F& odd) {
+    const __m512i x = _mm512_loadu_si512(p);
+    even = _mm512_castsi512_ps(_mm512_slli_epi32(x, 16));
+    odd = _mm512_castsi512_ps(_mm512_and_si512(x, _mm512_set1_epi32(static_cast<int>(0xffff0000u))));
+  }
   static void store(float* p, F v) { _mm512_storeu_ps(p, v); }
   // v's bf16 patterns in the low halves of the lanes: round to nearest
   // even; NaN stays a quiet NaN.
@@ -92,6 +100,31 @@ struct Avx512 {
     const __m512i nib = _mm512_or_si512(_mm512_and_si512(w, _mm512_set1_epi16(0x000f)),
                                         _mm512_and_si512(_mm512_srli_epi16(w, 4), _mm512_set1_epi16(0x00f0)));
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi16_epi8(nib));
+  }
+  // 4L values given as the even and odd elements of two 2L halves (load_pairs),
+  // as bytes in order: in-lane packs leave 128-bit lane l holding 4 bytes
+  // each of e0, o0, e1, o1; a byte shuffle interleaves each half's evens
+  // and odds, one qword permutation puts the halves in order.
+  template <bool Asym>
+  static void store_q8_pairs(std::uint8_t* p, I e0, I o0, I e1, I o1) {
+    const __m512i w0 = Asym ? _mm512_packus_epi32(e0, o0) : _mm512_packs_epi32(e0, o0);
+    const __m512i w1 = Asym ? _mm512_packus_epi32(e1, o1) : _mm512_packs_epi32(e1, o1);
+    const __m512i bytes = Asym ? _mm512_packus_epi16(w0, w1) : _mm512_packs_epi16(w0, w1);
+    const __m512i pairs =
+        _mm512_shuffle_epi8(bytes, _mm512_broadcast_i32x4(_mm_setr_epi8(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15)));
+    _mm512_storeu_si512(p, _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), pairs));
+  }
+  // The same for int4: lane j's byte is its even value's nibble under its
+  // odd value's (-112..127 or 0..255, so the packs never saturate), as in
+  // store_q4x4.
+  template <bool Asym>
+  static void store_q4_pairs(std::uint8_t* p, I e0, I o0, I e1, I o1) {
+    const __m512i low = _mm512_set1_epi32(0x0f);  // ternary 0xF8: a | (b & c)
+    const __m512i b0 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(o0, 4), e0, low, 0xF8);
+    const __m512i b1 = _mm512_ternarylogic_epi32(_mm512_slli_epi32(o1, 4), e1, low, 0xF8);
+    const __m512i w = Asym ? _mm512_packus_epi32(b0, b1) : _mm512_packs_epi32(b0, b1);  // lane l: b0's 4, b1's 4
+    const __m512i ordered = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7), w);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi16_epi8(ordered));
   }
   // 2L int8 or int4 values as their even and odd elements: one widening
   // load, then shifts (the pair of a 16-bit word or of a byte's nibbles).

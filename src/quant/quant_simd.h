@@ -29,6 +29,9 @@ struct SimdKernels {
   // Whether V decodes to bf16 as even/odd pairs (V::store_pairs, V::load_q8_pairs, V::load_q4_pairs).
   template <class Out>
   static constexpr bool kPairs = std::is_same_v<Out, BF16> && requires(BF16* p, typename V::F f) { V::store_pairs(p, f, f); };
+  // Whether V quantises bf16 as even/odd pairs (V::load_pairs, V::store_q8_pairs, V::store_q4_pairs).
+  template <class In>
+  static constexpr bool kLoadPairs = std::is_same_v<In, BF16> && requires(const BF16* p, typename V::F f) { V::load_pairs(p, f, f); };
 
   // Horizontal 16-bit reductions, all through V::hmin_u16: flipping every
   // bit turns max into min; flipping the sign bit orders signed lanes as unsigned.
@@ -131,7 +134,8 @@ struct SimdKernels {
   }
 
   // Block b's values: four vectors at a time packed into whole bytes (one
-  // store), then single vectors, then the reference's scalar tail.
+  // store; bf16 loaded as even/odd pairs where V can), then single vectors,
+  // then the reference's scalar tail.
   // No clamp is needed (the reference's never acts): |x| <= absmax gives
   // |x * RN(qmax / absmax)| <= qmax (1 + 2^-24)^2 < qmax + 1/2, and
   // 0 <= RN(x - min) <= RN(max - min) bounds the asymmetric case alike.
@@ -141,10 +145,17 @@ struct SimdKernels {
     std::size_t i = begin;
     if (!p.bad && (Bits == 8 || begin % 2 == 0)) {  // int4 vectors start on a byte boundary
       const typename V::F inv = V::set1(p.inv), offset = V::set1(p.offset);
-      auto q = [&](std::size_t k) {
-        const typename V::F x = Asym ? V::sub(V::load(src + k), offset) : V::load(src + k);
-        return V::round(V::mul(x, inv));
-      };
+      auto rq = [&](typename V::F x) { return V::round(V::mul(Asym ? V::sub(x, offset) : x, inv)); };
+      auto q = [&](std::size_t k) { return rq(V::load(src + k)); };
+      if constexpr (kLoadPairs<In>) {
+        for (; i + 4 * L <= end; i += 4 * L) {
+          typename V::F e0, o0, e1, o1;
+          V::load_pairs(src + i, e0, o0);
+          V::load_pairs(src + i + 2 * L, e1, o1);
+          if constexpr (Bits == 8) V::template store_q8_pairs<Asym>(data + i, rq(e0), rq(o0), rq(e1), rq(o1));
+          else V::template store_q4_pairs<Asym>(data + i / 2, rq(e0), rq(o0), rq(e1), rq(o1));
+        }
+      }
       for (; i + 4 * L <= end; i += 4 * L) {
         if constexpr (Bits == 8) V::template store_q8x4<Asym>(data + i, q(i), q(i + L), q(i + 2 * L), q(i + 3 * L));
         else V::template store_q4x4<Asym>(data + i / 2, q(i), q(i + L), q(i + 2 * L), q(i + 3 * L));
