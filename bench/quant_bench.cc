@@ -28,12 +28,14 @@ std::vector<QuantBenchRow> run_quant_bench(std::size_t n, const std::string& imp
   for (DType t : {DType::f32, DType::bf16, DType::f16}) {
     const std::size_t bytes = n * dtype_size(t);
     from_f32(t, f32.data(), src.data(), n);
-    const double copy = best_seconds(reps, [&] { std::memcpy(dst.data(), src.data(), bytes); });
     for (int bits : {8, 4}) {
       for (bool asym : {false, true}) {
         for (std::size_t block : {64, 256, 1024}) {
           const QuantSpec s{bits, asym, block};
           QuantBenchRow row{std::string(dtype_name(t)), bits, asym, block, ran, n};
+          // memcpy timed with each row, next to it: on shared machines the
+          // copy rate drifts by a quarter within a minute.
+          const double copy = best_seconds(reps, [&] { std::memcpy(dst.data(), src.data(), bytes); });
           const double q = best_seconds(reps, [&] { quantize(src.data(), t, n, s, packed.data(), impl); });
           const double dq = best_seconds(reps, [&] { dequantize(packed.data(), n, s, dst.data(), t, impl); });
           row.quantize_gbs = static_cast<double>(bytes) / q / 1e9;

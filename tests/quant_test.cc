@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <utility>
 
 #include "tierzero/error.h"
 
@@ -22,12 +23,17 @@ std::vector<QuantSpec> all_specs() {
   return out;
 }
 
-// n values of type t: Gaussian with a per-block-varying scale, in the type's bit pattern.
-std::vector<std::byte> random_tensor(DType t, std::size_t n, unsigned seed, float sigma = 1.0f) {
+// n values of type t: Gaussian with a per-block-varying scale, in the type's
+// bit pattern. With shift > 0 the mean moves by -shift, 0, +shift sigma in
+// turn every 512 elements: with shift 30 the blocks there are all negative,
+// mixed and all positive (the paths where a block's max is negative or its
+// min positive).
+std::vector<std::byte> random_tensor(DType t, std::size_t n, unsigned seed, float sigma = 1.0f, float shift = 0.0f) {
   std::mt19937 g(seed);
   std::normal_distribution<float> d(0.0f, 1.0f);
   std::vector<float> f(n);
-  for (std::size_t i = 0; i < n; ++i) f[i] = sigma * d(g) * (1.0f + static_cast<float>((i / 61) % 5));
+  for (std::size_t i = 0; i < n; ++i)
+    f[i] = sigma * (d(g) * (1.0f + static_cast<float>((i / 61) % 5)) + shift * (static_cast<float>((i / 512) % 3) - 1.0f));
   std::vector<std::byte> out(n * dtype_size(t));
   from_f32(t, f.data(), out.data(), n);
   return out;
@@ -57,12 +63,12 @@ TEST(Quant, VectorImplementationsMatchReferenceBitForBit) {
   // sigma 3e-37: blocks just above the smallest range (2^-120) whose small
   // steps decode to fp32 denormals (bf16 output rounds them exactly, which
   // AVX512-BF16's conversion would not).
-  for (float sigma : {1.0f, 3e-37f})
+  for (auto [sigma, shift] : {std::pair{1.0f, 0.0f}, std::pair{3e-37f, 0.0f}, std::pair{1.0f, 30.0f}})
   for (DType t : {DType::f32, DType::bf16, DType::f16}) {
     for (const QuantSpec& s : all_specs()) {
       for (std::size_t n : {std::size_t{0}, std::size_t{1}, s.block - 1, s.block, s.block + 1, 3 * s.block + 17, std::size_t{1000}, std::size_t{4099}}) {
         if (n == 0 && s.block == 1) continue;
-        const auto in = random_tensor(t, n, seed++, sigma);
+        const auto in = random_tensor(t, n, seed++, sigma, shift);
         std::vector<std::byte> ref(quant_packed_bytes(n, s)), ref_out(n * dtype_size(t));
         std::vector<float> ref_acc(n, 0.5f);
         quantize(in.data(), t, n, s, ref.data(), QuantImpl::reference);
@@ -72,7 +78,7 @@ TEST(Quant, VectorImplementationsMatchReferenceBitForBit) {
           std::vector<std::byte> got(ref.size()), out(ref_out.size());
           std::vector<float> acc(n, 0.5f);
           quantize(in.data(), t, n, s, got.data(), impl);
-          ASSERT_EQ(got, ref) << quant_impl_name(impl) << " " << dtype_name(t) << " bits=" << s.bits << " asym=" << s.asymmetric << " B=" << s.block << " n=" << n;
+          ASSERT_EQ(got, ref) << quant_impl_name(impl) << " " << dtype_name(t) << " bits=" << s.bits << " asym=" << s.asymmetric << " B=" << s.block << " n=" << n << " shift=" << shift;
           dequantize(ref.data(), n, s, out.data(), t, impl);
           ASSERT_EQ(out, ref_out) << quant_impl_name(impl) << " dequantize";
           dequantize_add(ref.data(), n, s, acc.data(), impl);
