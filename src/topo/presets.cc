@@ -1,6 +1,8 @@
 // Built-in systems. Figures are per rank and per direction.
 #include "tierzero/system.h"
 
+#include <utility>
+
 #include "topo/measured_presets.h"
 
 namespace tierzero {
@@ -9,6 +11,29 @@ namespace {
 constexpr double kGB = 1e9;
 constexpr double kUs = 1e-6;
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// A link at its line rate (no achieved-rate table).
+LinkSpec link(Level level, int fanout, double bandwidth_Bps, double latency_s, std::string source) {
+  LinkSpec l;
+  l.level = level;
+  l.fanout = fanout;
+  l.bandwidth_Bps = bandwidth_Bps;
+  l.latency_s = latency_s;
+  l.source = std::move(source);
+  return l;
+}
+
+// A system with the defaults of everything but its links, memory and rates.
+System system(std::string name, std::vector<LinkSpec> links, double memory_bytes, double peak_flops,
+              double memory_bandwidth_Bps) {
+  System s;
+  s.name = std::move(name);
+  s.links = std::move(links);
+  s.memory_bytes = memory_bytes;
+  s.peak_flops = peak_flops;
+  s.memory_bandwidth_Bps = memory_bandwidth_Bps;
+  return s;
+}
 
 System frontier() {
   // OLCF Frontier User Guide, "System Overview" / "Node AMD GPUs": each node has
@@ -22,14 +47,14 @@ System frontier() {
   // Achievable fraction of peak: 38.38%, the GPU throughput Dash et al.
   // measured for a 22B GPT on Frontier ("Optimizing Distributed Training on
   // Frontier for Large Language Models", ISC 2024, arXiv:2312.12705).
-  System s{"frontier",
-           {{Level::package, 2, 200 * kGB, 2 * kUs, "OLCF Frontier User Guide: 4 IF links x 50 GB/s between the GCDs of one MI250X"},
-            {Level::node, 4, 50 * kGB, 4 * kUs, "OLCF Frontier User Guide: 1-2 IF links x 50 GB/s between MI250X in a node"},
-            {Level::world, 0, 12.5 * kGB, 10 * kUs, "OLCF Frontier User Guide: 4 Slingshot NICs x 25 GB/s per 8 GCDs"}},
-           64 * kGB,
-           191.5e12,
-           1.6e12,  // AMD MI250X datasheet: 3.2 TB/s HBM2e per package
-           0.3838};
+  System s = system("frontier",
+                    {link(Level::package, 2, 200 * kGB, 2 * kUs, "OLCF Frontier User Guide: 4 IF links x 50 GB/s between the GCDs of one MI250X"),
+                     link(Level::node, 4, 50 * kGB, 4 * kUs, "OLCF Frontier User Guide: 1-2 IF links x 50 GB/s between MI250X in a node"),
+                     link(Level::world, 0, 12.5 * kGB, 10 * kUs, "OLCF Frontier User Guide: 4 Slingshot NICs x 25 GB/s per 8 GCDs")},
+                    64 * kGB,
+                    191.5e12,
+                    1.6e12);  // AMD MI250X datasheet: 3.2 TB/s HBM2e per package
+  s.compute_efficiency = 0.3838;
   return s;
 }
 
@@ -38,12 +63,12 @@ System dgx(const char* name, double nvlink_gbs, double ib_gbs, double peak, doub
   // 600 (A100) / 900 (H100) GB/s bidirectional per GPU; one 200 (A100) / 400
   // (H100) Gb/s InfiniBand adapter per GPU. Peak dense bf16: 312 / 989 TFLOP/s.
   // HBM bandwidth: 2.0 TB/s (A100 80GB SXM) / 3.35 TB/s (H100 SXM).
-  return System{name,
-                {{Level::node, 8, nvlink_gbs * kGB, 3 * kUs, "NVIDIA DGX datasheet: NVLink bandwidth per GPU, per direction"},
-                 {Level::world, 0, ib_gbs * kGB, 8 * kUs, "NVIDIA DGX datasheet: one InfiniBand adapter per GPU"}},
+  return system(name,
+                {link(Level::node, 8, nvlink_gbs * kGB, 3 * kUs, "NVIDIA DGX datasheet: NVLink bandwidth per GPU, per direction"),
+                 link(Level::world, 0, ib_gbs * kGB, 8 * kUs, "NVIDIA DGX datasheet: one InfiniBand adapter per GPU")},
                 80 * kGB,
                 peak,
-                hbm};
+                hbm);
 }
 
 System dgx2(const char* name, int ib_links) {
@@ -59,14 +84,15 @@ System dgx2(const char* name, int ib_links) {
   // (an inverse analysis, docs/simulator.md: no published measurement of it
   // was found). Latencies assumed, as for the DGX presets.
   const double world = ib_links * 12.5 * 0.6 / 16;
-  return System{name,
-                {{Level::node, 16, 150 * kGB, 3 * kUs, "NVIDIA DGX-2 datasheet: 300 GB/s NVLink per GPU through NVSwitch"},
-                 {Level::world, 0, world * kGB, 8 * kUs,
-                  std::to_string(ib_links) + " x 100 Gb/s InfiniBand per node / 16 GPUs, at 60% of line rate (inferred, docs/simulator.md)"}},
-                32 * kGB,
-                125e12,
-                900 * kGB,
-                0.30};
+  System s = system(name,
+                    {link(Level::node, 16, 150 * kGB, 3 * kUs, "NVIDIA DGX-2 datasheet: 300 GB/s NVLink per GPU through NVSwitch"),
+                     link(Level::world, 0, world * kGB, 8 * kUs,
+                          std::to_string(ib_links) + " x 100 Gb/s InfiniBand per node / 16 GPUs, at 60% of line rate (inferred, docs/simulator.md)")},
+                    32 * kGB,
+                    125e12,
+                    900 * kGB);
+  s.compute_efficiency = 0.30;
+  return s;
 }
 
 System cpu() {
@@ -76,12 +102,12 @@ System cpu() {
   // 1.25 GB/s line rate; sgemm peak ~90 GFLOP/s per core (OpenBLAS 0.3.21).
   // Replace with `tierzero bench comm --write-system` on the real cluster.
   // Collectives: tierzero's MPI communicator (Open MPI's libnbc), direct.
-  System s{"cpu",
-           {{Level::node, 0, 10 * kGB, 5 * kUs, "measured: Open MPI vader, 2 ranks, this project's dev machine"},
-            {Level::world, 0, 1.25 * kGB, 30 * kUs, "10 GbE line rate"}},
-           16 * kGiB,
-           90e9,
-           14.5e9};  // memcpy bandwidth measured on the development machine
+  System s = system("cpu",
+                    {link(Level::node, 0, 10 * kGB, 5 * kUs, "measured: Open MPI vader, 2 ranks, this project's dev machine"),
+                     link(Level::world, 0, 1.25 * kGB, 30 * kUs, "10 GbE line rate")},
+                    16 * kGiB,
+                    90e9,
+                    14.5e9);  // memcpy bandwidth measured on the development machine
   s.collectives = CollectiveLibrary::mpi;
   return s;
 }
