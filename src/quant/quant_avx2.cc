@@ -72,7 +72,6 @@ struct Avx2 {
   static I max_u16(I a, I b) { return _mm256_max_epu16(a, b); }
   static I set1_16(int v) { return _mm256_set1_epi16(static_cast<short>(v)); }
   static I min_i16(I a, I b) { return _mm256_min_epi16(a, b); }
-  static I min_u16(I a, I b) { return _mm256_min_epu16(a, b); }
   static I xor16(I x, int m) { return _mm256_xor_si256(x, set1_16(m)); }
   // The least unsigned 16-bit lane (SSE4.1's minpos over the folded halves).
   static std::uint16_t hmin_u16(I x) {

@@ -67,7 +67,6 @@ struct Avx512 {
   static I max_u16(I a, I b) { return _mm512_max_epu16(a, b); }
   static I set1_16(int v) { return _mm512_set1_epi16(static_cast<short>(v)); }
   static I min_i16(I a, I b) { return _mm512_min_epi16(a, b); }
-  static I min_u16(I a, I b) { return _mm512_min_epu16(a, b); }
   static I xor16(I x, int m) { return _mm512_xor_si512(x, set1_16(m)); }
   // The least unsigned 16-bit lane (SSE4.1's minpos over the folded halves).
   static std::uint16_t hmin_u16(I x) {

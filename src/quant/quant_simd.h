@@ -68,22 +68,22 @@ struct SimdKernels {
   // reverse; as unsigned, every negative pattern is above every other.
   // So max = the signed max if it is non-negative, else the signed min
   // (the negative of least magnitude); min = the unsigned max if it is a
-  // negative pattern, else the unsigned min. The largest magnitude, for
-  // finiteness, is the larger of those two extremes'. -0 may come out where
-  // the reference has +0; params() makes the offset +0.
+  // negative pattern, else (no negative pattern, where signed and unsigned
+  // order alike) the signed min. The largest magnitude, for finiteness, is
+  // the larger of those two extremes'. -0 may come out where the reference
+  // has +0; params() makes the offset +0.
   template <class In>
   TZ_BLOCK_INLINE static std::size_t scan_minmax16(const In* p, std::size_t n, Stats& st) {
-    typename V::I smax = V::set1_16(-0x8000), smin = V::set1_16(0x7fff), umax = V::izero(), umin = V::set1_16(-1);
+    typename V::I smax = V::set1_16(-0x8000), smin = V::set1_16(0x7fff), umax = V::izero();
     std::size_t k = 0;
     for (; k + 2 * L <= n; k += 2 * L) {
       const typename V::I x = V::load_bits16(p + k);
-      smax = V::max_i16(smax, x), smin = V::min_i16(smin, x);
-      umax = V::max_u16(umax, x), umin = V::min_u16(umin, x);
+      smax = V::max_i16(smax, x), smin = V::min_i16(smin, x), umax = V::max_u16(umax, x);
     }
     if (k == 0) return 0;
     const std::uint16_t hi_s = hmax_i16(smax), hi_u = hmax_u16(umax);
     const std::uint16_t max_bits = hi_s < 0x8000u ? hi_s : hmin_i16(smin);
-    const std::uint16_t min_bits = hi_u >= 0x8000u ? hi_u : V::hmin_u16(umin);
+    const std::uint16_t min_bits = hi_u >= 0x8000u ? hi_u : hmin_i16(smin);
     const std::uint16_t mag = std::max<std::uint16_t>(hi_s < 0x8000u ? hi_s : 0, hi_u >= 0x8000u ? hi_u & 0x7fffu : 0);
     const In min{min_bits}, max{max_bits};
     st.min = load(&min, 0);
