@@ -89,6 +89,20 @@ out=$(TIERZERO_FAULT_SIGNAL=1:3 "$tz" launch --backoff 0 -- "$mpirun" --oversubs
 [ $rc -eq 0 ] && grep -q "attempt 1 ended after .* exit 75: preempted" <<<"$out" && grep -q -- "--resume latest" <<<"$out" &&
   grep -q "resumed at step 4" <<<"$out" && echo "ok: launch reruns a preempted run from its checkpoint" ||
   { echo "FAIL: launch after a preemption (exit $rc)"; echo "$out"; fail=1; }
+# A preemption notice while the processes are still starting (before any library's initialiser has run
+# it is recorded, early_signals.h): train saves after its first step and exits 75 on every rank; other
+# commands keep the default action; the launcher stops before starting the command.
+out=$(TIERZERO_FAULT_EARLY_SIGNAL=1 "$mpirun" --oversubscribe -np 2 "$tz" train --model gpt-tiny --steps 6 --strategy zero3 \
+  --save-dir "$tmp/e1" --log-every 100000 2>&1); rc=$?
+[ $rc -eq 75 ] && grep -q "preempted (a rank received SIGTERM or SIGUSR1) after step 0: saved" <<<"$out" && [ -d "$tmp/e1/step-00000001" ] &&
+  echo "ok: a notice during start-up: train saves after step 0 and exits 75" || { echo "FAIL: early notice to train (exit $rc)"; echo "$out"; fail=1; }
+TIERZERO_FAULT_EARLY_SIGNAL=1 "$tz" bench quant --elements 1000 >/dev/null 2>&1; rc=$?
+[ $rc -eq 138 ] && echo "ok: a notice during start-up ends other commands (SIGUSR1's default action)" ||
+  { echo "FAIL: early notice to bench (exit $rc, expected 138)"; fail=1; }
+out=$(TIERZERO_FAULT_EARLY_SIGNAL=1 "$tz" launch --backoff 0 -- "$tz" train --model gpt-tiny --steps 6 --save-dir "$tmp/e2" 2>&1); rc=$?
+[ $rc -eq 138 ] && grep -q "stopping before attempt 1: the launcher received signal 10" <<<"$out" && ! grep -q "attempt 1 of" <<<"$out" &&
+  echo "ok: a notice during the launcher's start-up: it stops before starting the command" ||
+  { echo "FAIL: early notice to launch (exit $rc)"; echo "$out"; fail=1; }
 # One collective priced flat and decomposed; bad kinds and sizes refused.
 expect_exit 0 "two_level_ms" 1 -- "$tz" collective --system frontier-rccl --ranks 16,64 --total-mib 16
 expect_exit 2 "\-\-collective must be all_gather or reduce_scatter" 1 -- "$tz" collective --collective all_to_all

@@ -8,11 +8,15 @@
 // run (4), which would fail alike again. A SIGTERM, SIGUSR1 or SIGINT to
 // the launcher itself is passed to the command and ends the launcher after
 // it (the allocation is going away); the command's exit code is returned.
+// One that comes before an attempt starts (while the launcher itself is
+// starting, or in the backoff) ends the launcher without starting it:
+// exit 128 + the signal, or the job requeued as below.
 // Under Slurm, --requeue hands a preempted attempt (exit 75, whether the
 // notice reached the launcher or the ranks) to the scheduler instead:
 // `scontrol requeue $SLURM_JOB_ID` (the job must be submitted with
 // sbatch --requeue), and the requeued job (SLURM_RESTART_COUNT > 0)
 // resumes from the latest checkpoint from its first attempt.
+#include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +33,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "early_signals.h"
 #include "validators.h"
 #include "tierzero/error.h"
 
@@ -44,6 +49,8 @@ struct LaunchArgs {
   std::vector<std::string> command;
 };
 
+// The signals passed on to the command.
+constexpr int kNotices[] = {SIGTERM, SIGUSR1, SIGINT};
 volatile std::sig_atomic_t g_child = 0, g_forwarded = 0;
 extern "C" void forward_signal(int signo) {
   g_forwarded = signo;
@@ -65,15 +72,28 @@ bool resumes(const std::vector<std::string>& cmd) {
   return false;
 }
 
-// Runs cmd, waits for it; returns the wait status.
+// Runs cmd, waits for it; returns the wait status. The notices are held
+// while the child starts (it starts with none held), so one that arrives
+// meanwhile is forwarded once g_child names it.
 int run_once(const std::vector<std::string>& cmd) {
   std::vector<char*> argv;
   for (const std::string& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
+  sigset_t notices, held, none;
+  sigemptyset(&notices);
+  sigemptyset(&none);
+  for (int s : kNotices) sigaddset(&notices, s);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  pthread_sigmask(SIG_BLOCK, &notices, &held);
   pid_t pid = 0;
-  const int e = posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  const int e = posix_spawnp(&pid, argv[0], nullptr, &attr, argv.data(), environ);
+  if (e == 0) g_child = pid;
+  pthread_sigmask(SIG_SETMASK, &held, nullptr);
+  posix_spawnattr_destroy(&attr);
   TZ_CHECK(e == 0, ConfigError, "cannot start '" + cmd[0] + "': " + std::strerror(e));
-  g_child = pid;
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
@@ -119,13 +139,23 @@ int run_launch(const LaunchArgs& a) {
   struct sigaction sa {};
   sa.sa_handler = forward_signal;
   sigemptyset(&sa.sa_mask);
-  for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaction(s, &sa, nullptr);
+  for (int s : kNotices) sigaction(s, &sa, nullptr);
+  if (const int early = take_early_signal()) forward_signal(early);  // one that came while the launcher was starting
   std::vector<std::string> cmd = a.command;
   const auto resume_latest = [&] {
     if (!resumes(cmd) && std::filesystem::exists(std::filesystem::path(save_dir) / "latest")) cmd.insert(cmd.end(), {"--resume", "latest"});
   };
   if (a.requeue && env_number("SLURM_RESTART_COUNT") > 0) resume_latest();  // a requeued job goes on where it stopped
   for (int attempt = 0;; ++attempt) {
+    if (g_forwarded) {  // the notice came before this attempt (at start-up or in the backoff): the allocation is going away
+      std::fprintf(stderr, "tierzero launch: stopping before attempt %d: the launcher received signal %d\n", attempt + 1,
+                   static_cast<int>(g_forwarded));
+      if (a.requeue) {
+        requeue_job(job);
+        return kExitPreempted;
+      }
+      return 128 + g_forwarded;
+    }
     std::fprintf(stderr, "tierzero launch: attempt %d of %d:", attempt + 1, a.max_restarts + 1);
     for (const std::string& w : cmd) std::fprintf(stderr, " %s", w.c_str());
     std::fprintf(stderr, "\n");

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "commands.h"
+#include "early_signals.h"
 #include "validators.h"
 #include "tierzero/backend.h"
 #include "tierzero/checkpoint.h"
@@ -180,6 +181,7 @@ void arm_preemption() {
   sa.sa_flags = SA_RESTART;  // interrupted writes and waits resume
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGUSR1, &sa, nullptr);
+  if (const int early = take_early_signal()) g_preempt_signal = early;  // one that came while the run was starting
 }
 
 // Fault injection for tests: VARIABLE=RANK:STEP names the step before which

@@ -6,11 +6,14 @@
 #include <malloc.h>
 
 #include <climits>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "commands.h"
+#include "early_signals.h"
 #include "tierzero/error.h"
 
 namespace tierzero::cli {
@@ -59,6 +62,10 @@ void keep_freed_memory() {
 }  // namespace tierzero::cli
 
 int main(int argc, char** argv) {
+  // Fault injection for tests: a preemption notice before anything has started.
+  if (const char* v = std::getenv("TIERZERO_FAULT_EARLY_SIGNAL"); v && *v == '1') std::raise(SIGUSR1);
+  // Only train and launch act on preemption notices (early_signals.h).
+  if (argc < 2 || (std::strcmp(argv[1], "train") != 0 && std::strcmp(argv[1], "launch") != 0)) tierzero::cli::release_early_signals();
   tierzero::cli::keep_freed_memory();
   CLI::App app{"tierzero: topology-aware sharded data-parallel training (ZeRO-3, ZeRO++, hier3)"};
   app.require_subcommand(1);
