@@ -24,7 +24,7 @@ LinkSpec link(Level level, int fanout, double bandwidth_Bps, double latency_s, s
 }
 
 // A system with the defaults of everything but its links, memory and rates.
-System system(std::string name, std::vector<LinkSpec> links, double memory_bytes, double peak_flops,
+System make_system(std::string name, std::vector<LinkSpec> links, double memory_bytes, double peak_flops,
               double memory_bandwidth_Bps) {
   System s;
   s.name = std::move(name);
@@ -47,7 +47,7 @@ System frontier() {
   // Achievable fraction of peak: 38.38%, the GPU throughput Dash et al.
   // measured for a 22B GPT on Frontier ("Optimizing Distributed Training on
   // Frontier for Large Language Models", ISC 2024, arXiv:2312.12705).
-  System s = system("frontier",
+  System s = make_system("frontier",
                     {link(Level::package, 2, 200 * kGB, 2 * kUs, "OLCF Frontier User Guide: 4 IF links x 50 GB/s between the GCDs of one MI250X"),
                      link(Level::node, 4, 50 * kGB, 4 * kUs, "OLCF Frontier User Guide: 1-2 IF links x 50 GB/s between MI250X in a node"),
                      link(Level::world, 0, 12.5 * kGB, 10 * kUs, "OLCF Frontier User Guide: 4 Slingshot NICs x 25 GB/s per 8 GCDs")},
@@ -63,7 +63,7 @@ System dgx(const char* name, double nvlink_gbs, double ib_gbs, double peak, doub
   // 600 (A100) / 900 (H100) GB/s bidirectional per GPU; one 200 (A100) / 400
   // (H100) Gb/s InfiniBand adapter per GPU. Peak dense bf16: 312 / 989 TFLOP/s.
   // HBM bandwidth: 2.0 TB/s (A100 80GB SXM) / 3.35 TB/s (H100 SXM).
-  return system(name,
+  return make_system(name,
                 {link(Level::node, 8, nvlink_gbs * kGB, 3 * kUs, "NVIDIA DGX datasheet: NVLink bandwidth per GPU, per direction"),
                  link(Level::world, 0, ib_gbs * kGB, 8 * kUs, "NVIDIA DGX datasheet: one InfiniBand adapter per GPU")},
                 80 * kGB,
@@ -84,7 +84,7 @@ System dgx2(const char* name, int ib_links) {
   // (an inverse analysis, docs/simulator.md: no published measurement of it
   // was found). Latencies assumed, as for the DGX presets.
   const double world = ib_links * 12.5 * 0.6 / 16;
-  System s = system(name,
+  System s = make_system(name,
                     {link(Level::node, 16, 150 * kGB, 3 * kUs, "NVIDIA DGX-2 datasheet: 300 GB/s NVLink per GPU through NVSwitch"),
                      link(Level::world, 0, world * kGB, 8 * kUs,
                           std::to_string(ib_links) + " x 100 Gb/s InfiniBand per node / 16 GPUs, at 60% of line rate (inferred, docs/simulator.md)")},
@@ -102,7 +102,7 @@ System cpu() {
   // 1.25 GB/s line rate; sgemm peak ~90 GFLOP/s per core (OpenBLAS 0.3.21).
   // Replace with `tierzero bench comm --write-system` on the real cluster.
   // Collectives: tierzero's MPI communicator (Open MPI's libnbc), direct.
-  System s = system("cpu",
+  System s = make_system("cpu",
                     {link(Level::node, 0, 10 * kGB, 5 * kUs, "measured: Open MPI vader, 2 ranks, this project's dev machine"),
                      link(Level::world, 0, 1.25 * kGB, 30 * kUs, "10 GbE line rate")},
                     16 * kGiB,
