@@ -7,8 +7,7 @@
 # parser crashed, hung (10 s per input), leaked or went past 2 GB.
 #   scripts/fuzz.sh [RUNS | --seconds S]
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-TZ_PACKAGES+=(clang libclang-rt-14-dev)
-tz_install
+tz_install clang libclang-rt-14-dev
 limit=(-runs="${1:-20000}")
 [ "${1:-}" = "--seconds" ] && limit=(-max_total_time="${2:?give the seconds}")
 build="$TZ_ROOT/build-fuzz"

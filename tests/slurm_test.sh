@@ -17,7 +17,7 @@ set -u
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 tz=$(realpath "$1")
 for c in munged slurmctld slurmd srun; do
-  command -v $c >/dev/null || { bash -c "source '$root/scripts/common.sh' && tz_install" || exit 1; break; }
+  command -v $c >/dev/null || { bash -c "source '$root/scripts/common.sh' && tz_install munge slurmctld slurmd slurm-client" || exit 1; break; }
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export MALLOC_MMAP_MAX_=0 MALLOC_TRIM_THRESHOLD_=17179869184 OPENBLAS_NUM_THREADS=1
