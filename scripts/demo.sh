@@ -14,8 +14,8 @@ TZ_TARGETS=tierzero_cli tz_build
 tz_mpi_env
 out="$TZ_BUILD/demo"
 mkdir -p "$out"
-tz_phase "training: $steps steps of ${MODEL:-gpt-tiny}, hier3 on 8 ranks"
-mpirun -np 8 "$TZ_BUILD/tierzero" train --strategy hier3 --topology package=2,node=2,world=2 \
+tz_phase "training: $steps steps of ${MODEL:-gpt-tiny}, hier3 on 8 ranks (Ctrl-C saves a checkpoint and stops)"
+"$TZ_BUILD/tierzero" launch --max-restarts 0 -- mpirun -np 8 "$TZ_BUILD/tierzero" train --strategy hier3 --topology package=2,node=2,world=2 \
   --model "${MODEL:-gpt-tiny}" --data builtin --steps "$steps" --micro-batch 4 --lr 0.003 --warmup 50 \
   --log-every 100 --metrics "$out/metrics.jsonl" --val-fraction 0.01 --eval-every 500 \
   --save-dir "$out/ckpt" --save-every "$steps" --keep 1

@@ -12,7 +12,7 @@
 #include <optional>
 
 #include "commands.h"
-#include "early_signals.h"
+#include "preemption.h"
 #include "validators.h"
 #include "tierzero/backend.h"
 #include "tierzero/checkpoint.h"
@@ -166,24 +166,6 @@ void print_warnings(ShardedTrainer& trainer) {
   for (const std::string& w : trainer.take_warnings()) std::fprintf(stderr, "tierzero: warning: %s\n", w.c_str());
 }
 
-// Preemption: SIGTERM or SIGUSR1 (what Slurm sends before a time limit
-// with --signal, and scancel) on any rank sets this flag; after the step in
-// progress every rank learns of it (ShardedTrainer::step_boundary), saves a
-// checkpoint and exits with kExitPreempted. A second signal only sets the
-// flag again, so it cannot cut a save short.
-volatile std::sig_atomic_t g_preempt_signal = 0;
-extern "C" void on_preempt_signal(int signo) { g_preempt_signal = signo; }
-
-void arm_preemption() {
-  struct sigaction sa {};
-  sa.sa_handler = on_preempt_signal;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_RESTART;  // interrupted writes and waits resume
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGUSR1, &sa, nullptr);
-  if (const int early = take_early_signal()) g_preempt_signal = early;  // one that came while the run was starting
-}
-
 // Fault injection for tests: VARIABLE=RANK:STEP names the step before which
 // that rank fails: TIERZERO_FAULT_STALL stops it as a hung process would
 // (see --comm-timeout), TIERZERO_FAULT_THROW throws std::bad_alloc,
@@ -302,7 +284,9 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     const int stall_step = fault_step("TIERZERO_FAULT_STALL", mpi.rank());
     const int throw_step = fault_step("TIERZERO_FAULT_THROW", mpi.rank());
     const int signal_step = fault_step("TIERZERO_FAULT_SIGNAL", mpi.rank());
-    arm_preemption();
+    arm_preemption(root);
+    if (const std::string note = mpirun_sigterm_note(); root && !a.save_dir.empty() && !note.empty())
+      std::fprintf(stderr, "tierzero: note: %s\n", note.c_str());
     int bad_steps = 0;
     double save_s = 0;  // the training thread's time in save calls after the last step (reported with the next)
     while (trainer.next_step() < cfg.steps) {
@@ -337,7 +321,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       print_warnings(trainer);  // of this save, or of an asynchronous one the last step boundary completed
       if (checked) checked->verify("step " + std::to_string(st.step));  // the step, its validation and its checkpoint
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
-      if (trainer.step_boundary(g_preempt_signal != 0)) {  // also completes an asynchronous save whose writers are done
+      if (trainer.step_boundary(preemption_signal() != 0)) {  // also completes an asynchronous save whose writers are done
         std::string where = "nothing saved (no --save-dir)";
         if (!a.save_dir.empty()) {
           trainer.complete_save();  // a save in flight: this step's (when one was due) or an earlier one's
@@ -347,7 +331,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
         print_warnings(trainer);
         if (checked) checked->verify("the preemption checkpoint");
         if (root)
-          std::fprintf(stderr, "tierzero: preempted (a rank received SIGTERM or SIGUSR1) after step %lld: %s; rerun with --resume latest "
+          std::fprintf(stderr, "tierzero: preempted (a rank received SIGTERM, SIGUSR1 or SIGINT) after step %lld: %s; rerun with --resume latest "
                                "(exit code %d)\n", static_cast<long long>(st.step), where.c_str(), kExitPreempted);
         return kExitPreempted;
       }
@@ -377,11 +361,17 @@ int run_train(const TrainArgs& a, Context& ctx) {
   TrainReport report(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), 1, cfg.metrics, cfg.log_every);
   report.set_extra("strategy", "\"single\"");
   report.set_extra("matmul", "\"" + std::string(matmul_type_name(trainer.matmul())) + "\"");
+  arm_preemption(true);
   int bad_steps = 0;
   while (trainer.next_step() < cfg.steps) {
     const StepStats st = trainer.step();
     report.record(st, validate_after(trainer, data, cfg, st.step + 1));
     if (diverged(st, bad_steps, a.max_bad_steps, true)) return 4;
+    if (preemption_signal() != 0 && trainer.next_step() < cfg.steps) {
+      std::fprintf(stderr, "tierzero: stopped by signal %d after step %lld: nothing saved (no --save-dir) (exit code %d)\n",
+                   preemption_signal(), static_cast<long long>(st.step), kExitPreempted);
+      return kExitPreempted;
+    }
   }
   report.finish();
   return 0;

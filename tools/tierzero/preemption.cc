@@ -1,0 +1,57 @@
+#include "preemption.h"
+
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+
+#include "early_signals.h"
+
+namespace tierzero::cli {
+
+namespace {
+
+volatile std::sig_atomic_t g_preempt_signal = 0;
+volatile std::sig_atomic_t g_say = 0;
+
+void say(const char* text, std::size_t n) {
+  if (g_say) (void)!write(STDERR_FILENO, text, n);
+}
+
+extern "C" void on_preempt_signal(int signo) {
+  if (signo == SIGINT && g_preempt_signal != 0) {
+    static const char again[] = "\ntierzero: interrupted again: stopping at once without saving; latest names the last complete checkpoint\n";
+    say(again, sizeof again - 1);
+    _exit(128 + SIGINT);
+  }
+  if (signo == SIGINT) {
+    static const char first[] = "\ntierzero: interrupted: finishing the step, then saving a checkpoint and stopping (Ctrl-C again stops at once)\n";
+    say(first, sizeof first - 1);
+  }
+  g_preempt_signal = signo;
+}
+
+}  // namespace
+
+void arm_preemption(bool say_interrupts) {
+  g_say = say_interrupts ? 1 : 0;
+  struct sigaction sa {};
+  sa.sa_handler = on_preempt_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;  // interrupted writes and waits resume
+  for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaction(s, &sa, nullptr);
+  if (const int early = take_early_signal()) g_preempt_signal = early;  // one that came while the run was starting
+}
+
+int preemption_signal() { return g_preempt_signal; }
+
+std::string mpirun_sigterm_note() {
+  // Open MPI's ORTE launcher exports both to every rank it starts; srun (PMIx) does not set the second.
+  if (!std::getenv("OMPI_COMM_WORLD_SIZE") || !std::getenv("OMPI_MCA_orte_hnp_uri") || std::getenv("TIERZERO_LAUNCH")) return "";
+  return "a SIGTERM or Ctrl-C to mpirun itself (what Kubernetes, PBS, systemd and `timeout` send) reaches the ranks through "
+         "Open MPI's kill sequence, which does not always leave them time to save; start the job as `tierzero launch -- "
+         "mpirun ...` to have it saved within --grace seconds";
+}
+
+}  // namespace tierzero::cli
