@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "best_seconds.h"
+#include "model/cpu_peaks.h"
 #include "model/gemm.h"
 #include "tierzero/trainer.h"
 
@@ -31,6 +32,7 @@ StepBenchResult run_step_bench(const TrainConfig& cfg, int threads, int warmup, 
   r.tokens_per_s = tokens / r.step_time_s;
   r.tflops = r.tokens_per_s * cfg.model.flops_per_token(cfg.effective_seq_len()) / 1e12;
   r.matmul = ops::matmul();
+  if (r.matmul == MatmulType::bf16) r.bf16_kernels = ops::bf16_gemm_kernels();
   return r;
 }
 
@@ -60,6 +62,9 @@ GemmRates measure_gemm_rates(int threads) {
 
 std::string to_json_line(const TrainConfig& cfg, int threads, const StepBenchResult& r, const GemmRates& g) {
   const double gflops = r.tflops * 1e3;
+  const ops::CpuPeaks& peaks = ops::cpu_peaks();
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::object();
+  for (const auto& [shape, impl] : r.bf16_kernels) kernels[shape] = impl;
   return nlohmann::ordered_json{{"impl", "tierzero"},
                                 {"model", cfg.model.name},
                                 {"micro_batch", cfg.micro_batch},
@@ -74,7 +79,13 @@ std::string to_json_line(const TrainConfig& cfg, int threads, const StepBenchRes
                                 {"sgemm_gflops", g.sgemm},
                                 {"openblas_sgemm_gflops", g.openblas_sgemm},
                                 {"bf16_gemm_gflops", g.bf16},
-                                {"step_vs_best_sgemm", gflops / g.best_sgemm()}}
+                                {"step_vs_best_sgemm", gflops / g.best_sgemm()},
+                                {"fp32_fma_gflops", peaks.fp32_gflops},
+                                {"bf16_dot_gflops", peaks.bf16_dot_gflops},
+                                {"bf16_vs_fp32_peak", peaks.bf16_vs_fp32()},
+                                {"amx", peaks.amx},
+                                {"bf16_units", peaks.bf16_faster() ? "faster than fp32" : peaks.bf16_dot_gflops > 0 ? "slower than fp32" : "none"},
+                                {"bf16_kernels", kernels}}
       .dump();
 }
 

@@ -5,6 +5,8 @@
 // so a step's FLOP rate can be read against the best sgemm.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tierzero/train_config.h"
 
@@ -15,9 +17,12 @@ struct StepBenchResult {
   double tokens_per_s = 0;
   double tflops = 0;       // model FLOPs (GptConfig::flops_per_token) per second
   MatmulType matmul = MatmulType::fp32;  // what the step's GEMMs computed in
+  // bf16 steps: each product shape ("MxNxK TA") and the oneDNN kernel it ran on.
+  std::vector<std::pair<std::string, std::string>> bf16_kernels;
 };
 
-// GFLOP/s of C = A B^T, 1024^3, best of several, on `threads` threads.
+// GFLOP/s of C = A B^T, 1024^3, best of several, on `threads` threads;
+// with the CPU's one-thread instruction peaks (model/cpu_peaks.h) in the JSON.
 struct GemmRates {
   double sgemm = 0;           // tierzero's fp32 GEMM (oneDNN)
   double openblas_sgemm = 0;  // OpenBLAS's, with the kernels it picked for this CPU and environment

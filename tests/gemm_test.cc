@@ -9,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "model/cpu_peaks.h"
 #include "model/gemm.h"
 #include "model/ops.h"
 #include "model/vec_kernels.h"
@@ -152,14 +153,31 @@ TEST(Gemm, InfoNamesTheKernels) {
 }
 
 TEST(Gemm, ResolveMatmul) {
-  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::bf16, true), MatmulType::bf16);
-  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::f32, true), MatmulType::fp32);
-  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::f16, true), MatmulType::fp32);
-  EXPECT_EQ(resolve_matmul(MatmulType::bf16, DType::f32, true), MatmulType::bf16);
-  EXPECT_EQ(resolve_matmul(MatmulType::bf16, DType::bf16, false), MatmulType::fp32);
-  EXPECT_EQ(resolve_matmul(MatmulType::fp32, DType::bf16, true), MatmulType::fp32);
+  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::bf16, Bf16Units::faster), MatmulType::bf16);
+  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::bf16, Bf16Units::slower), MatmulType::fp32);
+  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::f32, Bf16Units::faster), MatmulType::fp32);
+  EXPECT_EQ(resolve_matmul(MatmulType::automatic, DType::f16, Bf16Units::faster), MatmulType::fp32);
+  EXPECT_EQ(resolve_matmul(MatmulType::bf16, DType::f32, Bf16Units::faster), MatmulType::bf16);
+  EXPECT_EQ(resolve_matmul(MatmulType::bf16, DType::f32, Bf16Units::slower), MatmulType::bf16);  // asked for: done
+  EXPECT_EQ(resolve_matmul(MatmulType::bf16, DType::bf16, Bf16Units::none), MatmulType::fp32);
+  EXPECT_EQ(resolve_matmul(MatmulType::fp32, DType::bf16, Bf16Units::faster), MatmulType::fp32);
   EXPECT_EQ(parse_matmul_type("auto"), MatmulType::automatic);
   EXPECT_THROW(parse_matmul_type("tf32"), ConfigError);
+}
+
+// The measured peaks: plausible rates, classified by the stated rule,
+// measured once, and the classification the trainer uses.
+TEST(Gemm, CpuPeaksClassifyTheBf16Units) {
+  const ops::CpuPeaks& p = ops::cpu_peaks();
+  EXPECT_EQ(&p, &ops::cpu_peaks());
+  __builtin_cpu_init();
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2: no FMA probe";
+  EXPECT_GT(p.fp32_gflops, 1.0);
+  EXPECT_LT(p.fp32_gflops, 1e4);  // one thread: a few hundred at most
+  EXPECT_EQ(p.bf16_dot_gflops > 0, static_cast<bool>(__builtin_cpu_supports("avx512bf16")));
+  EXPECT_EQ(p.bf16_faster(), p.amx || p.bf16_vs_fp32() >= 1.25);
+  const Bf16Units want = !ops::cpu_has_bf16_units() ? Bf16Units::none : p.bf16_faster() ? Bf16Units::faster : Bf16Units::slower;
+  EXPECT_EQ(ops::cpu_bf16_units(), want) << ops::gemm_info();
 }
 
 // Largest |x - y| over the largest |y|.

@@ -8,6 +8,8 @@
 #pragma once
 #include <string>
 
+#include "tierzero/dtype.h"
+
 namespace tierzero {
 
 struct Backend;
@@ -16,9 +18,10 @@ struct Backend;
 // process-wide object; never destroyed.
 const Backend& cpu_backend();
 
-// A warning, or nothing, when the CPU's GEMMs would run slower than the
-// CPU allows (an instruction-set limit in the environment, a CPU without
-// AVX2), naming what to do.
-std::string cpu_gemm_warning();
+// A warning, or nothing, when the CPU's GEMMs in `used` math would run
+// slower than the CPU allows (an instruction-set limit in the environment,
+// a CPU without AVX2, bf16 asked for where its bf16 units are slower than
+// fp32), naming what to do.
+std::string cpu_gemm_warning(MatmulType used);
 
 }  // namespace tierzero

@@ -99,16 +99,20 @@ TZ_HD inline std::uint16_t f32_to_f16(float f) {
 // What matrix products compute in (`--matmul`, TOML `matmul`): fp32
 // throughout, or bf16 inputs with fp32 accumulation on the device's bf16
 // matrix units (GPU tensor cores; CPU AMX or AVX512-BF16). `automatic`:
-// bf16 when the parameters are stored in bf16 and the device has such
-// units, fp32 otherwise (resolve_matmul).
+// bf16 when the parameters are stored in bf16 and the device's bf16 units
+// are faster than its fp32 arithmetic, fp32 otherwise (resolve_matmul).
 enum class MatmulType : std::uint8_t { automatic, fp32, bf16 };
+// A device's bf16 matrix units against its fp32 arithmetic: none, there
+// but slower (AVX512-BF16 on an Intel Xeon without AMX), or faster
+// (tensor cores, AMX).
+enum class Bf16Units : std::uint8_t { none, slower, faster };
 std::string_view matmul_type_name(MatmulType t);
 // Parses "auto", "fp32", "bf16"; throws ConfigError.
 MatmulType parse_matmul_type(std::string_view name);
 // `requested` with automatic decided for parameters stored as `param_dtype`
-// on a device with (or without) bf16 matrix units; a bf16 request on a
-// device without them computes in fp32.
-MatmulType resolve_matmul(MatmulType requested, DType param_dtype, bool device_has_bf16);
+// on a device with such bf16 units; a bf16 request on a device without
+// them computes in fp32, one on slower units in bf16 as asked.
+MatmulType resolve_matmul(MatmulType requested, DType param_dtype, Bf16Units units);
 
 // Converts n elements of type `from` to fp32 / from fp32 to `to` (float types only).
 void to_f32(DType from, const void* src, float* dst, std::size_t n);

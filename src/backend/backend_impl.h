@@ -46,7 +46,7 @@ class GptUnitModel final : public UnitModel {
  public:
   GptUnitModel(const GptLayout& layout, const TrainConfig& cfg)
       : m_(layout, cfg.micro_batch, cfg.effective_seq_len(), cfg.recompute),
-        matmul_(resolve_matmul(cfg.matmul, cfg.param_dtype, Ops::has_bf16_units())) {
+        matmul_(resolve_matmul(cfg.matmul, cfg.param_dtype, Ops::bf16_units())) {
     Ops::set_matmul(matmul_);
   }
   void embed_forward(const float* embed, const int* tokens) override { m_.embed_forward(embed, tokens); }

@@ -23,7 +23,7 @@ class HostStepOps final : public StepOps {
 };
 }  // namespace
 
-std::string cpu_gemm_warning() { return ops::gemm_warning(); }
+std::string cpu_gemm_warning(MatmulType used) { return ops::gemm_warning(used); }
 
 const Backend& cpu_backend() {
   static HostStepOps step;

@@ -53,10 +53,10 @@ MatmulType parse_matmul_type(std::string_view s) {
   TZ_THROW(ConfigError, "unknown matmul type '" + std::string(s) + "' (expected auto, fp32 or bf16)");
 }
 
-MatmulType resolve_matmul(MatmulType requested, DType param_dtype, bool device_has_bf16) {
-  if (!device_has_bf16) return MatmulType::fp32;
+MatmulType resolve_matmul(MatmulType requested, DType param_dtype, Bf16Units units) {
+  if (units == Bf16Units::none) return MatmulType::fp32;
   if (requested != MatmulType::automatic) return requested;
-  return param_dtype == DType::bf16 ? MatmulType::bf16 : MatmulType::fp32;
+  return param_dtype == DType::bf16 && units == Bf16Units::faster ? MatmulType::bf16 : MatmulType::fp32;
 }
 
 bool is_float(DType t) { return t == DType::f32 || t == DType::bf16 || t == DType::f16; }

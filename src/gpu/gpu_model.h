@@ -38,7 +38,7 @@ struct DeviceOps {
   static constexpr auto head_forward = &gpu::head_forward;
   static constexpr auto head_backward = &gpu::head_backward;
   static void set_matmul(MatmulType t) { GpuContext::current().math = t; }
-  static bool has_bf16_units() { return device_has_bf16(); }
+  static Bf16Units bf16_units() { return device_has_bf16() ? Bf16Units::faster : Bf16Units::none; }
 };
 
 }  // namespace tierzero::gpu

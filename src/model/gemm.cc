@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "model/cpu_peaks.h"
 #include "model/vec_kernels.h"
 #include "tierzero/error.h"
 
@@ -78,12 +80,24 @@ class Bf16Gemm {
     stream_.wait();
   }
 
+  // "MxNxK TA" and the implementation oneDNN chose, per cached shape.
+  std::vector<std::pair<std::string, std::string>> kernels() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (const auto& [key, p] : primitives_) {
+      const auto& [ta, tb, m, n, k, alpha, beta, ldc] = key;
+      out.emplace_back(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + (ta ? "T" : "N") + (tb ? "T" : "N"),
+                       p.impl);
+    }
+    return out;
+  }
+
  private:
   using Key = std::tuple<bool, bool, int, int, int, float, float, int>;
   // A matmul and its argument memories (their data pointers set per call).
   struct Primitive {
     dnnl::matmul matmul;
     dnnl::memory a, b, c, scratch;
+    std::string impl;  // oneDNN's name for the kernel, e.g. "brg:avx512_core_amx"
   };
   static void convert(std::vector<std::uint16_t>& out, const float* src, int rows, int cols, int ld) {
     const std::size_t need = static_cast<std::size_t>(rows) * cols;
@@ -116,7 +130,8 @@ class Bf16Gemm {
       scratch_bytes_ = bytes;
     }
     Primitive p{dnnl::matmul(pd), dnnl::memory(ad, cpu_engine(), nullptr), dnnl::memory(bd, cpu_engine(), nullptr),
-                dnnl::memory(cd, cpu_engine(), nullptr), dnnl::memory(pd.scratchpad_desc(), cpu_engine(), nullptr)};
+                dnnl::memory(cd, cpu_engine(), nullptr), dnnl::memory(pd.scratchpad_desc(), cpu_engine(), nullptr),
+                pd.impl_info_str()};
     return primitives_.emplace(key, std::move(p)).first->second;
   }
   struct Free {
@@ -129,6 +144,12 @@ class Bf16Gemm {
   std::map<Key, Primitive> primitives_;
 };
 
+// The calling thread's bf16 products.
+Bf16Gemm& thread_bf16_gemm() {
+  thread_local Bf16Gemm g;
+  return g;
+}
+
 }  // namespace
 
 template <>
@@ -136,8 +157,7 @@ void gemm<float>(bool ta, bool tb, int m, int n, int k, float alpha, const float
                  float beta, float* c, int ldc) {
   default_threads();
   if (t_matmul == MatmulType::bf16 && m > 0 && n > 0 && k > 0) {
-    thread_local Bf16Gemm bf16;
-    bf16.run(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    thread_bf16_gemm().run(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;
   }
   check(dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc), "dnnl_sgemm");
@@ -151,6 +171,13 @@ void gemm<double>(bool ta, bool tb, int m, int n, int k, double alpha, const dou
 }
 
 bool cpu_has_bf16_units() { return isa_has(effective_isa(), dnnl_cpu_isa_avx512_core_bf16); }
+
+std::vector<std::pair<std::string, std::string>> bf16_gemm_kernels() { return thread_bf16_gemm().kernels(); }
+
+Bf16Units cpu_bf16_units() {
+  if (!cpu_has_bf16_units()) return Bf16Units::none;
+  return cpu_peaks().bf16_faster() ? Bf16Units::faster : Bf16Units::slower;
+}
 
 void set_matmul(MatmulType t) {
   TZ_CHECK(t != MatmulType::automatic, Error, "set_matmul needs a resolved matmul type (resolve_matmul)");
@@ -167,13 +194,22 @@ void set_blas_threads(int n) {
 std::string gemm_info() {
   const dnnl_version_t* v = dnnl_version();
   const std::string isa = isa_name(effective_isa());
-  return "fp32: oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + " " +
-         isa + "; bf16: " + (cpu_has_bf16_units() ? isa : std::string("none (fp32)")) + "; fp64: OpenBLAS " +
-         openblas_get_corename();
+  std::string bf16 = "none (fp32)";
+  if (cpu_has_bf16_units()) {
+    char ratio[96];
+    const CpuPeaks& p = cpu_peaks();
+    std::snprintf(ratio, sizeof ratio, " (%s)", p.amx ? "AMX" : (std::to_string(p.bf16_vs_fp32()).substr(0, 4) + "x the fp32 FMA rate").c_str());
+    bf16 = isa + ratio;
+  }
+  return "fp32: oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch) + " " + isa +
+         "; bf16: " + bf16 + "; fp64: OpenBLAS " + openblas_get_corename();
 }
 
-std::string gemm_warning() {
+std::string gemm_warning(MatmulType used) {
   const dnnl_cpu_isa_t isa = effective_isa();
+  if (used == MatmulType::bf16 && cpu_bf16_units() == Bf16Units::slower)
+    return "bf16 GEMMs: this CPU's bf16 dot products run at " + std::to_string(cpu_peaks().bf16_vs_fp32()).substr(0, 4) +
+           "x its fp32 FMA rate (AVX512-BF16 without AMX), so --matmul fp32 (what auto picks here) is faster";
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f") && !isa_has(isa, dnnl_cpu_isa_avx512_core))
     return "GEMMs run on oneDNN's " + isa_name(isa) +

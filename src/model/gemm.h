@@ -18,6 +18,8 @@
 // allocates nothing.
 #pragma once
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tierzero/dtype.h"
 
@@ -33,6 +35,11 @@ void set_matmul(MatmulType t);
 MatmulType matmul();
 // True when this CPU multiplies bf16 on matrix units (AMX or AVX512-BF16).
 bool cpu_has_bf16_units();
+// Those units against the CPU's fp32 FMAs, measured (model/cpu_peaks.h).
+Bf16Units cpu_bf16_units();
+// The oneDNN implementation each bf16 product shape of the calling thread
+// ran on so far: "MxNxK TA" (T/N per operand) -> e.g. "brg:avx512_core_bf16".
+std::vector<std::pair<std::string, std::string>> bf16_gemm_kernels();
 
 // Threads for GEMMs (the other layers run on the calling thread).
 void set_blas_threads(int n);
@@ -42,7 +49,7 @@ void set_blas_threads(int n);
 std::string gemm_info();
 // Empty, or what to do when GEMMs would run on kernels slower than the CPU
 // allows (said once at start by the CLI).
-std::string gemm_warning();
+std::string gemm_warning(MatmulType used);
 // The CPU's model name with its x86 family and model numbers
 // (/proc/cpuinfo), for benchmark records: virtual machines often name only
 // the vendor and line ("AMD EPYC"), the numbers tell the generation.

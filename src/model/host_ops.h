@@ -49,7 +49,7 @@ struct HostOps {
   static void attention_backward(A... a) { ops::attention_backward(a...); }
   static constexpr auto attention_scratch = &ops::attention_scratch;
   static void set_matmul(MatmulType t) { ops::set_matmul(t); }
-  static bool has_bf16_units() { return ops::cpu_has_bf16_units(); }
+  static Bf16Units bf16_units() { return ops::cpu_bf16_units(); }
   template <class... A>
   static void gelu_forward(A... a) { ops::gelu_forward(a...); }
   template <class... A>

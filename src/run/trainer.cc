@@ -32,7 +32,7 @@ LocalTrainer::Impl::Impl(const TrainConfig& c, const TokenData& data)
       sampler(data, c.effective_seq_len(), c.seed),
       model(layout, c.micro_batch, c.effective_seq_len(), c.recompute) {
   cfg.validate();
-  cfg.matmul = resolve_matmul(c.matmul, c.param_dtype, ops::cpu_has_bf16_units());
+  cfg.matmul = resolve_matmul(c.matmul, c.param_dtype, ops::cpu_bf16_units());
   ops::set_matmul(cfg.matmul);
   TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(c.model.vocab), ConfigError,
            "data '" + data.origin() + "' has vocabulary " + std::to_string(data.vocab()) + " but the model's is " +

@@ -147,17 +147,14 @@ std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, con
   return s + "}";
 }
 
-// Once at start: GEMMs that would run below the CPU's rate, and what to do.
-void warn_slow_gemms() {
-  const std::string w = cpu_gemm_warning();
-  if (!w.empty()) std::fprintf(stderr, "tierzero: warning: %s\n", w.c_str());
-}
-
-// The GEMM math the trainer resolved; a warning when bf16 was asked for and the device cannot.
-std::string matmul_used(const TrainConfig& cfg, const Trainer& trainer) {
+// The GEMM math the trainer resolved; once, a warning when bf16 was asked
+// for and the device cannot, or when the CPU's GEMMs run below its rate.
+std::string matmul_used(const TrainConfig& cfg, const Trainer& trainer, bool cpu) {
   if (cfg.matmul == MatmulType::bf16 && trainer.matmul() != MatmulType::bf16)
     std::fprintf(stderr, "tierzero: warning: matmul bf16: the device has no bf16 matrix units (AMX, AVX512-BF16, tensor "
                          "cores); computing in fp32\n");
+  if (const std::string w = cpu ? cpu_gemm_warning(trainer.matmul()) : ""; !w.empty())
+    std::fprintf(stderr, "tierzero: warning: %s\n", w.c_str());
   return std::string(matmul_type_name(trainer.matmul()));
 }
 
@@ -243,7 +240,6 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   const bool root = mpi.rank() == 0;
   if (root)
     for (const std::string& note : notes) std::fprintf(stderr, "tierzero: %s\n", note.c_str());
-  if (root && a.device == "cpu") warn_slow_gemms();
   const RunData data = load_run_data(cfg);
   TZ_CHECK(a.resume != "latest" || !a.save_dir.empty(), ConfigError,
            "--resume latest needs --save-dir (the directory whose 'latest' file names the checkpoint)");
@@ -270,7 +266,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     if (root)
       std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s, %s GEMMs\n", cfg.model.name.c_str(),
                    cfg.model.num_params(), mpi.size(), a.device.c_str(), topo.to_string().c_str(), plan.describe().c_str(),
-                   matmul_used(cfg, trainer).c_str());
+                   matmul_used(cfg, trainer, a.device == "cpu").c_str());
     std::unique_ptr<TrainReport> report;
     if (root) {
       report = std::make_unique<TrainReport>(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), mpi.size(), cfg.metrics,
@@ -351,13 +347,12 @@ int run_train(const TrainArgs& a, Context& ctx) {
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
   if (cfg.breakdown) return run_sharded(a, ctx);  // the breakdown is the sharding engine's (a world of one here)
-  warn_slow_gemms();
   const RunData data = load_run_data(cfg);
   LocalTrainer trainer(cfg, data.train);
   std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens, %s GEMMs\n",
                cfg.model.name.c_str(), trainer.num_params(), data.train.origin().c_str(),
                static_cast<long long>(cfg.steps), cfg.micro_batch, cfg.grad_accum, cfg.effective_seq_len(),
-               matmul_used(cfg, trainer).c_str());
+               matmul_used(cfg, trainer, true).c_str());
   TrainReport report(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), 1, cfg.metrics, cfg.log_every);
   report.set_extra("strategy", "\"single\"");
   report.set_extra("matmul", "\"" + std::string(matmul_type_name(trainer.matmul())) + "\"");
