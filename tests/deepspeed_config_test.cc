@@ -124,5 +124,35 @@ TEST(DeepSpeedConfig, Fp16LossScalingKeys) {
   EXPECT_EQ(cfg.loss_scale_window, 200);
 }
 
+// offload_optimizer maps onto where the plan keeps the optimizer state;
+// offload_param and the tuning keys are listed as ignored, with the reason.
+TEST(DeepSpeedConfig, OffloadOptimizerSetsWhereTheStateLives) {
+  TrainConfig cfg;
+  const DeepSpeedMapping cpu = parse(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true}}})", cfg);
+  EXPECT_EQ(cpu.plan.optim_offload, Offload::cpu);
+  EXPECT_EQ(cpu.plan.name, "zero3");
+  const DeepSpeedMapping nvme = parse(R"({"zero_optimization": {"stage": 2, "offload_optimizer":
+      {"device": "nvme", "nvme_path": "/local_nvme", "buffer_count": 4, "fast_init": false},
+      "offload_param": {"device": "cpu"}}})", cfg);
+  EXPECT_EQ(nvme.plan.optim_offload, Offload::nvme);
+  EXPECT_EQ(nvme.plan.nvme_path, "/local_nvme");
+  EXPECT_EQ(nvme.plan.nvme_buffers, 4);
+  const auto listed = [&](const std::string& key) {
+    return std::any_of(nvme.ignored.begin(), nvme.ignored.end(), [&](const std::string& k) { return k.rfind(key + " (", 0) == 0; });
+  };
+  EXPECT_TRUE(listed("zero_optimization.offload_param")) << "with its reason";
+  EXPECT_TRUE(listed("zero_optimization.offload_optimizer.fast_init"));
+  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "none"}}})", cfg).plan.optim_offload, Offload::none);
+  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3}})", cfg).plan.optim_offload, Offload::none);
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "gpu"}}})"),
+            "ds.json: 'zero_optimization.offload_optimizer.device' must be \"none\", \"cpu\" or \"nvme\", got \"gpu\"");
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme"}}})"),
+            "ds.json: 'zero_optimization.offload_optimizer.nvme_path' is needed with device \"nvme\"");
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme", "nvme_path": "/x", "buffer_count": 1}}})"),
+            "ds.json: 'zero_optimization.offload_optimizer.buffer_count' must be between 2 and 64, got 1");
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": "cpu"}})"),
+            "ds.json: 'zero_optimization.offload_optimizer' must be a JSON object, got \"cpu\"");
+}
+
 }  // namespace
 }  // namespace tierzero

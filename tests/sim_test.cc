@@ -47,6 +47,72 @@ TEST(Simulator, MemoryFollowsThePartitionFormulas) {
   EXPECT_FALSE(simulate(frontier("ddp", 8)).fits);
 }
 
+// The optimizer offloaded (ZeRO-Offload / ZeRO-Infinity): its K = 12 bytes
+// per parameter of the shard (fp32 master, m and v: the ZeRO papers'
+// mixed-precision Adam, Rajbhandari et al. 2020, section 3.1, and 2021)
+// leave the device for host memory or NVMe files, and the step pays for
+// moving and updating them, in closed form from the system's rates.
+TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
+  SimInput in;
+  in.model = gpt_preset("llama3-70b");
+  in.system = load_system("dgx-h100");
+  in.ranks = 64;
+  in.micro_batch = 1;
+  in.seq_len = 2048;
+  in.recompute = true;
+  in.plan = fit_to(strategy_plan("zero3"), in.topology());
+  const SimResult dev = simulate(in);
+  std::map<std::string, double> m(dev.memory_bytes.begin(), dev.memory_bytes.end());
+  const double n = static_cast<double>(in.model.num_params()), optim = m["optim"];
+  EXPECT_NEAR(optim, 12 * n / 64, 12 * 200.0);  // plus at most one element of padding per unit
+  EXPECT_EQ(dev.host_bytes + dev.file_bytes + dev.offload_s, 0.0);
+  const double shard = optim / 12;
+  const System& sys = in.system;
+  in.plan.optim_offload = Offload::cpu;
+  const SimResult cpu = simulate(in);
+  std::map<std::string, double> mc(cpu.memory_bytes.begin(), cpu.memory_bytes.end());
+  EXPECT_EQ(mc["optim"], 0.0);
+  EXPECT_EQ(cpu.host_bytes, optim);
+  EXPECT_NEAR(cpu.memory_total, dev.memory_total - optim, 1.0);
+  // 16-bit gradients down and parameters up over PCIe, the update at host memory bandwidth.
+  EXPECT_NEAR(cpu.offload_s, 2 * 2 * shard / sys.host_link_Bps + 28 * shard / sys.host_memory_Bps, 1e-9);
+  EXPECT_NEAR(cpu.step_time_s, dev.step_time_s + cpu.offload_s, 1e-9);
+  in.plan.optim_offload = Offload::nvme;
+  in.plan.nvme_path = "/nvme";
+  const SimResult nvme = simulate(in);
+  EXPECT_EQ(nvme.file_bytes, optim);
+  EXPECT_LT(nvme.host_bytes, optim / 10);  // two buffers of the largest unit
+  EXPECT_NEAR(nvme.offload_s, cpu.offload_s + 24 * shard / sys.nvme_Bps, 1e-9);
+  in.system.nvme_Bps = 0;
+  EXPECT_THROW(simulate(in), ConfigError);  // no rate to price it with
+}
+
+TEST(Planner, ProposesAnOffloadedOptimizerWhenNothingElseFits) {
+  SimInput in;
+  in.model = gpt_preset("llama3-70b");
+  in.system = load_system("dgx-h100");
+  in.ranks = 64;
+  in.micro_batch = 1;
+  in.seq_len = 2048;
+  PlanSearchOptions o;
+  o.memory_limit = 80e9;
+  const auto roomy = search_plans(in, o);
+  ASSERT_FALSE(roomy.empty());
+  for (const PlanCandidate& c : roomy) EXPECT_EQ(c.plan.optim_offload, Offload::none) << "offload only when nothing fits";
+  o.memory_limit = 24e9;  // no plan keeps the states and activations on a 24 GB device
+  const auto tight = search_plans(in, o);
+  ASSERT_FALSE(tight.empty());
+  bool cpu = false, nvme = false;
+  for (const PlanCandidate& c : tight) {
+    EXPECT_NE(c.plan.optim_offload, Offload::none);
+    EXPECT_LE(c.result.memory_total, 24e9);
+    EXPECT_GT(c.result.offload_s, 0.0);
+    cpu = cpu || c.plan.optim_offload == Offload::cpu, nvme = nvme || c.plan.optim_offload == Offload::nvme;
+  }
+  EXPECT_TRUE(cpu && nvme);
+  EXPECT_EQ(tight.front().plan.optim_offload, Offload::cpu) << "host memory is faster than NVMe on a DGX H100";
+}
+
 // zero3 on 64 GCDs (package 2 x node 4 x world 8), in closed form from the
 // counting rule of docs/algorithms.md, for rank 0: per step, flat
 // collectives over all 64 ranks of every unit's padded bf16 shard: the

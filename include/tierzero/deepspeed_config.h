@@ -2,7 +2,9 @@
 // zero_optimization.{stage, zero_hpz_partition_size, zero_quantized_weights,
 // zero_quantized_gradients, reduce_bucket_size (elements: the gradient
 // bucket, in the parameter dtype's bytes), overlap_comm: true (what tierzero
-// always does)}, train_batch_size, train_micro_batch_size_per_gpu,
+// always does), offload_optimizer.{device (none, cpu, nvme), nvme_path,
+// buffer_count, pin_memory}: where the plan keeps the optimizer state
+// (tierzero/plan.h)}, train_batch_size, train_micro_batch_size_per_gpu,
 // gradient_accumulation_steps, optimizer (AdamW/Adam: lr, betas, eps,
 // weight_decay), scheduler (WarmupLR, WarmupDecayLR, WarmupCosineLR with
 // their params, as DeepSpeed defines them: tierzero/optim.h),

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "tierzero/topology.h"
-#include "tierzero/topology.h"
 
 namespace tierzero {
 
@@ -27,9 +26,22 @@ Partition parse_partition(std::string_view s);
 int partition_group_size(const Topology& topo, const Partition& p);
 
 
+// Where a rank's optimizer shard (fp32 master weights and AdamW's two
+// moments) lives between steps, DeepSpeed's offload_optimizer.device:
+// the device's memory (none); host memory (cpu, ZeRO-Offload: the update
+// runs on the host; on the CPU backend that is the same memory, counted as
+// host); or files in a directory (nvme, ZeRO-Infinity), read and written
+// unit by unit through host buffers while the update runs.
+enum class Offload : std::uint8_t { none, cpu, nvme };
+std::string_view offload_name(Offload o);
+Offload parse_offload(std::string_view s);  // "none", "cpu", "nvme"; throws ConfigError
+
 struct Plan {
   std::string name = "custom";
   Partition params, bwd_params, grads, optim;
+  Offload optim_offload = Offload::none;
+  std::string nvme_path;  // the swap files' directory (optim_offload nvme)
+  int nvme_buffers = 2;   // host buffers the NVMe stream cycles through (DeepSpeed's buffer_count), at least 2
   int weight_bits = 16;        // forward all-gather of params: 16 (unquantised), 8 or 4 (qwZ)
   HopBits grad_bits;           // per hop of the gradient reduce-scatter (qgZ); all 16 = unquantised
   Decomposition gather = Decomposition::flat;  // decomposition of the weight all-gathers
@@ -40,10 +52,14 @@ struct Plan {
 
   // Throws ConfigError naming the problem: bwd_params wider than params,
   // grads and optim on different levels, params neither replicated nor on
-  // the optim level, bad bits, a level the topology does not declare.
+  // the optim level, bad bits, a level the topology does not declare, an
+  // NVMe offload without a directory or with fewer than 2 buffers.
   void validate(const Topology& topo) const;
   bool quantized() const;
   std::string describe() const;  // one line, for logs and metrics
+  // The same partitions, bits, decompositions and buckets (the shards'
+  // layout and the arithmetic); where the optimizer state lives may differ.
+  bool same_sharding(const Plan& o) const;
 };
 
 // A preset adapted to a topology: a level the topology does not declare

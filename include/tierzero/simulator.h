@@ -20,7 +20,15 @@
 //             with recomputation (Korthikanti et al. 2022, "Reducing
 //             activation recomputation in large transformer models"), plus
 //             fp32 logits and their gradient; buffers: prefetch slots and
-//             two gradient buckets.
+//             two gradient buckets. With the optimizer offloaded
+//             (Plan::optim_offload) its 12 bytes per parameter of the shard
+//             leave the device (the ZeRO papers' K = 12: fp32 master, m and
+//             v, Rajbhandari et al. 2020 and 2021) for host memory (cpu) or
+//             files (nvme, with its host buffers), and the step pays, not
+//             overlapped: 16-bit gradients down and parameters up over the
+//             host link, the update at host memory bandwidth (28 bytes per
+//             parameter: p, g, m, v read, p, m, v written) and, for nvme,
+//             the state read and written (24 bytes) at the NVMe rate.
 // Pure function; every constant comes from the System (sources in presets.cc).
 #pragma once
 #include <array>
@@ -83,8 +91,10 @@ struct SimResult {
   // hops whose slowest latency is that level's, quantisation of those hops.
   std::array<double, kNumLevels> comm_time_s{}, latency_s{}, quant_time_s{};
   std::array<std::uint64_t, kNumLevels> bytes_per_level{};
-  std::vector<std::pair<std::string, double>> memory_bytes;  // params, bwd_params, grads, optim, activations, buffers
-  double memory_total = 0;
+  std::vector<std::pair<std::string, double>> memory_bytes;  // device: params, bwd_params, grads, optim, activations, buffers
+  double memory_total = 0;                                   // their sum: what must fit the device
+  double host_bytes = 0, file_bytes = 0;                     // an offloaded optimizer's (host memory, NVMe files)
+  double offload_s = 0;                                      // its part of the step (included in step_time_s)
   bool fits = false;
 };
 

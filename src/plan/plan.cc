@@ -18,6 +18,14 @@ int partition_group_size(const Topology& topo, const Partition& p) {
   return g;
 }
 
+std::string_view offload_name(Offload o) { return o == Offload::cpu ? "cpu" : o == Offload::nvme ? "nvme" : "none"; }
+
+Offload parse_offload(std::string_view s) {
+  for (Offload o : {Offload::none, Offload::cpu, Offload::nvme})
+    if (s == offload_name(o)) return o;
+  TZ_THROW(ConfigError, "unknown offload device '" + std::string(s) + "' (expected none, cpu or nvme)");
+}
+
 namespace {
 int rank_of(const Partition& p) { return p ? static_cast<int>(*p) : -1; }
 }  // namespace
@@ -39,6 +47,9 @@ void Plan::validate(const Topology& topo) const {
   TZ_CHECK(!quantized() || grads, ConfigError, where + "quantised gradients need partitioned grads");
   TZ_CHECK(quant_block >= 1, ConfigError, where + "quant_block must be at least 1");
   TZ_CHECK(prefetch >= 0 && prefetch <= 8, ConfigError, where + "prefetch must be between 0 and 8");
+  TZ_CHECK(optim_offload != Offload::nvme || !nvme_path.empty(), ConfigError,
+           where + "the optimizer offloaded to nvme needs a directory (--nvme-path, DeepSpeed's offload_optimizer.nvme_path)");
+  TZ_CHECK(nvme_buffers >= 2, ConfigError, where + "the NVMe offload needs at least 2 buffers, got " + std::to_string(nvme_buffers));
 }
 
 bool Plan::quantized() const {
@@ -51,7 +62,14 @@ std::string Plan::describe() const {
   return name + " (params " + partition_name(params) + ", bwd_params " + partition_name(bwd_params) + ", grads " +
          partition_name(grads) + ", optim " + partition_name(optim) + ", weight bits " + std::to_string(weight_bits) +
          ", grad bits " + grad_bits.to_string() + ", gather " + std::string(decomposition_name(gather)) + ", reduce " +
-         std::string(decomposition_name(reduce)) + ")";
+         std::string(decomposition_name(reduce)) +
+         (optim_offload == Offload::none ? std::string() : ", optim offload " + std::string(offload_name(optim_offload))) + ")";
+}
+
+bool Plan::same_sharding(const Plan& o) const {
+  Plan a = *this, b = o;
+  a.optim_offload = b.optim_offload = Offload::none;
+  return a.describe() == b.describe();
 }
 
 Plan fit_to(const Plan& plan, const Topology& topo) {

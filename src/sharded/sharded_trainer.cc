@@ -94,7 +94,8 @@ void ShardedTrainer::Impl::build_communicators(int me, bool concurrent_queues) {
 // The states' buffers, as StateLayouts sizes them (what the memory model
 // reports), and the buffers that rebuild replicated params from optim shards.
 void ShardedTrainer::Impl::allocate_states() {
-  master.resize(mem, states.optim.total), m.resize(mem, states.optim.total), v.resize(mem, states.optim.total);
+  segments = shard_segments(layout, states.optim);
+  optim = make_optim_store(plan, states.optim, segments, mem, step_ops, world.world_rank(world.rank()));
   grads.resize(mem, states.grads.total);
   mem.zero(grads.data(), grads.bytes());
   params_store.resize(mem, states.params_bytes(dtype));
@@ -102,7 +103,6 @@ void ShardedTrainer::Impl::allocate_states() {
     bwd_store.resize(mem, states.bwd_params_bytes(dtype));
     mem.zero(bwd_store.data(), bwd_store.bytes());
   }
-  segments = shard_segments(layout, states.optim);
   if (!plan.params && plan.optim) {  // replicated params rebuilt from the optim shards after each step
     std::size_t max_shard = 0;
     for (std::size_t s : states.optim.shard) max_shard = std::max(max_shard, s);
@@ -140,11 +140,11 @@ void slice(const GptLayout& layout, const ShardLayout& s, const float* full, flo
 
 void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, const std::vector<float>& full_m,
                                        const std::vector<float>& full_v) {
-  std::vector<float> shard(states.optim.total);
-  for (auto [full, dst] : {std::pair{&full_master, &master}, std::pair{&full_m, &m}, std::pair{&full_v, &v}}) {
-    slice(layout, states.optim, full->data(), shard.data());
-    mem.upload(dst->data(), shard.data(), dst->bytes());
-  }
+  std::vector<float> master(states.optim.total), m(master.size()), v(master.size());
+  slice(layout, states.optim, full_master.data(), master.data());
+  slice(layout, states.optim, full_m.data(), m.data());
+  slice(layout, states.optim, full_v.data(), v.data());
+  optim->assign(master.data(), m.data(), v.data());
   std::vector<float> p32(states.params.total);
   slice(layout, states.params, full_master.data(), p32.data());
   std::vector<std::byte> params(states.params.total * dsize);
@@ -233,18 +233,17 @@ void ShardedTrainer::Impl::backward(float dloss) {
   reducer->add(layout.embed_unit(), embed_grads.data());
 }
 
-void ShardedTrainer::Impl::write_params() {
+void ShardedTrainer::Impl::write_unit_params(int u, const float* master) {
+  const std::size_t n = states.optim.shard[u];
   if (plan.params || !plan.optim) {  // same partition as the master (or both replicated)
-    ops.from_f32(dtype, master.data(), params_store.data(), states.optim.total);
+    ops.from_f32(dtype, master, params_store.data() + states.optim.offset[u] * dsize, n);
     return;
   }
-  // Replicated params from optim shards: all-gather each unit.
-  for (std::size_t u = 0; u < layout.units().size(); ++u) {
-    ops.from_f32(dtype, master.data() + states.optim.offset[u], gather_send.data(), states.optim.shard[u]);
-    Request r = g_hier->iall_gather(gather_send.data(), gather_recv.data(), states.optim.shard[u], dtype);
-    meter->wait(WaitMeter::Wait::gather, r);
-    mem.copy(params_store.data() + states.params.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
-  }
+  // Replicated params from optim shards: all-gather the unit.
+  ops.from_f32(dtype, master, gather_send.data(), n);
+  Request r = g_hier->iall_gather(gather_send.data(), gather_recv.data(), n, dtype);
+  meter->wait(WaitMeter::Wait::gather, r);
+  mem.copy(params_store.data() + states.params.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
 }
 
 ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
@@ -306,11 +305,9 @@ StepStats ShardedTrainer::step() {
     } else {
       const float coef = clip_coefficient(st.grad_norm, s.cfg.grad_clip) / s.loss_scale;
       s.step_ops.scale(s.grads.data(), s.grads.size(), coef);
-      for (const ShardSegment& seg : s.segments)
-        s.step_ops.adamw(s.master.data() + seg.offset, s.grads.data() + seg.offset, s.m.data() + seg.offset, s.v.data() + seg.offset,
-                         seg.length, s.cfg.adamw, s.optim_steps + 1, st.lr, seg.decay);
+      s.optim->update(s.grads.data(), s.cfg.adamw, s.optim_steps + 1, st.lr,
+                      [&s](int u, const float* master) { s.write_unit_params(u, master); });
       ++s.optim_steps;
-      s.write_params();
       if (s.dtype == DType::f16 && ++s.good_steps == s.cfg.loss_scale_window) s.loss_scale *= 2, s.good_steps = 0;
     }
     s.mem.zero(s.grads.data(), s.grads.bytes());
@@ -351,24 +348,33 @@ std::vector<std::pair<std::string, std::uint64_t>> ShardedTrainer::memory_bytes(
   const Impl& s = *impl_;
   const std::uint64_t buffers = s.fetcher->buffer_bytes() + s.reducer->buffer_bytes() + s.embed_params.bytes() +
                                 s.embed_grads.bytes() + s.unit_grad.bytes() + s.gather_send.bytes() + s.gather_recv.bytes();
-  return {{"params", s.params_store.bytes()},
-          {"bwd_params", s.bwd_store.bytes()},
-          {"grads", s.grads.bytes()},
-          {"optim", s.master.bytes() + s.m.bytes() + s.v.bytes()},
-          {"buffers", buffers},
-          {"activations", s.model->activation_bytes()}};
+  const OptimFootprint o = s.optim->footprint();
+  std::vector<std::pair<std::string, std::uint64_t>> out = {{"params", s.params_store.bytes()},
+                                                            {"bwd_params", s.bwd_store.bytes()},
+                                                            {"grads", s.grads.bytes()},
+                                                            {"optim", o.device},
+                                                            {"buffers", buffers},
+                                                            {"activations", s.model->activation_bytes()}};
+  if (o.host) out.emplace_back("optim_host", o.host);  // offloaded: in host memory (cpu) or its NVMe buffers
+  if (o.file) out.emplace_back("optim_file", o.file);  // offloaded to the swap files
+  return out;
 }
 
-std::vector<float> ShardedTrainer::gather_master() { return impl_->gather_full(impl_->master); }
+std::vector<float> ShardedTrainer::gather_master() {
+  Impl& s = *impl_;
+  std::vector<float> master(s.states.optim.total), m(master.size()), v(master.size());
+  s.optim->read(master.data(), m.data(), v.data());
+  return s.gather_full(master);
+}
 
-std::vector<float> ShardedTrainer::Impl::gather_full(const MemArray<float>& shard) {
+std::vector<float> ShardedTrainer::Impl::gather_full(const std::vector<float>& shard) {
   std::vector<float> full(layout.num_params());
-  MemArray<float> gathered(mem, max_padded_unit(layout, states.optim));
+  MemArray<float> mine(mem, max_padded_unit(layout, states.optim)), gathered(mem, mine.size());
   for (std::size_t u = 0; u < layout.units().size(); ++u) {
     const std::size_t n = layout.units()[u].numel;
-    const float* mine = shard.data() + states.optim.offset[u];
-    if (plan.optim) g_hier->all_gather(mine, gathered.data(), states.optim.shard[u], DType::f32);
-    mem.download(full.data() + layout.units()[u].offset, plan.optim ? gathered.data() : mine, n * sizeof(float));
+    mem.upload(mine.data(), shard.data() + states.optim.offset[u], states.optim.shard[u] * sizeof(float));
+    if (plan.optim) g_hier->all_gather(mine.data(), gathered.data(), states.optim.shard[u], DType::f32);
+    mem.download(full.data() + layout.units()[u].offset, plan.optim ? gathered.data() : mine.data(), n * sizeof(float));
   }
   return full;
 }

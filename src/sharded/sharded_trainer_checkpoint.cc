@@ -65,9 +65,7 @@ std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_p
   p->params.resize(params_store.bytes());
   mem.download(p->params.data(), params_store.data(), params_store.bytes());
   p->optim.resize(3 * states.optim.total);
-  mem.download(p->optim.data(), master.data(), master.bytes());
-  mem.download(p->optim.data() + states.optim.total, m.data(), m.bytes());
-  mem.download(p->optim.data() + 2 * states.optim.total, v.data(), v.bytes());
+  optim->read(p->optim.data(), p->optim.data() + states.optim.total, p->optim.data() + 2 * states.optim.total);
   return p;
 }
 
@@ -173,10 +171,8 @@ void read_state(ShardedTrainer::Impl& s, const CheckpointReader& ckpt, bool same
   TZ_CHECK(params.size() == s.params_store.bytes() && optim.size() == 3 * s.states.optim.total * sizeof(float), FormatError,
            "checkpoint '" + ckpt.dir() + "': rank " + std::to_string(r) + "'s shards do not match this run's layout");
   s.mem.upload(s.params_store.data(), params.data(), params.size());
-  const std::size_t part = s.states.optim.total * sizeof(float);
-  s.mem.upload(s.master.data(), optim.data(), part);
-  s.mem.upload(s.m.data(), optim.data() + part, part);
-  s.mem.upload(s.v.data(), optim.data() + 2 * part, part);
+  const float* f = reinterpret_cast<const float*>(optim.data());
+  s.optim->assign(f, f + s.states.optim.total, f + 2 * s.states.optim.total);
 }
 }  // namespace
 
@@ -194,7 +190,7 @@ bool ShardedTrainer::load_checkpoint(const std::string& path) {
     TZ_CHECK(mine.same_architecture(theirs), FormatError,
              "checkpoint '" + ckpt.dir() + "' is for model " + theirs.describe() + "; this run trains " + mine.describe());
     same_layout = meta.world_size == w.size() && Topology::parse(meta.topology, meta.world_size) == w.topology() &&
-                             meta.plan.describe() == s.plan.describe() && meta.train.param_dtype == s.dtype;
+                             meta.plan.same_sharding(s.plan) && meta.train.param_dtype == s.dtype;
     read_state(s, ckpt, same_layout);
     s.step = meta.step;
     s.optim_steps = meta.optim_steps;

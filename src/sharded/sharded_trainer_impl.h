@@ -14,6 +14,7 @@
 #include "backend/backend_impl.h"
 #include "tierzero/sharded_trainer.h"
 #include "sharded/grad_reducer.h"
+#include "sharded/optim_store.h"
 #include "plan/shard_layout.h"
 #include "sharded/unit_fetcher.h"
 
@@ -40,8 +41,9 @@ struct ShardedTrainer::Impl {
   std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
   std::unique_ptr<Hierarchy> p_hier, b_hier, g_hier;
   MemArray<std::byte> params_store, bwd_store, gather_send, gather_recv;
-  MemArray<float> grads, master, m, v;
+  MemArray<float> grads;
   std::vector<ShardSegment> segments;
+  std::unique_ptr<OptimStore> optim;  // the fp32 master and AdamW's moments (plan.optim_offload)
   std::vector<int> forward_units, backward_units, reduce_order;
   // Issue this rank's collectives, each queue in program order
   // (comm/comm_schedule.h): parameter gathers on `schedule`; gradient
@@ -101,8 +103,8 @@ struct ShardedTrainer::Impl {
        const Backend& be);
   // Sets master, m, v and the working parameters from full fp32 host arrays.
   void assign_full(const std::vector<float>& master, const std::vector<float>& m, const std::vector<float>& v);
-  // The full array of an optim-partitioned state, on the host (collective).
-  std::vector<float> gather_full(const MemArray<float>& shard);
+  // The full array of an optim-partitioned state from this rank's host shard (collective).
+  std::vector<float> gather_full(const std::vector<float>& shard);
   // A copy of an array on the host.
   template <class T>
   std::vector<T> to_host(const MemArray<T>& a) {
@@ -132,7 +134,10 @@ struct ShardedTrainer::Impl {
   // Runs f and adds its time, less the waits it made (meter, full slots), to `into`.
   template <class F>
   void timed(double& into, F&& f);
-  void write_params();
+  // The working parameters of unit u from its new fp32 master shard (the
+  // backend's memory): converted in place, or all-gathered when params are
+  // replicated and optim partitioned (collective).
+  void write_unit_params(int u, const float* master);
 };
 
 

@@ -44,7 +44,8 @@ std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCand
         {"reduce", std::string(decomposition_name(p.reduce))},
         {"prefetch", std::to_string(p.prefetch)},
         {"bucket_mib", std::to_string(p.bucket_bytes >> 20)},
-        {"recompute", c.recompute ? "yes" : "no"}};
+        {"recompute", c.recompute ? "yes" : "no"},
+        {"offload", std::string(offload_name(p.optim_offload))}};
   };
   const auto x = settings(a), y = settings(b);
   std::vector<std::pair<std::string, std::string>> out;
@@ -77,6 +78,7 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
   const std::vector<const char*> grad_bits = {"package=16,node=16,world=16", "package=16,node=8,world=8", "package=16,node=8,world=4",
                                               "package=8,node=8,world=8", "package=4,node=4,world=4"};
   std::vector<PlanCandidate> out;
+  const auto enumerate = [&](Offload offload) {
   for (const Partition& optim : levels)
     for (int replicated_params = 0; replicated_params < 2; ++replicated_params) {
       const Partition p = replicated_params ? Partition{} : optim;
@@ -98,6 +100,8 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
                     plan.prefetch = prefetch;
                     plan.bucket_bytes = bucket;
                     plan.quant_block = 64;
+                    plan.optim_offload = offload;
+                    plan.nvme_path = offload == Offload::nvme ? "<nvme_path>" : "";  // the run names the directory
                     try {
                       plan.validate(topo);
                     } catch (const ConfigError&) {
@@ -114,6 +118,13 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
                   }
       }
     }
+  };
+  enumerate(Offload::none);
+  // Nothing fits the device: the optimizer state to host memory, or to NVMe where the system gives its rate.
+  if (out.empty() && base.system.host_memory_Bps > 0) {
+    enumerate(Offload::cpu);
+    if (base.system.nvme_Bps > 0) enumerate(Offload::nvme);
+  }
   // Lossy plans are ranked as if slower by the margin they must win by.
   const auto score = [&](const PlanCandidate& c) {
     return c.result.tflops_per_device / (lossy(c.plan) ? 1 + options.min_quant_gain : 1.0);

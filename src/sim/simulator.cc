@@ -154,14 +154,36 @@ void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& 
   const double buffers = (p.prefetch + 1) * static_cast<double>(max_unit) * bytes_per_param +
                          static_cast<double>(layout.units()[0].numel) * bytes_per_param +
                          2 * std::min(static_cast<double>(p.bucket_bytes), grads_total);
+  const auto optim = static_cast<double>(states.optim_bytes());
   r.memory_bytes = {{"params", static_cast<double>(states.params_bytes(in.dtype))},
                     {"bwd_params", static_cast<double>(states.bwd_params_bytes(in.dtype))},
                     {"grads", grads_total},
-                    {"optim", static_cast<double>(states.optim_bytes())},
+                    {"optim", p.optim_offload == Offload::none ? optim : 0.0},
                     {"activations", activations},
                     {"buffers", buffers}};
   for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;
   r.fits = r.memory_total <= in.system.memory_bytes;
+  if (p.optim_offload == Offload::cpu) r.host_bytes = optim;
+  if (p.optim_offload == Offload::nvme) {  // nvme_store.h: the state in files, a few units' worth of it in host buffers
+    std::size_t largest = 0;
+    for (std::size_t s : states.optim.shard) largest = std::max(largest, s);
+    r.file_bytes = optim, r.host_bytes = static_cast<double>(p.nvme_buffers) * 3 * sizeof(float) * static_cast<double>(largest);
+  }
+}
+
+// The step's time for an offloaded optimizer (tierzero/simulator.h); 0 when it is on the device.
+double offload_time(const SimInput& in, const Topology& topo, const GptLayout& layout) {
+  const Plan& p = in.plan;
+  if (p.optim_offload == Offload::none) return 0;
+  const System& sys = in.system;
+  TZ_CHECK(sys.host_memory_Bps > 0, ConfigError, "system '" + sys.name + "' gives no host memory bandwidth (host_memory_gbs) to price the offloaded optimizer");
+  TZ_CHECK(p.optim_offload != Offload::nvme || sys.nvme_Bps > 0, ConfigError,
+           "system '" + sys.name + "' gives no NVMe rate (nvme_gbs) to price the optimizer offloaded to nvme");
+  const auto params = static_cast<double>(StateLayouts::make(layout, topo, p, 0).optim.total);
+  double t = 28 * params / sys.host_memory_Bps;
+  if (sys.host_link_Bps > 0) t += 2 * static_cast<double>(dtype_size(in.dtype)) * params / sys.host_link_Bps;
+  if (p.optim_offload == Offload::nvme) t += 24 * params / sys.nvme_Bps;
+  return t;
 }
 }  // namespace
 
@@ -181,8 +203,9 @@ SimResult simulate(const SimInput& in) {
   const double model_flops = in.model.flops_per_token(seq_len) * static_cast<double>(in.micro_batch) * seq_len * in.grad_accum;
   r.compute_s = compute_time(in, model_flops);
   const double exposed = price_communication(in, topo, cfg, layout, r);
-  r.step_time_s = r.compute_s + r.overlappable_s + exposed - weighted_overlap(in, r) * std::min(r.compute_s, r.overlappable_s);
-  r.exposed_comm_s = r.step_time_s - r.compute_s;
+  r.offload_s = offload_time(in, topo, layout);
+  r.step_time_s = r.compute_s + r.overlappable_s + exposed - weighted_overlap(in, r) * std::min(r.compute_s, r.overlappable_s) + r.offload_s;
+  r.exposed_comm_s = r.step_time_s - r.compute_s - r.offload_s;
   r.tflops_per_device = model_flops / r.step_time_s / 1e12;
   memory_per_rank(in, topo, layout, seq_len, r);
   return r;

@@ -55,20 +55,31 @@ System frontier() {
                     191.5e12,
                     1.6e12);  // AMD MI250X datasheet: 3.2 TB/s HBM2e per package
   s.compute_efficiency = 0.3838;
+  // OLCF Frontier User Guide: each GCD reaches the CPU at 36 GB/s per direction (Infinity Fabric); 205 GB/s of DDR4 per
+  // node over 8 GCDs; 2 node-local NVMe drives of 8 GB/s read and 4 GB/s write in all, over 8 GCDs: 1 and 0.5 GB/s per
+  // GCD, 0.67 GB/s for as many bytes read as written (the harmonic mean).
+  s.host_link_Bps = 36 * kGB, s.host_memory_Bps = 205.0 / 8 * kGB, s.nvme_Bps = 2.0 / (1 / 1.0 + 1 / 0.5) * kGB;
   return s;
 }
 
-System dgx(const char* name, double nvlink_gbs, double ib_gbs, double peak, double hbm) {
+// Offload figures of a DGX, per GPU (host_link_Bps, host_memory_Bps, nvme_Bps of System).
+struct HostSide {
+  double link_gbs, memory_gbs, nvme_gbs;
+};
+
+System dgx(const char* name, double nvlink_gbs, double ib_gbs, double peak, double hbm, HostSide host) {
   // NVIDIA DGX A100 / DGX H100 datasheets: 8 GPUs per node with 80 GB; NVLink
   // 600 (A100) / 900 (H100) GB/s bidirectional per GPU; one 200 (A100) / 400
   // (H100) Gb/s InfiniBand adapter per GPU. Peak dense bf16: 312 / 989 TFLOP/s.
   // HBM bandwidth: 2.0 TB/s (A100 80GB SXM) / 3.35 TB/s (H100 SXM).
-  return make_system(name,
+  System s = make_system(name,
                 {link(Level::node, 8, nvlink_gbs * kGB, 3 * kUs, "NVIDIA DGX datasheet: NVLink bandwidth per GPU, per direction"),
                  link(Level::world, 0, ib_gbs * kGB, 8 * kUs, "NVIDIA DGX datasheet: one InfiniBand adapter per GPU")},
                 80 * kGB,
                 peak,
                 hbm);
+  s.host_link_Bps = host.link_gbs * kGB, s.host_memory_Bps = host.memory_gbs * kGB, s.nvme_Bps = host.nvme_gbs * kGB;
+  return s;
 }
 
 System dgx2(const char* name, int ib_links) {
@@ -109,6 +120,9 @@ System cpu() {
                     90e9,
                     14.5e9);  // memcpy bandwidth measured on the development machine
   s.collectives = CollectiveLibrary::mpi;
+  // The optimizer offloaded: the same memory (nothing crosses a link), updated at the memcpy rate; NVMe: dd with
+  // O_DIRECT in 4 MiB blocks on the development machine's disk, 673 MB/s written and 1.1 GB/s read (harmonic mean).
+  s.host_memory_Bps = 14.5e9, s.nvme_Bps = 2.0 / (1 / 0.673 + 1 / 1.1) * kGB;
   return s;
 }
 }  // namespace
@@ -122,8 +136,12 @@ std::vector<std::string> system_preset_names() {
 
 std::optional<System> system_preset(std::string_view name) {
   if (name == "frontier") return frontier();
-  if (name == "dgx-a100") return dgx("dgx-a100", 300, 25, 312e12, 2.0e12);
-  if (name == "dgx-h100") return dgx("dgx-h100", 450, 50, 989e12, 3.35e12);
+  // Host side per GPU: PCIe 4.0 / 5.0 x16 per direction (PCI-SIG: 16 / 32 GT/s x 16 lanes, 128b/130b: 31.5 / 63 GB/s);
+  // host memory: two sockets of 8 DDR4-3200 channels (AMD EPYC 7742, A100) or 8 DDR5-4800 (Xeon 8480C, H100):
+  // 409.6 / 614.4 GB/s over 8 GPUs; NVMe: the datasheets' 4 (A100) / 8 (H100) U.2 drives, taken at 3 GB/s each for as
+  // many bytes read as written (an assumption: the datasheets give capacities, not rates).
+  if (name == "dgx-a100") return dgx("dgx-a100", 300, 25, 312e12, 2.0e12, {31.5, 409.6 / 8, 4 * 3.0 / 8});
+  if (name == "dgx-h100") return dgx("dgx-h100", 450, 50, 989e12, 3.35e12, {63, 614.4 / 8, 8 * 3.0 / 8});
   if (name == "dgx2-ib1") return dgx2("dgx2-ib1", 1);
   if (name == "dgx2-ib4") return dgx2("dgx2-ib4", 4);
   if (name == "cpu") return cpu();

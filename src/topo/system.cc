@@ -115,6 +115,9 @@ std::string System::to_toml() const {
   root.insert("memory_gb", memory_bytes / 1e9);
   root.insert("peak_tflops", peak_flops / 1e12);
   root.insert("memory_bandwidth_gbs", memory_bandwidth_Bps / 1e9);
+  root.insert("host_link_gbs", host_link_Bps / 1e9);
+  root.insert("host_memory_gbs", host_memory_Bps / 1e9);
+  root.insert("nvme_gbs", nvme_Bps / 1e9);
   root.insert("compute_efficiency", compute_efficiency);
   root.insert("collectives", collectives == CollectiveLibrary::nccl ? "nccl" : "mpi");
   root.insert("overlap_forward", overlap.forward);
@@ -172,7 +175,7 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
   const toml::table root = parse_toml(text, origin);
   reject_unknown(root,
                  {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "collectives", "overlap",
-                  "overlap_forward", "overlap_backward", "overlap_reduce", "call_overhead_us", "level"},
+                  "overlap_forward", "overlap_backward", "overlap_reduce", "call_overhead_us", "host_link_gbs", "host_memory_gbs", "nvme_gbs", "level"},
                  origin);
   System s;
   s.name = root["name"].value_or(std::string("custom"));
@@ -182,6 +185,12 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
   s.peak_flops = number(*root.get("peak_tflops"), origin + ": peak_tflops") * 1e12;
   TZ_CHECK(s.memory_bytes > 0 && s.peak_flops > 0, ConfigError, origin + ": memory_gb and peak_tflops must be positive");
   if (root.contains("memory_bandwidth_gbs")) s.memory_bandwidth_Bps = number(*root.get("memory_bandwidth_gbs"), origin + ": memory_bandwidth_gbs") * 1e9;
+  for (auto [key, field] : {std::pair{"host_link_gbs", &System::host_link_Bps}, std::pair{"host_memory_gbs", &System::host_memory_Bps},
+                            std::pair{"nvme_gbs", &System::nvme_Bps}}) {
+    if (!root.contains(key)) continue;
+    s.*field = number(*root.get(key), origin + ": " + key) * 1e9;
+    TZ_CHECK(s.*field >= 0, ConfigError, origin + ": " + key + " must not be negative");
+  }
   if (root.contains("compute_efficiency")) s.compute_efficiency = number(*root.get("compute_efficiency"), origin + ": compute_efficiency");
   TZ_CHECK(s.compute_efficiency > 0 && s.compute_efficiency <= 1, ConfigError, origin + ": compute_efficiency must be in (0, 1]");
   // "overlap" sets every kind; overlap_forward/backward/reduce override one each.

@@ -22,6 +22,7 @@ struct SimArgs {
   bool recompute = true, json = false;
   std::string plot;
   double memory_limit_gb = 0, min_quant_gain = 0.05;
+  std::string offload_optimizer = "none";
   std::size_t top = 10;
 };
 
@@ -42,6 +43,8 @@ SimInput job(const SimArgs& a) {
   in.recompute = a.recompute;
   in.topology_spec = a.topology;
   in.engine = parse_engine(a.engine);
+  in.plan.optim_offload = parse_offload(a.offload_optimizer);  // the strategies' plans take it (input)
+  in.plan.nvme_path = "<nvme_path>";                           // the run names the directory
   return in;
 }
 
@@ -49,6 +52,7 @@ Prepared input(const SimInput& job, const std::string& strategy, int ranks) {
   SimInput in = job;
   in.ranks = ranks;
   in.plan = fit_to(strategy_plan(strategy), in.topology());
+  in.plan.optim_offload = job.plan.optim_offload, in.plan.nvme_path = job.plan.nvme_path;
   const Plan preset = in.plan;
   in.plan = fit_memory(in);
   std::string changed;
@@ -80,6 +84,7 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   mem["total"] = r.memory_total;
   for (Level l : kAllLevels) bytes[std::string(level_name(l))] = r.bytes_per_level[static_cast<int>(l)];
   j["memory_bytes"] = mem;
+  j["host_bytes"] = r.host_bytes, j["file_bytes"] = r.file_bytes, j["offload_s"] = r.offload_s;  // an offloaded optimizer's
   j["comm_time_s"] = per_level(r.comm_time_s);  // transfer
   j["latency_s"] = per_level(r.latency_s);
   j["quant_s"] = per_level(r.quant_time_s);
@@ -212,6 +217,9 @@ int run_plan(const SimArgs& a) {
       std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-3s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
                   c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute ? "yes" : "no", c.plan.prefetch,
                   c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
+      if (c.plan.optim_offload != Offload::none)
+        std::printf("%27s step %.3f s, %.3f s of it the offloaded optimizer (%.1f GB host, %.1f GB NVMe per rank)\n", "",
+                    c.result.step_time_s, c.result.offload_s, c.result.host_bytes / 1e9, c.result.file_bytes / 1e9);
       if (c.alike.count > 0) {
         std::string changes;
         for (const auto& [setting, values] : c.alike.changes) {
@@ -259,6 +267,11 @@ int run_memory(const SimArgs& a) {
   for (const auto& [k, v] : r.memory_bytes) std::printf("  %-12s %10.3f GB\n", k.c_str(), v / 1e9);
   std::printf("  %-12s %10.3f GB of %.1f GB: %s\n", "total", r.memory_total / 1e9, p.in.system.memory_bytes / 1e9,
               r.fits ? "fits" : "does NOT fit");
+  if (p.in.plan.optim_offload != Offload::none) {
+    std::printf("offloaded optimizer (%s): %.3f GB of host memory", std::string(offload_name(p.in.plan.optim_offload)).c_str(), r.host_bytes / 1e9);
+    if (r.file_bytes > 0) std::printf(", %.3f GB in NVMe files", r.file_bytes / 1e9);
+    std::printf(" per rank; %.3f s of each %.3f s step\n", r.offload_s, r.step_time_s);
+  }
   return 0;
 }
 
@@ -272,6 +285,11 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--grad-accum", a.grad_accum, "Micro-batches per step")->check(at_least(1))->capture_default_str();
   c->add_option("--recompute", a.recompute, "Activation recomputation (true/false)")->capture_default_str();
   c->add_option("--engine", a.engine, "Whose collective call pattern to price: tierzero (per unit) or deepspeed (per module)")
+      ->capture_default_str();
+  c->add_option("--offload-optimizer", a.offload_optimizer,
+                "Where the optimizer state lives: none, cpu (host memory) or nvme (files), priced with the system's host link, "
+                "host memory and NVMe rates")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
       ->capture_default_str();
 }
 }  // namespace

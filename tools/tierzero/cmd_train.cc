@@ -33,6 +33,7 @@ namespace tierzero::cli {
 namespace {
 struct TrainArgs {
   std::string config, model, data, val_data, metrics, param_dtype, matmul, strategy, topology, deepspeed, save_dir, resume, init;
+  std::string offload_optimizer, nvme_path;
   double val_fraction = -1;
   int eval_every = -1, eval_batches = 0;
   std::string device = "cpu";
@@ -87,13 +88,24 @@ struct ResolvedRun {
   std::vector<std::string> notes;  // printed as "tierzero: NOTE"
 };
 
+// Where the optimizer state lives, from the flags (which win over a DeepSpeed config's offload_optimizer).
+void apply_offload_flags(const TrainArgs& a, Plan& plan) {
+  if (!a.offload_optimizer.empty()) plan.optim_offload = parse_offload(a.offload_optimizer);
+  if (!a.nvme_path.empty()) plan.nvme_path = a.nvme_path;
+}
+
 ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
-  if (a.deepspeed.empty()) return {resolve(a), fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo), {}};
+  if (a.deepspeed.empty()) {
+    ResolvedRun run{resolve(a), fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo), {}};
+    apply_offload_flags(a, run.plan);
+    return run;
+  }
   TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
   DeepSpeedMapping ds;
   ResolvedRun run{resolve(a, [&](TrainConfig& c) { ds = read_deepspeed_config(a.deepspeed, topo, c); }), {}, {}};
   check_train_batch_size(ds, a.deepspeed, run.cfg, ranks);
   run.plan = ds.plan;
+  apply_offload_flags(a, run.plan);
   const auto listed = [](const std::vector<std::string>& keys) {
     std::string s;
     for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
@@ -343,7 +355,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
 
 int run_train(const TrainArgs& a, Context& ctx) {
   if (a.device != "cpu" || !a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || !a.save_dir.empty() || !a.resume.empty() ||
-      !a.init.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
+      !a.init.empty() || !a.offload_optimizer.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
   if (cfg.breakdown) return run_sharded(a, ctx);  // the breakdown is the sharding engine's (a world of one here)
@@ -410,7 +422,12 @@ void add_train_command(CLI::App& app, Context& ctx) {
                 "gathers never wait behind reductions (MPI; one queue with NCCL); 1: one queue for every collective")
       ->check(CLI::Range(1, 2));
   c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
-  c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (zero stage, ZeRO++ flags, batch, optimizer, ...)");
+  c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (zero stage, ZeRO++ flags, offload, batch, optimizer, ...)");
+  c->add_option("--offload-optimizer", a->offload_optimizer,
+                "Where the fp32 master weights and AdamW's moments live: none (device memory), cpu (host memory, the update "
+                "on the host) or nvme (files in --nvme-path, streamed unit by unit); DeepSpeed's offload_optimizer.device")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}));
+  c->add_option("--nvme-path", a->nvme_path, "Directory of the optimizer's swap files (--offload-optimizer nvme; on a fast local disk)");
   c->add_option("--save-dir", a->save_dir, "Write checkpoints under this directory");
   c->add_option("--save-every", a->save_every, "Steps between checkpoints (and one at the end)")->check(at_least(1));
   c->add_option("--keep", a->keep, "Keep only the newest K checkpoints (default: all)")->check(at_least(0));
