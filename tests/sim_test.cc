@@ -52,13 +52,19 @@ TEST(Simulator, MemoryFollowsThePartitionFormulas) {
 // mixed-precision Adam, Rajbhandari et al. 2020, section 3.1, and 2021)
 // leave the device for host memory or NVMe files, and the step pays for
 // moving and updating them, in closed form from the system's rates.
-TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
+// Llama 3 70B on 64 GPUs of DGX H100 nodes, one 2048-token sequence per rank.
+SimInput llama70b_on_dgx_h100() {
   SimInput in;
   in.model = gpt_preset("llama3-70b");
   in.system = load_system("dgx-h100");
   in.ranks = 64;
   in.micro_batch = 1;
   in.seq_len = 2048;
+  return in;
+}
+
+TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
+  SimInput in = llama70b_on_dgx_h100();
   in.recompute = true;
   in.plan = fit_to(strategy_plan("zero3"), in.topology());
   const SimResult dev = simulate(in);
@@ -88,12 +94,7 @@ TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
 }
 
 TEST(Planner, ProposesAnOffloadedOptimizerWhenNothingElseFits) {
-  SimInput in;
-  in.model = gpt_preset("llama3-70b");
-  in.system = load_system("dgx-h100");
-  in.ranks = 64;
-  in.micro_batch = 1;
-  in.seq_len = 2048;
+  const SimInput in = llama70b_on_dgx_h100();
   PlanSearchOptions o;
   o.memory_limit = 80e9;
   const auto roomy = search_plans(in, o);
