@@ -66,7 +66,8 @@ tz_slowest_tests() {
   local log=$1/Testing/Temporary/LastTest.log
   [ -f "$log" ] || return 0
   echo "tierzero: the $2 slowest tests:"
-  awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 } /^Test time = / { printf "%9.2f s  %s\n", $4, name }' "$log" | sort -rn | head -n "$2"
+  # sed, not head: head would stop reading and fail the pipeline (pipefail) with SIGPIPE
+  awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 } /^Test time = / { printf "%9.2f s  %s\n", $4, name }' "$log" | sort -rn | sed -n "1,$2p"
 }
 
 # Environment for multi-rank runs on this kind of machine (see docs/architecture.md).

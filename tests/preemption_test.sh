@@ -10,12 +10,12 @@
 # `latest` to the end and compares every loss with an uninterrupted run.
 # Usage: preemption_test.sh TIERZERO MPIRUN
 source "$(dirname "${BASH_SOURCE[0]}")/ckpt_lib.sh"
-# Per rank count: the strategy, the layout and enough steps (3-4 s here)
+# Per rank count: the strategy, the layout and enough steps (2.5-3 s here)
 # that a notice passed on with some delay still finds the run going.
 common=(--micro-batch 2)
 layout1=(--strategy ddp --steps 600)
-layout4=(--strategy zero3 --topology node=2,world=2 --steps 1000)
-layout8=(--strategy zero3 --topology node=4,world=2 --steps 400)
+layout4=(--strategy zero3 --topology node=2,world=2 --steps 600)
+layout8=(--strategy zero3 --topology node=4,world=2 --steps 300)
 for np in 1 4 8; do
   layout=layout$np[@]
   run $np "${common[@]}" "${!layout}" --metrics "$tmp/ref$np.jsonl" 2>"$tmp/log" || { cat "$tmp/log"; bad "the uninterrupted $np-rank run"; }
