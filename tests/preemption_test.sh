@@ -5,17 +5,19 @@
 # Ctrl-C once and twice, a second notice during a save, and Ctrl-C to a
 # single process. (A SIGTERM to the ranks themselves, what scancel sends:
 # ckpt_faults_test.sh; to a bare mpirun: bench/mpirun_sigterm.sh, since
-# Open MPI's kill sequence makes it a matter of chance.) Each case waits for 5 steps, signals, checks the exit code,
-# what was said, `ckpt verify` and the losses so far, then resumes from
-# `latest` to the end and compares every loss with an uninterrupted run.
+# Open MPI's kill sequence makes it a matter of chance.) Each case waits
+# for 5 steps, signals, checks the exit code, what was said, `ckpt verify`
+# and the losses so far, then resumes from `latest` to the end and compares
+# every loss with an uninterrupted run.
 # Usage: preemption_test.sh TIERZERO MPIRUN
 source "$(dirname "${BASH_SOURCE[0]}")/ckpt_lib.sh"
-# Per rank count: the strategy, the layout and enough steps (2.5-3 s here)
-# that a notice passed on with some delay still finds the run going.
-common=(--micro-batch 2)
-layout1=(--strategy ddp --steps 600)
-layout4=(--strategy zero3 --topology node=2,world=2 --steps 600)
-layout8=(--strategy zero3 --topology node=4,world=2 --steps 300)
+# Per rank count: the strategy and the layout. A signalled run waits before
+# step 6 until its notice arrives (TIERZERO_FAULT_HOLD), so it cannot end
+# first however long the notice takes to pass through a loaded machine.
+common=(--micro-batch 2 --steps 20)
+layout1=(--strategy ddp)
+layout4=(--strategy zero3 --topology node=2,world=2)
+layout8=(--strategy zero3 --topology node=4,world=2)
 for np in 1 4 8; do
   layout=layout$np[@]
   run $np "${common[@]}" "${!layout}" --metrics "$tmp/ref$np.jsonl" 2>"$tmp/log" || { cat "$tmp/log"; bad "the uninterrupted $np-rank run"; }
@@ -52,7 +54,7 @@ stopped() {
 start() {
   local name=$1 np=$2 layout=layout$2[@]
   shift 2
-  "$@" "$mpirun" --oversubscribe -np "$np" "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 \
+  TIERZERO_FAULT_HOLD=6 "$@" "$mpirun" --oversubscribe -np "$np" "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 \
     "${common[@]}" "${!layout}" --save-dir "$tmp/$name" --save-every "${SAVE_EVERY:-100000}" --metrics "$tmp/$name.jsonl" > "$tmp/$name.log" 2>&1 &
   job=$!
 }
@@ -98,7 +100,7 @@ await_steps "$tmp/term_twice.jsonl" && kill -TERM "$job" && sleep 0.03 && kill -
 finish; stopped term_twice 8 75 "$saved" $?
 
 # 8. Ctrl-C to a single process (no mpirun): said, saved, exit 75.
-"$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 "${common[@]}" "${layout1[@]}" --save-dir "$tmp/single" \
+TIERZERO_FAULT_HOLD=6 "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 "${common[@]}" "${layout1[@]}" --save-dir "$tmp/single" \
   --save-every 100000 --metrics "$tmp/single.jsonl" > "$tmp/single.log" 2>&1 &
 job=$!
 await_steps "$tmp/single.jsonl" && kill -INT "$job"

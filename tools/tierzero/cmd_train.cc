@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
+#include <thread>
 
 #include "commands.h"
 #include "preemption.h"
@@ -186,6 +187,18 @@ int fault_step(const char* variable, int rank) {
   return -1;
 }
 
+// For the preemption tests: TIERZERO_FAULT_HOLD=STEP makes every rank wait
+// before that step until it has a notice, or 30 s: a run that cannot end
+// before the notice reaches it, however slowly a loaded machine passes it on.
+int hold_step() {
+  const char* v = std::getenv("TIERZERO_FAULT_HOLD");
+  return v ? std::atoi(v) : -1;
+}
+void hold_for_notice() {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (preemption_signal() == 0 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 // The step a run resumes at (checked before any training): the checkpoint
 // must leave steps to train, and the data order (the seed) must be the
 // checkpoint's unless the user says otherwise.
@@ -292,6 +305,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     const int stall_step = fault_step("TIERZERO_FAULT_STALL", mpi.rank());
     const int throw_step = fault_step("TIERZERO_FAULT_THROW", mpi.rank());
     const int signal_step = fault_step("TIERZERO_FAULT_SIGNAL", mpi.rank());
+    const int held_step = hold_step();
     arm_preemption(root);
     if (const std::string note = mpirun_sigterm_note(); root && !a.save_dir.empty() && !note.empty())
       std::fprintf(stderr, "tierzero: note: %s\n", note.c_str());
@@ -301,6 +315,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
       if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
       if (trainer.next_step() == signal_step) std::raise(SIGUSR1);  // fault injection: a preemption notice
+      if (trainer.next_step() == held_step) hold_for_notice();
       const bool writing = trainer.save_in_flight();  // an asynchronous save's writer runs during this step
       const StepStats st = trainer.step();
       const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
