@@ -31,6 +31,14 @@ std::string scratch(Communicator& world, const std::string& what) {
   return (std::filesystem::temp_directory_path() / ("tierzero-offload-" + std::to_string(static_cast<int>(sum)) + "-" + what)).string();
 }
 
+// Removes a scratch directory once every rank is done with it (a rank
+// that removed it at once could pull it from under a slower one creating
+// its swap file there).
+void remove_scratch(Communicator& world, const std::string& dir) {
+  world.barrier();
+  if (world.rank() == 0) std::filesystem::remove_all(dir);
+}
+
 Plan offloaded(Plan p, Offload where, const std::string& dir, int buffers = 2) {
   p.optim_offload = where, p.nvme_path = dir, p.nvme_buffers = buffers;
   return p;
@@ -68,7 +76,7 @@ TEST(Offload, OptimizerOnTheHostOrInFilesTrainsBitForBit) {
       for (ShardedTrainer* t : {&host, &file2, &file3}) EXPECT_EQ(t->gather_master(), w) << name << " " << t->plan().describe();
     }
   }
-  std::filesystem::remove_all(dir);
+  remove_scratch(*world, dir);
 }
 
 TEST(Offload, ACheckpointOfTheNvmeStoreResumesInMemoryExactly) {
@@ -85,9 +93,8 @@ TEST(Offload, ACheckpointOfTheNvmeStoreResumesInMemoryExactly) {
   EXPECT_FALSE(memory.load_checkpoint(saved)) << "where the state lives is not part of the layout";
   EXPECT_EQ(memory.gather_master(), file.gather_master());
   for (int i = 3; i < 6; ++i) EXPECT_EQ(memory.step().loss, file.step().loss) << "step " << i;
-  world->barrier();
-  if (world->rank() == 0) std::filesystem::remove_all(ckpt);
-  std::filesystem::remove_all(dir);
+  remove_scratch(*world, ckpt);
+  remove_scratch(*world, dir);
 }
 
 TEST(Offload, MemoryBytesSayWhereTheStateLives) {
@@ -110,7 +117,7 @@ TEST(Offload, MemoryBytesSayWhereTheStateLives) {
   EXPECT_LT(file.at("optim_file"), optim + 4096 * 64);         // by less than a page per unit
   EXPECT_EQ(file.at("optim_host") % (3 * 4096), 0u);           // three page-aligned buffers of the largest block
   EXPECT_LT(file.at("optim_host"), optim * 3 + 3 * 4096);
-  std::filesystem::remove_all(dir);
+  remove_scratch(*world, dir);
 }
 
 TEST(Offload, ADirectoryThatCannotHoldTheSwapFileIsAnError) {

@@ -65,10 +65,13 @@ srun -n 4 -O --mpi=pmix "$tz" train "${args[@]}" --steps 200 --metrics "$work/sr
 msg=$(same_losses "$work/mpirun.jsonl" "$work/srun.jsonl" 200 2>&1) && echo "slurm: srun --mpi=pmix: 200 steps, every loss bit-identical to mpirun's" ||
   die "srun against mpirun: ${msg##*AssertionError: }"
 
-# 2. Preempted twice, requeued twice, resumed twice.
-steps=10000
+# 2. Preempted twice, requeued twice, resumed twice. The job's first start
+#    waits before step 200 for its notice (TIERZERO_FAULT_HOLD; Slurm's
+#    time-limit timer may send it any time in the first minute), so it
+#    cannot finish first; the requeued starts do not wait.
+steps=2000
 srun -n 4 -O --mpi=pmix "$tz" train "${args[@]}" --steps $steps --metrics "$work/ref.jsonl" 2>"$work/ref.log" || die "the uninterrupted run: $(tail -n 3 "$work/ref.log")"
-job=$(TIERZERO=$tz SRUN_ARGS=-O LAUNCH_ARGS="--max-restarts 0" sbatch --parsable -n 4 -O --time=1 --signal=B:USR1@59 -o "$work/job.out" \
+job=$(TIERZERO_FAULT_HOLD=200 TIERZERO=$tz SRUN_ARGS=-O LAUNCH_ARGS="--max-restarts 0" sbatch --parsable -n 4 -O --time=1 --signal=B:USR1@59 -o "$work/job.out" \
   "$root/scripts/train.sbatch" "$work/ckpt" "${args[@]}" --steps $steps --save-every 1000 --metrics "$work/job.jsonl")
 [ -n "$job" ] || die "sbatch did not take the job"
 if await 120 restarts_are "$job" 1; then

@@ -187,15 +187,18 @@ int fault_step(const char* variable, int rank) {
   return -1;
 }
 
-// For the preemption tests: TIERZERO_FAULT_HOLD=STEP makes every rank wait
-// before that step until it has a notice, or 30 s: a run that cannot end
-// before the notice reaches it, however slowly a loaded machine passes it on.
-int hold_step() {
+// For the preemption tests: TIERZERO_FAULT_HOLD=STEP makes every rank of a
+// run that started before STEP wait there until it has a notice, or 120 s:
+// a run that cannot end before the notice reaches it, however slowly a
+// loaded machine (or Slurm's time-limit timer) passes it on. A run resumed
+// at or after STEP does not wait.
+std::int64_t hold_step(std::int64_t first_step) {
   const char* v = std::getenv("TIERZERO_FAULT_HOLD");
-  return v ? std::atoi(v) : -1;
+  const std::int64_t step = v ? std::atoll(v) : -1;
+  return step > first_step ? step : -1;
 }
 void hold_for_notice() {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (preemption_signal() == 0 && std::chrono::steady_clock::now() < end) std::this_thread::sleep_for(std::chrono::milliseconds(10));
 }
 
@@ -305,7 +308,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     const int stall_step = fault_step("TIERZERO_FAULT_STALL", mpi.rank());
     const int throw_step = fault_step("TIERZERO_FAULT_THROW", mpi.rank());
     const int signal_step = fault_step("TIERZERO_FAULT_SIGNAL", mpi.rank());
-    const int held_step = hold_step();
+    const std::int64_t held_step = hold_step(first_step);
     arm_preemption(root);
     if (const std::string note = mpirun_sigterm_note(); root && !a.save_dir.empty() && !note.empty())
       std::fprintf(stderr, "tierzero: note: %s\n", note.c_str());
