@@ -188,14 +188,14 @@ int fault_step(const char* variable, int rank) {
 }
 
 // For the preemption tests: TIERZERO_FAULT_HOLD=STEP makes every rank of a
-// run that started before STEP wait there until it has a notice, or 120 s:
-// a run that cannot end before the notice reaches it, however slowly a
-// loaded machine (or Slurm's time-limit timer) passes it on. A run resumed
-// at or after STEP does not wait.
+// run that starts from scratch wait before STEP until it has a notice, or
+// 120 s: a run that cannot end before the notice reaches it, however slowly
+// a loaded machine (or Slurm's time-limit timer) passes it on. A resumed
+// run (a requeued job's next start) does not wait.
 std::int64_t hold_step(std::int64_t first_step) {
   const char* v = std::getenv("TIERZERO_FAULT_HOLD");
   const std::int64_t step = v ? std::atoll(v) : -1;
-  return step > first_step ? step : -1;
+  return first_step == 0 ? step : -1;
 }
 void hold_for_notice() {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
