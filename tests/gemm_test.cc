@@ -128,7 +128,7 @@ TEST(Gemm, Bf16ConversionIsNearestEven) {
   std::vector<std::uint16_t> portable(rows * cols), native(rows * cols);
   ops::to_bf16_rows_portable(portable.data(), src.data(), rows, cols, ld);
   ops::to_bf16_rows(native.data(), src.data(), rows, cols, ld);
-  const bool flushes = __builtin_cpu_supports("avx512bf16");  // elsewhere to_bf16_rows is the portable loop
+  const bool flushes = ops::to_bf16_rows_is_native();  // elsewhere to_bf16_rows is the portable loop
   for (int r = 0; r < rows; ++r)
     for (int c = 0; c < cols; ++c) {
       const float x = src[static_cast<std::size_t>(r) * ld + c];

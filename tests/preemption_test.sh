@@ -12,8 +12,10 @@
 # Usage: preemption_test.sh TIERZERO MPIRUN
 source "$(dirname "${BASH_SOURCE[0]}")/ckpt_lib.sh"
 # Per rank count: the strategy and the layout. A signalled run waits before
-# step 6 until its notice arrives (TIERZERO_FAULT_HOLD), so it cannot end
-# first however long the notice takes to pass through a loaded machine.
+# step $hold (after the 5 rows a case waits for) until its notice arrives
+# (TIERZERO_FAULT_HOLD), so it cannot end first however long the notice
+# takes to pass through a loaded machine.
+hold=6
 common=(--micro-batch 2 --steps 20)
 layout1=(--strategy ddp)
 layout4=(--strategy zero3 --topology node=2,world=2)
@@ -54,7 +56,7 @@ stopped() {
 start() {
   local name=$1 np=$2 layout=layout$2[@]
   shift 2
-  TIERZERO_FAULT_HOLD=6 "$@" "$mpirun" --oversubscribe -np "$np" "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 \
+  TIERZERO_FAULT_HOLD=$hold "$@" "$mpirun" --oversubscribe -np "$np" "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 \
     "${common[@]}" "${!layout}" --save-dir "$tmp/$name" --save-every "${SAVE_EVERY:-100000}" --metrics "$tmp/$name.jsonl" > "$tmp/$name.log" 2>&1 &
   job=$!
 }
@@ -100,7 +102,7 @@ await_steps "$tmp/term_twice.jsonl" && kill -TERM "$job" && sleep 0.03 && kill -
 finish; stopped term_twice 8 75 "$saved" $?
 
 # 8. Ctrl-C to a single process (no mpirun): said, saved, exit 75.
-TIERZERO_FAULT_HOLD=6 "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 "${common[@]}" "${layout1[@]}" --save-dir "$tmp/single" \
+TIERZERO_FAULT_HOLD=$hold "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 "${common[@]}" "${layout1[@]}" --save-dir "$tmp/single" \
   --save-every 100000 --metrics "$tmp/single.jsonl" > "$tmp/single.log" 2>&1 &
 job=$!
 await_steps "$tmp/single.jsonl" && kill -INT "$job"

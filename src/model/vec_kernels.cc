@@ -125,9 +125,13 @@ TZ_CLONES void to_bf16_rows_portable(std::uint16_t* out, const float* src, int r
   }
 }
 
-void to_bf16_rows(std::uint16_t* out, const float* src, int rows, int cols, int ld) {
+bool to_bf16_rows_is_native() {
   static const bool native = __builtin_cpu_supports("avx512bf16");
-  if (native) to_bf16_rows_native(out, src, rows, cols, ld);
+  return native;
+}
+
+void to_bf16_rows(std::uint16_t* out, const float* src, int rows, int cols, int ld) {
+  if (to_bf16_rows_is_native()) to_bf16_rows_native(out, src, rows, cols, ld);
   else to_bf16_rows_portable(out, src, rows, cols, ld);
 }
 

@@ -24,6 +24,8 @@ void gelu_grad_kernel(double* dx, const double* x, const double* dout, std::size
 // AVX512-BF16's instruction where the CPU has it, which also flushes fp32
 // denormals to zero (the GEMMs' operands; to_bf16_rows_portable is exact).
 void to_bf16_rows(std::uint16_t* out, const float* src, int rows, int cols, int ld);
+// Whether to_bf16_rows runs AVX512-BF16's instruction here (and so flushes denormals).
+bool to_bf16_rows_is_native();
 void to_bf16_rows_portable(std::uint16_t* out, const float* src, int rows, int cols, int ld);
 
 }  // namespace tierzero::ops

@@ -318,7 +318,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
       if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
       if (trainer.next_step() == signal_step) std::raise(SIGUSR1);  // fault injection: a preemption notice
-      if (trainer.next_step() == held_step) hold_for_notice();
+      if (trainer.next_step() == held_step) hold_for_notice();  // fault injection: wait for a notice
       const bool writing = trainer.save_in_flight();  // an asynchronous save's writer runs during this step
       const StepStats st = trainer.step();
       const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
