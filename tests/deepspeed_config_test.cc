@@ -154,5 +154,30 @@ TEST(DeepSpeedConfig, OffloadOptimizerSetsWhereTheStateLives) {
             "ds.json: 'zero_optimization.offload_optimizer' must be a JSON object, got \"cpu\"");
 }
 
+// stage3_param_persistence_threshold is the plan's persist_threshold: DeepSpeed's
+// 1e5 when a stage-3 config leaves it out, tierzero's 0 for "auto" and below stage 3.
+TEST(DeepSpeedConfig, PersistenceThresholdKeepsSmallUnitsWhole) {
+  TrainConfig cfg;
+  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3}})", cfg).plan.persist_threshold, 100000u);
+  const DeepSpeedMapping set = parse(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 4096}})", cfg);
+  EXPECT_EQ(set.plan.persist_threshold, 4096u);
+  EXPECT_TRUE(set.ignored.empty()) << set.ignored.front();
+  const DeepSpeedMapping hpz = parse(R"({"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 4, "stage3_param_persistence_threshold": 0}})", cfg);
+  EXPECT_EQ(hpz.plan.name, "zeropp");
+  EXPECT_EQ(hpz.plan.persist_threshold, 0u);
+  const DeepSpeedMapping automatic = parse(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": "auto"}})", cfg);
+  EXPECT_EQ(automatic.plan.persist_threshold, 0u);
+  EXPECT_EQ(automatic.auto_keys, std::vector<std::string>{"zero_optimization.stage3_param_persistence_threshold"});
+  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 2}})", cfg).plan.persist_threshold, 0u) << "params are not partitioned";
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": -1}})"),
+            "ds.json: 'zero_optimization.stage3_param_persistence_threshold' must be between 0 and 9223372036854775807, got -1");
+  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 1.5e4}})", cfg).plan.persist_threshold, 15000u);
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 100.5}})"),
+            "ds.json: 'zero_optimization.stage3_param_persistence_threshold' must be a whole number, got 100.5");
+  const DeepSpeedMapping capped = parse(R"({"zero_optimization": {"stage": 3, "stage3_model_persistence_threshold": 1e6}})", cfg);
+  ASSERT_EQ(capped.ignored.size(), 1u);
+  EXPECT_EQ(capped.ignored[0].rfind("zero_optimization.stage3_model_persistence_threshold (", 0), 0u) << capped.ignored[0];
+}
+
 }  // namespace
 }  // namespace tierzero

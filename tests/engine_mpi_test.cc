@@ -1,7 +1,8 @@
 // The sharding engine on 1, 3 and 8 ranks (layouts 2x2x2 and 4x2):
 // every unquantised strategy reproduces the single-rank run; quantised
 // ones track it; memory per state and bytes per level per step equal the
-// formulas of docs/algorithms.md; a DeepSpeed ZeRO++ config maps to zeropp;
+// formulas of docs/algorithms.md (an untied head holds no embedding);
+// a DeepSpeed ZeRO++ config maps to zeropp;
 // the steady-state step allocates nothing.
 #include <gtest/gtest.h>
 
@@ -211,6 +212,8 @@ TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
       EXPECT_EQ(mem["bwd_params"], plan.bwd_params != plan.params ? shard_total(plan.bwd_params) * 2 : 0) << name;
       EXPECT_EQ(mem["grads"], shard_total(plan.grads) * 4) << name;
       EXPECT_EQ(mem["optim"], shard_total(plan.optim) * 12) << name;
+      // A tied head holds the embedding whole for the step, and its gradient (fp32); an untied one neither.
+      EXPECT_EQ(mem["embed"], cfg.model.tied ? 8 * layout.units()[layout.embed_unit()].numel : 0) << name;
     }
     if (topo.fanout(Level::world) > 1) {
       EXPECT_LT(world_bytes["hier3"], world_bytes["zeropp"]) << topo.to_string();
@@ -400,6 +403,7 @@ TEST(Engine, DeepSpeedZeroPlusPlusConfigMapsToZeropp) {
   const DeepSpeedMapping m = parse_deepspeed_config(json, "ds.json", topo, cfg);
   Plan want = fit_to(strategy_plan("zeropp"), topo);
   want.bucket_bytes = 500000 * 2;  // elements x bf16
+  want.persist_threshold = 10000;
   EXPECT_EQ(m.plan.bucket_bytes, want.bucket_bytes);
   if (node_group > 1) {
     EXPECT_EQ(m.plan.describe(), want.describe());
@@ -414,9 +418,8 @@ TEST(Engine, DeepSpeedZeroPlusPlusConfigMapsToZeropp) {
   EXPECT_EQ(cfg.schedule.warmup, 7);
   EXPECT_EQ(cfg.param_dtype, DType::bf16);
   EXPECT_TRUE(cfg.breakdown);
-  EXPECT_EQ(m.ignored, (std::vector<std::string>{
-                           "zero_optimization.stage3_param_persistence_threshold (every unit is gathered when used; small parameters "
-                           "are not kept whole)"}));
+  EXPECT_EQ(m.plan.persist_threshold, 10000u);
+  EXPECT_TRUE(m.ignored.empty()) << m.ignored.front();
   TrainConfig c2;
   EXPECT_THROW(parse_deepspeed_config(R"({"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 5}})", "ds.json", topo, c2),
                ConfigError);

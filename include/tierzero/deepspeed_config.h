@@ -4,14 +4,16 @@
 // bucket, in the parameter dtype's bytes), overlap_comm: true (what tierzero
 // always does), offload_optimizer.{device (none, cpu, nvme), nvme_path,
 // buffer_count, pin_memory}: where the plan keeps the optimizer state
-// (tierzero/plan.h)}, train_batch_size, train_micro_batch_size_per_gpu,
+// (tierzero/plan.h), stage3_param_persistence_threshold (the plan's
+// persist_threshold; absent: DeepSpeed's 1e5, "auto": tierzero's 0)},
+// train_batch_size, train_micro_batch_size_per_gpu,
 // gradient_accumulation_steps, optimizer (AdamW/Adam: lr, betas, eps,
 // weight_decay), scheduler (WarmupLR, WarmupDecayLR, WarmupCosineLR with
 // their params, as DeepSpeed defines them: tierzero/optim.h),
 // bf16.enabled, fp16.{enabled, initial_scale_power, loss_scale_window},
 // gradient_clipping. Every other key is listed in `ignored` so the caller
 // can warn about it, those that mean speed with the reason tierzero has no
-// equivalent (stage3_prefetch_bucket_size, stage3_param_persistence_threshold,
+// equivalent (stage3_prefetch_bucket_size, stage3_model_persistence_threshold,
 // allgather_bucket_size, overlap_comm false, ...). Values set to "auto" (Hugging Face's integration)
 // keep tierzero's value (flags, TOML, defaults) and are listed in
 // `auto_keys`. Apply it before the command-line flags: flags win.

@@ -49,6 +49,13 @@ struct Plan {
   std::size_t quant_block = 256;            // elements per quantisation block
   std::size_t bucket_bytes = 1u << 22;      // gradient bucket: reduce once this many bytes are ready
   int prefetch = 1;                         // units gathered ahead of the one computing
+  // Units of at most this many parameters stay whole on every rank when
+  // params are partitioned (DeepSpeed's stage3_param_persistence_threshold,
+  // applied per unit: a block, the embedding, the head): never gathered in
+  // forward or backward, all-gathered once per step from the optimizer's
+  // shards after the update. Their gradients and optimizer state stay
+  // partitioned. 0: every unit partitioned.
+  std::size_t persist_threshold = 0;
 
   // Throws ConfigError naming the problem: bwd_params wider than params,
   // grads and optim on different levels, params neither replicated nor on
@@ -56,6 +63,8 @@ struct Plan {
   // NVMe offload without a directory or with fewer than 2 buffers.
   void validate(const Topology& topo) const;
   bool quantized() const;
+  // Whether a unit of `numel` parameters is held whole (persist_threshold).
+  bool persistent(std::size_t numel) const { return params && numel <= persist_threshold; }
   std::string describe() const;  // one line, for logs and metrics
   // The same partitions, bits, decompositions and buckets (the shards'
   // layout and the arithmetic); where the optimizer state lives may differ.

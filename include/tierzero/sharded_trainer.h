@@ -72,7 +72,9 @@ class ShardedTrainer final : public Trainer {
 
   const Plan& plan() const;
   // Bytes this rank holds per state: params, bwd_params, grads, optim,
-  // buffers (gather slots and buckets), activations.
+  // buffers (gather slots and buckets), embed (a tied head's whole
+  // embedding and its gradient, held for the step; 0 when untied),
+  // activations; optim_host and optim_file when the optimizer is offloaded.
   std::vector<std::pair<std::string, std::uint64_t>> memory_bytes() const;
   // Bytes this rank received per level during the last step.
   std::array<std::uint64_t, kNumLevels> last_step_bytes() const;

@@ -101,7 +101,8 @@ json plan_json(const Plan& p) {
           {"reduce", std::string(decomposition_name(p.reduce))},
           {"quant_block", p.quant_block},
           {"bucket_bytes", p.bucket_bytes},
-          {"prefetch", p.prefetch}};
+          {"prefetch", p.prefetch},
+          {"persist_threshold", p.persist_threshold}};
 }
 
 // A whole-number field that fits T, or a finite one that fits a float:
@@ -137,6 +138,7 @@ Plan plan_from(const json& j) {
   p.quant_block = whole<std::size_t>(j, "quant_block");
   p.bucket_bytes = whole<std::size_t>(j, "bucket_bytes");
   p.prefetch = whole<int>(j, "prefetch");
+  if (j.contains("persist_threshold")) p.persist_threshold = whole<std::size_t>(j, "persist_threshold");  // absent before it existed
   return p;
 }
 }  // namespace

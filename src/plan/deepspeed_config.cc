@@ -11,12 +11,19 @@
 namespace tierzero {
 
 namespace {
+// DeepSpeed's default for stage3_param_persistence_threshold (the
+// DeepSpeedZeroConfig field param_persistence_threshold, 1e5 elements). It
+// marks each tensor of at most that many elements persistent; a tierzero
+// unit at or under it is made of such tensors only, so what tierzero keeps
+// whole DeepSpeed keeps whole too.
+constexpr std::int64_t kDeepSpeedPersistenceThreshold = 100000;
+
 // Why a DeepSpeed key that means speed has no tierzero equivalent (after
 // the key in the list of ignored keys), or "" for other keys.
 std::string ignored_reason(const std::string& path) {
   static const std::map<std::string, std::string> reasons = {
       {"zero_optimization.stage3_prefetch_bucket_size", "tierzero prefetches whole units, the plan's prefetch (1 unit ahead by default)"},
-      {"zero_optimization.stage3_param_persistence_threshold", "every unit is gathered when used; small parameters are not kept whole"},
+      {"zero_optimization.stage3_model_persistence_threshold", "every unit under stage3_param_persistence_threshold is kept whole, without a cap on their sum"},
       {"zero_optimization.allgather_bucket_size", "parameters are all-gathered per unit, not in buckets"},
       {"zero_optimization.overlap_comm", "communication always overlaps compute here: gathers run ahead, reductions under backward"},
       {"zero_optimization.contiguous_gradients", "gradients are always packed into contiguous buckets"},
@@ -227,6 +234,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   int stage = 0, hpz = 1;
   bool qwz = false, qgz = false, bf16 = false, fp16 = false;
   std::int64_t reduce_bucket = 0;  // elements; 0: tierzero's bucket
+  std::int64_t persist = kDeepSpeedPersistenceThreshold;  // stage3_param_persistence_threshold; -1: "auto", tierzero's
   Plan offload;                    // only its optim_offload, nvme_path and nvme_buffers
   if (root.contains("scheduler")) read_scheduler(r, root.at("scheduler"), cfg);  // first: it decides which lr key sets the peak
   r.each(root, "", [&](const std::string& k, const json& v, const std::string& path) {
@@ -240,6 +248,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
         else if (zk == "reduce_bucket_size") reduce_bucket = r.whole(zv, zpath, 1, LLONG_MAX);
         else if (zk == "overlap_comm" && r.flag(zv, zpath)) {}  // what tierzero always does
         else if (zk == "offload_optimizer") read_offload(r, zv, zpath, offload);
+        else if (zk == "stage3_param_persistence_threshold") persist = r.is_auto(zv, zpath) ? -1 : r.whole(zv, zpath, 0, LLONG_MAX);
         else return false;  // other buckets and thresholds: tierzero's own (listed as ignored, with the reason)
         return true;
       });
@@ -282,6 +291,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   // parameter dtype). ZeRO-1 keeps its one bucket (the whole gradient, reduced after backward).
   if (reduce_bucket > 0 && p.bucket_bytes != ~std::size_t{0}) p.bucket_bytes = static_cast<std::size_t>(reduce_bucket) * dtype_size(cfg.param_dtype);
   p.optim_offload = offload.optim_offload, p.nvme_path = offload.nvme_path, p.nvme_buffers = offload.nvme_buffers;
+  if (persist >= 0 && stage == 3) p.persist_threshold = static_cast<std::size_t>(persist);
   out.plan = fit_to(p, topo);
   return out;
 }

@@ -63,6 +63,7 @@ std::string Plan::describe() const {
          partition_name(grads) + ", optim " + partition_name(optim) + ", weight bits " + std::to_string(weight_bits) +
          ", grad bits " + grad_bits.to_string() + ", gather " + std::string(decomposition_name(gather)) + ", reduce " +
          std::string(decomposition_name(reduce)) +
+         (persist_threshold == 0 ? std::string() : ", units of <= " + std::to_string(persist_threshold) + " params whole") +
          (optim_offload == Offload::none ? std::string() : ", optim offload " + std::string(offload_name(optim_offload))) + ")";
 }
 

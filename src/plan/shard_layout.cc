@@ -4,7 +4,8 @@
 
 namespace tierzero {
 
-ShardLayout ShardLayout::make(const GptLayout& layout, const Topology& topo, const Partition& level, int world_rank) {
+ShardLayout ShardLayout::make(const GptLayout& layout, const Topology& topo, const Partition& level, int world_rank,
+                              std::size_t whole_at_most) {
   ShardLayout s;
   if (level) {
     const std::vector<int> group = topo.group(*level, world_rank);
@@ -12,7 +13,9 @@ ShardLayout ShardLayout::make(const GptLayout& layout, const Topology& topo, con
     s.position = static_cast<int>(std::find(group.begin(), group.end(), world_rank) - group.begin());
   }
   for (const UnitInfo& u : layout.units()) {
-    const std::size_t su = (u.numel + s.group_size - 1) / s.group_size;
+    const bool whole = level && u.numel <= whole_at_most;
+    const std::size_t su = whole ? u.numel : (u.numel + s.group_size - 1) / s.group_size;
+    s.whole.push_back(whole);
     s.offset.push_back(s.total);
     s.shard.push_back(su);
     s.total += su;
@@ -21,14 +24,15 @@ ShardLayout ShardLayout::make(const GptLayout& layout, const Topology& topo, con
 }
 
 std::size_t ShardLayout::valid(const GptLayout& layout, int unit) const {
-  const std::size_t n = layout.units()[unit].numel, begin = position * shard[unit];
-  return begin >= n ? 0 : std::min(shard[unit], n - begin);
+  const std::size_t n = layout.units()[unit].numel, first = begin(unit);
+  return first >= n ? 0 : std::min(shard[unit], n - first);
 }
 
 StateLayouts StateLayouts::make(const GptLayout& layout, const Topology& topo, const Plan& plan, int world_rank) {
   StateLayouts s;
-  s.params = ShardLayout::make(layout, topo, plan.params, world_rank);
-  s.bwd_params = ShardLayout::make(layout, topo, plan.bwd_params, world_rank);
+  const std::size_t whole = plan.params ? plan.persist_threshold : 0;
+  s.params = ShardLayout::make(layout, topo, plan.params, world_rank, whole);
+  s.bwd_params = ShardLayout::make(layout, topo, plan.bwd_params, world_rank, whole);
   s.grads = ShardLayout::make(layout, topo, plan.grads, world_rank);
   s.optim = ShardLayout::make(layout, topo, plan.optim, world_rank);
   s.bwd_distinct = plan.bwd_params != plan.params;
@@ -38,7 +42,7 @@ StateLayouts StateLayouts::make(const GptLayout& layout, const Topology& topo, c
 std::vector<ShardSegment> shard_segments(const GptLayout& layout, const ShardLayout& s) {
   std::vector<ShardSegment> out;
   for (const TensorInfo& t : layout.tensors()) {
-    const std::size_t begin = s.position * s.shard[t.unit], end = begin + s.shard[t.unit];
+    const std::size_t begin = s.begin(t.unit), end = begin + s.shard[t.unit];
     const std::size_t lo = std::max(begin, t.unit_offset), hi = std::min(end, t.unit_offset + t.numel);
     if (lo < hi) out.push_back({s.offset[t.unit] + (lo - begin), hi - lo, t.decay});
   }

@@ -20,9 +20,14 @@ struct ShardLayout {
   int position = 0;
   std::vector<std::size_t> shard;   // s_u per unit
   std::vector<std::size_t> offset;  // unit offsets in the shard buffer
+  std::vector<bool> whole;          // per unit: held whole by every rank
   std::size_t total = 0;            // sum of s_u
 
-  static ShardLayout make(const GptLayout& layout, const Topology& topo, const Partition& level, int world_rank);
+  // Units of at most `whole_at_most` elements are held whole when `level` partitions the state.
+  static ShardLayout make(const GptLayout& layout, const Topology& topo, const Partition& level, int world_rank,
+                          std::size_t whole_at_most = 0);
+  // The unit's first element in this rank's shard.
+  std::size_t begin(int unit) const { return whole[unit] ? 0 : position * shard[unit]; }
   // Elements of unit u that this rank's shard actually holds (the rest is padding).
   std::size_t valid(const GptLayout& layout, int unit) const;
 };

@@ -57,7 +57,9 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, largest_unit, mem, ops, *meter);
   reducer = std::make_unique<GradReducer>(layout, GradReducer::Spec::of(plan), states.grads, dtype, reduce_order, *g_hier,
                                           cross_comm.get(), *reduce_schedule, grads.data(), mem, ops, *meter);
-  const std::size_t n_embed = layout.units()[layout.embed_unit()].numel;
+  // A tied head uses wte at the head: the embedding is held whole for the step, with its gradient. An untied one
+  // reads the embedding once, at the start, and writes its gradient last, through unit_grad.
+  const std::size_t n_embed = cfg.model.tied ? layout.units()[layout.embed_unit()].numel : 0;
   std::size_t max_unit = 0;
   for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
   embed_params.resize(mem, n_embed), embed_grads.resize(mem, n_embed), unit_grad.resize(mem, max_unit);
@@ -103,12 +105,15 @@ void ShardedTrainer::Impl::allocate_states() {
     bwd_store.resize(mem, states.bwd_params_bytes(dtype));
     mem.zero(bwd_store.data(), bwd_store.bytes());
   }
-  if (!plan.params && plan.optim) {  // replicated params rebuilt from the optim shards after each step
-    std::size_t max_shard = 0;
-    for (std::size_t s : states.optim.shard) max_shard = std::max(max_shard, s);
-    gather_send.resize(mem, max_shard * dsize);
-    gather_recv.resize(mem, max_padded_unit(layout, states.optim) * dsize);
-  }
+  // Replicated params, and units held whole, are rebuilt from the optim shards after each step.
+  std::size_t max_shard = 0, max_padded = 0;
+  for (std::size_t u = 0; u < layout.units().size(); ++u)
+    if (plan.optim && (!plan.params || states.params.whole[u])) {
+      max_shard = std::max(max_shard, states.optim.shard[u]);
+      max_padded = std::max(max_padded, states.optim.shard[u] * states.optim.group_size);
+    }
+  gather_send.resize(mem, max_shard * dsize);
+  gather_recv.resize(mem, max_padded * dsize);
 }
 
 // The same weights on every rank (gpt_init of the seed, or `init`), then sliced; zero moments.
@@ -131,7 +136,7 @@ namespace {
 void slice(const GptLayout& layout, const ShardLayout& s, const float* full, float* out) {
   for (std::size_t u = 0; u < layout.units().size(); ++u) {
     const std::size_t valid = s.valid(layout, static_cast<int>(u));
-    const float* src = full + layout.units()[u].offset + s.position * s.shard[u];
+    const float* src = full + layout.units()[u].offset + s.begin(static_cast<int>(u));
     std::copy(src, src + valid, out + s.offset[u]);
     std::fill(out + s.offset[u] + valid, out + s.offset[u] + s.shard[u], 0.0f);
   }
@@ -150,6 +155,13 @@ void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, co
   std::vector<std::byte> params(states.params.total * dsize);
   from_f32(dtype, p32.data(), params.data(), states.params.total);
   mem.upload(params_store.data(), params.data(), params.size());
+  for (std::size_t u = 0; u < layout.units().size(); ++u) keep_whole_for_backward(static_cast<int>(u));
+}
+
+void ShardedTrainer::Impl::keep_whole_for_backward(int u) {
+  if (!states.bwd_distinct || !states.params.whole[u]) return;
+  mem.copy(bwd_store.data() + states.bwd_params.offset[u] * dsize, params_store.data() + states.params.offset[u] * dsize,
+           layout.units()[u].numel * dsize);
 }
 
 void ShardedTrainer::Impl::control_sum(float* values, std::size_t n) {
@@ -187,14 +199,19 @@ double ShardedTrainer::Impl::forward(bool keep) {
   const SecondaryStore slices{bwd_store.data(), &states.bwd_params};
   fetcher->begin(forward_units, source(states.params, params_store, p_hier.get(), plan.weight_bits),
                  keep && states.bwd_distinct && plan.params ? &slices : nullptr);
-  mem.copy(embed_params.data(), fetcher->get(0), embed_params.bytes());
-  fetcher->release(0);
-  model->embed_forward(embed_params.data(), tokens_mem.data());
+  const float* embed = fetcher->get(0);
+  if (cfg.model.tied) {
+    mem.copy(embed_params.data(), embed, embed_params.bytes());
+    embed = embed_params.data();
+    fetcher->release(0);
+  }
+  model->embed_forward(embed, tokens_mem.data());
+  if (!cfg.model.tied) fetcher->release(0);
   for (std::size_t i = 1; i + 1 < n; ++i) {
     model->block_forward(static_cast<int>(i) - 1, fetcher->get(i));
     fetcher->release(i);
   }
-  const double loss = model->head_forward(embed_params.data(), fetcher->get(n - 1), targets_mem.data());
+  const double loss = model->head_forward(tied_embed(), fetcher->get(n - 1), targets_mem.data());
   fetcher->release(n - 1);
   return loss;
 }
@@ -219,7 +236,7 @@ void ShardedTrainer::Impl::backward(float dloss) {
     fetcher->begin(backward_units, source(states.params, params_store, p_hier.get(), plan.weight_bits));
   mem.zero(embed_grads.data(), embed_grads.bytes());
   mem.zero(unit_grad.data(), layout.units()[layout.head_unit()].numel * sizeof(float));
-  model->head_backward(embed_params.data(), fetcher->get(0), embed_grads.data(), unit_grad.data(), tgt, dloss);
+  model->head_backward(tied_embed(), fetcher->get(0), cfg.model.tied ? embed_grads.data() : nullptr, unit_grad.data(), tgt, dloss);
   fetcher->release(0);
   reducer->add(layout.head_unit(), unit_grad.data());
   for (std::size_t i = 1; i < backward_units.size(); ++i) {
@@ -229,21 +246,27 @@ void ShardedTrainer::Impl::backward(float dloss) {
     fetcher->release(i);
     reducer->add(u, unit_grad.data());
   }
-  model->embed_backward(embed_grads.data(), tok);
-  reducer->add(layout.embed_unit(), embed_grads.data());
+  float* dembed = embed_grads.data();
+  if (!cfg.model.tied) {
+    dembed = unit_grad.data();
+    mem.zero(dembed, layout.units()[layout.embed_unit()].numel * sizeof(float));
+  }
+  model->embed_backward(dembed, tok);
+  reducer->add(layout.embed_unit(), dembed);
 }
 
 void ShardedTrainer::Impl::write_unit_params(int u, const float* master) {
   const std::size_t n = states.optim.shard[u];
-  if (plan.params || !plan.optim) {  // same partition as the master (or both replicated)
-    ops.from_f32(dtype, master, params_store.data() + states.optim.offset[u] * dsize, n);
+  if ((plan.params && !states.params.whole[u]) || !plan.optim) {  // same partition as the master (or both replicated)
+    ops.from_f32(dtype, master, params_store.data() + states.params.offset[u] * dsize, n);
     return;
   }
-  // Replicated params from optim shards: all-gather the unit.
+  // Replicated params, or a unit held whole, from optim shards: all-gather the unit.
   ops.from_f32(dtype, master, gather_send.data(), n);
   Request r = g_hier->iall_gather(gather_send.data(), gather_recv.data(), n, dtype);
   meter->wait(WaitMeter::Wait::gather, r);
   mem.copy(params_store.data() + states.params.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
+  keep_whole_for_backward(u);
 }
 
 ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
@@ -346,14 +369,15 @@ std::vector<StepBreakdown> ShardedTrainer::gather_breakdowns() {
 
 std::vector<std::pair<std::string, std::uint64_t>> ShardedTrainer::memory_bytes() const {
   const Impl& s = *impl_;
-  const std::uint64_t buffers = s.fetcher->buffer_bytes() + s.reducer->buffer_bytes() + s.embed_params.bytes() +
-                                s.embed_grads.bytes() + s.unit_grad.bytes() + s.gather_send.bytes() + s.gather_recv.bytes();
+  const std::uint64_t buffers = s.fetcher->buffer_bytes() + s.reducer->buffer_bytes() + s.unit_grad.bytes() +
+                                s.gather_send.bytes() + s.gather_recv.bytes();
   const OptimFootprint o = s.optim->footprint();
   std::vector<std::pair<std::string, std::uint64_t>> out = {{"params", s.params_store.bytes()},
                                                             {"bwd_params", s.bwd_store.bytes()},
                                                             {"grads", s.grads.bytes()},
                                                             {"optim", o.device},
                                                             {"buffers", buffers},
+                                                            {"embed", s.embed_params.bytes() + s.embed_grads.bytes()},
                                                             {"activations", s.model->activation_bytes()}};
   if (o.host) out.emplace_back("optim_host", o.host);  // offloaded: in host memory (cpu) or its NVMe buffers
   if (o.file) out.emplace_back("optim_file", o.file);  // offloaded to the swap files

@@ -59,7 +59,9 @@ struct ShardedTrainer::Impl {
   StepBreakdown breakdown;
   std::unique_ptr<UnitFetcher> fetcher;
   std::unique_ptr<GradReducer> reducer;
+  // The embedding and its gradient, held whole for the step when the head is tied (empty when untied).
   MemArray<float> embed_params, embed_grads, unit_grad;
+  const float* tied_embed() const { return cfg.model.tied ? embed_params.data() : nullptr; }
   std::vector<int> tokens, targets;  // sampled on the host, then uploaded
   MemArray<int> tokens_mem, targets_mem;
   std::int64_t step = 0;
@@ -138,6 +140,8 @@ struct ShardedTrainer::Impl {
   // backend's memory): converted in place, or all-gathered when params are
   // replicated and optim partitioned (collective).
   void write_unit_params(int u, const float* master);
+  // A unit held whole (Plan::persist_threshold) copied into the backward store too, when there is one (hpZ).
+  void keep_whole_for_backward(int u);
 };
 
 

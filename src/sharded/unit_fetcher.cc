@@ -24,8 +24,8 @@ void UnitFetcher::begin(const std::vector<int>& units, const UnitSource& src, co
 }
 
 void UnitFetcher::launch(std::size_t i) {
-  if (!src_.hier) return;  // replicated: converted in get()
   const int u = units_[i];
+  if (!src_.hier || src_.layout->whole[u]) return;  // replicated or held whole: converted in get()
   Slot& slot = slots_[i % slots_.size()];
   const std::byte* shard = src_.store + src_.layout->offset[u] * dsize_;
   const std::size_t count = src_.layout->shard[u];
@@ -41,7 +41,7 @@ const float* UnitFetcher::get(std::size_t i) {
   const int u = units_[i];
   const std::size_t n = layout_.units()[u].numel;
   Slot& slot = slots_[i % slots_.size()];
-  if (!src_.hier) {
+  if (!src_.hier || src_.layout->whole[u]) {
     ops_.to_f32(dtype_, src_.store + src_.layout->offset[u] * dsize_, slot.compute.data(), n);
     return slot.compute.data();
   }
@@ -51,7 +51,7 @@ const float* UnitFetcher::get(std::size_t i) {
     const ShardLayout& k = *keep_.layout;
     std::byte* dst = keep_.store + k.offset[u] * dsize_;
     const std::size_t valid = k.valid(layout_, u);
-    mem_.copy(dst, slot.gathered.data() + k.position * k.shard[u] * dsize_, valid * dsize_);
+    mem_.copy(dst, slot.gathered.data() + k.begin(u) * dsize_, valid * dsize_);
     mem_.zero(dst + valid * dsize_, (k.shard[u] - valid) * dsize_);
   }
   return slot.compute.data();

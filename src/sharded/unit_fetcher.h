@@ -1,8 +1,8 @@
 // Brings parameter units into fp32 compute buffers, `depth` units ahead of
 // the one being computed. A unit comes from one rank-local store: a
 // partitioned store is all-gathered (quantised when bits < 16) through a
-// Hierarchy (a job of the rank's CommSchedule); a replicated store is
-// converted in place.
+// Hierarchy (a job of the rank's CommSchedule); a replicated store, or a
+// unit the store holds whole (a persistent unit), is converted in place.
 // Optionally keeps this rank's slice of every gathered unit in a secondary
 // store (hpZ). Stores and buffers live in one Memory (core/memory.h);
 // buffers are allocated at construction. Waits for gathers are charged to

@@ -101,6 +101,7 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
                     plan.bucket_bytes = bucket;
                     plan.quant_block = 64;
                     plan.optim_offload = offload;
+                    plan.persist_threshold = base.plan.persist_threshold;  // the user's (--persist-threshold)
                     plan.nvme_path = offload == Offload::nvme ? "<nvme_path>" : "";  // the run names the directory
                     try {
                       plan.validate(topo);

@@ -152,7 +152,7 @@ void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& 
   const StateLayouts states = StateLayouts::make(layout, topo, p, 0);  // what the engine allocates (every rank alike)
   const auto grads_total = static_cast<double>(states.grads_bytes());
   const double buffers = (p.prefetch + 1) * static_cast<double>(max_unit) * bytes_per_param +
-                         static_cast<double>(layout.units()[0].numel) * bytes_per_param +
+                         (m.tied ? static_cast<double>(layout.units()[0].numel) * bytes_per_param : 0.0) +  // a tied head's wte
                          2 * std::min(static_cast<double>(p.bucket_bytes), grads_total);
   const auto optim = static_cast<double>(states.optim_bytes());
   r.memory_bytes = {{"params", static_cast<double>(states.params_bytes(in.dtype))},

@@ -79,7 +79,7 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
   const std::vector<GradBucket> buckets = grad_buckets(layout.reduce_order(), ShardLayout::make(layout, t, p.grads, me), ds, p.bucket_bytes);
   for (int micro = 0; micro < c.grad_accum; ++micro) {
     auto fetch = [&](Phase ph, const Partition& part, int u, int bits) {
-      if (!part) return;
+      if (!part || p.persistent(units[u].numel)) return;  // replicated, or held whole
       const std::size_t s = shard(part, u);
       const std::size_t before = out.size();
       if (bits == 16) {
@@ -122,8 +122,9 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
     }
   }
   flat_all_reduce(out, Phase::step, t, all, me, 2, 4);  // loss and squared gradient norm
-  if (!p.params && p.optim)  // replicated params rebuilt from the optim shards
-    for (std::size_t u = 0; u < units.size(); ++u)
+  // Replicated params, and units held whole, rebuilt from the optim shards.
+  for (std::size_t u = 0; u < units.size(); ++u)
+    if (p.optim && (!p.params || p.persistent(units[u].numel)))
       gather(out, Phase::step, Collective::all_gather, t, rspec, *p.optim, shard(p.optim, static_cast<int>(u)),
              [&](std::size_t e) { return e * ds; });
   return out;

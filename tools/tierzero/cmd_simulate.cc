@@ -23,6 +23,7 @@ struct SimArgs {
   std::string plot;
   double memory_limit_gb = 0, min_quant_gain = 0.05;
   std::string offload_optimizer = "none";
+  std::size_t persist_threshold = 0;
   std::size_t top = 10;
 };
 
@@ -45,6 +46,7 @@ SimInput job(const SimArgs& a) {
   in.engine = parse_engine(a.engine);
   in.plan.optim_offload = parse_offload(a.offload_optimizer);  // the strategies' plans take it (input)
   in.plan.nvme_path = "<nvme_path>";                           // the run names the directory
+  in.plan.persist_threshold = a.persist_threshold;
   return in;
 }
 
@@ -53,6 +55,7 @@ Prepared input(const SimInput& job, const std::string& strategy, int ranks) {
   in.ranks = ranks;
   in.plan = fit_to(strategy_plan(strategy), in.topology());
   in.plan.optim_offload = job.plan.optim_offload, in.plan.nvme_path = job.plan.nvme_path;
+  in.plan.persist_threshold = job.plan.persist_threshold;
   const Plan preset = in.plan;
   in.plan = fit_memory(in);
   std::string changed;
@@ -290,6 +293,9 @@ void add_common(CLI::App* c, SimArgs& a) {
                 "Where the optimizer state lives: none, cpu (host memory) or nvme (files), priced with the system's host link, "
                 "host memory and NVMe rates")
       ->check(CLI::IsMember({"none", "cpu", "nvme"}))
+      ->capture_default_str();
+  c->add_option("--persist-threshold", a.persist_threshold,
+                "Units of at most N parameters stay whole on every rank (gathered once per step; train's --persist-threshold)")
       ->capture_default_str();
 }
 }  // namespace

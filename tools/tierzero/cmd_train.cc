@@ -35,6 +35,7 @@ namespace {
 struct TrainArgs {
   std::string config, model, data, val_data, metrics, param_dtype, matmul, strategy, topology, deepspeed, save_dir, resume, init;
   std::string offload_optimizer, nvme_path;
+  std::int64_t persist_threshold = -1;  // -1: the strategy's or the DeepSpeed config's
   double val_fraction = -1;
   int eval_every = -1, eval_batches = 0;
   std::string device = "cpu";
@@ -89,16 +90,18 @@ struct ResolvedRun {
   std::vector<std::string> notes;  // printed as "tierzero: NOTE"
 };
 
-// Where the optimizer state lives, from the flags (which win over a DeepSpeed config's offload_optimizer).
-void apply_offload_flags(const TrainArgs& a, Plan& plan) {
+// Where the optimizer state lives and which units stay whole, from the flags
+// (which win over a DeepSpeed config's offload_optimizer and persistence threshold).
+void apply_placement_flags(const TrainArgs& a, Plan& plan) {
   if (!a.offload_optimizer.empty()) plan.optim_offload = parse_offload(a.offload_optimizer);
   if (!a.nvme_path.empty()) plan.nvme_path = a.nvme_path;
+  if (a.persist_threshold >= 0) plan.persist_threshold = static_cast<std::size_t>(a.persist_threshold);
 }
 
 ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
   if (a.deepspeed.empty()) {
     ResolvedRun run{resolve(a), fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo), {}};
-    apply_offload_flags(a, run.plan);
+    apply_placement_flags(a, run.plan);
     return run;
   }
   TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
@@ -106,7 +109,7 @@ ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
   ResolvedRun run{resolve(a, [&](TrainConfig& c) { ds = read_deepspeed_config(a.deepspeed, topo, c); }), {}, {}};
   check_train_batch_size(ds, a.deepspeed, run.cfg, ranks);
   run.plan = ds.plan;
-  apply_offload_flags(a, run.plan);
+  apply_placement_flags(a, run.plan);
   const auto listed = [](const std::vector<std::string>& keys) {
     std::string s;
     for (const auto& k : keys) s += (s.empty() ? "" : ", ") + k;
@@ -445,6 +448,11 @@ void add_train_command(CLI::App& app, Context& ctx) {
                 "Where the fp32 master weights and AdamW's moments live: none (device memory), cpu (host memory, the update "
                 "on the host) or nvme (files in --nvme-path, streamed unit by unit); DeepSpeed's offload_optimizer.device")
       ->check(CLI::IsMember({"none", "cpu", "nvme"}));
+  c->add_option("--persist-threshold", a->persist_threshold,
+                "Units (a block, the embedding, the head) of at most N parameters stay whole on every rank: not gathered in "
+                "forward and backward, all-gathered once per step after the update (DeepSpeed's "
+                "stage3_param_persistence_threshold, per unit; default 0, a DeepSpeed config's 1e5)")
+      ->check(at_least(0));
   c->add_option("--nvme-path", a->nvme_path, "Directory of the optimizer's swap files (--offload-optimizer nvme; on a fast local disk)");
   c->add_option("--save-dir", a->save_dir, "Write checkpoints under this directory");
   c->add_option("--save-every", a->save_every, "Steps between checkpoints (and one at the end)")->check(at_least(1));
