@@ -113,7 +113,7 @@ run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-ba
 #     are the uninterrupted run's, bit for bit; ckpt verify passes.
 out=$(TIERZERO_FAULT_SIGNAL=3:6 run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-batch 2 \
   --save-dir "$tmp/pre" --save-every 100 --metrics "$tmp/pre1.jsonl" 2>&1); rc=$?
-if [ $rc -eq 75 ] && grep -q "preempted (a rank received SIGTERM, SIGUSR1 or SIGINT) after step 6: saved" <<<"$out" &&
+if [ $rc -eq 75 ] && grep -q "preempted (a rank received SIGTERM, SIGUSR1 or SIGINT, or found mpirun gone) after step 6: saved" <<<"$out" &&
    [ "$(cat "$tmp/pre/latest")" = step-00000007 ] && compare "$tmp/full.jsonl" "$tmp/pre1.jsonl" 0 0 &&
    "$tz" ckpt verify "$tmp/pre" >/dev/null &&
    run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-batch 2 --save-dir "$tmp/pre" --resume latest \

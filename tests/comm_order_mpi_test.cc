@@ -19,14 +19,6 @@
 namespace tierzero {
 namespace {
 
-Topology layout() {
-  const int w = test::world_size();
-  if (w == 12) return Topology::parse("package=2,node=2,world=3", 12);
-  if (w == 8) return Topology::parse("package=2,node=2,world=2", 8);
-  if (w == 3) return Topology::parse("node=3,world=1", 3);
-  return Topology::parse("world=" + std::to_string(w), w);
-}
-
 // The message of the CommError that f throws ("" when it throws none).
 template <class F>
 std::string error_of(F f) {
@@ -40,7 +32,7 @@ std::string error_of(F f) {
 
 TEST(CommOrder, EveryStrategyIssuesOneOrderOnEveryRank) {
   const TokenData data = TokenData::builtin();
-  const Topology topo = layout();
+  const Topology topo = test::standard_layout();
   auto world = mpi_world(topo);
   for (int queues : {1, 2})
   for (const char* model : test::kTinyModels)
@@ -68,7 +60,7 @@ TEST(CommOrder, EveryStrategyIssuesOneOrderOnEveryRank) {
 TEST(CommOrder, TheCheckerFindsRanksThatIssueInAnotherOrder) {
   const int w = test::world_size();
   if (w < 2) GTEST_SKIP() << "needs two ranks";
-  auto world = mpi_world(layout());
+  auto world = mpi_world(test::standard_layout());
   CheckedCommunicator checked(*world);
   auto a = checked.split(Level::world), b = checked.split(Level::world);
   float x = 1, y = 2;
@@ -93,7 +85,7 @@ TEST(CommOrder, TheCheckerFindsRanksThatIssueInAnotherOrder) {
 }
 
 TEST(CommOrder, TheCheckerFindsACollectiveThatBypassesTheSchedule) {
-  auto world = mpi_world(layout());
+  auto world = mpi_world(test::standard_layout());
   CheckedCommunicator checked(*world);
   CommSchedule schedule;
   float x = 1, y = 2;
@@ -110,7 +102,7 @@ TEST(CommOrder, TheCheckerFindsACollectiveThatBypassesTheSchedule) {
 TEST(CommOrder, TwoQueuesOnTheirOwnCommunicatorsPassWhateverTheirInterleaving) {
   const int w = test::world_size();
   if (w < 2) GTEST_SKIP() << "needs two ranks";
-  auto world = mpi_world(layout());
+  auto world = mpi_world(test::standard_layout());
   CheckedCommunicator checked(*world);
   auto a = checked.split(Level::world), b = checked.split(Level::world);
   CommSchedule qa, qb;

@@ -8,12 +8,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "tierzero/communicator.h"
 #include "tierzero/dtype.h"
 #include "tierzero/mpi.h"
+#include "tierzero/sharded_trainer.h"
 #include "tierzero/train_config.h"
 
 namespace tierzero::test {
@@ -47,6 +49,23 @@ inline int world_size() {
   int n = 1;
   if (mpi_initialized()) MPI_Comm_size(MPI_COMM_WORLD, &n);
   return n;
+}
+
+// One layout of the job's rank count: three levels on 12 and 8 ranks, a
+// node of 3 on 3, one level otherwise.
+inline Topology standard_layout() {
+  const int w = world_size();
+  if (w == 12) return Topology::parse("package=2,node=2,world=3", 12);
+  if (w == 8) return Topology::parse("package=2,node=2,world=2", 8);
+  if (w == 3) return Topology::parse("node=3,world=1", 3);
+  return Topology::parse("world=" + std::to_string(w), w);
+}
+
+// A trainer's memory_bytes() by name.
+inline std::map<std::string, std::uint64_t> memory_of(const ShardedTrainer& t) {
+  std::map<std::string, std::uint64_t> m;
+  for (const auto& [k, v] : t.memory_bytes()) m[k] = v;
+  return m;
 }
 
 // Every (package, node, world) factorisation of n, as a Topology with all three levels declared.

@@ -16,13 +16,6 @@
 namespace tierzero {
 namespace {
 
-Topology layout() {
-  const int w = test::world_size();
-  if (w == 8) return Topology::parse("package=2,node=2,world=2", 8);
-  if (w == 3) return Topology::parse("node=3,world=1", 3);
-  return Topology::parse("world=" + std::to_string(w), w);
-}
-
 // A scratch directory of this test, the same on every rank (rank 0's pid, broadcast through the names).
 std::string scratch(Communicator& world, const std::string& what) {
   float pid = world.rank() == 0 ? static_cast<float>(::getpid() % 1000000) : 0.0f;
@@ -44,15 +37,9 @@ Plan offloaded(Plan p, Offload where, const std::string& dir, int buffers = 2) {
   return p;
 }
 
-std::map<std::string, std::uint64_t> bytes_of(const ShardedTrainer& t) {
-  std::map<std::string, std::uint64_t> m;
-  for (const auto& [k, v] : t.memory_bytes()) m[k] = v;
-  return m;
-}
-
 TEST(Offload, OptimizerOnTheHostOrInFilesTrainsBitForBit) {
   const TokenData data = TokenData::builtin();
-  const Topology topo = layout();
+  const Topology topo = test::standard_layout();
   auto world = mpi_world(topo);
   const std::string dir = scratch(*world, "swap");
   for (const DType dtype : {DType::f32, DType::bf16}) {
@@ -81,7 +68,7 @@ TEST(Offload, OptimizerOnTheHostOrInFilesTrainsBitForBit) {
 
 TEST(Offload, ACheckpointOfTheNvmeStoreResumesInMemoryExactly) {
   const TokenData data = TokenData::builtin();
-  const Topology topo = layout();
+  const Topology topo = test::standard_layout();
   auto world = mpi_world(topo);
   const std::string dir = scratch(*world, "swap-ckpt"), ckpt = scratch(*world, "ckpt");
   TrainConfig cfg = test::tiny_run(2, 1, 32, 6, DType::bf16);
@@ -99,19 +86,19 @@ TEST(Offload, ACheckpointOfTheNvmeStoreResumesInMemoryExactly) {
 
 TEST(Offload, MemoryBytesSayWhereTheStateLives) {
   const TokenData data = TokenData::builtin();
-  const Topology topo = layout();
+  const Topology topo = test::standard_layout();
   auto world = mpi_world(topo);
   const std::string dir = scratch(*world, "swap-bytes");
   const TrainConfig cfg = test::tiny_run(2, 1, 32, 2, DType::bf16);
   const Plan plan = fit_to(strategy_plan("zero3"), topo);
-  const auto none = bytes_of(ShardedTrainer(cfg, plan, *world, data));
+  const auto none = test::memory_of(ShardedTrainer(cfg, plan, *world, data));
   const std::uint64_t optim = none.at("optim");
   ASSERT_GT(optim, 0u);
   EXPECT_EQ(none.count("optim_host") + none.count("optim_file"), 0u);
-  const auto host = bytes_of(ShardedTrainer(cfg, offloaded(plan, Offload::cpu, ""), *world, data));
+  const auto host = test::memory_of(ShardedTrainer(cfg, offloaded(plan, Offload::cpu, ""), *world, data));
   EXPECT_EQ(host.at("optim"), 0u);
   EXPECT_EQ(host.at("optim_host"), optim);
-  const auto file = bytes_of(ShardedTrainer(cfg, offloaded(plan, Offload::nvme, dir, 3), *world, data));
+  const auto file = test::memory_of(ShardedTrainer(cfg, offloaded(plan, Offload::nvme, dir, 3), *world, data));
   EXPECT_EQ(file.at("optim"), 0u);
   EXPECT_GE(file.at("optim_file"), optim);                     // each unit's block padded to 4 KiB
   EXPECT_LT(file.at("optim_file"), optim + 4096 * 64);         // by less than a page per unit
@@ -122,7 +109,7 @@ TEST(Offload, MemoryBytesSayWhereTheStateLives) {
 
 TEST(Offload, ADirectoryThatCannotHoldTheSwapFileIsAnError) {
   const TokenData data = TokenData::builtin();
-  const Topology topo = layout();
+  const Topology topo = test::standard_layout();
   auto world = mpi_world(topo);
   const TrainConfig cfg = test::tiny_run(2, 1, 32, 2, DType::bf16);
   const Plan plan = offloaded(fit_to(strategy_plan("zero3"), topo), Offload::nvme, "/proc/tierzero-no-such-dir");

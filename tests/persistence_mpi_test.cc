@@ -9,8 +9,6 @@
 // bit for bit.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <map>
 
@@ -22,13 +20,6 @@
 
 namespace tierzero {
 namespace {
-
-Topology layout() {
-  const int w = test::world_size();
-  if (w == 8) return Topology::parse("package=2,node=2,world=2", 8);
-  if (w == 3) return Topology::parse("node=3,world=1", 3);
-  return Topology::parse("world=" + std::to_string(w), w);
-}
 
 // The embedding and the head of both tiny models (gpt-tiny: 20480 and 128
 // parameters; llama-tiny: 16384 and 16448), not their blocks (~50000).
@@ -44,12 +35,6 @@ Plan persisting(const std::string& name, const Topology& topo, std::size_t thres
   p.grad_bits = HopBits{};
   p.persist_threshold = threshold;
   return p;
-}
-
-std::map<std::string, std::uint64_t> bytes_of(const ShardedTrainer& t) {
-  std::map<std::string, std::uint64_t> m;
-  for (const auto& [k, v] : t.memory_bytes()) m[k] = v;
-  return m;
 }
 
 TEST(ShardLayout, UnitsUnderTheThresholdAreWholeOnEveryRank) {
@@ -72,7 +57,7 @@ TEST(ShardLayout, UnitsUnderTheThresholdAreWholeOnEveryRank) {
 
 TEST(Persistence, WholeUnitsTrainBitForBitAndMoveTheModelsBytes) {
   const TokenData data = TokenData::builtin();
-  const Topology topo = layout();
+  const Topology topo = test::standard_layout();
   auto world = mpi_world(topo);
   const int me = world->rank();
   for (const char* model : test::kTinyModels) {
@@ -110,11 +95,11 @@ TEST(Persistence, WholeUnitsTrainBitForBitAndMoveTheModelsBytes) {
           for (const UnitInfo& u : units.units()) n += u.numel <= kThreshold ? u.numel : ceil_div(u.numel, partition_group_size(topo, p));
           return n * dtype_size(dtype);
         };
-        const auto mem = bytes_of(kept);
+        const auto mem = test::memory_of(kept);
         EXPECT_EQ(mem.at("params"), sized(whole.params));
         EXPECT_EQ(mem.at("bwd_params"), whole.bwd_params != whole.params ? sized(whole.bwd_params) : 0);
-        EXPECT_EQ(mem.at("grads"), bytes_of(base).at("grads"));  // gradients and optimizer state stay partitioned
-        EXPECT_EQ(mem.at("optim"), bytes_of(base).at("optim"));
+        EXPECT_EQ(mem.at("grads"), test::memory_of(base).at("grads"));  // gradients and optimizer state stay partitioned
+        EXPECT_EQ(mem.at("optim"), test::memory_of(base).at("optim"));
       }
     }
   }
@@ -122,11 +107,9 @@ TEST(Persistence, WholeUnitsTrainBitForBitAndMoveTheModelsBytes) {
 
 TEST(Persistence, ACheckpointWithoutPersistenceResumesWithItBitForBit) {
   const TokenData data = TokenData::builtin();
-  const Topology topo = layout();
+  const Topology topo = test::standard_layout();
   auto world = mpi_world(topo);
-  float pid = world->rank() == 0 ? static_cast<float>(::getpid() % 1000000) : 0.0f, sum = 0;
-  world->all_reduce(&pid, &sum, 1, DType::f32, ReduceOp::sum);
-  const std::string dir = (std::filesystem::temp_directory_path() / ("tierzero-persist-" + std::to_string(static_cast<int>(sum)))).string();
+  const std::string dir = test::shared_temp_dir();
   TrainConfig cfg = test::tiny_run(2, 1, 32, 4, DType::bf16, "llama-tiny");
   cfg.schedule.warmup = 2;
   ShardedTrainer straight(cfg, persisting("zeropp", topo, 0), *world, data);

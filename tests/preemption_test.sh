@@ -2,10 +2,11 @@
 # Every way a person or a scheduler stops a job ends in one sound
 # checkpoint that resumes bit for bit: SIGTERM to `tierzero launch --
 # mpirun`, from `timeout`, to the job's process group, SIGUSR1 to mpirun,
-# Ctrl-C once and twice, a second notice during a save, and Ctrl-C to a
-# single process. (A SIGTERM to the ranks themselves, what scancel sends:
-# ckpt_faults_test.sh; to a bare mpirun: bench/mpirun_sigterm.sh, since
-# Open MPI's kill sequence makes it a matter of chance.) Each case waits
+# Ctrl-C once and twice, a second notice during a save, Ctrl-C to a single
+# process, and SIGTERM to a bare mpirun, once and twice (once: Open MPI's
+# kill sequence; twice: mpirun exits and the ranks find it gone), while a
+# job stopped and continued trains on. (A SIGTERM to
+# the ranks themselves, what scancel sends: ckpt_faults_test.sh.) Each case waits
 # for 5 steps, signals, checks the exit code, what was said, `ckpt verify`
 # and the losses so far, then resumes from `latest` to the end and compares
 # every loss with an uninterrupted run.
@@ -61,7 +62,9 @@ start() {
   job=$!
 }
 finish() { wait "$job"; }
-saved='preempted (a rank received SIGTERM, SIGUSR1 or SIGINT) after step'
+# Waits (up to 20 s) until no rank of case $1 runs: after mpirun has gone, its ranks finish on their own.
+ranks_gone() { for _ in $(seq 200); do pgrep -f "$tz train .*$tmp/$1 " >/dev/null || return 0; sleep 0.1; done; return 1; }
+saved='preempted (a rank received SIGTERM, SIGUSR1 or SIGINT, or found mpirun gone) after step'
 
 # 1. SIGTERM to the launcher: SIGUSR1 to mpirun, which forwards it; exit 75.
 start launch_term 8 "$tz" launch --max-restarts 0 --
@@ -107,4 +110,34 @@ TIERZERO_FAULT_HOLD=$hold "$tz" train --model gpt-tiny --seq-len 32 --param-dtyp
 job=$!
 await_steps "$tmp/single.jsonl" && kill -INT "$job"
 finish; stopped single 1 75 "tierzero: interrupted: finishing the step, then saving" $?
+# 9. SIGTERM to a bare mpirun (systemd, PBS, a container whose command is
+#    mpirun): its kill sequence's SIGTERM, a second later, is the notice;
+#    mpirun exits 1 whatever the ranks do.
+start mpirun_term 4
+await_steps "$tmp/mpirun_term.jsonl" && kill -TERM "$job"
+finish; rc=$?; ranks_gone mpirun_term; stopped mpirun_term 4 1 "$saved" $rc
+
+# 10. Two SIGTERMs to a bare mpirun (GNU timeout without --foreground sends
+#     one to mpirun and one to its group): mpirun exits at once, its output
+#     with it; the ranks find it gone, save and end.
+start mpirun_term_twice 8
+await_steps "$tmp/mpirun_term_twice.jsonl" && kill -TERM "$job" && sleep 0.1 && kill -TERM "$job"
+finish; rc=$?; ranks_gone mpirun_term_twice; stopped mpirun_term_twice 8 1 "reaches the ranks as Open MPI's kill sequence" $rc
+
+# 11. A job stopped and continued (kill -STOP/-CONT to mpirun and its ranks,
+#     as Slurm's suspend and resume do): mpirun passes its SIGCONT
+#     on to the ranks, which is no notice: the run trains to its end (exit 0).
+"$mpirun" --oversubscribe -np 4 "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 --micro-batch 2 --steps 300 \
+  "${layout4[@]}" --save-dir "$tmp/stopped_job" --metrics "$tmp/stopped_job.jsonl" > "$tmp/stopped_job.log" 2>&1 &
+job=$!
+if await_steps "$tmp/stopped_job.jsonl"; then
+  ranks=$(pgrep -P "$job")
+  kill -STOP "$job" $ranks && sleep 0.3 && kill -CONT "$job" $ranks
+fi
+finish; rc=$?
+if [ $rc -eq 0 ] && [ "$(rows "$tmp/stopped_job.jsonl")" -eq 300 ] && ! grep -q "preempted" "$tmp/stopped_job.log"; then
+  say "ok: stopped_job: stopped and continued, no notice: all 300 steps trained"
+else
+  bad "stopped_job: exit $rc, $(rows "$tmp/stopped_job.jsonl") rows"; tail -n 5 "$tmp/stopped_job.log"
+fi
 exit $fail

@@ -360,7 +360,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
         print_warnings(trainer);
         if (checked) checked->verify("the preemption checkpoint");
         if (root)
-          std::fprintf(stderr, "tierzero: preempted (a rank received SIGTERM, SIGUSR1 or SIGINT) after step %lld: %s; rerun with --resume latest "
+          std::fprintf(stderr, "tierzero: preempted (a rank received SIGTERM, SIGUSR1 or SIGINT, or found mpirun gone) after step %lld: %s; rerun with --resume latest "
                                "(exit code %d)\n", static_cast<long long>(st.step), where.c_str(), kExitPreempted);
         return kExitPreempted;
       }

@@ -32,6 +32,14 @@ extern "C" void on_preempt_signal(int signo) {
   g_preempt_signal = signo;
 }
 
+// A rank of Open MPI's ORTE launcher (it exports both to every rank it
+// starts; srun's PMIx does not set the second), not under tierzero launch.
+bool under_bare_mpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") && std::getenv("OMPI_MCA_orte_hnp_uri") && !std::getenv("TIERZERO_LAUNCH");
+}
+
+pid_t g_mpirun = 0;  // the parent to watch (under a bare mpirun), 0 for none
+
 }  // namespace
 
 void arm_preemption(bool say_interrupts) {
@@ -41,17 +49,22 @@ void arm_preemption(bool say_interrupts) {
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;  // interrupted writes and waits resume
   for (int s : {SIGTERM, SIGUSR1, SIGINT}) sigaction(s, &sa, nullptr);
+  if (under_bare_mpirun()) g_mpirun = getppid();  // mpirun, or a remote node's orted
   if (const int early = take_early_signal()) g_preempt_signal = early;  // one that came while the run was starting
 }
 
-int preemption_signal() { return g_preempt_signal; }
+int preemption_signal() {
+  if (g_preempt_signal == 0 && g_mpirun != 0 && getppid() != g_mpirun) g_preempt_signal = kMpirunGone;
+  return g_preempt_signal;
+}
 
 std::string mpirun_sigterm_note() {
-  // Open MPI's ORTE launcher exports both to every rank it starts; srun (PMIx) does not set the second.
-  if (!std::getenv("OMPI_COMM_WORLD_SIZE") || !std::getenv("OMPI_MCA_orte_hnp_uri") || std::getenv("TIERZERO_LAUNCH")) return "";
-  return "a SIGTERM or Ctrl-C to mpirun itself (what Kubernetes, PBS, systemd and `timeout` send) reaches the ranks through "
-         "Open MPI's kill sequence, which does not always leave them time to save; start the job as `tierzero launch -- "
-         "mpirun ...` to have it saved within --grace seconds";
+  if (!under_bare_mpirun()) return "";
+  return "a SIGTERM or Ctrl-C to mpirun itself reaches the ranks as Open MPI's kill sequence: SIGTERM "
+         "odls_base_sigkill_timeout seconds (1 by default) after it, SIGKILL as long again later, so a save longer than "
+         "the timeout is cut short (raise OMPI_MCA_odls_base_sigkill_timeout); a second SIGTERM (GNU timeout without "
+         "--foreground sends two) ends mpirun at once, and the ranks save when they find it gone, within about a second; "
+         "start the job as `tierzero launch -- mpirun ...` to have it saved within --grace seconds";
 }
 
 }  // namespace tierzero::cli
