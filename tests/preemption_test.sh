@@ -3,9 +3,9 @@
 # checkpoint that resumes bit for bit: SIGTERM to `tierzero launch --
 # mpirun`, from `timeout`, to the job's process group, SIGUSR1 to mpirun,
 # Ctrl-C once and twice, a second notice during a save, Ctrl-C to a single
-# process, and SIGTERM to a bare mpirun, once and twice (once: Open MPI's
-# kill sequence; twice: mpirun exits and the ranks find it gone), while a
-# job stopped and continued trains on. (A SIGTERM to
+# process, and SIGTERM to a bare mpirun, once, twice and from `timeout`
+# (once: Open MPI's kill sequence; twice: mpirun exits and the ranks find
+# it gone), while a job stopped and continued trains on. (A SIGTERM to
 # the ranks themselves, what scancel sends: ckpt_faults_test.sh.) Each case waits
 # for 5 steps, signals, checks the exit code, what was said, `ckpt verify`
 # and the losses so far, then resumes from `latest` to the end and compares
@@ -124,7 +124,13 @@ start mpirun_term_twice 8
 await_steps "$tmp/mpirun_term_twice.jsonl" && kill -TERM "$job" && sleep 0.1 && kill -TERM "$job"
 finish; rc=$?; ranks_gone mpirun_term_twice; stopped mpirun_term_twice 8 1 "reaches the ranks as Open MPI's kill sequence" $rc
 
-# 11. A job stopped and continued (kill -STOP/-CONT to mpirun and its ranks,
+# 11. `timeout -s TERM` around a bare mpirun, as people write it: one
+#     SIGTERM or two reach mpirun (as they coalesce), both end in a save;
+#     timeout exits 124. (5 s: past the start-up, the run held at step 6.)
+start mpirun_timeout 4 timeout -s TERM 5
+finish; rc=$?; ranks_gone mpirun_timeout; stopped mpirun_timeout 4 124 "reaches the ranks as Open MPI's kill sequence" $rc
+
+# 12. A job stopped and continued (kill -STOP/-CONT to mpirun and its ranks,
 #     as Slurm's suspend and resume do): mpirun passes its SIGCONT
 #     on to the ranks, which is no notice: the run trains to its end (exit 0).
 "$mpirun" --oversubscribe -np 4 "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 100000 --micro-batch 2 --steps 300 \
