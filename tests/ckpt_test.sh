@@ -121,6 +121,13 @@ if [ $rc -eq 75 ] && grep -q "preempted (a rank received SIGTERM, SIGUSR1 or SIG
   say "ok: preempted by a signal on one rank (exit 75), resumed bit for bit"
 else bad "preemption (exit $rc)"; tail -5 <<<"$out"; fi
 
+#     A notice during the last step changes nothing: the run is complete
+#     (exit 0), its final checkpoint written, nothing said of preemption.
+out=$(TIERZERO_FAULT_SIGNAL=2:14 run 4 --strategy zero3 --topology node=2,world=2 --steps 15 --micro-batch 2 \
+  --save-dir "$tmp/last" --save-every 100 --metrics "$tmp/last.jsonl" 2>&1); rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$tmp/last/latest")" = step-00000015 ] && ! grep -q preempted <<<"$out" && "$tz" ckpt verify "$tmp/last" >/dev/null &&
+  say "ok: a notice during the last step: the run completes (exit 0)" || { bad "notice in the last step (exit $rc)"; tail -3 <<<"$out"; }
+
 # 8. --async-save: the same checkpoints as synchronous saves, byte for byte
 #     (those of section 1, kept: steps 10 and 15), and the same losses.
 run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-batch 2 --save-dir "$tmp/as" --save-every 5 --keep 2 \

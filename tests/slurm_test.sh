@@ -67,11 +67,12 @@ msg=$(same_losses "$work/mpirun.jsonl" "$work/srun.jsonl" 200 2>&1) && echo "slu
 
 # 2. Preempted twice, requeued twice, resumed twice. The job's first start
 #    waits before step 200 for its notice (TIERZERO_FAULT_HOLD; Slurm's
-#    time-limit timer may send it any time in the first minute), so it
-#    cannot finish first; the requeued starts do not wait.
+#    time-limit timer may send it any time in the first minute), the second
+#    before step 1500 for the scancel, so neither can finish first (a fast
+#    machine trains the 1800 steps in 9 s); the third does not wait.
 steps=2000
 srun -n 4 -O --mpi=pmix "$tz" train "${args[@]}" --steps $steps --metrics "$work/ref.jsonl" 2>"$work/ref.log" || die "the uninterrupted run: $(tail -n 3 "$work/ref.log")"
-job=$(TIERZERO_FAULT_HOLD=200 TIERZERO=$tz SRUN_ARGS=-O LAUNCH_ARGS="--max-restarts 0" sbatch --parsable -n 4 -O --time=1 --signal=B:USR1@59 -o "$work/job.out" \
+job=$(TIERZERO_FAULT_HOLD=200,1500 TIERZERO=$tz SRUN_ARGS=-O LAUNCH_ARGS="--max-restarts 0" sbatch --parsable -n 4 -O --time=1 --signal=B:USR1@59 -o "$work/job.out" \
   "$root/scripts/train.sbatch" "$work/ckpt" "${args[@]}" --steps $steps --save-every 1000 --metrics "$work/job.jsonl")
 [ -n "$job" ] || die "sbatch did not take the job"
 if await 120 restarts_are "$job" 1; then
@@ -79,7 +80,7 @@ if await 120 restarts_are "$job" 1; then
   start_now "$job" TimeLimit=10
   await 60 state_is "$job" RUNNING && await 60 grep -q "resumed at step" "$work/job.out" || die "the requeued job did not resume"
   resumed=$(rows "$work/job.jsonl")
-  await 60 more_rows_than "$work/job.jsonl" $((resumed + 300)) || die "the resumed job made no progress"
+  await 60 more_rows_than "$work/job.jsonl" $((resumed + 100)) || die "the resumed job made no progress"
   scancel --signal=TERM "$job"
   if await 60 restarts_are "$job" 2; then
     echo "slurm: job $job: preempted by scancel --signal=TERM after $(rows "$work/job.jsonl") steps and requeued"

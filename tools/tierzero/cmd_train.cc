@@ -190,15 +190,24 @@ int fault_step(const char* variable, int rank) {
   return -1;
 }
 
-// For the preemption tests: TIERZERO_FAULT_HOLD=STEP makes every rank of a
-// run that starts from scratch wait before STEP until it has a notice, or
-// 120 s: a run that cannot end before the notice reaches it, however slowly
-// a loaded machine (or Slurm's time-limit timer) passes it on. A resumed
-// run (a requeued job's next start) does not wait.
+// For the preemption tests: TIERZERO_FAULT_HOLD=STEP[,STEP...] makes every
+// rank of a run wait before the first listed step after the one it starts
+// at until it has a notice, or 120 s: a run that cannot end before the
+// notice reaches it, however slowly a loaded machine (or Slurm's time-limit
+// timer) passes it on. A requeued job's next start waits at the next step
+// listed, or not at all.
 std::int64_t hold_step(std::int64_t first_step) {
   const char* v = std::getenv("TIERZERO_FAULT_HOLD");
-  const std::int64_t step = v ? std::atoll(v) : -1;
-  return first_step == 0 ? step : -1;
+  if (!v) return -1;
+  std::int64_t hold = -1;
+  for (const char* p = v; *p;) {
+    char* end = nullptr;
+    const std::int64_t step = std::strtoll(p, &end, 10);
+    if (end == p) break;
+    if (step > first_step && (hold < 0 || step < hold)) hold = step;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return hold;
 }
 void hold_for_notice() {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
@@ -350,7 +359,8 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       print_warnings(trainer);  // of this save, or of an asynchronous one the last step boundary completed
       if (checked) checked->verify("step " + std::to_string(st.step));  // the step, its validation and its checkpoint
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
-      if (trainer.step_boundary(preemption_signal() != 0)) {  // also completes an asynchronous save whose writers are done
+      // A notice during the last step changes nothing: the run is complete, its last checkpoint written (exit 0).
+      if (trainer.step_boundary(preemption_signal() != 0 && trainer.next_step() < cfg.steps)) {  // also completes an asynchronous save whose writers are done
         std::string where = "nothing saved (no --save-dir)";
         if (!a.save_dir.empty()) {
           trainer.complete_save();  // a save in flight: this step's (when one was due) or an earlier one's
