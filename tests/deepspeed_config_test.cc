@@ -125,7 +125,7 @@ TEST(DeepSpeedConfig, Fp16LossScalingKeys) {
 }
 
 // offload_optimizer maps onto where the plan keeps the optimizer state;
-// offload_param and the tuning keys are listed as ignored, with the reason.
+// offload_param to cpu or nvme and the tuning keys are listed as ignored, with the reason; device none is accepted.
 TEST(DeepSpeedConfig, OffloadOptimizerSetsWhereTheStateLives) {
   TrainConfig cfg;
   const DeepSpeedMapping cpu = parse(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true}}})", cfg);
@@ -141,6 +141,8 @@ TEST(DeepSpeedConfig, OffloadOptimizerSetsWhereTheStateLives) {
     return std::any_of(nvme.ignored.begin(), nvme.ignored.end(), [&](const std::string& k) { return k.rfind(key + " (", 0) == 0; });
   };
   EXPECT_TRUE(listed("zero_optimization.offload_param")) << "with its reason";
+  const DeepSpeedMapping kept = parse(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "none", "pin_memory": true}}})", cfg);
+  EXPECT_TRUE(kept.ignored.empty()) << "device none is what tierzero does: " << kept.ignored.front();
   EXPECT_TRUE(listed("zero_optimization.offload_optimizer.fast_init"));
   EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "none"}}})", cfg).plan.optim_offload, Offload::none);
   EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3}})", cfg).plan.optim_offload, Offload::none);

@@ -5,7 +5,8 @@
 // always does), offload_optimizer.{device (none, cpu, nvme), nvme_path,
 // buffer_count, pin_memory}: where the plan keeps the optimizer state
 // (tierzero/plan.h), stage3_param_persistence_threshold (the plan's
-// persist_threshold; absent: DeepSpeed's 1e5, "auto": tierzero's 0)},
+// persist_threshold; absent: DeepSpeed's 1e5, "auto": tierzero's 0),
+// offload_param with device "none" (what tierzero does)},
 // train_batch_size, train_micro_batch_size_per_gpu,
 // gradient_accumulation_steps, optimizer (AdamW/Adam: lr, betas, eps,
 // weight_decay), scheduler (WarmupLR, WarmupDecayLR, WarmupCosineLR with

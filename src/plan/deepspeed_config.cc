@@ -29,7 +29,7 @@ std::string ignored_reason(const std::string& path) {
       {"zero_optimization.contiguous_gradients", "gradients are always packed into contiguous buckets"},
       {"zero_optimization.stage3_max_live_parameters", "the live parameters are the prefetch window"},
       {"zero_optimization.stage3_max_reuse_distance", "the live parameters are the prefetch window"},
-      {"zero_optimization.offload_param", "parameters stay in device memory: only the optimizer state is offloaded"},
+      {"zero_optimization.offload_param", "parameters stay in device memory (device \"none\"): only the optimizer state is offloaded"},
       {"zero_optimization.offload_optimizer.fast_init", "the swap file is written once, at start"},
       {"zero_optimization.offload_optimizer.buffer_size", "NVMe buffers hold one unit's optimizer shard each"},
       {"zero_optimization.offload_optimizer.ratio", "the whole optimizer update runs where the state lives"}};
@@ -248,6 +248,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
         else if (zk == "reduce_bucket_size") reduce_bucket = r.whole(zv, zpath, 1, LLONG_MAX);
         else if (zk == "overlap_comm" && r.flag(zv, zpath)) {}  // what tierzero always does
         else if (zk == "offload_optimizer") read_offload(r, zv, zpath, offload);
+        else if (zk == "offload_param" && zv.is_object() && zv.value("device", json()) == "none") {}  // what tierzero does
         else if (zk == "stage3_param_persistence_threshold") persist = r.is_auto(zv, zpath) ? -1 : r.whole(zv, zpath, 0, LLONG_MAX);
         else return false;  // other buckets and thresholds: tierzero's own (listed as ignored, with the reason)
         return true;
