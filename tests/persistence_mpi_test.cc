@@ -83,8 +83,11 @@ TEST(Persistence, WholeUnitsTrainBitForBitAndMoveTheModelsBytes) {
         // step's one all-gather replaces two, so every level moves less; with hpZ, the backward gather it
         // replaces was inside the node, and the step's gather, decomposed like the reductions, may move more
         // at the inner levels: fewer collectives, not fewer bytes.
-        for (const HopTransfer& h : model_hops)
-          if (h.unit >= 0 && h.phase != Phase::step) EXPECT_GT(units.units()[h.unit].numel, kThreshold) << units.units()[h.unit].name;
+        for (const HopTransfer& h : model_hops) {
+          if (h.unit >= 0 && h.phase != Phase::step) {
+            EXPECT_GT(units.units()[h.unit].numel, kThreshold) << units.units()[h.unit].name;
+          }
+        }
         if (whole.bwd_params == whole.params && topo.size() > 1) {
           for (int l = 0; l < kNumLevels; ++l) EXPECT_LE(got[l], without[l]) << "level " << level_name(static_cast<Level>(l));
           EXPECT_LT(got[0] + got[1] + got[2], without[0] + without[1] + without[2]);

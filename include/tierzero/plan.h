@@ -65,6 +65,11 @@ struct Plan {
   bool quantized() const;
   // Whether a unit of `numel` parameters is held whole (persist_threshold).
   bool persistent(std::size_t numel) const { return params && numel <= persist_threshold; }
+  // Whether such a unit's working parameters are all-gathered from the
+  // optimizer's shards after each update (replicated params over
+  // partitioned optimizer state, or a unit held whole), rather than
+  // converted from this rank's own master shard.
+  bool rebuilt_after_update(std::size_t numel) const { return optim && (!params || persistent(numel)); }
   std::string describe() const;  // one line, for logs and metrics
   // The same partitions, bits, decompositions and buckets (the shards'
   // layout and the arithmetic); where the optimizer state lives may differ.

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "tierzero/error.h"
 #include "core/read_file.h"
@@ -234,7 +235,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   int stage = 0, hpz = 1;
   bool qwz = false, qgz = false, bf16 = false, fp16 = false;
   std::int64_t reduce_bucket = 0;  // elements; 0: tierzero's bucket
-  std::int64_t persist = kDeepSpeedPersistenceThreshold;  // stage3_param_persistence_threshold; -1: "auto", tierzero's
+  std::optional<std::int64_t> persist = kDeepSpeedPersistenceThreshold;  // stage3_param_persistence_threshold; "auto": tierzero's
   Plan offload;                    // only its optim_offload, nvme_path and nvme_buffers
   if (root.contains("scheduler")) read_scheduler(r, root.at("scheduler"), cfg);  // first: it decides which lr key sets the peak
   r.each(root, "", [&](const std::string& k, const json& v, const std::string& path) {
@@ -249,7 +250,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
         else if (zk == "overlap_comm" && r.flag(zv, zpath)) {}  // what tierzero always does
         else if (zk == "offload_optimizer") read_offload(r, zv, zpath, offload);
         else if (zk == "offload_param" && zv.is_object() && zv.value("device", json()) == "none") {}  // what tierzero does
-        else if (zk == "stage3_param_persistence_threshold") persist = r.is_auto(zv, zpath) ? -1 : r.whole(zv, zpath, 0, LLONG_MAX);
+        else if (zk == "stage3_param_persistence_threshold") persist = r.is_auto(zv, zpath) ? std::nullopt : std::optional(r.whole(zv, zpath, 0, LLONG_MAX));
         else return false;  // other buckets and thresholds: tierzero's own (listed as ignored, with the reason)
         return true;
       });
@@ -292,7 +293,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   // parameter dtype). ZeRO-1 keeps its one bucket (the whole gradient, reduced after backward).
   if (reduce_bucket > 0 && p.bucket_bytes != ~std::size_t{0}) p.bucket_bytes = static_cast<std::size_t>(reduce_bucket) * dtype_size(cfg.param_dtype);
   p.optim_offload = offload.optim_offload, p.nvme_path = offload.nvme_path, p.nvme_buffers = offload.nvme_buffers;
-  if (persist >= 0 && stage == 3) p.persist_threshold = static_cast<std::size_t>(persist);
+  if (persist && stage == 3) p.persist_threshold = static_cast<std::size_t>(*persist);
   out.plan = fit_to(p, topo);
   return out;
 }

@@ -30,9 +30,8 @@ std::size_t ShardLayout::valid(const GptLayout& layout, int unit) const {
 
 StateLayouts StateLayouts::make(const GptLayout& layout, const Topology& topo, const Plan& plan, int world_rank) {
   StateLayouts s;
-  const std::size_t whole = plan.params ? plan.persist_threshold : 0;
-  s.params = ShardLayout::make(layout, topo, plan.params, world_rank, whole);
-  s.bwd_params = ShardLayout::make(layout, topo, plan.bwd_params, world_rank, whole);
+  s.params = ShardLayout::make(layout, topo, plan.params, world_rank, plan.persist_threshold);
+  s.bwd_params = ShardLayout::make(layout, topo, plan.bwd_params, world_rank, plan.persist_threshold);
   s.grads = ShardLayout::make(layout, topo, plan.grads, world_rank);
   s.optim = ShardLayout::make(layout, topo, plan.optim, world_rank);
   s.bwd_distinct = plan.bwd_params != plan.params;

@@ -108,7 +108,7 @@ void ShardedTrainer::Impl::allocate_states() {
   // Replicated params, and units held whole, are rebuilt from the optim shards after each step.
   std::size_t max_shard = 0, max_padded = 0;
   for (std::size_t u = 0; u < layout.units().size(); ++u)
-    if (plan.optim && (!plan.params || states.params.whole[u])) {
+    if (plan.rebuilt_after_update(layout.units()[u].numel)) {
       max_shard = std::max(max_shard, states.optim.shard[u]);
       max_padded = std::max(max_padded, states.optim.shard[u] * states.optim.group_size);
     }
@@ -200,13 +200,9 @@ double ShardedTrainer::Impl::forward(bool keep) {
   fetcher->begin(forward_units, source(states.params, params_store, p_hier.get(), plan.weight_bits),
                  keep && states.bwd_distinct && plan.params ? &slices : nullptr);
   const float* embed = fetcher->get(0);
-  if (cfg.model.tied) {
-    mem.copy(embed_params.data(), embed, embed_params.bytes());
-    embed = embed_params.data();
-    fetcher->release(0);
-  }
+  if (cfg.model.tied) mem.copy(embed_params.data(), embed, embed_params.bytes());  // kept for the head
   model->embed_forward(embed, tokens_mem.data());
-  if (!cfg.model.tied) fetcher->release(0);
+  fetcher->release(0);
   for (std::size_t i = 1; i + 1 < n; ++i) {
     model->block_forward(static_cast<int>(i) - 1, fetcher->get(i));
     fetcher->release(i);
@@ -246,18 +242,15 @@ void ShardedTrainer::Impl::backward(float dloss) {
     fetcher->release(i);
     reducer->add(u, unit_grad.data());
   }
-  float* dembed = embed_grads.data();
-  if (!cfg.model.tied) {
-    dembed = unit_grad.data();
-    mem.zero(dembed, layout.units()[layout.embed_unit()].numel * sizeof(float));
-  }
+  float* dembed = cfg.model.tied ? embed_grads.data() : unit_grad.data();  // the tied one holds the head's share already
+  if (!cfg.model.tied) mem.zero(dembed, layout.units()[layout.embed_unit()].numel * sizeof(float));
   model->embed_backward(dembed, tok);
   reducer->add(layout.embed_unit(), dembed);
 }
 
 void ShardedTrainer::Impl::write_unit_params(int u, const float* master) {
   const std::size_t n = states.optim.shard[u];
-  if ((plan.params && !states.params.whole[u]) || !plan.optim) {  // same partition as the master (or both replicated)
+  if (!plan.rebuilt_after_update(layout.units()[u].numel)) {  // same partition as the master (or both replicated)
     ops.from_f32(dtype, master, params_store.data() + states.params.offset[u] * dsize, n);
     return;
   }

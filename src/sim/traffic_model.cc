@@ -124,7 +124,7 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
   flat_all_reduce(out, Phase::step, t, all, me, 2, 4);  // loss and squared gradient norm
   // Replicated params, and units held whole, rebuilt from the optim shards.
   for (std::size_t u = 0; u < units.size(); ++u)
-    if (p.optim && (!p.params || p.persistent(units[u].numel)))
+    if (p.rebuilt_after_update(units[u].numel))
       gather(out, Phase::step, Collective::all_gather, t, rspec, *p.optim, shard(p.optim, static_cast<int>(u)),
              [&](std::size_t e) { return e * ds; });
   return out;
