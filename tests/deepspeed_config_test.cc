@@ -124,28 +124,25 @@ TEST(DeepSpeedConfig, Fp16LossScalingKeys) {
   EXPECT_EQ(cfg.loss_scale_window, 200);
 }
 
-// offload_optimizer maps onto where the plan keeps the optimizer state;
-// offload_param to cpu or nvme and the tuning keys are listed as ignored, with the reason; device none is accepted.
+// offload_optimizer maps onto where the plan keeps the optimizer state; the
+// tuning keys tierzero has no use for are listed as ignored, with the reason.
 TEST(DeepSpeedConfig, OffloadOptimizerSetsWhereTheStateLives) {
   TrainConfig cfg;
   const DeepSpeedMapping cpu = parse(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true}}})", cfg);
-  EXPECT_EQ(cpu.plan.optim_offload, Offload::cpu);
+  EXPECT_EQ(cpu.plan.optim_offload.device, Offload::cpu);
+  EXPECT_EQ(cpu.plan.param_offload.device, Offload::none);
   EXPECT_EQ(cpu.plan.name, "zero3");
   const DeepSpeedMapping nvme = parse(R"({"zero_optimization": {"stage": 2, "offload_optimizer":
-      {"device": "nvme", "nvme_path": "/local_nvme", "buffer_count": 4, "fast_init": false},
-      "offload_param": {"device": "cpu"}}})", cfg);
-  EXPECT_EQ(nvme.plan.optim_offload, Offload::nvme);
-  EXPECT_EQ(nvme.plan.nvme_path, "/local_nvme");
-  EXPECT_EQ(nvme.plan.nvme_buffers, 4);
+      {"device": "nvme", "nvme_path": "/local_nvme", "buffer_count": 4, "fast_init": false}}})", cfg);
+  EXPECT_EQ(nvme.plan.optim_offload.device, Offload::nvme);
+  EXPECT_EQ(nvme.plan.optim_offload.nvme_path, "/local_nvme");
+  EXPECT_EQ(nvme.plan.optim_offload.buffers, 4);
   const auto listed = [&](const std::string& key) {
     return std::any_of(nvme.ignored.begin(), nvme.ignored.end(), [&](const std::string& k) { return k.rfind(key + " (", 0) == 0; });
   };
-  EXPECT_TRUE(listed("zero_optimization.offload_param")) << "with its reason";
-  const DeepSpeedMapping kept = parse(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "none", "pin_memory": true}}})", cfg);
-  EXPECT_TRUE(kept.ignored.empty()) << "device none is what tierzero does: " << kept.ignored.front();
-  EXPECT_TRUE(listed("zero_optimization.offload_optimizer.fast_init"));
-  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "none"}}})", cfg).plan.optim_offload, Offload::none);
-  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3}})", cfg).plan.optim_offload, Offload::none);
+  EXPECT_TRUE(listed("zero_optimization.offload_optimizer.fast_init")) << "with its reason";
+  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "none"}}})", cfg).plan.optim_offload.device, Offload::none);
+  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3}})", cfg).plan.optim_offload.device, Offload::none);
   EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "gpu"}}})"),
             "ds.json: 'zero_optimization.offload_optimizer.device' must be \"none\", \"cpu\" or \"nvme\", got \"gpu\"");
   EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme"}}})"),
@@ -154,6 +151,39 @@ TEST(DeepSpeedConfig, OffloadOptimizerSetsWhereTheStateLives) {
             "ds.json: 'zero_optimization.offload_optimizer.buffer_count' must be between 2 and 64, got 1");
   EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": "cpu"}})"),
             "ds.json: 'zero_optimization.offload_optimizer' must be a JSON object, got \"cpu\"");
+}
+
+// offload_param maps onto where the plan keeps the parameter shards, at
+// stage 3 only (as DeepSpeed); its own nvme_path and buffer_count;
+// buffer_size and max_in_cpu are listed as ignored, with the reason.
+TEST(DeepSpeedConfig, OffloadParamSetsWhereTheParametersLive) {
+  TrainConfig cfg;
+  const DeepSpeedMapping both = parse(R"({"zero_optimization": {"stage": 3,
+      "offload_optimizer": {"device": "nvme", "nvme_path": "/nvme_a"},
+      "offload_param": {"device": "nvme", "nvme_path": "/nvme_b", "buffer_count": 5, "buffer_size": 100000000,
+                        "max_in_cpu": 1000000000, "pin_memory": true}}})", cfg);
+  EXPECT_EQ(both.plan.param_offload.device, Offload::nvme);
+  EXPECT_EQ(both.plan.param_offload.nvme_path, "/nvme_b");
+  EXPECT_EQ(both.plan.param_offload.buffers, 5);
+  EXPECT_EQ(both.plan.optim_offload.nvme_path, "/nvme_a");
+  EXPECT_EQ(both.plan.optim_offload.buffers, 2) << "each section has its own buffers";
+  for (const char* key : {"zero_optimization.offload_param.buffer_size", "zero_optimization.offload_param.max_in_cpu"})
+    EXPECT_TRUE(std::any_of(both.ignored.begin(), both.ignored.end(), [&](const std::string& k) { return k.rfind(std::string(key) + " (", 0) == 0; }))
+        << key << " listed with its reason";
+  EXPECT_EQ(both.ignored.size(), 2u);
+  const DeepSpeedMapping cpu = parse(R"({"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 2, "offload_param": {"device": "cpu"}}})", cfg);
+  EXPECT_EQ(cpu.plan.param_offload.device, Offload::cpu);
+  EXPECT_EQ(cpu.plan.name, "zeropp");
+  const DeepSpeedMapping none = parse(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "none", "pin_memory": true}}})", cfg);
+  EXPECT_EQ(none.plan.param_offload.device, Offload::none);
+  EXPECT_TRUE(none.ignored.empty()) << none.ignored.front();
+  EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 2, "offload_param": {"device": "none"}}})", cfg).plan.param_offload.device, Offload::none);
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}})"),
+            "ds.json: 'zero_optimization.offload_param.device' offloads partitioned parameters and needs stage 3, but stage is 2");
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}})"),
+            "ds.json: 'zero_optimization.offload_param.nvme_path' is needed with device \"nvme\"");
+  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "disk"}}})"),
+            "ds.json: 'zero_optimization.offload_param.device' must be \"none\", \"cpu\" or \"nvme\", got \"disk\"");
 }
 
 // stage3_param_persistence_threshold is the plan's persist_threshold: DeepSpeed's

@@ -1,8 +1,12 @@
-// Optimizer offload (Plan::optim_offload) on 1, 3 and 8 ranks: cpu and
+// Offload on 1, 3 and 8 ranks. Optimizer (Plan::optim_offload): cpu and
 // nvme train bit for bit as the state in device memory does, under every
-// strategy that keeps optimizer state; a checkpoint saved from the NVMe
-// store resumes in memory exactly; memory_bytes says where the state is;
-// a directory that cannot hold the swap file is an error naming it.
+// strategy; a checkpoint saved from the NVMe store resumes in memory
+// exactly. Parameters (Plan::param_offload): the same under every
+// strategy that partitions them, with units held whole, more buffers, a
+// deeper prefetch and both states in files; checkpoints move between the
+// placements exactly, hpZ copy included. memory_bytes says where each
+// state is; a directory that cannot hold a swap file, replicated params
+// offloaded and too few buffers are errors naming the problem.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -33,7 +37,12 @@ void remove_scratch(Communicator& world, const std::string& dir) {
 }
 
 Plan offloaded(Plan p, Offload where, const std::string& dir, int buffers = 2) {
-  p.optim_offload = where, p.nvme_path = dir, p.nvme_buffers = buffers;
+  p.optim_offload = {where, dir, buffers};
+  return p;
+}
+
+Plan params_offloaded(Plan p, Offload where, const std::string& dir, int buffers = 2) {
+  p.param_offload = {where, dir, buffers};
   return p;
 }
 
@@ -107,6 +116,107 @@ TEST(Offload, MemoryBytesSayWhereTheStateLives) {
   remove_scratch(*world, dir);
 }
 
+TEST(Offload, ParametersOnTheHostOrInFilesTrainBitForBit) {
+  const TokenData data = TokenData::builtin();
+  const Topology topo = test::standard_layout();
+  auto world = mpi_world(topo);
+  const std::string dir = scratch(*world, "param-swap");
+  for (const DType dtype : {DType::f32, DType::bf16}) {
+    TrainConfig cfg = test::tiny_run(2, 2, 32, 4, dtype);
+    cfg.schedule.warmup = 2;
+    for (const char* name : {"zero3", "mics", "zeropp", "hier3"})
+      for (const std::size_t whole : {std::size_t{0}, std::size_t{20480}}) {  // 20480: the embedding and the head held whole
+        Plan plan = fit_to(strategy_plan(name), topo);
+        plan.persist_threshold = whole;
+        Plan deeper = params_offloaded(plan, Offload::nvme, dir, 3);
+        deeper.prefetch = 2;
+        ShardedTrainer base(cfg, plan, *world, data);
+        ShardedTrainer host(cfg, params_offloaded(plan, Offload::cpu, ""), *world, data);
+        ShardedTrainer file(cfg, params_offloaded(plan, Offload::nvme, dir), *world, data);
+        ShardedTrainer deep(cfg, deeper, *world, data);
+        ShardedTrainer both(cfg, offloaded(params_offloaded(plan, Offload::nvme, dir), Offload::nvme, dir), *world, data);
+        const std::vector<ShardedTrainer*> others = {&host, &file, &deep, &both};
+        for (int i = 0; i < 4; ++i) {
+          const StepStats want = base.step();
+          for (ShardedTrainer* t : others) {
+            const StepStats got = t->step();
+            EXPECT_EQ(got.loss, want.loss) << name << " " << dtype_name(dtype) << " step " << i << " " << t->plan().describe();
+            EXPECT_EQ(got.grad_norm, want.grad_norm) << name << " step " << i << " " << t->plan().describe();
+          }
+        }
+        const double val = base.evaluate(data, 3);
+        const std::vector<float> w = base.gather_master();
+        for (ShardedTrainer* t : others) {
+          EXPECT_EQ(t->evaluate(data, 3), val) << name << " " << t->plan().describe();
+          EXPECT_EQ(t->gather_master(), w) << name << " " << t->plan().describe();
+        }
+      }
+  }
+  remove_scratch(*world, dir);
+}
+
+// zeropp with units held whole: the hpZ copy of a whole unit is part of
+// what a checkpoint restores (a resumed run whose copy kept the initial
+// weights would diverge from its second step).
+TEST(Offload, CheckpointsMoveBetweenParameterPlacementsExactly) {
+  const TokenData data = TokenData::builtin();
+  const Topology topo = test::standard_layout();
+  auto world = mpi_world(topo);
+  const std::string dir = scratch(*world, "param-swap-ckpt"), ckpt = scratch(*world, "param-ckpt");
+  TrainConfig cfg = test::tiny_run(2, 1, 32, 7, DType::f32);
+  cfg.schedule.warmup = 1;
+  Plan plan = fit_to(strategy_plan("zeropp"), topo);
+  plan.persist_threshold = 20480;
+  ShardedTrainer file(cfg, params_offloaded(plan, Offload::nvme, dir), *world, data);
+  for (int i = 0; i < 3; ++i) file.step();
+  const std::string saved = file.save_checkpoint(ckpt, 0);
+  ShardedTrainer memory(cfg, plan, *world, data);
+  EXPECT_FALSE(memory.load_checkpoint(saved)) << "where the parameters live is not part of the layout";
+  ShardedTrainer again(cfg, params_offloaded(plan, Offload::nvme, dir, 4), *world, data);
+  EXPECT_FALSE(again.load_checkpoint(saved));
+  EXPECT_EQ(memory.gather_master(), file.gather_master());
+  for (int i = 3; i < 7; ++i) {
+    const float want = file.step().loss;
+    EXPECT_EQ(memory.step().loss, want) << "step " << i;
+    EXPECT_EQ(again.step().loss, want) << "step " << i;
+  }
+  remove_scratch(*world, ckpt);
+  remove_scratch(*world, dir);
+}
+
+TEST(Offload, MemoryBytesSayWhereTheParametersLive) {
+  const TokenData data = TokenData::builtin();
+  const Topology topo = test::standard_layout();
+  auto world = mpi_world(topo);
+  const std::string dir = scratch(*world, "param-swap-bytes");
+  const TrainConfig cfg = test::tiny_run(2, 1, 32, 2, DType::bf16);
+  const Plan plan = fit_to(strategy_plan("zeropp"), topo);
+  const auto none = test::memory_of(ShardedTrainer(cfg, plan, *world, data));
+  const std::uint64_t params = none.at("params"), bwd = none.at("bwd_params");
+  ASSERT_GT(params, 0u);
+  for (const char* k : {"params_host", "params_file", "bwd_params_host"}) {
+    EXPECT_EQ(none.count(k), 0u) << k;
+  }
+  const auto of = [](const auto& m, const char* k) { return m.count(k) ? m.at(k) : std::uint64_t{0}; };  // absent: 0 bytes
+  const auto host = test::memory_of(ShardedTrainer(cfg, params_offloaded(plan, Offload::cpu, ""), *world, data));
+  EXPECT_EQ(host.at("params") + host.at("bwd_params"), 0u);
+  EXPECT_EQ(host.at("params_host"), params);
+  EXPECT_EQ(of(host, "bwd_params_host"), bwd);
+  const auto file = test::memory_of(ShardedTrainer(cfg, params_offloaded(plan, Offload::nvme, dir, 3), *world, data));
+  EXPECT_EQ(file.at("params") + file.at("bwd_params"), 0u);
+  EXPECT_EQ(of(file, "bwd_params_host"), bwd) << "the hpZ copy stays in host memory";
+  EXPECT_GE(file.at("params_file"), params);              // each unit's block padded to 4 KiB
+  EXPECT_LT(file.at("params_file"), params + 4096 * 64);  // by less than a page per unit
+  EXPECT_EQ(file.at("params_host") % (3 * 4096), 0u);     // three page-aligned buffers of the largest block
+  EXPECT_LT(file.at("params_host"), params * 3 + 3 * 4096);
+  for (const auto& [k, v] : none) {
+    if (k != "params" && k != "bwd_params") {
+      EXPECT_EQ(file.at(k), v) << k << " does not move";
+    }
+  }
+  remove_scratch(*world, dir);
+}
+
 TEST(Offload, ADirectoryThatCannotHoldTheSwapFileIsAnError) {
   const TokenData data = TokenData::builtin();
   const Topology topo = test::standard_layout();
@@ -121,6 +231,37 @@ TEST(Offload, ADirectoryThatCannotHoldTheSwapFileIsAnError) {
   }
   EXPECT_THROW(offloaded(fit_to(strategy_plan("zero3"), topo), Offload::nvme, "").validate(topo), ConfigError);
   EXPECT_THROW(offloaded(fit_to(strategy_plan("zero3"), topo), Offload::nvme, "/tmp", 1).validate(topo), ConfigError);
+  try {
+    ShardedTrainer t(cfg, params_offloaded(fit_to(strategy_plan("zero3"), topo), Offload::nvme, "/proc/tierzero-no-such-dir"), *world, data);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find("offload_param nvme: cannot create '/proc/tierzero-no-such-dir/tierzero-params-"), std::string::npos)
+        << e.message();
+  }
+}
+
+TEST(Offload, ParametersOffloadedNeedPartitionsAndBuffers) {
+  const Topology topo = test::standard_layout();
+  for (const char* name : {"ddp", "zero1", "zero2"}) {
+    try {
+      params_offloaded(fit_to(strategy_plan(name), topo), Offload::cpu, "").validate(topo);
+      ADD_FAILURE() << name << ": no error";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(e.message().find("parameters can be offloaded only when they are partitioned"), std::string::npos) << e.message();
+    }
+  }
+  const Plan zero3 = fit_to(strategy_plan("zero3"), topo);
+  EXPECT_THROW(params_offloaded(zero3, Offload::nvme, "").validate(topo), ConfigError);
+  Plan deep = params_offloaded(zero3, Offload::nvme, "/tmp", 2);
+  deep.prefetch = 2;
+  try {
+    deep.validate(topo);
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find("needs more buffers than units prefetched (2), got 2"), std::string::npos) << e.message();
+  }
+  deep.param_offload.buffers = 3;
+  EXPECT_NO_THROW(deep.validate(topo));
 }
 
 }  // namespace

@@ -74,7 +74,7 @@ TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
   EXPECT_EQ(dev.host_bytes + dev.file_bytes + dev.offload_s, 0.0);
   const double shard = optim / 12;
   const System& sys = in.system;
-  in.plan.optim_offload = Offload::cpu;
+  in.plan.optim_offload.device = Offload::cpu;
   const SimResult cpu = simulate(in);
   std::map<std::string, double> mc(cpu.memory_bytes.begin(), cpu.memory_bytes.end());
   EXPECT_EQ(mc["optim"], 0.0);
@@ -83,8 +83,8 @@ TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
   // 16-bit gradients down and parameters up over PCIe, the update at host memory bandwidth.
   EXPECT_NEAR(cpu.offload_s, 2 * 2 * shard / sys.host_link_Bps + 28 * shard / sys.host_memory_Bps, 1e-9);
   EXPECT_NEAR(cpu.step_time_s, dev.step_time_s + cpu.offload_s, 1e-9);
-  in.plan.optim_offload = Offload::nvme;
-  in.plan.nvme_path = "/nvme";
+  in.plan.optim_offload.device = Offload::nvme;
+  in.plan.optim_offload.nvme_path = "/nvme";
   const SimResult nvme = simulate(in);
   EXPECT_EQ(nvme.file_bytes, optim);
   EXPECT_LT(nvme.host_bytes, optim / 10);  // two buffers of the largest unit
@@ -93,25 +93,77 @@ TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
   EXPECT_THROW(simulate(in), ConfigError);  // no rate to price it with
 }
 
+// Offloaded parameters: their shard and the hpZ copy leave the device; the
+// step pays each micro-batch's reads and the update's write over the host
+// link, and the shard's at the NVMe rate too.
+TEST(Simulator, OffloadedParametersLeaveTheDeviceAndCostTheirReads) {
+  SimInput in = llama70b_on_dgx_h100();
+  in.recompute = true;
+  in.grad_accum = 2;
+  in.plan = fit_to(strategy_plan("zeropp"), in.topology());
+  const SimResult dev = simulate(in);
+  std::map<std::string, double> m(dev.memory_bytes.begin(), dev.memory_bytes.end());
+  const double n = static_cast<double>(in.model.num_params()), shard = m["params"], copy = m["bwd_params"];
+  EXPECT_NEAR(shard, 2 * n / 64, 2 * 200.0);  // bf16, plus at most one element of padding per unit
+  EXPECT_NEAR(copy, 2 * n / 8, 2 * 200.0);    // hpZ: partitioned over the node's 8 GPUs
+  const System& sys = in.system;
+  in.plan.param_offload.device = Offload::cpu;
+  const SimResult cpu = simulate(in);
+  std::map<std::string, double> mc(cpu.memory_bytes.begin(), cpu.memory_bytes.end());
+  EXPECT_EQ(mc["params"] + mc["bwd_params"], 0.0);
+  EXPECT_NEAR(cpu.memory_total, dev.memory_total - shard - copy, 1.0);
+  EXPECT_EQ(cpu.host_bytes, shard + copy);
+  // Per micro-batch the shard read for forward, the copy written in forward and read in backward; the update writes the shard.
+  EXPECT_NEAR(cpu.offload_s, (2 * shard + 2 * 2 * copy + shard) / sys.host_link_Bps, 1e-9);
+  EXPECT_NEAR(cpu.step_time_s, dev.step_time_s + cpu.offload_s, 1e-9);
+  in.plan.param_offload = {Offload::nvme, "/nvme", 4};
+  const SimResult nvme = simulate(in);
+  EXPECT_EQ(nvme.file_bytes, shard);
+  EXPECT_GT(nvme.host_bytes, copy);
+  EXPECT_LT(nvme.host_bytes, copy + shard / 10);  // four buffers of the largest unit
+  EXPECT_NEAR(nvme.offload_s, cpu.offload_s + (2 * shard + shard) / sys.nvme_Bps, 1e-9);
+  in.plan = fit_to(strategy_plan("zero3"), in.topology());  // no hpZ copy: backward reads the shard again
+  in.plan.param_offload.device = Offload::cpu;
+  EXPECT_NEAR(simulate(in).offload_s, (2 * 2 * shard + shard) / sys.host_link_Bps, 1e-9);
+}
+
 TEST(Planner, ProposesAnOffloadedOptimizerWhenNothingElseFits) {
   const SimInput in = llama70b_on_dgx_h100();
   PlanSearchOptions o;
   o.memory_limit = 80e9;
   const auto roomy = search_plans(in, o);
   ASSERT_FALSE(roomy.empty());
-  for (const PlanCandidate& c : roomy) EXPECT_EQ(c.plan.optim_offload, Offload::none) << "offload only when nothing fits";
+  for (const PlanCandidate& c : roomy) EXPECT_EQ(c.plan.optim_offload.device, Offload::none) << "offload only when nothing fits";
   o.memory_limit = 24e9;  // no plan keeps the states and activations on a 24 GB device
   const auto tight = search_plans(in, o);
   ASSERT_FALSE(tight.empty());
   bool cpu = false, nvme = false;
   for (const PlanCandidate& c : tight) {
-    EXPECT_NE(c.plan.optim_offload, Offload::none);
+    EXPECT_NE(c.plan.optim_offload.device, Offload::none);
     EXPECT_LE(c.result.memory_total, 24e9);
     EXPECT_GT(c.result.offload_s, 0.0);
-    cpu = cpu || c.plan.optim_offload == Offload::cpu, nvme = nvme || c.plan.optim_offload == Offload::nvme;
+    cpu = cpu || c.plan.optim_offload.device == Offload::cpu, nvme = nvme || c.plan.optim_offload.device == Offload::nvme;
   }
   EXPECT_TRUE(cpu && nvme);
-  EXPECT_EQ(tight.front().plan.optim_offload, Offload::cpu) << "host memory is faster than NVMe on a DGX H100";
+  EXPECT_EQ(tight.front().plan.optim_offload.device, Offload::cpu) << "host memory is faster than NVMe on a DGX H100";
+  for (const PlanCandidate& c : tight) EXPECT_FALSE(c.plan.param_offload.offloaded()) << "the optimizer's offload was enough";
+}
+
+TEST(Planner, ProposesOffloadedParametersWhenTheOptimizersOffloadIsNotEnough) {
+  const SimInput in = llama70b_on_dgx_h100();
+  PlanSearchOptions o;
+  o.memory_limit = 16e9;  // the optimizer offloaded, the 16-bit shards, gradients and activations still exceed it
+  const auto found = search_plans(in, o);
+  ASSERT_FALSE(found.empty());
+  bool cpu = false, nvme = false;
+  for (const PlanCandidate& c : found) {
+    EXPECT_TRUE(c.plan.param_offload.offloaded() && c.plan.optim_offload.offloaded()) << c.plan.describe();
+    EXPECT_TRUE(c.plan.params.has_value()) << "offloaded parameters are partitioned";
+    EXPECT_LE(c.result.memory_total, 16e9);
+    cpu = cpu || c.plan.param_offload.device == Offload::cpu, nvme = nvme || c.plan.param_offload.device == Offload::nvme;
+  }
+  EXPECT_TRUE(cpu && nvme);
+  EXPECT_EQ(found.front().plan.param_offload.device, Offload::cpu) << "host memory is faster than NVMe on a DGX H100";
 }
 
 // zero3 on 64 GCDs (package 2 x node 4 x world 8), in closed form from the

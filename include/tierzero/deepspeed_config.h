@@ -2,11 +2,11 @@
 // zero_optimization.{stage, zero_hpz_partition_size, zero_quantized_weights,
 // zero_quantized_gradients, reduce_bucket_size (elements: the gradient
 // bucket, in the parameter dtype's bytes), overlap_comm: true (what tierzero
-// always does), offload_optimizer.{device (none, cpu, nvme), nvme_path,
-// buffer_count, pin_memory}: where the plan keeps the optimizer state
-// (tierzero/plan.h), stage3_param_persistence_threshold (the plan's
-// persist_threshold; absent: DeepSpeed's 1e5, "auto": tierzero's 0),
-// offload_param with device "none" (what tierzero does)},
+// always does), offload_optimizer and offload_param.{device (none, cpu,
+// nvme), nvme_path, buffer_count, pin_memory}: where the plan keeps the
+// optimizer state and the parameter shards (tierzero/plan.h; parameters
+// only at stage 3), stage3_param_persistence_threshold (the plan's
+// persist_threshold; absent: DeepSpeed's 1e5, "auto": tierzero's 0)},
 // train_batch_size, train_micro_batch_size_per_gpu,
 // gradient_accumulation_steps, optimizer (AdamW/Adam: lr, betas, eps,
 // weight_decay), scheduler (WarmupLR, WarmupDecayLR, WarmupCosineLR with

@@ -26,22 +26,37 @@ Partition parse_partition(std::string_view s);
 int partition_group_size(const Topology& topo, const Partition& p);
 
 
-// Where a rank's optimizer shard (fp32 master weights and AdamW's two
-// moments) lives between steps, DeepSpeed's offload_optimizer.device:
-// the device's memory (none); host memory (cpu, ZeRO-Offload: the update
-// runs on the host; on the CPU backend that is the same memory, counted as
-// host); or files in a directory (nvme, ZeRO-Infinity), read and written
-// unit by unit through host buffers while the update runs.
+// Where a state offloaded from the device lives, DeepSpeed's
+// offload_optimizer.device and offload_param.device: the device's memory
+// (none); host memory (cpu, ZeRO-Offload); or files in a directory (nvme,
+// ZeRO-Infinity), read and written unit by unit through host buffers.
 enum class Offload : std::uint8_t { none, cpu, nvme };
 std::string_view offload_name(Offload o);
 Offload parse_offload(std::string_view s);  // "none", "cpu", "nvme"; throws ConfigError
 
+// One state's placement: the device, and for nvme the directory of the
+// swap files (one per rank) and how many host buffers the stream cycles
+// through (DeepSpeed's nvme_path and buffer_count). Value type.
+struct OffloadPlacement {
+  Offload device = Offload::none;
+  std::string nvme_path;
+  int buffers = 2;
+  bool offloaded() const { return device != Offload::none; }
+};
+
 struct Plan {
   std::string name = "custom";
   Partition params, bwd_params, grads, optim;
-  Offload optim_offload = Offload::none;
-  std::string nvme_path;  // the swap files' directory (optim_offload nvme)
-  int nvme_buffers = 2;   // host buffers the NVMe stream cycles through (DeepSpeed's buffer_count), at least 2
+  // Where the optimizer shard (fp32 master weights and AdamW's moments)
+  // lives between steps: on the host the update runs there (on the CPU
+  // backend the same memory, counted as host). At least 2 NVMe buffers.
+  OffloadPlacement optim_offload;
+  // Where the working parameter shards (params, and the bwd_params copy)
+  // live: the fetcher reads each unit's shard from there before gathering
+  // it, the update writes it back. Needs partitioned params (ZeRO stage 3,
+  // as DeepSpeed's offload_param); the bwd_params copy stays in host memory
+  // with nvme. NVMe buffers: more than prefetch.
+  OffloadPlacement param_offload;
   int weight_bits = 16;        // forward all-gather of params: 16 (unquantised), 8 or 4 (qwZ)
   HopBits grad_bits;           // per hop of the gradient reduce-scatter (qgZ); all 16 = unquantised
   Decomposition gather = Decomposition::flat;  // decomposition of the weight all-gathers
@@ -60,7 +75,8 @@ struct Plan {
   // Throws ConfigError naming the problem: bwd_params wider than params,
   // grads and optim on different levels, params neither replicated nor on
   // the optim level, bad bits, a level the topology does not declare, an
-  // NVMe offload without a directory or with fewer than 2 buffers.
+  // NVMe offload without a directory or with too few buffers, parameters
+  // offloaded but not partitioned.
   void validate(const Topology& topo) const;
   bool quantized() const;
   // Whether a unit of `numel` parameters is held whole (persist_threshold).
@@ -72,7 +88,7 @@ struct Plan {
   bool rebuilt_after_update(std::size_t numel) const { return optim && (!params || persistent(numel)); }
   std::string describe() const;  // one line, for logs and metrics
   // The same partitions, bits, decompositions and buckets (the shards'
-  // layout and the arithmetic); where the optimizer state lives may differ.
+  // layout and the arithmetic); where the states live may differ.
   bool same_sharding(const Plan& o) const;
 };
 

@@ -28,7 +28,16 @@
 //             overlapped: 16-bit gradients down and parameters up over the
 //             host link, the update at host memory bandwidth (28 bytes per
 //             parameter: p, g, m, v read, p, m, v written) and, for nvme,
-//             the state read and written (24 bytes) at the NVMe rate.
+//             the state read and written (24 bytes) at the NVMe rate. With
+//             the parameters offloaded (Plan::param_offload) their 2 bytes
+//             per parameter of the shard leave the device too (the hpZ
+//             copy to host memory in either case, the shard to files with
+//             nvme, with its buffers on the host), and the step pays, also
+//             not overlapped (an upper bound: the engine reads ahead):
+//             each micro-batch's forward and backward read of the shard
+//             (the backward one from the hpZ copy, which forward writes)
+//             and the update's write, over the host link, and for nvme
+//             the shard's reads and write at the NVMe rate.
 // Pure function; every constant comes from the System (sources in presets.cc).
 #pragma once
 #include <array>
@@ -93,8 +102,8 @@ struct SimResult {
   std::array<std::uint64_t, kNumLevels> bytes_per_level{};
   std::vector<std::pair<std::string, double>> memory_bytes;  // device: params, bwd_params, grads, optim, activations, buffers
   double memory_total = 0;                                   // their sum: what must fit the device
-  double host_bytes = 0, file_bytes = 0;                     // an offloaded optimizer's (host memory, NVMe files)
-  double offload_s = 0;                                      // its part of the step (included in step_time_s)
+  double host_bytes = 0, file_bytes = 0;                     // the offloaded states' (host memory, NVMe files)
+  double offload_s = 0;                                      // their part of the step (included in step_time_s)
   bool fits = false;
 };
 

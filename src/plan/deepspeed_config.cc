@@ -30,7 +30,8 @@ std::string ignored_reason(const std::string& path) {
       {"zero_optimization.contiguous_gradients", "gradients are always packed into contiguous buckets"},
       {"zero_optimization.stage3_max_live_parameters", "the live parameters are the prefetch window"},
       {"zero_optimization.stage3_max_reuse_distance", "the live parameters are the prefetch window"},
-      {"zero_optimization.offload_param", "parameters stay in device memory (device \"none\"): only the optimizer state is offloaded"},
+      {"zero_optimization.offload_param.buffer_size", "NVMe buffers hold one unit's parameter shard each"},
+      {"zero_optimization.offload_param.max_in_cpu", "with nvme only the NVMe buffers (and an hpZ copy) are in host memory"},
       {"zero_optimization.offload_optimizer.fast_init", "the swap file is written once, at start"},
       {"zero_optimization.offload_optimizer.buffer_size", "NVMe buffers hold one unit's optimizer shard each"},
       {"zero_optimization.offload_optimizer.ratio", "the whole optimizer update runs where the state lives"}};
@@ -194,22 +195,22 @@ void read_precision(Reader& r, const std::string& k, const json& v, TrainConfig&
     return true;
   });
 }
-// zero_optimization.offload_optimizer: device (none, cpu, nvme), nvme_path
-// (needed for nvme), buffer_count (at least 2), pin_memory (a flag: host
-// buffers are plain on the CPU backend, where nothing is copied to a
-// device); the rest is listed as ignored.
-void read_offload(Reader& r, const json& v, const std::string& path, Plan& out) {
+// zero_optimization.offload_optimizer and offload_param: device (none,
+// cpu, nvme), nvme_path (needed for nvme), buffer_count (at least 2),
+// pin_memory (a flag: host buffers are plain on the CPU backend, where
+// nothing is copied to a device); the rest is listed as ignored.
+void read_offload(Reader& r, const json& v, const std::string& path, OffloadPlacement& out) {
   r.each(v, path, [&](const std::string& k, const json& x, const std::string& p) {
     if (k == "device") {
       if (!x.is_string()) r.fail(p, "must be \"none\", \"cpu\" or \"nvme\", got " + x.dump());
       const std::string d = x.get<std::string>();
       if (d != "none" && d != "cpu" && d != "nvme") r.fail(p, "must be \"none\", \"cpu\" or \"nvme\", got " + x.dump());
-      out.optim_offload = parse_offload(d);
+      out.device = parse_offload(d);
     } else if (k == "nvme_path") {
       if (!x.is_string() || x.get<std::string>().empty()) r.fail(p, "must be a directory, got " + x.dump());
       out.nvme_path = x.get<std::string>();
     } else if (k == "buffer_count") {
-      out.nvme_buffers = static_cast<int>(r.whole(x, p, 2, 64));
+      out.buffers = static_cast<int>(r.whole(x, p, 2, 64));
     } else if (k == "pin_memory") {
       r.flag(x, p);
     } else {
@@ -217,7 +218,7 @@ void read_offload(Reader& r, const json& v, const std::string& path, Plan& out) 
     }
     return true;
   });
-  if (out.optim_offload == Offload::nvme && out.nvme_path.empty()) r.fail(path + ".nvme_path", "is needed with device \"nvme\"");
+  if (out.device == Offload::nvme && out.nvme_path.empty()) r.fail(path + ".nvme_path", "is needed with device \"nvme\"");
 }
 
 }  // namespace
@@ -236,7 +237,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   bool qwz = false, qgz = false, bf16 = false, fp16 = false;
   std::int64_t reduce_bucket = 0;  // elements; 0: tierzero's bucket
   std::optional<std::int64_t> persist = kDeepSpeedPersistenceThreshold;  // stage3_param_persistence_threshold; "auto": tierzero's
-  Plan offload;                    // only its optim_offload, nvme_path and nvme_buffers
+  OffloadPlacement optim_offload, param_offload;
   if (root.contains("scheduler")) read_scheduler(r, root.at("scheduler"), cfg);  // first: it decides which lr key sets the peak
   r.each(root, "", [&](const std::string& k, const json& v, const std::string& path) {
     if (k == "scheduler") return true;
@@ -248,8 +249,8 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
         else if (zk == "zero_quantized_gradients") qgz = r.flag(zv, zpath);
         else if (zk == "reduce_bucket_size") reduce_bucket = r.whole(zv, zpath, 1, LLONG_MAX);
         else if (zk == "overlap_comm" && r.flag(zv, zpath)) {}  // what tierzero always does
-        else if (zk == "offload_optimizer") read_offload(r, zv, zpath, offload);
-        else if (zk == "offload_param" && zv.is_object() && zv.value("device", json()) == "none") {}  // what tierzero does
+        else if (zk == "offload_optimizer") read_offload(r, zv, zpath, optim_offload);
+        else if (zk == "offload_param") read_offload(r, zv, zpath, param_offload);
         else if (zk == "stage3_param_persistence_threshold") persist = r.is_auto(zv, zpath) ? std::nullopt : std::optional(r.whole(zv, zpath, 0, LLONG_MAX));
         else return false;  // other buckets and thresholds: tierzero's own (listed as ignored, with the reason)
         return true;
@@ -280,6 +281,8 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
     for (auto [on, key] : {std::pair{qwz, "zero_quantized_weights"}, std::pair{qgz, "zero_quantized_gradients"},
                            std::pair{hpz > 1, "zero_hpz_partition_size"}})
       if (on) r.fail(std::string("zero_optimization.") + key, "is a ZeRO++ setting and needs stage 3, but stage is " + std::to_string(stage));
+    if (param_offload.offloaded())
+      r.fail("zero_optimization.offload_param.device", "offloads partitioned parameters and needs stage 3, but stage is " + std::to_string(stage));
   }
   static const char* kStages[] = {"ddp", "zero1", "zero2", "zero3"};
   const bool zeropp = stage == 3 && (hpz > 1 || qwz || qgz);
@@ -292,7 +295,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   // reduce_bucket_size counts gradient elements; tierzero's bucket counts their bytes on the wire (the
   // parameter dtype). ZeRO-1 keeps its one bucket (the whole gradient, reduced after backward).
   if (reduce_bucket > 0 && p.bucket_bytes != ~std::size_t{0}) p.bucket_bytes = static_cast<std::size_t>(reduce_bucket) * dtype_size(cfg.param_dtype);
-  p.optim_offload = offload.optim_offload, p.nvme_path = offload.nvme_path, p.nvme_buffers = offload.nvme_buffers;
+  p.optim_offload = optim_offload, p.param_offload = param_offload;
   if (persist && stage == 3) p.persist_threshold = static_cast<std::size_t>(*persist);
   out.plan = fit_to(p, topo);
   return out;

@@ -47,9 +47,18 @@ void Plan::validate(const Topology& topo) const {
   TZ_CHECK(!quantized() || grads, ConfigError, where + "quantised gradients need partitioned grads");
   TZ_CHECK(quant_block >= 1, ConfigError, where + "quant_block must be at least 1");
   TZ_CHECK(prefetch >= 0 && prefetch <= 8, ConfigError, where + "prefetch must be between 0 and 8");
-  TZ_CHECK(optim_offload != Offload::nvme || !nvme_path.empty(), ConfigError,
+  TZ_CHECK(optim_offload.device != Offload::nvme || !optim_offload.nvme_path.empty(), ConfigError,
            where + "the optimizer offloaded to nvme needs a directory (--nvme-path, DeepSpeed's offload_optimizer.nvme_path)");
-  TZ_CHECK(nvme_buffers >= 2, ConfigError, where + "the NVMe offload needs at least 2 buffers, got " + std::to_string(nvme_buffers));
+  TZ_CHECK(optim_offload.buffers >= 2, ConfigError,
+           where + "the optimizer's NVMe offload needs at least 2 buffers, got " + std::to_string(optim_offload.buffers));
+  TZ_CHECK(!param_offload.offloaded() || params, ConfigError,
+           where + "parameters can be offloaded only when they are partitioned (ZeRO stage 3: zero3, zeropp, mics, hier3), "
+                   "as DeepSpeed's offload_param");
+  TZ_CHECK(param_offload.device != Offload::nvme || !param_offload.nvme_path.empty(), ConfigError,
+           where + "the parameters offloaded to nvme need a directory (--nvme-path, DeepSpeed's offload_param.nvme_path)");
+  TZ_CHECK(param_offload.device != Offload::nvme || param_offload.buffers > prefetch, ConfigError,
+           where + "the parameters' NVMe offload needs more buffers than units prefetched (" + std::to_string(prefetch) +
+               "), got " + std::to_string(param_offload.buffers));
 }
 
 bool Plan::quantized() const {
@@ -64,12 +73,13 @@ std::string Plan::describe() const {
          ", grad bits " + grad_bits.to_string() + ", gather " + std::string(decomposition_name(gather)) + ", reduce " +
          std::string(decomposition_name(reduce)) +
          (persist_threshold == 0 ? std::string() : ", units of <= " + std::to_string(persist_threshold) + " params whole") +
-         (optim_offload == Offload::none ? std::string() : ", optim offload " + std::string(offload_name(optim_offload))) + ")";
+         (optim_offload.offloaded() ? ", optim offload " + std::string(offload_name(optim_offload.device)) : std::string()) +
+         (param_offload.offloaded() ? ", param offload " + std::string(offload_name(param_offload.device)) : std::string()) + ")";
 }
 
 bool Plan::same_sharding(const Plan& o) const {
   Plan a = *this, b = o;
-  a.optim_offload = b.optim_offload = Offload::none;
+  a.optim_offload = b.optim_offload = a.param_offload = b.param_offload = {};
   return a.describe() == b.describe();
 }
 

@@ -29,9 +29,9 @@ class MemoryOptimStore final : public OptimStore {
       step_ops_.adamw(master_.data() + s.offset, grads + s.offset, m_.data() + s.offset, v_.data() + s.offset, s.length, c, t, lr, s.decay);
     for (std::size_t u = 0; u < optim_.shard.size(); ++u) updated(static_cast<int>(u), master_.data() + optim_.offset[u]);
   }
-  OptimFootprint footprint() const override {
+  StateFootprint footprint() const override {
     const std::uint64_t bytes = 3 * master_.bytes();
-    return host_ ? OptimFootprint{0, bytes, 0} : OptimFootprint{bytes, 0, 0};
+    return host_ ? StateFootprint{0, bytes, 0} : StateFootprint{bytes, 0, 0};
   }
 
  private:
@@ -48,7 +48,7 @@ class MemoryOptimStore final : public OptimStore {
 std::unique_ptr<OptimStore> make_optim_store(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments,
                                              Memory& mem, StepOps& step_ops, int rank) {
   const bool host_backend = &mem == &host_memory();
-  switch (plan.optim_offload) {
+  switch (plan.optim_offload.device) {
     case Offload::none: return std::make_unique<MemoryOptimStore>(optim, segments, mem, step_ops, false);
     case Offload::cpu:
       TZ_CHECK(host_backend, ConfigError,

@@ -1,4 +1,4 @@
-// Where one rank's optimizer shard lives (Plan::optim_offload) and the
+// Where one rank's optimizer shard lives (Plan::optim_offload.device) and the
 // AdamW update over it. The shard is three arrays of ShardLayout::total
 // floats (fp32 master weights, AdamW's m and v), laid out unit by unit as
 // the optim ShardLayout says.
@@ -9,7 +9,7 @@
 //         what changes is where memory_bytes counts it. A GPU build would
 //         stage gradients down and parameters up: not built yet (the
 //         factory refuses it).
-//   nvme  files in Plan::nvme_path (nvme_store.h), streamed through host
+//   nvme  a file in its nvme_path (nvme_store.h), streamed through host
 //         buffers unit by unit during the update.
 // The engine (sharded_trainer.cc) owns one; calls come from its training
 // thread.
@@ -21,15 +21,11 @@
 
 #include "backend/backend_impl.h"
 #include "core/memory.h"
+#include "sharded/footprint.h"
 #include "plan/shard_layout.h"
 #include "tierzero/optim.h"
 
 namespace tierzero {
-
-// Bytes of optimizer state by where they are.
-struct OptimFootprint {
-  std::uint64_t device = 0, host = 0, file = 0;
-};
 
 class OptimStore {
  public:
@@ -45,7 +41,7 @@ class OptimStore {
   // the call).
   using UnitUpdated = std::function<void(int unit, const float* master)>;
   virtual void update(const float* grads, const AdamWConfig& c, std::int64_t t, float lr, const UnitUpdated& updated) = 0;
-  virtual OptimFootprint footprint() const = 0;
+  virtual StateFootprint footprint() const = 0;
 };
 
 // The store `plan` asks for, for this rank (world rank `rank`, whose swap

@@ -100,10 +100,11 @@ void ShardedTrainer::Impl::allocate_states() {
   optim = make_optim_store(plan, states.optim, segments, mem, step_ops, world.world_rank(world.rank()));
   grads.resize(mem, states.grads.total);
   mem.zero(grads.data(), grads.bytes());
-  params_store.resize(mem, states.params_bytes(dtype));
-  if (states.bwd_distinct) {
-    bwd_store.resize(mem, states.bwd_params_bytes(dtype));
-    mem.zero(bwd_store.data(), bwd_store.bytes());
+  const int rank = world.world_rank(world.rank());
+  params_store = make_param_store(plan.param_offload, states.params, dtype, mem, rank);
+  if (states.bwd_distinct) {  // the backward copy of offloaded params stays on the host, never in a file
+    const OffloadPlacement bwd_place{plan.param_offload.offloaded() ? Offload::cpu : Offload::none, "", 2};
+    bwd_store = make_param_store(bwd_place, states.bwd_params, dtype, mem, rank);
   }
   // Replicated params, and units held whole, are rebuilt from the optim shards after each step.
   std::size_t max_shard = 0, max_padded = 0;
@@ -154,14 +155,21 @@ void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, co
   slice(layout, states.params, full_master.data(), p32.data());
   std::vector<std::byte> params(states.params.total * dsize);
   from_f32(dtype, p32.data(), params.data(), states.params.total);
-  mem.upload(params_store.data(), params.data(), params.size());
-  for (std::size_t u = 0; u < layout.units().size(); ++u) keep_whole_for_backward(static_cast<int>(u));
+  set_params(params.data());
 }
 
-void ShardedTrainer::Impl::keep_whole_for_backward(int u) {
+void ShardedTrainer::Impl::set_params(const std::byte* shard) {
+  params_store->assign(shard);
+  for (std::size_t u = 0; u < layout.units().size(); ++u)
+    keep_whole_for_backward(static_cast<int>(u), shard + states.params.offset[u] * dsize, true);
+}
+
+void ShardedTrainer::Impl::keep_whole_for_backward(int u, const std::byte* whole, bool upload) {
   if (!states.bwd_distinct || !states.params.whole[u]) return;
-  mem.copy(bwd_store.data() + states.bwd_params.offset[u] * dsize, params_store.data() + states.params.offset[u] * dsize,
-           layout.units()[u].numel * dsize);
+  std::byte* dst = bwd_store->writable(u);
+  const std::size_t bytes = layout.units()[u].numel * dsize;
+  upload ? mem.upload(dst, whole, bytes) : mem.copy(dst, whole, bytes);
+  bwd_store->commit(u);
 }
 
 void ShardedTrainer::Impl::control_sum(float* values, std::size_t n) {
@@ -187,8 +195,8 @@ void ShardedTrainer::Impl::timed(double& into, F&& f) {
   into += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - (meter->blocked_total() + slot_waits() - waited);
 }
 
-UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const {
-  return UnitSource{h, store.data(), &s, bits, plan.quant_block};
+UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, ParamStore& store, Hierarchy* h, int bits) const {
+  return UnitSource{h, &store, &s, bits, plan.quant_block};
 }
 
 double ShardedTrainer::Impl::forward(bool keep) {
@@ -196,8 +204,8 @@ double ShardedTrainer::Impl::forward(bool keep) {
   mem.upload(targets_mem.data(), targets.data(), targets_mem.bytes());
   const std::size_t n = forward_units.size();
   // Embed, blocks, head; keep the secondary slices when bwd_params is narrower.
-  const SecondaryStore slices{bwd_store.data(), &states.bwd_params};
-  fetcher->begin(forward_units, source(states.params, params_store, p_hier.get(), plan.weight_bits),
+  const SecondaryStore slices{bwd_store.get(), &states.bwd_params};
+  fetcher->begin(forward_units, source(states.params, *params_store, p_hier.get(), plan.weight_bits),
                  keep && states.bwd_distinct && plan.params ? &slices : nullptr);
   const float* embed = fetcher->get(0);
   if (cfg.model.tied) mem.copy(embed_params.data(), embed, embed_params.bytes());  // kept for the head
@@ -227,9 +235,9 @@ void ShardedTrainer::Impl::backward(float dloss) {
   const int* tok = tokens_mem.data();
   const int* tgt = targets_mem.data();
   if (states.bwd_distinct)
-    fetcher->begin(backward_units, source(states.bwd_params, bwd_store, b_hier.get(), 16));
+    fetcher->begin(backward_units, source(states.bwd_params, *bwd_store, b_hier.get(), 16));
   else
-    fetcher->begin(backward_units, source(states.params, params_store, p_hier.get(), plan.weight_bits));
+    fetcher->begin(backward_units, source(states.params, *params_store, p_hier.get(), plan.weight_bits));
   mem.zero(embed_grads.data(), embed_grads.bytes());
   mem.zero(unit_grad.data(), layout.units()[layout.head_unit()].numel * sizeof(float));
   model->head_backward(tied_embed(), fetcher->get(0), cfg.model.tied ? embed_grads.data() : nullptr, unit_grad.data(), tgt, dloss);
@@ -251,15 +259,17 @@ void ShardedTrainer::Impl::backward(float dloss) {
 void ShardedTrainer::Impl::write_unit_params(int u, const float* master) {
   const std::size_t n = states.optim.shard[u];
   if (!plan.rebuilt_after_update(layout.units()[u].numel)) {  // same partition as the master (or both replicated)
-    ops.from_f32(dtype, master, params_store.data() + states.params.offset[u] * dsize, n);
+    ops.from_f32(dtype, master, params_store->writable(u), n);
+    params_store->commit(u);
     return;
   }
   // Replicated params, or a unit held whole, from optim shards: all-gather the unit.
   ops.from_f32(dtype, master, gather_send.data(), n);
   Request r = g_hier->iall_gather(gather_send.data(), gather_recv.data(), n, dtype);
   meter->wait(WaitMeter::Wait::gather, r);
-  mem.copy(params_store.data() + states.params.offset[u] * dsize, gather_recv.data(), layout.units()[u].numel * dsize);
-  keep_whole_for_backward(u);
+  mem.copy(params_store->writable(u), gather_recv.data(), layout.units()[u].numel * dsize);
+  params_store->commit(u);
+  keep_whole_for_backward(u, gather_recv.data());
 }
 
 ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
@@ -364,16 +374,20 @@ std::vector<std::pair<std::string, std::uint64_t>> ShardedTrainer::memory_bytes(
   const Impl& s = *impl_;
   const std::uint64_t buffers = s.fetcher->buffer_bytes() + s.reducer->buffer_bytes() + s.unit_grad.bytes() +
                                 s.gather_send.bytes() + s.gather_recv.bytes();
-  const OptimFootprint o = s.optim->footprint();
-  std::vector<std::pair<std::string, std::uint64_t>> out = {{"params", s.params_store.bytes()},
-                                                            {"bwd_params", s.bwd_store.bytes()},
+  const StateFootprint o = s.optim->footprint(), p = s.params_store->footprint(),
+                       b = s.bwd_store ? s.bwd_store->footprint() : StateFootprint{};
+  std::vector<std::pair<std::string, std::uint64_t>> out = {{"params", p.device},
+                                                            {"bwd_params", b.device},
                                                             {"grads", s.grads.bytes()},
                                                             {"optim", o.device},
                                                             {"buffers", buffers},
                                                             {"embed", s.embed_params.bytes() + s.embed_grads.bytes()},
                                                             {"activations", s.model->activation_bytes()}};
-  if (o.host) out.emplace_back("optim_host", o.host);  // offloaded: in host memory (cpu) or its NVMe buffers
-  if (o.file) out.emplace_back("optim_file", o.file);  // offloaded to the swap files
+  // Offloaded states: in host memory (cpu, an hpZ copy) or the NVMe buffers (host), and the swap files (file).
+  for (const auto& [name, f] : {std::pair{"params", p}, std::pair{"bwd_params", b}, std::pair{"optim", o}}) {
+    if (f.host) out.emplace_back(std::string(name) + "_host", f.host);
+    if (f.file) out.emplace_back(std::string(name) + "_file", f.file);
+  }
   return out;
 }
 

@@ -62,8 +62,8 @@ std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_p
   control_sum(&status, 1);  // rank 0's status: the others add zero
   TZ_CHECK(status == 0.0f, FormatError, problem.empty() ? "rank 0 cannot create the checkpoint directory under '" + dir + "'" : problem);
   p->params.swap(snapshot_params), p->optim.swap(snapshot_optim);  // returned by finish_save
-  p->params.resize(params_store.bytes());
-  mem.download(p->params.data(), params_store.data(), params_store.bytes());
+  p->params.resize(states.params_bytes(dtype));
+  params_store->read(p->params.data());
   p->optim.resize(3 * states.optim.total);
   optim->read(p->optim.data(), p->optim.data() + states.optim.total, p->optim.data() + 2 * states.optim.total);
   return p;
@@ -168,9 +168,9 @@ void read_state(ShardedTrainer::Impl& s, const CheckpointReader& ckpt, bool same
   const int r = s.world.world_rank(s.world.rank());
   const std::vector<std::byte> params = ckpt.read(rank_file_name(r, "params"));
   const std::vector<std::byte> optim = ckpt.read(rank_file_name(r, "optim"));
-  TZ_CHECK(params.size() == s.params_store.bytes() && optim.size() == 3 * s.states.optim.total * sizeof(float), FormatError,
+  TZ_CHECK(params.size() == s.states.params_bytes(s.dtype) && optim.size() == 3 * s.states.optim.total * sizeof(float), FormatError,
            "checkpoint '" + ckpt.dir() + "': rank " + std::to_string(r) + "'s shards do not match this run's layout");
-  s.mem.upload(s.params_store.data(), params.data(), params.size());
+  s.set_params(params.data());
   const float* f = reinterpret_cast<const float*>(optim.data());
   s.optim->assign(f, f + s.states.optim.total, f + 2 * s.states.optim.total);
 }

@@ -15,6 +15,7 @@
 #include "tierzero/sharded_trainer.h"
 #include "sharded/grad_reducer.h"
 #include "sharded/optim_store.h"
+#include "sharded/param_store.h"
 #include "plan/shard_layout.h"
 #include "sharded/unit_fetcher.h"
 
@@ -40,7 +41,11 @@ struct ShardedTrainer::Impl {
   Communicator& control;  // world.host(): the loss, the norm and checkpoint status travel on it
   std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
   std::unique_ptr<Hierarchy> p_hier, b_hier, g_hier;
-  MemArray<std::byte> params_store, bwd_store, gather_send, gather_recv;
+  // The working parameters' shards (plan.param_offload): params, and the
+  // bwd_params copy when it is distinct (hpZ; in host memory when params
+  // are offloaded, else the backend's).
+  std::unique_ptr<ParamStore> params_store, bwd_store;
+  MemArray<std::byte> gather_send, gather_recv;
   MemArray<float> grads;
   std::vector<ShardSegment> segments;
   std::unique_ptr<OptimStore> optim;  // the fp32 master and AdamW's moments (plan.optim_offload)
@@ -105,6 +110,9 @@ struct ShardedTrainer::Impl {
        const Backend& be);
   // Sets master, m, v and the working parameters from full fp32 host arrays.
   void assign_full(const std::vector<float>& master, const std::vector<float>& m, const std::vector<float>& v);
+  // Sets the working parameters from this rank's params shard (host bytes),
+  // the units held whole copied into the backward store too.
+  void set_params(const std::byte* shard);
   // The full array of an optim-partitioned state from this rank's host shard (collective).
   std::vector<float> gather_full(const std::vector<float>& shard);
   // A copy of an array on the host.
@@ -125,7 +133,7 @@ struct ShardedTrainer::Impl {
   double slot_waits() const;
   void allocate_states();
   void initialise_weights(const std::vector<float>& init);
-  UnitSource source(const ShardLayout& s, const MemArray<std::byte>& store, Hierarchy* h, int bits) const;
+  UnitSource source(const ShardLayout& s, ParamStore& store, Hierarchy* h, int bits) const;
   // Uploads `tokens` and `targets` and runs the forward pass over every
   // unit (keeping the bwd_params slices when `keep`); returns the loss.
   double forward(bool keep);
@@ -140,8 +148,10 @@ struct ShardedTrainer::Impl {
   // backend's memory): converted in place, or all-gathered when params are
   // replicated and optim partitioned (collective).
   void write_unit_params(int u, const float* master);
-  // A unit held whole (Plan::persist_threshold) copied into the backward store too, when there is one (hpZ).
-  void keep_whole_for_backward(int u);
+  // A unit held whole (Plan::persist_threshold), `whole` in the backend's
+  // memory (`upload`: on the host), copied into the backward store, when
+  // there is one (hpZ).
+  void keep_whole_for_backward(int u, const std::byte* whole, bool upload = false);
 };
 
 

@@ -20,6 +20,7 @@ void UnitFetcher::begin(const std::vector<int>& units, const UnitSource& src, co
   src_ = src;
   keeping_ = keep != nullptr;
   if (keep) keep_ = *keep;
+  src_.store->begin_pass(units_);
   for (std::size_t i = 0; i <= static_cast<std::size_t>(depth_) && i < units_.size(); ++i) launch(i);
 }
 
@@ -27,7 +28,7 @@ void UnitFetcher::launch(std::size_t i) {
   const int u = units_[i];
   if (!src_.hier || src_.layout->whole[u]) return;  // replicated or held whole: converted in get()
   Slot& slot = slots_[i % slots_.size()];
-  const std::byte* shard = src_.store + src_.layout->offset[u] * dsize_;
+  const std::byte* shard = src_.store->unit(i);
   const std::size_t count = src_.layout->shard[u];
   if (src_.bits == 16) {
     slot.pending = src_.hier->iall_gather(shard, slot.gathered.data(), count, dtype_);
@@ -42,17 +43,20 @@ const float* UnitFetcher::get(std::size_t i) {
   const std::size_t n = layout_.units()[u].numel;
   Slot& slot = slots_[i % slots_.size()];
   if (!src_.hier || src_.layout->whole[u]) {
-    ops_.to_f32(dtype_, src_.store + src_.layout->offset[u] * dsize_, slot.compute.data(), n);
+    ops_.to_f32(dtype_, src_.store->unit(i), slot.compute.data(), n);
+    src_.store->release(i);
     return slot.compute.data();
   }
   meter_.wait(WaitMeter::Wait::gather, slot.pending);
+  src_.store->release(i);  // the gather has read the shard
   ops_.to_f32(dtype_, slot.gathered.data(), slot.compute.data(), n);
   if (keeping_) {  // this rank's slice of the unit, as the secondary copy
     const ShardLayout& k = *keep_.layout;
-    std::byte* dst = keep_.store + k.offset[u] * dsize_;
+    std::byte* dst = keep_.store->writable(u);
     const std::size_t valid = k.valid(layout_, u);
     mem_.copy(dst, slot.gathered.data() + k.begin(u) * dsize_, valid * dsize_);
     mem_.zero(dst + valid * dsize_, (k.shard[u] - valid) * dsize_);
+    keep_.store->commit(u);
   }
   return slot.compute.data();
 }

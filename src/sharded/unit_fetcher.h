@@ -1,11 +1,12 @@
 // Brings parameter units into fp32 compute buffers, `depth` units ahead of
-// the one being computed. A unit comes from one rank-local store: a
-// partitioned store is all-gathered (quantised when bits < 16) through a
-// Hierarchy (a job of the rank's CommSchedule); a replicated store, or a
-// unit the store holds whole (a persistent unit), is converted in place.
-// Optionally keeps this rank's slice of every gathered unit in a secondary
-// store (hpZ). Stores and buffers live in one Memory (core/memory.h);
-// buffers are allocated at construction. Waits for gathers are charged to
+// the one being computed. A unit comes from one rank-local ParamStore (in
+// memory, or streamed from a file: param_store.h), read as one pass over
+// the units: a partitioned store is all-gathered (quantised when bits <
+// 16) through a Hierarchy (a job of the rank's CommSchedule); a replicated
+// store, or a unit the store holds whole (a persistent unit), is converted
+// in place. Optionally keeps this rank's slice of every gathered unit in a
+// secondary store (hpZ). Buffers live in the backend's Memory
+// (core/memory.h) and are allocated at construction. Waits for gathers are charged to
 // `meter` (comm/exec_clock.h). One thread.
 #pragma once
 #include <vector>
@@ -13,19 +14,20 @@
 #include "comm/exec_clock.h"
 #include "comm/hier/hierarchy.h"
 #include "plan/shard_layout.h"
+#include "sharded/param_store.h"
 
 namespace tierzero {
 
 struct UnitSource {
   Hierarchy* hier = nullptr;       // nullptr: replicated store
-  const std::byte* store = nullptr;
+  ParamStore* store = nullptr;
   const ShardLayout* layout = nullptr;
   int bits = 16;                    // 16, or 8/4 for a quantised gather (qwZ)
   std::size_t quant_block = 256;
 };
 
 struct SecondaryStore {
-  std::byte* store = nullptr;
+  ParamStore* store = nullptr;
   const ShardLayout* layout = nullptr;
 };
 
@@ -34,7 +36,7 @@ class UnitFetcher {
   // max_gathered: the largest padded unit of any partitioned source (elements).
   UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops,
               WaitMeter& meter);
-  // Starts a pass over `units` (in order) from `src`; keeps slices in `keep` when given.
+  // Starts a pass over `units` (in order) from `src` (its store's pass); keeps slices in `keep` when given.
   void begin(const std::vector<int>& units, const UnitSource& src, const SecondaryStore* keep = nullptr);
   // The fp32 parameters of the i-th unit of the pass (waits for its gather).
   const float* get(std::size_t i);

@@ -45,7 +45,8 @@ std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCand
         {"prefetch", std::to_string(p.prefetch)},
         {"bucket_mib", std::to_string(p.bucket_bytes >> 20)},
         {"recompute", c.recompute ? "yes" : "no"},
-        {"offload", std::string(offload_name(p.optim_offload))}};
+        {"offload", std::string(offload_name(p.optim_offload.device))},
+        {"param_offload", std::string(offload_name(p.param_offload.device))}};
   };
   const auto x = settings(a), y = settings(b);
   std::vector<std::pair<std::string, std::string>> out;
@@ -78,7 +79,7 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
   const std::vector<const char*> grad_bits = {"package=16,node=16,world=16", "package=16,node=8,world=8", "package=16,node=8,world=4",
                                               "package=8,node=8,world=8", "package=4,node=4,world=4"};
   std::vector<PlanCandidate> out;
-  const auto enumerate = [&](Offload offload) {
+  const auto enumerate = [&](Offload offload, Offload param_offload) {
   for (const Partition& optim : levels)
     for (int replicated_params = 0; replicated_params < 2; ++replicated_params) {
       const Partition p = replicated_params ? Partition{} : optim;
@@ -100,9 +101,9 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
                     plan.prefetch = prefetch;
                     plan.bucket_bytes = bucket;
                     plan.quant_block = 64;
-                    plan.optim_offload = offload;
+                    plan.optim_offload.device = offload, plan.param_offload.device = param_offload;
                     plan.persist_threshold = base.plan.persist_threshold;  // the user's (--persist-threshold)
-                    plan.nvme_path = offload == Offload::nvme ? "<nvme_path>" : "";  // the run names the directory
+                    plan.optim_offload.nvme_path = plan.param_offload.nvme_path = "<nvme_path>";  // the run names the directory
                     try {
                       plan.validate(topo);
                     } catch (const ConfigError&) {
@@ -120,11 +121,17 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
       }
     }
   };
-  enumerate(Offload::none);
-  // Nothing fits the device: the optimizer state to host memory, or to NVMe where the system gives its rate.
+  enumerate(Offload::none, Offload::none);
+  // Nothing fits the device: the optimizer state to host memory, or to NVMe where the system gives its rate; if
+  // that does not fit either, the parameter shards too (partitioned plans only: validate skips the others).
+  const bool nvme = base.system.nvme_Bps > 0;
   if (out.empty() && base.system.host_memory_Bps > 0) {
-    enumerate(Offload::cpu);
-    if (base.system.nvme_Bps > 0) enumerate(Offload::nvme);
+    enumerate(Offload::cpu, Offload::none);
+    if (nvme) enumerate(Offload::nvme, Offload::none);
+    if (out.empty()) {
+      enumerate(Offload::cpu, Offload::cpu);
+      if (nvme) enumerate(Offload::nvme, Offload::nvme);
+    }
   }
   // Lossy plans are ranked as if slower by the margin they must win by.
   const auto score = [&](const PlanCandidate& c) {

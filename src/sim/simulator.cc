@@ -155,34 +155,55 @@ void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& 
                          (m.tied ? static_cast<double>(layout.units()[0].numel) * bytes_per_param : 0.0) +  // a tied head's wte
                          2 * std::min(static_cast<double>(p.bucket_bytes), grads_total);
   const auto optim = static_cast<double>(states.optim_bytes());
-  r.memory_bytes = {{"params", static_cast<double>(states.params_bytes(in.dtype))},
-                    {"bwd_params", static_cast<double>(states.bwd_params_bytes(in.dtype))},
+  const auto params = static_cast<double>(states.params_bytes(in.dtype)), bwd = static_cast<double>(states.bwd_params_bytes(in.dtype));
+  const bool params_off = p.param_offload.offloaded();
+  r.memory_bytes = {{"params", params_off ? 0.0 : params},
+                    {"bwd_params", params_off ? 0.0 : bwd},
                     {"grads", grads_total},
-                    {"optim", p.optim_offload == Offload::none ? optim : 0.0},
+                    {"optim", p.optim_offload.offloaded() ? 0.0 : optim},
                     {"activations", activations},
                     {"buffers", buffers}};
   for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;
   r.fits = r.memory_total <= in.system.memory_bytes;
-  if (p.optim_offload == Offload::cpu) r.host_bytes = optim;
-  if (p.optim_offload == Offload::nvme) {  // nvme_store.h: the state in files, a few units' worth of it in host buffers
-    std::size_t largest = 0;
-    for (std::size_t s : states.optim.shard) largest = std::max(largest, s);
-    r.file_bytes = optim, r.host_bytes = static_cast<double>(p.nvme_buffers) * 3 * sizeof(float) * static_cast<double>(largest);
-  }
+  // Offloaded states (optim_store.h, param_store.h): in host memory (cpu), or in files with a few units' worth of
+  // host buffers (nvme); an hpZ copy of offloaded params stays in host memory.
+  const auto largest = [](const std::vector<std::size_t>& shard) {
+    return static_cast<double>(shard.empty() ? 0 : *std::max_element(shard.begin(), shard.end()));
+  };
+  if (p.optim_offload.device == Offload::cpu) r.host_bytes += optim;
+  if (p.optim_offload.device == Offload::nvme)
+    r.file_bytes += optim, r.host_bytes += p.optim_offload.buffers * 3 * sizeof(float) * largest(states.optim.shard);
+  if (params_off) r.host_bytes += bwd;
+  if (p.param_offload.device == Offload::cpu) r.host_bytes += params;
+  if (p.param_offload.device == Offload::nvme)
+    r.file_bytes += params, r.host_bytes += p.param_offload.buffers * bytes_per_param * largest(states.params.shard);
 }
 
-// The step's time for an offloaded optimizer (tierzero/simulator.h); 0 when it is on the device.
+// The step's time for the offloaded states (tierzero/simulator.h); 0 when they are on the device.
 double offload_time(const SimInput& in, const Topology& topo, const GptLayout& layout) {
   const Plan& p = in.plan;
-  if (p.optim_offload == Offload::none) return 0;
   const System& sys = in.system;
-  TZ_CHECK(sys.host_memory_Bps > 0, ConfigError, "system '" + sys.name + "' gives no host memory bandwidth (host_memory_gbs) to price the offloaded optimizer");
-  TZ_CHECK(p.optim_offload != Offload::nvme || sys.nvme_Bps > 0, ConfigError,
-           "system '" + sys.name + "' gives no NVMe rate (nvme_gbs) to price the optimizer offloaded to nvme");
-  const auto params = static_cast<double>(StateLayouts::make(layout, topo, p, 0).optim.total);
-  double t = 28 * params / sys.host_memory_Bps;
-  if (sys.host_link_Bps > 0) t += 2 * static_cast<double>(dtype_size(in.dtype)) * params / sys.host_link_Bps;
-  if (p.optim_offload == Offload::nvme) t += 24 * params / sys.nvme_Bps;
+  const StateLayouts states = StateLayouts::make(layout, topo, p, 0);
+  double t = 0;
+  if (p.optim_offload.offloaded()) {
+    TZ_CHECK(sys.host_memory_Bps > 0, ConfigError,
+             "system '" + sys.name + "' gives no host memory bandwidth (host_memory_gbs) to price the offloaded optimizer");
+    TZ_CHECK(p.optim_offload.device != Offload::nvme || sys.nvme_Bps > 0, ConfigError,
+             "system '" + sys.name + "' gives no NVMe rate (nvme_gbs) to price the optimizer offloaded to nvme");
+    const auto params = static_cast<double>(states.optim.total);
+    t += 28 * params / sys.host_memory_Bps;
+    if (sys.host_link_Bps > 0) t += 2 * static_cast<double>(dtype_size(in.dtype)) * params / sys.host_link_Bps;
+    if (p.optim_offload.device == Offload::nvme) t += 24 * params / sys.nvme_Bps;
+  }
+  if (p.param_offload.offloaded()) {
+    TZ_CHECK(p.param_offload.device != Offload::nvme || sys.nvme_Bps > 0, ConfigError,
+             "system '" + sys.name + "' gives no NVMe rate (nvme_gbs) to price the parameters offloaded to nvme");
+    const auto shard = static_cast<double>(states.params_bytes(in.dtype)), copy = static_cast<double>(states.bwd_params_bytes(in.dtype));
+    const double shard_io = in.grad_accum * (states.bwd_distinct ? 1 : 2) * shard + shard;  // forward (and backward) reads, the write
+    const double copy_io = in.grad_accum * 2 * copy;                                           // hpZ: written in forward, read in backward
+    if (sys.host_link_Bps > 0) t += (shard_io + copy_io) / sys.host_link_Bps;
+    if (p.param_offload.device == Offload::nvme) t += shard_io / sys.nvme_Bps;
+  }
   return t;
 }
 }  // namespace

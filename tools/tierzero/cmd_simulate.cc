@@ -22,7 +22,7 @@ struct SimArgs {
   bool recompute = true, json = false;
   std::string plot;
   double memory_limit_gb = 0, min_quant_gain = 0.05;
-  std::string offload_optimizer = "none";
+  std::string offload_optimizer = "none", offload_param = "none";
   std::size_t persist_threshold = 0;
   std::size_t top = 10;
 };
@@ -44,8 +44,9 @@ SimInput job(const SimArgs& a) {
   in.recompute = a.recompute;
   in.topology_spec = a.topology;
   in.engine = parse_engine(a.engine);
-  in.plan.optim_offload = parse_offload(a.offload_optimizer);  // the strategies' plans take it (input)
-  in.plan.nvme_path = "<nvme_path>";                           // the run names the directory
+  // The strategies' plans take where the states live (input); the run names the directory.
+  in.plan.optim_offload.device = parse_offload(a.offload_optimizer), in.plan.param_offload.device = parse_offload(a.offload_param);
+  in.plan.optim_offload.nvme_path = in.plan.param_offload.nvme_path = "<nvme_path>";
   in.plan.persist_threshold = a.persist_threshold;
   return in;
 }
@@ -54,7 +55,8 @@ Prepared input(const SimInput& job, const std::string& strategy, int ranks) {
   SimInput in = job;
   in.ranks = ranks;
   in.plan = fit_to(strategy_plan(strategy), in.topology());
-  in.plan.optim_offload = job.plan.optim_offload, in.plan.nvme_path = job.plan.nvme_path;
+  in.plan.optim_offload = job.plan.optim_offload;
+  if (in.plan.params) in.plan.param_offload = job.plan.param_offload;  // replicated params stay on the device
   in.plan.persist_threshold = job.plan.persist_threshold;
   const Plan preset = in.plan;
   in.plan = fit_memory(in);
@@ -87,7 +89,7 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   mem["total"] = r.memory_total;
   for (Level l : kAllLevels) bytes[std::string(level_name(l))] = r.bytes_per_level[static_cast<int>(l)];
   j["memory_bytes"] = mem;
-  j["host_bytes"] = r.host_bytes, j["file_bytes"] = r.file_bytes, j["offload_s"] = r.offload_s;  // an offloaded optimizer's
+  j["host_bytes"] = r.host_bytes, j["file_bytes"] = r.file_bytes, j["offload_s"] = r.offload_s;  // the offloaded states'
   j["comm_time_s"] = per_level(r.comm_time_s);  // transfer
   j["latency_s"] = per_level(r.latency_s);
   j["quant_s"] = per_level(r.quant_time_s);
@@ -220,8 +222,8 @@ int run_plan(const SimArgs& a) {
       std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-3s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
                   c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute ? "yes" : "no", c.plan.prefetch,
                   c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
-      if (c.plan.optim_offload != Offload::none)
-        std::printf("%27s step %.3f s, %.3f s of it the offloaded optimizer (%.1f GB host, %.1f GB NVMe per rank)\n", "",
+      if (c.plan.optim_offload.offloaded() || c.plan.param_offload.offloaded())
+        std::printf("%27s step %.3f s, %.3f s of it the offloaded states (%.1f GB host, %.1f GB NVMe per rank)\n", "",
                     c.result.step_time_s, c.result.offload_s, c.result.host_bytes / 1e9, c.result.file_bytes / 1e9);
       if (c.alike.count > 0) {
         std::string changes;
@@ -264,14 +266,17 @@ int run_plan(const SimArgs& a) {
 int run_memory(const SimArgs& a) {
   TZ_CHECK(a.ranks.size() == 1 && a.strategies.size() == 1, ConfigError, "memory takes one strategy and one rank count");
   const Prepared p = input(job(a), a.strategies.front(), a.ranks.front());
+  TZ_CHECK(a.offload_param == "none" || p.in.plan.params, ConfigError,
+           "--offload-param needs partitioned parameters (zero3, zeropp, mics, hier3); " + a.strategies.front() + " replicates them");
   const SimResult r = simulate(p.in);
   if (!p.changed.empty()) std::printf("plan change: %s\n", p.changed.c_str());
   std::printf("memory per rank: %s, %s, %d ranks on %s\n", p.in.model.name.c_str(), a.strategies.front().c_str(), a.ranks.front(), a.system.c_str());
   for (const auto& [k, v] : r.memory_bytes) std::printf("  %-12s %10.3f GB\n", k.c_str(), v / 1e9);
   std::printf("  %-12s %10.3f GB of %.1f GB: %s\n", "total", r.memory_total / 1e9, p.in.system.memory_bytes / 1e9,
               r.fits ? "fits" : "does NOT fit");
-  if (p.in.plan.optim_offload != Offload::none) {
-    std::printf("offloaded optimizer (%s): %.3f GB of host memory", std::string(offload_name(p.in.plan.optim_offload)).c_str(), r.host_bytes / 1e9);
+  if (p.in.plan.optim_offload.offloaded() || p.in.plan.param_offload.offloaded()) {
+    std::printf("offloaded (optimizer %s, parameters %s): %.3f GB of host memory", std::string(offload_name(p.in.plan.optim_offload.device)).c_str(),
+                std::string(offload_name(p.in.plan.param_offload.device)).c_str(), r.host_bytes / 1e9);
     if (r.file_bytes > 0) std::printf(", %.3f GB in NVMe files", r.file_bytes / 1e9);
     std::printf(" per rank; %.3f s of each %.3f s step\n", r.offload_s, r.step_time_s);
   }
@@ -292,6 +297,11 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--offload-optimizer", a.offload_optimizer,
                 "Where the optimizer state lives: none, cpu (host memory) or nvme (files), priced with the system's host link, "
                 "host memory and NVMe rates")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}))
+      ->capture_default_str();
+  c->add_option("--offload-param", a.offload_param,
+                "Where the parameter shards of partitioned plans live: none, cpu (host memory) or nvme (files), priced with "
+                "the system's host link and NVMe rates")
       ->check(CLI::IsMember({"none", "cpu", "nvme"}))
       ->capture_default_str();
   c->add_option("--persist-threshold", a.persist_threshold,

@@ -34,7 +34,7 @@ namespace tierzero::cli {
 namespace {
 struct TrainArgs {
   std::string config, model, data, val_data, metrics, param_dtype, matmul, strategy, topology, deepspeed, save_dir, resume, init;
-  std::string offload_optimizer, nvme_path;
+  std::string offload_optimizer, offload_param, nvme_path;
   std::int64_t persist_threshold = -1;  // -1: the strategy's or the DeepSpeed config's
   double val_fraction = -1;
   int eval_every = -1, eval_batches = 0;
@@ -90,11 +90,13 @@ struct ResolvedRun {
   std::vector<std::string> notes;  // printed as "tierzero: NOTE"
 };
 
-// Where the optimizer state lives and which units stay whole, from the flags
-// (which win over a DeepSpeed config's offload_optimizer and persistence threshold).
+// Where the optimizer state and the parameters live and which units stay
+// whole, from the flags (which win over a DeepSpeed config's
+// offload_optimizer, offload_param and persistence threshold).
 void apply_placement_flags(const TrainArgs& a, Plan& plan) {
-  if (!a.offload_optimizer.empty()) plan.optim_offload = parse_offload(a.offload_optimizer);
-  if (!a.nvme_path.empty()) plan.nvme_path = a.nvme_path;
+  if (!a.offload_optimizer.empty()) plan.optim_offload.device = parse_offload(a.offload_optimizer);
+  if (!a.offload_param.empty()) plan.param_offload.device = parse_offload(a.offload_param);
+  if (!a.nvme_path.empty()) plan.optim_offload.nvme_path = plan.param_offload.nvme_path = a.nvme_path;
   if (a.persist_threshold >= 0) plan.persist_threshold = static_cast<std::size_t>(a.persist_threshold);
 }
 
@@ -386,7 +388,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
 
 int run_train(const TrainArgs& a, Context& ctx) {
   if (a.device != "cpu" || !a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || !a.save_dir.empty() || !a.resume.empty() ||
-      !a.init.empty() || !a.offload_optimizer.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
+      !a.init.empty() || !a.offload_optimizer.empty() || !a.offload_param.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
   if (cfg.breakdown) return run_sharded(a, ctx);  // the breakdown is the sharding engine's (a world of one here)
@@ -458,12 +460,17 @@ void add_train_command(CLI::App& app, Context& ctx) {
                 "Where the fp32 master weights and AdamW's moments live: none (device memory), cpu (host memory, the update "
                 "on the host) or nvme (files in --nvme-path, streamed unit by unit); DeepSpeed's offload_optimizer.device")
       ->check(CLI::IsMember({"none", "cpu", "nvme"}));
+  c->add_option("--offload-param", a->offload_param,
+                "Where the 16-bit parameter shards live (partitioned params only: zero3, zeropp, mics, hier3): none, cpu "
+                "(host memory) or nvme (files in --nvme-path, read ahead unit by unit before each gather); DeepSpeed's "
+                "offload_param.device")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}));
   c->add_option("--persist-threshold", a->persist_threshold,
                 "Units (a block, the embedding, the head) of at most N parameters stay whole on every rank: not gathered in "
                 "forward and backward, all-gathered once per step after the update (DeepSpeed's "
                 "stage3_param_persistence_threshold, per unit; default 0, a DeepSpeed config's 1e5)")
       ->check(at_least(0));
-  c->add_option("--nvme-path", a->nvme_path, "Directory of the optimizer's swap files (--offload-optimizer nvme; on a fast local disk)");
+  c->add_option("--nvme-path", a->nvme_path, "Directory of the swap files (--offload-optimizer nvme, --offload-param nvme; on a fast local disk)");
   c->add_option("--save-dir", a->save_dir, "Write checkpoints under this directory");
   c->add_option("--save-every", a->save_every, "Steps between checkpoints (and one at the end)")->check(at_least(1));
   c->add_option("--keep", a->keep, "Keep only the newest K checkpoints (default: all)")->check(at_least(0));

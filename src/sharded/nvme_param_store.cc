@@ -1,0 +1,90 @@
+#include "sharded/nvme_param_store.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "ckpt/page_buffer.h"
+#include "sharded/swap_file.h"
+
+namespace tierzero {
+
+namespace {
+
+class NvmeParamStore final : public ParamStore {
+ public:
+  NvmeParamStore(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, int rank)
+      : layout_(layout), dsize_(dtype_size(dtype)), blocks_(SwapBlocks::of(unit_bytes(layout, dsize_))),
+        buffers_(static_cast<std::size_t>(where.buffers)), last_job_(buffers_.size(), 0) {
+    for (PageBuffer<std::byte>& b : buffers_) b.resize(blocks_.largest);
+    file_ = std::make_unique<SwapFile>(where.nvme_path, "params", "offload_param", rank, blocks_.total);
+  }
+
+  void assign(const std::byte* shard) override {
+    for (std::size_t u = 0; u < blocks_.offset.size(); ++u) {
+      std::byte* b = writable(static_cast<int>(u));
+      std::memcpy(b, shard + layout_.offset[u] * dsize_, layout_.shard[u] * dsize_);
+      commit(static_cast<int>(u));
+    }
+    file_->wait(last_job_[writing_]);
+  }
+  void read(std::byte* shard) override {
+    for (std::size_t u = 0; u < blocks_.offset.size(); ++u) {
+      const std::size_t b = next_buffer();
+      file_->wait(last_job_[b] = file_->submit(false, buffers_[b].data(), blocks_.bytes[u], blocks_.offset[u]));
+      std::memcpy(shard + layout_.offset[u] * dsize_, buffers_[b].data(), layout_.shard[u] * dsize_);
+    }
+  }
+  void begin_pass(const std::vector<int>& units) override {
+    pass_ = units;
+    ready_.assign(units.size(), 0);
+    for (std::size_t i = 0; i < units.size() && i < buffers_.size(); ++i) read_ahead(i);
+  }
+  const std::byte* unit(std::size_t i) override {
+    file_->wait(ready_[i]);
+    return buffers_[i % buffers_.size()].data();
+  }
+  void release(std::size_t i) override {
+    if (i + buffers_.size() < pass_.size()) read_ahead(i + buffers_.size());
+  }
+  std::byte* writable(int) override {
+    writing_ = next_buffer();
+    file_->wait(last_job_[writing_]);  // its last read or write is done
+    return buffers_[writing_].data();
+  }
+  void commit(int u) override {
+    last_job_[writing_] = file_->submit(true, buffers_[writing_].data(), blocks_.bytes[u], blocks_.offset[u]);
+  }
+  StateFootprint footprint() const override { return {0, buffers_.size() * blocks_.largest, blocks_.total}; }
+
+ private:
+  static std::vector<std::size_t> unit_bytes(const ShardLayout& layout, std::size_t dsize) {
+    std::vector<std::size_t> b;
+    for (std::size_t n : layout.shard) b.push_back(n * dsize);
+    return b;
+  }
+  // The i-th unit of the pass into buffer i % count, queued behind that buffer's last job (one queue: in order).
+  void read_ahead(std::size_t i) {
+    const std::size_t b = i % buffers_.size();
+    const auto u = static_cast<std::size_t>(pass_[i]);
+    ready_[i] = last_job_[b] = file_->submit(false, buffers_[b].data(), blocks_.bytes[u], blocks_.offset[u]);
+  }
+  std::size_t next_buffer() { return next_++ % buffers_.size(); }
+
+  const ShardLayout& layout_;
+  std::size_t dsize_;
+  SwapBlocks blocks_;
+  std::vector<PageBuffer<std::byte>> buffers_;
+  std::vector<std::uint64_t> last_job_;  // per buffer
+  std::unique_ptr<SwapFile> file_;
+  std::vector<int> pass_;
+  std::vector<std::uint64_t> ready_;  // per unit of the pass: its read
+  std::size_t next_ = 0, writing_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ParamStore> make_nvme_param_store(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, int rank) {
+  return std::make_unique<NvmeParamStore>(where, layout, dtype, rank);
+}
+
+}  // namespace tierzero
