@@ -115,21 +115,30 @@ TIERZERO_FAULT_KILL_IN_SAVE=3 run 8 --strategy zero3 --topology node=4,world=2 -
 [ $rc -ne 0 ] && [ "$(cat "$tmp/ak/latest")" = step-00000005 ] && [ -d "$tmp/ak/.tmp-step-00000010" ] && "$tz" ckpt verify "$tmp/ak" >/dev/null &&
   say "ok: SIGKILL during an asynchronous write leaves latest at the previous checkpoint" ||
   { tail -5 "$tmp/log"; bad "kill during async save (exit $rc, latest $(cat "$tmp/ak/latest"))"; }
-# 12. The optimizer offloaded (DeepSpeed's offload_optimizer): a ZeRO-3
-#     config with device cpu trains as --strategy zero3 does, loss for loss;
-#     with nvme under tierzero launch, a rank SIGKILLed mid-run resumes from
+# 12. Offload (DeepSpeed's offload_optimizer and offload_param): a ZeRO-3
+#     config with the optimizer on the host, and one with the parameters
+#     there too, train as --strategy zero3 does, loss for loss; with both
+#     in nvme under tierzero launch, a rank SIGKILLed mid-run resumes from
 #     the last checkpoint (the swap files are scratch) and every loss equals
 #     the uninterrupted run's.
 cat > "$tmp/ds-offload.json" <<JSON
 {"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memory": true}}}
+JSON
+cat > "$tmp/ds-offload-param.json" <<JSON
+{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"},
+ "offload_param": {"device": "cpu", "pin_memory": true}}}
 JSON
 off=(--topology node=4,world=2 --steps 60)
 run 8 --strategy zero3 "${off[@]}" --micro-batch 2 --metrics "$tmp/off-ref.jsonl" 2>"$tmp/log" &&
   run 8 --deepspeed-config "$tmp/ds-offload.json" "${off[@]}" --metrics "$tmp/off-cpu.jsonl" 2>"$tmp/log" &&
   grep -q "optim offload cpu" "$tmp/log" && compare "$tmp/off-ref.jsonl" "$tmp/off-cpu.jsonl" 0 0 &&
   say "ok: a DeepSpeed ZeRO-3 config with the optimizer on the host trains loss for loss" || { tail -3 "$tmp/log"; bad "offload cpu"; }
+run 8 --deepspeed-config "$tmp/ds-offload-param.json" "${off[@]}" --metrics "$tmp/off-param.jsonl" 2>"$tmp/log" &&
+  grep -q "optim offload cpu, param offload cpu" "$tmp/log" && compare "$tmp/off-ref.jsonl" "$tmp/off-param.jsonl" 0 0 &&
+  say "ok: a DeepSpeed ZeRO-3 config with the optimizer and the parameters on the host trains loss for loss" ||
+  { tail -3 "$tmp/log"; bad "offload_param cpu"; }
 "$tz" launch --max-restarts 2 --backoff 0 -- "$mpirun" --oversubscribe -np 8 "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 \
-  --log-every 1000 --strategy zero3 "${off[@]}" --micro-batch 2 --offload-optimizer nvme --nvme-path "$tmp/nvme" --save-dir "$tmp/offk" \
+  --log-every 1000 --strategy zero3 "${off[@]}" --micro-batch 2 --offload-optimizer nvme --offload-param nvme --nvme-path "$tmp/nvme" --save-dir "$tmp/offk" \
   --save-every 10 --metrics "$tmp/off-nvme.jsonl" > "$tmp/offlog" 2>&1 &
 launcher=$!
 for _ in $(seq 300); do [ "$( (wc -l < "$tmp/off-nvme.jsonl") 2>/dev/null || echo 0)" -ge 25 ] && break; sleep 0.1; done
@@ -142,6 +151,6 @@ ref, got = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
 assert [r["step"] for r in got] == list(range(60)), [r["step"] for r in got][:12]
 assert all(a["loss"] == b["loss"] for a, b in zip(ref, got)), "losses differ"
 PY
-then say "ok: the optimizer in NVMe swap files survives a SIGKILLed rank: resumed, every loss bit-identical, no swap file left"
+then say "ok: the optimizer and the parameters in NVMe swap files survive a SIGKILLed rank: resumed, every loss bit-identical, no swap file left"
 else bad "offload nvme after SIGKILL (exit $rc)"; tail -5 "$tmp/offlog"; fi
 exit $fail

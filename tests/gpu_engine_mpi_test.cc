@@ -6,7 +6,11 @@
 //   - ShardedTrainer with cuda_backend() follows the CPU's losses under the
 //     plans, with fp32 GEMMs (rounding only), and allocates no device memory
 //     after its first step;
-//   - a checkpoint written from the GPU resumes on the CPU.
+//   - a checkpoint written from the GPU resumes on the CPU;
+//   - the optimizer state and the parameters offloaded to the host or to
+//     NVMe files (staged through copies: sharded/host_staging.h) train bit
+//     for bit as in device memory, with no device allocation after the
+//     first step.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -161,6 +165,40 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
     EXPECT_EQ(resumed.next_step(), cpu.next_step());
     const double l = resumed.step().loss, c = cpu.step().loss;
     EXPECT_NEAR(l, c, 1e-4 * c) << "a GPU checkpoint resumed on the CPU";
+  }
+}
+
+TEST(GpuEngine, OffloadedStatesOnCudaTrainAsInDeviceMemory) {
+  TZ_NEED_GPU();
+  const int w = test::world_size();
+  const Topology topo = w >= 4 && w % 2 == 0 ? Topology::parse("package=2,world=" + std::to_string(w / 2), w)
+                                             : Topology::parse("world=" + std::to_string(w), w);
+  auto nccl = nccl_world(topo);
+  const TokenData data = TokenData::builtin();
+  const std::string dir = test::shared_temp_dir();
+  for (const char* name : {"zero3", "zeropp"}) {
+    TrainConfig cfg = test::tiny_run(4, 2, 64, 4, DType::bf16);
+    cfg.schedule.warmup = 1;
+    const Plan plan = fit_to(strategy_plan(name), topo);
+    Plan host = plan, file = plan;
+    host.optim_offload.device = host.param_offload.device = Offload::cpu;
+    file.optim_offload = file.param_offload = {Offload::nvme, dir, 3};
+    ShardedTrainer base(cfg, plan, *nccl, data, {}, gpu::cuda_backend());
+    ShardedTrainer on_host(cfg, host, *nccl, data, {}, gpu::cuda_backend());
+    ShardedTrainer in_files(cfg, file, *nccl, data, {}, gpu::cuda_backend());
+    for (int i = 0; i < 4; ++i) {
+      const std::uint64_t before = gpu::device_allocations();
+      const StepStats want = base.step();
+      for (ShardedTrainer* t : {&on_host, &in_files}) {
+        const StepStats got = t->step();
+        EXPECT_EQ(got.loss, want.loss) << name << " step " << i << " " << t->plan().describe();
+        EXPECT_EQ(got.grad_norm, want.grad_norm) << name << " step " << i << " " << t->plan().describe();
+      }
+      if (i > 0) EXPECT_EQ(gpu::device_allocations(), before) << name << ": a steady-state step allocated device memory";
+    }
+    const std::vector<float> want = base.gather_master();
+    EXPECT_EQ(on_host.gather_master(), want) << name;
+    EXPECT_EQ(in_files.gather_master(), want) << name;
   }
 }
 

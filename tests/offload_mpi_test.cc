@@ -4,7 +4,10 @@
 // exactly. Parameters (Plan::param_offload): the same under every
 // strategy that partitions them, with units held whole, more buffers, a
 // deeper prefetch and both states in files; checkpoints move between the
-// placements exactly, hpZ copy included. memory_bytes says where each
+// placements exactly, hpZ copy included. On a backend whose memory is not
+// the host's (the CPU's kernels behind a Memory of their own, as a
+// device's), the offloaded states are staged through copies, train bit for
+// bit all the same, and move the bytes the simulator prices. memory_bytes says where each
 // state is; a directory that cannot hold a swap file, replicated params
 // offloaded and too few buffers are errors naming the problem.
 #include <gtest/gtest.h>
@@ -12,7 +15,9 @@
 #include <filesystem>
 #include <map>
 
+#include "backend/backend_impl.h"
 #include "mpi_test_util.h"
+#include "plan/shard_layout.h"
 #include "tierzero/error.h"
 #include "tierzero/mpi.h"
 #include "tierzero/sharded_trainer.h"
@@ -46,6 +51,29 @@ Plan params_offloaded(Plan p, Offload where, const std::string& dir, int buffers
   return p;
 }
 
+// Steps `base` and each of `others` `steps` times: every loss and gradient
+// norm the same, then the master weights and, when `eval`, a validation loss.
+void expect_trains_alike(ShardedTrainer& base, const std::vector<ShardedTrainer*>& others, int steps, const std::string& what,
+                         bool eval = false) {
+  const TokenData data = TokenData::builtin();
+  for (int i = 0; i < steps; ++i) {
+    const StepStats want = base.step();
+    for (ShardedTrainer* t : others) {
+      const StepStats got = t->step();
+      EXPECT_EQ(got.loss, want.loss) << what << " step " << i << " " << t->plan().describe();
+      EXPECT_EQ(got.grad_norm, want.grad_norm) << what << " step " << i << " " << t->plan().describe();
+    }
+  }
+  const std::vector<float> w = base.gather_master();
+  const double val = eval ? base.evaluate(data, 3) : 0.0;
+  for (ShardedTrainer* t : others) {
+    EXPECT_EQ(t->gather_master(), w) << what << " " << t->plan().describe();
+    if (eval) {
+      EXPECT_EQ(t->evaluate(data, 3), val) << what << " " << t->plan().describe();
+    }
+  }
+}
+
 TEST(Offload, OptimizerOnTheHostOrInFilesTrainsBitForBit) {
   const TokenData data = TokenData::builtin();
   const Topology topo = test::standard_layout();
@@ -60,16 +88,7 @@ TEST(Offload, OptimizerOnTheHostOrInFilesTrainsBitForBit) {
       ShardedTrainer host(cfg, offloaded(plan, Offload::cpu, ""), *world, data);
       ShardedTrainer file2(cfg, offloaded(plan, Offload::nvme, dir), *world, data);
       ShardedTrainer file3(cfg, offloaded(plan, Offload::nvme, dir, 3), *world, data);
-      for (int i = 0; i < 4; ++i) {
-        const StepStats want = base.step();
-        for (ShardedTrainer* t : {&host, &file2, &file3}) {
-          const StepStats got = t->step();
-          EXPECT_EQ(got.loss, want.loss) << name << " " << dtype_name(dtype) << " step " << i << " " << t->plan().describe();
-          EXPECT_EQ(got.grad_norm, want.grad_norm) << name << " step " << i;
-        }
-      }
-      const std::vector<float> w = base.gather_master();
-      for (ShardedTrainer* t : {&host, &file2, &file3}) EXPECT_EQ(t->gather_master(), w) << name << " " << t->plan().describe();
+      expect_trains_alike(base, {&host, &file2, &file3}, 4, std::string(name) + " " + std::string(dtype_name(dtype)));
     }
   }
   remove_scratch(*world, dir);
@@ -135,21 +154,7 @@ TEST(Offload, ParametersOnTheHostOrInFilesTrainBitForBit) {
         ShardedTrainer file(cfg, params_offloaded(plan, Offload::nvme, dir), *world, data);
         ShardedTrainer deep(cfg, deeper, *world, data);
         ShardedTrainer both(cfg, offloaded(params_offloaded(plan, Offload::nvme, dir), Offload::nvme, dir), *world, data);
-        const std::vector<ShardedTrainer*> others = {&host, &file, &deep, &both};
-        for (int i = 0; i < 4; ++i) {
-          const StepStats want = base.step();
-          for (ShardedTrainer* t : others) {
-            const StepStats got = t->step();
-            EXPECT_EQ(got.loss, want.loss) << name << " " << dtype_name(dtype) << " step " << i << " " << t->plan().describe();
-            EXPECT_EQ(got.grad_norm, want.grad_norm) << name << " step " << i << " " << t->plan().describe();
-          }
-        }
-        const double val = base.evaluate(data, 3);
-        const std::vector<float> w = base.gather_master();
-        for (ShardedTrainer* t : others) {
-          EXPECT_EQ(t->evaluate(data, 3), val) << name << " " << t->plan().describe();
-          EXPECT_EQ(t->gather_master(), w) << name << " " << t->plan().describe();
-        }
+        expect_trains_alike(base, {&host, &file, &deep, &both}, 4, std::string(name) + " " + std::string(dtype_name(dtype)), true);
       }
   }
   remove_scratch(*world, dir);
@@ -181,6 +186,93 @@ TEST(Offload, CheckpointsMoveBetweenParameterPlacementsExactly) {
     EXPECT_EQ(again.step().loss, want) << "step " << i;
   }
   remove_scratch(*world, ckpt);
+  remove_scratch(*world, dir);
+}
+
+// The CPU backend behind a Memory of its own (host memory all the same,
+// its uploads and downloads counted): the engine takes a device backend's
+// paths, the offloaded states' staging copies included (sharded/host_staging.h).
+struct StagedBackend {
+  class CountingMemory final : public Memory {
+   public:
+    void* allocate(std::size_t bytes) override { return host_memory().allocate(bytes); }
+    void release(void* p) noexcept override { host_memory().release(p); }
+    void copy(void* dst, const void* src, std::size_t bytes) override { host_memory().copy(dst, src, bytes); }
+    void upload(void* dst, const void* src, std::size_t bytes) override { up += bytes, host_memory().upload(dst, src, bytes); }
+    void download(void* dst, const void* src, std::size_t bytes) override { down += bytes, host_memory().download(dst, src, bytes); }
+    void zero(void* dst, std::size_t bytes) override { host_memory().zero(dst, bytes); }
+    void fence() override {}
+    MemMark mark() override { return {}; }
+    void wait_for(const MemMark&) override {}
+    std::uint64_t up = 0, down = 0;
+  };
+  CountingMemory memory;
+  Backend backend;
+  StagedBackend() : backend(cpu_backend()) { backend.name = "staged", backend.memory = &memory; }
+};
+
+TEST(Offload, OnADeviceLikeBackendTheOffloadedStatesAreStagedBitForBit) {
+  const TokenData data = TokenData::builtin();
+  const Topology topo = test::standard_layout();
+  auto world = mpi_world(topo);
+  const std::string dir = scratch(*world, "staged-swap");
+  for (const DType dtype : {DType::f32, DType::bf16}) {
+    TrainConfig cfg = test::tiny_run(2, 2, 32, 3, dtype);
+    cfg.schedule.warmup = 1;
+    for (const char* name : {"zero3", "zeropp"}) {
+      const Plan plan = fit_to(strategy_plan(name), topo);
+      Plan whole = params_offloaded(offloaded(plan, Offload::cpu, ""), Offload::cpu, "");
+      whole.persist_threshold = 20480;
+      Plan deep = params_offloaded(plan, Offload::nvme, dir, 3);
+      deep.prefetch = 2;
+      const std::vector<Plan> plans = {plan, offloaded(plan, Offload::cpu, ""), params_offloaded(plan, Offload::cpu, ""),
+                                       offloaded(params_offloaded(plan, Offload::nvme, dir), Offload::nvme, dir), deep, whole};
+      std::vector<std::unique_ptr<StagedBackend>> backends;
+      std::vector<std::unique_ptr<ShardedTrainer>> staged;
+      for (const Plan& p : plans) {
+        backends.push_back(std::make_unique<StagedBackend>());
+        staged.push_back(std::make_unique<ShardedTrainer>(cfg, p, *world, data, std::vector<float>{}, backends.back()->backend));
+      }
+      ShardedTrainer base(cfg, plan, *world, data);
+      Plan base_whole = plan;
+      base_whole.persist_threshold = 20480;
+      ShardedTrainer base_w(cfg, base_whole, *world, data);
+      const GptLayout layout(cfg.model);
+      const StateLayouts states = StateLayouts::make(layout, topo, plan, world->world_rank(world->rank()));
+      const std::uint64_t P = states.params_bytes(dtype), B = states.bwd_params_bytes(dtype), O = states.optim.total * sizeof(float);
+      // Backward reads every unit but the embedding (its gradient needs no weights).
+      const std::uint64_t bwd_read = B ? B - states.bwd_params.shard[layout.embed_unit()] * dtype_size(dtype)
+                                       : P - states.params.shard[layout.embed_unit()] * dtype_size(dtype);
+      for (int i = 0; i < 3; ++i) {
+        std::vector<std::uint64_t> up, down;
+        for (const auto& b : backends) up.push_back(b->memory.up), down.push_back(b->memory.down);
+        const StepStats want = base.step(), want_w = base_w.step();
+        for (std::size_t k = 0; k < staged.size(); ++k) {
+          const StepStats got = staged[k]->step();
+          const StepStats& ref = k + 1 == staged.size() ? want_w : want;
+          EXPECT_EQ(got.loss, ref.loss) << name << " " << dtype_name(dtype) << " step " << i << " " << plans[k].describe();
+          EXPECT_EQ(got.grad_norm, ref.grad_norm) << name << " step " << i << " " << plans[k].describe();
+          up[k] = backends[k]->memory.up - up[k], down[k] = backends[k]->memory.down - down[k];
+        }
+        // Against the in-memory plan on the same backend: the optimizer's gradients down and masters up; the
+        // parameters' shard up for each micro-batch's forward and backward (or the hpZ copy, written in forward
+        // on its way down), and down once from the update (tierzero/simulator.h prices the same).
+        const std::uint64_t accum = static_cast<std::uint64_t>(cfg.grad_accum);
+        EXPECT_EQ(up[1] - up[0], O) << name << " optimizer on the host";
+        EXPECT_EQ(down[1] - down[0], O) << name;
+        EXPECT_EQ(up[2] - up[0], accum * (P + bwd_read)) << name << " parameters on the host";
+        EXPECT_EQ(down[2] - down[0], P + accum * B) << name;
+      }
+      const std::vector<float> w = base.gather_master(), ww = base_w.gather_master();
+      const double val = base.evaluate(data, 3);
+      for (std::size_t k = 0; k < staged.size(); ++k) {
+        EXPECT_EQ(staged[k]->gather_master(), k + 1 == staged.size() ? ww : w) << name << " " << plans[k].describe();
+        if (k + 1 < staged.size()) {
+          EXPECT_EQ(staged[k]->evaluate(data, 3), val) << name << " " << plans[k].describe();
+        }
+      }
+    }
+  }
   remove_scratch(*world, dir);
 }
 

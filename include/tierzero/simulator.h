@@ -34,10 +34,11 @@
 //             copy to host memory in either case, the shard to files with
 //             nvme, with its buffers on the host), and the step pays, also
 //             not overlapped (an upper bound: the engine reads ahead):
-//             each micro-batch's forward and backward read of the shard
-//             (the backward one from the hpZ copy, which forward writes)
-//             and the update's write, over the host link, and for nvme
-//             the shard's reads and write at the NVMe rate.
+//             each micro-batch's forward read of the shard and backward
+//             read of all its units but the embedding (from the hpZ copy,
+//             which forward writes, when there is one) and the update's
+//             write, over the host link, and for nvme the shard's reads
+//             and write at the NVMe rate.
 // Pure function; every constant comes from the System (sources in presets.cc).
 #pragma once
 #include <array>

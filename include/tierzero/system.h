@@ -90,10 +90,11 @@ struct System {
   double memory_bytes = 0;      // device memory per rank
   double peak_flops = 0;        // peak bf16 FLOP/s per rank (fp32 for CPU)
   double memory_bandwidth_Bps = 0;  // device memory bandwidth per rank (quantisation kernels)
-  // Where an offloaded optimizer state goes (Plan::optim_offload), per rank:
-  // the device-host link per direction (0: the same memory, CPU ranks),
-  // the host memory bandwidth its update runs at, and the NVMe rate for as
-  // many bytes read as written (0: unknown; the planner then skips nvme).
+  // Where offloaded states go (Plan::optim_offload, Plan::param_offload),
+  // per rank: the device-host link per direction (0: the same memory, CPU
+  // ranks), the host memory bandwidth the optimizer's update runs at, and
+  // the NVMe rate for as many bytes read as written (0: unknown; the
+  // planner then skips nvme).
   double host_link_Bps = 0, host_memory_Bps = 0, nvme_Bps = 0;
   // Fraction of peak the model's layers reach when not waiting for
   // communication, a published measurement per system: 0.52 by default

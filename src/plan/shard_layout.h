@@ -6,6 +6,7 @@
 // lays its states out so, and checkpoints are read back by it (docs/formats.md).
 // Value types.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct ShardLayout {
   std::size_t begin(int unit) const { return whole[unit] ? 0 : position * shard[unit]; }
   // Elements of unit u that this rank's shard actually holds (the rest is padding).
   std::size_t valid(const GptLayout& layout, int unit) const;
+  // The largest s_u (0 without units).
+  std::size_t largest_shard() const { return shard.empty() ? 0 : *std::max_element(shard.begin(), shard.end()); }
 };
 
 // One rank's layouts of the four model states under a plan, and the bytes

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "ckpt/page_buffer.h"
+#include "sharded/host_staging.h"
 #include "sharded/swap_file.h"
 
 namespace tierzero {
@@ -12,9 +13,10 @@ namespace {
 
 class NvmeParamStore final : public ParamStore {
  public:
-  NvmeParamStore(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, int rank)
+  NvmeParamStore(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, Memory& mem, std::size_t slots, int rank)
       : layout_(layout), dsize_(dtype_size(dtype)), blocks_(SwapBlocks::of(unit_bytes(layout, dsize_))),
-        buffers_(static_cast<std::size_t>(where.buffers)), last_job_(buffers_.size(), 0) {
+        buffers_(static_cast<std::size_t>(where.buffers)), last_job_(buffers_.size(), 0), slots_(slots),
+        staging_(mem, slots + 1, layout.largest_shard() * dsize_) {
     for (PageBuffer<std::byte>& b : buffers_) b.resize(blocks_.largest);
     file_ = std::make_unique<SwapFile>(where.nvme_path, "params", "offload_param", rank, blocks_.total);
   }
@@ -41,7 +43,8 @@ class NvmeParamStore final : public ParamStore {
   }
   const std::byte* unit(std::size_t i) override {
     file_->wait(ready_[i]);
-    return buffers_[i % buffers_.size()].data();
+    const std::size_t bytes = layout_.shard[static_cast<std::size_t>(pass_[i])] * dsize_;
+    return static_cast<const std::byte*>(staging_.to_backend(i % slots_, buffers_[i % buffers_.size()].data(), bytes));
   }
   void release(std::size_t i) override {
     if (i + buffers_.size() < pass_.size()) read_ahead(i + buffers_.size());
@@ -49,12 +52,15 @@ class NvmeParamStore final : public ParamStore {
   std::byte* writable(int) override {
     writing_ = next_buffer();
     file_->wait(last_job_[writing_]);  // its last read or write is done
-    return buffers_[writing_].data();
+    return static_cast<std::byte*>(staging_.backend_buffer(slots_, buffers_[writing_].data()));
   }
   void commit(int u) override {
+    staging_.from_backend(slots_, buffers_[writing_].data(), layout_.shard[u] * dsize_);
     last_job_[writing_] = file_->submit(true, buffers_[writing_].data(), blocks_.bytes[u], blocks_.offset[u]);
   }
-  StateFootprint footprint() const override { return {0, buffers_.size() * blocks_.largest, blocks_.total}; }
+  StateFootprint footprint() const override {
+    return {staging_.backend_bytes(), buffers_.size() * blocks_.largest + staging_.host_bytes(), blocks_.total};
+  }
 
  private:
   static std::vector<std::size_t> unit_bytes(const ShardLayout& layout, std::size_t dsize) {
@@ -79,12 +85,15 @@ class NvmeParamStore final : public ParamStore {
   std::vector<int> pass_;
   std::vector<std::uint64_t> ready_;  // per unit of the pass: its read
   std::size_t next_ = 0, writing_ = 0;
+  std::size_t slots_;  // staging buffers for reads (one more for writes)
+  HostStaging staging_;
 };
 
 }  // namespace
 
-std::unique_ptr<ParamStore> make_nvme_param_store(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, int rank) {
-  return std::make_unique<NvmeParamStore>(where, layout, dtype, rank);
+std::unique_ptr<ParamStore> make_nvme_param_store(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, Memory& mem,
+                                                  std::size_t slots, int rank) {
+  return std::make_unique<NvmeParamStore>(where, layout, dtype, mem, slots, rank);
 }
 
 }  // namespace tierzero

@@ -5,8 +5,9 @@
 // keeps every buffer busy: begin_pass reads its first units ahead, and
 // release(i) starts the read of the unit that many places later into the
 // buffer unit i used, while the training thread computes. A write takes
-// the next buffer once its last read or write is done. The host backend's
-// memory only (the factory checks).
+// the next buffer once its last read or write is done. On a device a
+// unit read is uploaded into one of `slots` staging buffers and a write
+// comes down through one more (host_staging.h).
 #pragma once
 #include <memory>
 
@@ -15,6 +16,7 @@
 namespace tierzero {
 
 // Throws ConfigError when the directory cannot hold the file (naming it).
-std::unique_ptr<ParamStore> make_nvme_param_store(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, int rank);
+std::unique_ptr<ParamStore> make_nvme_param_store(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, Memory& mem,
+                                                  std::size_t slots, int rank);
 
 }  // namespace tierzero

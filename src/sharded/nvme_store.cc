@@ -1,6 +1,7 @@
 #include "sharded/nvme_store.h"
 
 #include "ckpt/page_buffer.h"
+#include "sharded/host_staging.h"
 #include "sharded/swap_file.h"
 
 namespace tierzero {
@@ -9,13 +10,9 @@ namespace {
 
 class NvmeOptimStore final : public OptimStore {
  public:
-  NvmeOptimStore(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments, int rank)
-      : optim_(optim), blocks_(SwapBlocks::of(unit_bytes(optim))), segments_(optim.shard.size()) {
-    for (const ShardSegment& s : segments) {  // each tensor's run lies inside one unit
-      std::size_t u = 0;
-      while (u + 1 < segments_.size() && optim.offset[u + 1] <= s.offset) ++u;
-      segments_[u].push_back({s.offset - optim.offset[u], s.length, s.decay});
-    }
+  NvmeOptimStore(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments, Memory& mem, int rank)
+      : optim_(optim), blocks_(SwapBlocks::of(unit_bytes(optim))), segments_(segments_by_unit(optim, segments)),
+        staging_(mem, 1, optim.largest_shard() * sizeof(float)) {
     buffers_.resize(static_cast<std::size_t>(plan.optim_offload.buffers));
     written_.assign(buffers_.size(), 0);
     for (PageBuffer<float>& b : buffers_) b.resize(blocks_.largest / sizeof(float));
@@ -57,10 +54,9 @@ class NvmeOptimStore final : public OptimStore {
       file_->wait(ready[u]);
       float* b = buffers_[u % nb].data();
       const std::size_t n = optim_.shard[u];
-      const float* g = grads + optim_.offset[u];
-      for (const Segment& s : segments_[u])
-        adamw_update(b + s.offset, g + s.offset, b + n + s.offset, b + 2 * n + s.offset, s.length, c, t, lr, s.decay);
-      updated(static_cast<int>(u), b);
+      const auto* g = static_cast<const float*>(staging_.to_host(grads + optim_.offset[u], n * sizeof(float)));
+      adamw_unit(segments_[u], b, g, b + n, b + 2 * n, c, t, lr);
+      updated(static_cast<int>(u), static_cast<const float*>(staging_.to_backend(0, b, n * sizeof(float))));
       last = file_->submit(true, b, blocks_.bytes[u], blocks_.offset[u]);
       read_ahead(u + nb - 1);  // into the buffer unit u - 1 used, queued behind its write
     }
@@ -69,14 +65,10 @@ class NvmeOptimStore final : public OptimStore {
   StateFootprint footprint() const override {
     std::uint64_t host = 0;
     for (const PageBuffer<float>& b : buffers_) host += b.size() * sizeof(float);
-    return {0, host, blocks_.total};
+    return {staging_.backend_bytes(), host + staging_.host_bytes(), blocks_.total};
   }
 
  private:
-  struct Segment {
-    std::size_t offset, length;  // within the unit
-    bool decay;
-  };
   static std::vector<std::size_t> unit_bytes(const ShardLayout& optim) {
     std::vector<std::size_t> b;
     for (std::size_t n : optim.shard) b.push_back(3 * n * sizeof(float));  // master, m, v
@@ -85,7 +77,8 @@ class NvmeOptimStore final : public OptimStore {
 
   const ShardLayout& optim_;
   SwapBlocks blocks_;
-  std::vector<std::vector<Segment>> segments_;  // per unit
+  std::vector<std::vector<UnitSegment>> segments_;  // per unit
+  HostStaging staging_;
   std::vector<PageBuffer<float>> buffers_;
   std::vector<std::uint64_t> written_;  // per buffer: its last write job (assign)
   std::unique_ptr<SwapFile> file_;
@@ -93,8 +86,9 @@ class NvmeOptimStore final : public OptimStore {
 
 }  // namespace
 
-std::unique_ptr<OptimStore> make_nvme_store(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments, int rank) {
-  return std::make_unique<NvmeOptimStore>(plan, optim, segments, rank);
+std::unique_ptr<OptimStore> make_nvme_store(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments,
+                                            Memory& mem, int rank) {
+  return std::make_unique<NvmeOptimStore>(plan, optim, segments, mem, rank);
 }
 
 }  // namespace tierzero

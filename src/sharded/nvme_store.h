@@ -4,8 +4,9 @@
 // read and written whole. The update cycles the placement's buffers (host
 // memory): while unit u is updated on the training thread, the file's I/O
 // thread writes unit u-1 back and reads unit u+1 (more buffers read
-// further ahead). The arithmetic is the host's AdamW
-// (tierzero/optim.h), the same as the in-memory store's on the CPU.
+// further ahead). The arithmetic is the host's AdamW (tierzero/optim.h),
+// the same as the in-memory store's; on a device each unit's gradient
+// comes down and its master goes up (host_staging.h).
 #pragma once
 #include <memory>
 #include <vector>
@@ -15,6 +16,7 @@
 namespace tierzero {
 
 // Throws ConfigError when the directory cannot hold the file (naming it).
-std::unique_ptr<OptimStore> make_nvme_store(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments, int rank);
+std::unique_ptr<OptimStore> make_nvme_store(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments,
+                                            Memory& mem, int rank);
 
 }  // namespace tierzero

@@ -3,14 +3,14 @@
 // floats (fp32 master weights, AdamW's m and v), laid out unit by unit as
 // the optim ShardLayout says.
 //   none  the backend's memory; the update runs there (StepOps).
-//   cpu   host memory; the update runs on the host. On the CPU backend this
-//         is the same memory and the same calls as none (the copies a
-//         device would need are elided), so the arithmetic is identical;
-//         what changes is where memory_bytes counts it. A GPU build would
-//         stage gradients down and parameters up: not built yet (the
-//         factory refuses it).
+//   cpu   host memory; the update runs on the host (optim.h's AdamW, the
+//         bits of every backend's), unit by unit: on a device each unit's
+//         gradient is downloaded and its new master uploaded for
+//         `updated` (host_staging.h); on the CPU backend, whose memory
+//         that is, nothing is copied and only where memory_bytes counts it
+//         changes.
 //   nvme  a file in its nvme_path (nvme_store.h), streamed through host
-//         buffers unit by unit during the update.
+//         buffers unit by unit during the update, staged like cpu.
 // The engine (sharded_trainer.cc) owns one; calls come from its training
 // thread.
 #pragma once
@@ -44,8 +44,19 @@ class OptimStore {
   virtual StateFootprint footprint() const = 0;
 };
 
+// A tensor's run within one unit's shard (offset from the unit's first element).
+struct UnitSegment {
+  std::size_t offset, length;
+  bool decay;
+};
+// The segments of the optim shard grouped by unit (each tensor's run lies inside one unit).
+std::vector<std::vector<UnitSegment>> segments_by_unit(const ShardLayout& optim, const std::vector<ShardSegment>& segments);
+// The host AdamW update (optim.h) of one unit's segments, its arrays on the host.
+void adamw_unit(const std::vector<UnitSegment>& segments, float* master, const float* g, float* m, float* v, const AdamWConfig& c,
+                std::int64_t t, float lr);
+
 // The store `plan` asks for, for this rank (world rank `rank`, whose swap
-// file it names). Throws ConfigError for an offload this backend cannot do.
+// file it names). Throws ConfigError for a directory that cannot hold it.
 std::unique_ptr<OptimStore> make_optim_store(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments,
                                              Memory& mem, StepOps& step_ops, int rank);
 

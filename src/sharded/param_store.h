@@ -2,14 +2,15 @@
 // the bytes of a ShardLayout (params, or the bwd_params copy) in the
 // parameter dtype, unit by unit.
 //   none  the backend's memory.
-//   cpu   host memory (ZeRO-Offload's offload_param). On the CPU backend
-//         this is the same memory and the same calls as none (a device
-//         would copy each unit's shard up before gathering it); what
-//         changes is where footprint() counts it. The GPU build refuses it.
+//   cpu   host memory (ZeRO-Offload's offload_param). On a device each
+//         unit's shard is uploaded when the pass reaches it, into one of
+//         prefetch + 1 staging buffers, and a write is downloaded
+//         (host_staging.h); on the CPU backend, whose memory that is,
+//         nothing is copied and only where footprint() counts it changes.
 //   nvme  a file in the placement's nvme_path (swap_file.h, ZeRO-Infinity):
 //         a pass reads the units ahead, in its order, into the placement's
 //         buffers (more than the prefetch depth); a write goes through a
-//         buffer to the file.
+//         buffer to the file; staged like cpu on a device.
 // Reads come in passes (the fetcher's forward or backward over its units):
 // begin_pass, then for each i unit(i) (blocks until the shard is there;
 // valid until release(i)) and release(i), in order. Writes (the update, a
@@ -46,9 +47,10 @@ class ParamStore {
 };
 
 // The store `where` asks for, for this rank (world rank `rank`, whose swap
-// file it names): zeros in memory, unspecified in a file until assign(). Throws ConfigError for an offload this backend
-// cannot do, or a directory that cannot hold the file.
+// file it names), for passes that hold at most prefetch + 1 units at once:
+// zeros in memory, unspecified in a file until assign(). Throws ConfigError
+// for a directory that cannot hold the file.
 std::unique_ptr<ParamStore> make_param_store(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, Memory& mem,
-                                             int rank);
+                                             int prefetch, int rank);
 
 }  // namespace tierzero

@@ -101,10 +101,10 @@ void ShardedTrainer::Impl::allocate_states() {
   grads.resize(mem, states.grads.total);
   mem.zero(grads.data(), grads.bytes());
   const int rank = world.world_rank(world.rank());
-  params_store = make_param_store(plan.param_offload, states.params, dtype, mem, rank);
+  params_store = make_param_store(plan.param_offload, states.params, dtype, mem, plan.prefetch, rank);
   if (states.bwd_distinct) {  // the backward copy of offloaded params stays on the host, never in a file
     const OffloadPlacement bwd_place{plan.param_offload.offloaded() ? Offload::cpu : Offload::none, "", 2};
-    bwd_store = make_param_store(bwd_place, states.bwd_params, dtype, mem, rank);
+    bwd_store = make_param_store(bwd_place, states.bwd_params, dtype, mem, plan.prefetch, rank);
   }
   // Replicated params, and units held whole, are rebuilt from the optim shards after each step.
   std::size_t max_shard = 0, max_padded = 0;

@@ -167,16 +167,13 @@ void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& 
   r.fits = r.memory_total <= in.system.memory_bytes;
   // Offloaded states (optim_store.h, param_store.h): in host memory (cpu), or in files with a few units' worth of
   // host buffers (nvme); an hpZ copy of offloaded params stays in host memory.
-  const auto largest = [](const std::vector<std::size_t>& shard) {
-    return static_cast<double>(shard.empty() ? 0 : *std::max_element(shard.begin(), shard.end()));
-  };
   if (p.optim_offload.device == Offload::cpu) r.host_bytes += optim;
   if (p.optim_offload.device == Offload::nvme)
-    r.file_bytes += optim, r.host_bytes += p.optim_offload.buffers * 3 * sizeof(float) * largest(states.optim.shard);
+    r.file_bytes += optim, r.host_bytes += p.optim_offload.buffers * 3 * sizeof(float) * static_cast<double>(states.optim.largest_shard());
   if (params_off) r.host_bytes += bwd;
   if (p.param_offload.device == Offload::cpu) r.host_bytes += params;
   if (p.param_offload.device == Offload::nvme)
-    r.file_bytes += params, r.host_bytes += p.param_offload.buffers * bytes_per_param * largest(states.params.shard);
+    r.file_bytes += params, r.host_bytes += p.param_offload.buffers * bytes_per_param * static_cast<double>(states.params.largest_shard());
 }
 
 // The step's time for the offloaded states (tierzero/simulator.h); 0 when they are on the device.
@@ -198,9 +195,13 @@ double offload_time(const SimInput& in, const Topology& topo, const GptLayout& l
   if (p.param_offload.offloaded()) {
     TZ_CHECK(p.param_offload.device != Offload::nvme || sys.nvme_Bps > 0, ConfigError,
              "system '" + sys.name + "' gives no NVMe rate (nvme_gbs) to price the parameters offloaded to nvme");
-    const auto shard = static_cast<double>(states.params_bytes(in.dtype)), copy = static_cast<double>(states.bwd_params_bytes(in.dtype));
-    const double shard_io = in.grad_accum * (states.bwd_distinct ? 1 : 2) * shard + shard;  // forward (and backward) reads, the write
-    const double copy_io = in.grad_accum * 2 * copy;                                           // hpZ: written in forward, read in backward
+    // Per micro-batch forward reads every unit, backward all but the embedding (its gradient needs no weights),
+    // from the hpZ copy when there is one, which forward writes; the update writes the shard (param_store.h).
+    const auto dsize = static_cast<double>(dtype_size(in.dtype));
+    const double shard = static_cast<double>(states.params.total) * dsize, copy = static_cast<double>(states.bwd_params_bytes(in.dtype));
+    const double embed = static_cast<double>((states.bwd_distinct ? states.bwd_params : states.params).shard[layout.embed_unit()]) * dsize;
+    const double shard_io = in.grad_accum * (shard + (states.bwd_distinct ? 0 : shard - embed)) + shard;
+    const double copy_io = states.bwd_distinct ? in.grad_accum * (2 * copy - embed) : 0.0;
     if (sys.host_link_Bps > 0) t += (shard_io + copy_io) / sys.host_link_Bps;
     if (p.param_offload.device == Offload::nvme) t += shard_io / sys.nvme_Bps;
   }
