@@ -60,6 +60,18 @@ expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" simulate -
 expect_exit 2 "does not fix the fan-out of level node; give --topology" 1 -- "$tz" simulate --system cpu --model gpt-mini --ranks 8
 expect_exit 2 "system 'cpu' has no package level" 1 -- "$tz" memory --system cpu --topology package=2,node=2 --model gpt-mini --ranks 8
 expect_exit 0 "fits" 1 -- "$tz" memory --system cpu --topology node=4 --model gpt-mini --ranks 8 --strategy zero3
+# Offload: where no plan fits even with both states offloaded, the error says what takes the room; parameters
+# are offloaded only from partitioned plans; train refuses the same.
+expect_exit 2 "no plan fits llama3-70b on 64 ranks of dgx-h100 (24.0 GB per rank): the smallest, zero3 with recomputation and the optimizer and the parameters offloaded, needs 128.5 GB, 119.9 GB of it activations at micro-batch 4 and sequence 8192" 1 -- \
+  "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 24
+expect_exit 0 "both on the host\|optim offload cpu, param offload cpu" 1 -- \
+  "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 16 --micro-batch 1 --seq-len 2048 --top 1
+expect_exit 2 "needs partitioned parameters (zero3, zeropp, mics, hier3); zero2 replicates them" 1 -- \
+  "$tz" memory --model llama3-70b --system dgx-h100 --ranks 64 --strategy zero2 --offload-param cpu
+expect_exit 0 "offloaded (optimizer none, parameters nvme)" 1 -- \
+  "$tz" memory --model llama3-70b --system dgx-h100 --ranks 64 --strategy zeropp --offload-param nvme
+expect_exit 2 "parameters can be offloaded only when they are partitioned" 1 -- \
+  "$tz" train --model gpt-tiny --seq-len 32 --steps 1 --strategy zero2 --offload-param cpu
 expect_exit 0 "exact" 1 -- "$tz" plan --system cpu --topology node=2 --model gpt-mini --ranks 4 --top 3
 # The planner on a measured system: near-identical plans folded (and the
 # folded ones differ from the listed one), the best against both engines.

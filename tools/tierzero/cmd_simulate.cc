@@ -205,7 +205,23 @@ int run_plan(const SimArgs& a) {
   options.top = a.top;
   options.min_quant_gain = a.min_quant_gain;
   const auto found = search_plans(base, options);
-  TZ_CHECK(!found.empty(), ConfigError, "no plan fits " + a.model + " on " + std::to_string(a.ranks.front()) + " ranks of " + a.system);
+  if (found.empty()) {  // say what the smallest plan the search tried needs, and what takes the room
+    SimInput least = base;
+    least.recompute = true;
+    least.plan = fit_to(strategy_plan("zero3"), base.topology());
+    const bool offload = base.system.host_memory_Bps > 0;
+    if (offload) least.plan.optim_offload.device = least.plan.param_offload.device = Offload::cpu;
+    const SimResult r = simulate(least);
+    double activations = 0;
+    for (const auto& [k, v] : r.memory_bytes)
+      if (k == "activations") activations = v;
+    TZ_THROW(ConfigError, fmt::format("no plan fits {} on {} ranks of {} ({:.1f} GB per rank): the smallest, zero3 with recomputation{}, "
+                                      "needs {:.1f} GB, {:.1f} GB of it activations at micro-batch {} and sequence {}; lower "
+                                      "--micro-batch or --seq-len, or add ranks",
+                                      a.model, a.ranks.front(), a.system, options.memory_limit.value_or(base.system.memory_bytes) / 1e9,
+                                      offload ? " and the optimizer and the parameters offloaded" : "", r.memory_total / 1e9,
+                                      activations / 1e9, base.micro_batch, base.seq_len > 0 ? base.seq_len : base.model.context));
+  }
   for (const PlanCandidate& c : found) {
     if (a.json) {
       nlohmann::ordered_json j = to_json("search", a.ranks.front(), c.result, 1.0);
