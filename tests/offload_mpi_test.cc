@@ -12,8 +12,10 @@
 // offloaded and too few buffers are errors naming the problem.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <filesystem>
 #include <map>
+#include <mutex>
 
 #include "backend/backend_impl.h"
 #include "mpi_test_util.h"
@@ -191,20 +193,60 @@ TEST(Offload, CheckpointsMoveBetweenParameterPlacementsExactly) {
 
 // The CPU backend behind a Memory of its own (host memory all the same,
 // its uploads and downloads counted): the engine takes a device backend's
-// paths, the offloaded states' staging copies included (sharded/host_staging.h).
+// paths, the offloaded states' staging copies included
+// (sharded/host_staging.h). Each call checks which side its pointers are
+// on, as a device's copies would care: an upload's destination, a
+// download's source and both sides of a copy or a zero must lie in memory
+// this Memory allocated, and the host side of an upload or download must not.
 struct StagedBackend {
   class CountingMemory final : public Memory {
    public:
-    void* allocate(std::size_t bytes) override { return host_memory().allocate(bytes); }
-    void release(void* p) noexcept override { host_memory().release(p); }
-    void copy(void* dst, const void* src, std::size_t bytes) override { host_memory().copy(dst, src, bytes); }
-    void upload(void* dst, const void* src, std::size_t bytes) override { up += bytes, host_memory().upload(dst, src, bytes); }
-    void download(void* dst, const void* src, std::size_t bytes) override { down += bytes, host_memory().download(dst, src, bytes); }
-    void zero(void* dst, std::size_t bytes) override { host_memory().zero(dst, bytes); }
+    void* allocate(std::size_t bytes) override {
+      void* p = host_memory().allocate(bytes);
+      std::lock_guard<std::mutex> lock(mu_);
+      blocks_[reinterpret_cast<std::uintptr_t>(p)] = bytes;
+      return p;
+    }
+    void release(void* p) noexcept override {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        blocks_.erase(reinterpret_cast<std::uintptr_t>(p));
+      }
+      host_memory().release(p);
+    }
+    void copy(void* dst, const void* src, std::size_t bytes) override {
+      expect(dst, bytes, true, "copy's destination"), expect(src, bytes, true, "copy's source");
+      host_memory().copy(dst, src, bytes);
+    }
+    void upload(void* dst, const void* src, std::size_t bytes) override {
+      expect(dst, bytes, true, "upload's destination"), expect(src, bytes, false, "upload's source");
+      up += bytes, host_memory().upload(dst, src, bytes);
+    }
+    void download(void* dst, const void* src, std::size_t bytes) override {
+      expect(src, bytes, true, "download's source"), expect(dst, bytes, false, "download's destination");
+      down += bytes, host_memory().download(dst, src, bytes);
+    }
+    void zero(void* dst, std::size_t bytes) override {
+      expect(dst, bytes, true, "zero's destination");
+      host_memory().zero(dst, bytes);
+    }
     void fence() override {}
     MemMark mark() override { return {}; }
     void wait_for(const MemMark&) override {}
-    std::uint64_t up = 0, down = 0;
+    std::atomic<std::uint64_t> up{0}, down{0};
+
+   private:
+    // Whether [p, p + bytes) lies in one of this Memory's allocations; a failure when it is not as `mine` says.
+    void expect(const void* p, std::size_t bytes, bool mine, const char* what) {
+      if (bytes == 0) return;
+      const auto a = reinterpret_cast<std::uintptr_t>(p);
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = blocks_.upper_bound(a);
+      const bool inside = it != blocks_.begin() && (--it, a + bytes <= it->first + it->second);
+      if (inside != mine) ADD_FAILURE() << what << (mine ? " is not in the backend's memory" : " is in the backend's memory");
+    }
+    std::mutex mu_;
+    std::map<std::uintptr_t, std::size_t> blocks_;
   };
   CountingMemory memory;
   Backend backend;

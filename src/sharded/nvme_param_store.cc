@@ -21,13 +21,13 @@ class NvmeParamStore final : public ParamStore {
     file_ = std::make_unique<SwapFile>(where.nvme_path, "params", "offload_param", rank, blocks_.total);
   }
 
-  void assign(const std::byte* shard) override {
+  void assign(const std::byte* shard) override {  // host bytes straight into the host buffers
     for (std::size_t u = 0; u < blocks_.offset.size(); ++u) {
-      std::byte* b = writable(static_cast<int>(u));
-      std::memcpy(b, shard + layout_.offset[u] * dsize_, layout_.shard[u] * dsize_);
-      commit(static_cast<int>(u));
+      const std::size_t b = free_buffer();
+      std::memcpy(buffers_[b].data(), shard + layout_.offset[u] * dsize_, layout_.shard[u] * dsize_);
+      last_job_[b] = file_->submit(true, buffers_[b].data(), blocks_.bytes[u], blocks_.offset[u]);
     }
-    file_->wait(last_job_[writing_]);
+    for (std::uint64_t job : last_job_) file_->wait(job);
   }
   void read(std::byte* shard) override {
     for (std::size_t u = 0; u < blocks_.offset.size(); ++u) {
@@ -50,8 +50,7 @@ class NvmeParamStore final : public ParamStore {
     if (i + buffers_.size() < pass_.size()) read_ahead(i + buffers_.size());
   }
   std::byte* writable(int) override {
-    writing_ = next_buffer();
-    file_->wait(last_job_[writing_]);  // its last read or write is done
+    writing_ = free_buffer();
     return static_cast<std::byte*>(staging_.backend_buffer(slots_, buffers_[writing_].data()));
   }
   void commit(int u) override {
@@ -75,6 +74,12 @@ class NvmeParamStore final : public ParamStore {
     ready_[i] = last_job_[b] = file_->submit(false, buffers_[b].data(), blocks_.bytes[u], blocks_.offset[u]);
   }
   std::size_t next_buffer() { return next_++ % buffers_.size(); }
+  // The next buffer, once its last read or write is done.
+  std::size_t free_buffer() {
+    const std::size_t b = next_buffer();
+    file_->wait(last_job_[b]);
+    return b;
+  }
 
   const ShardLayout& layout_;
   std::size_t dsize_;
