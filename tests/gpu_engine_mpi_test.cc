@@ -67,6 +67,13 @@ std::vector<std::byte> bytes_of(const std::vector<float>& v) {
   return b;
 }
 
+// The job's GPUs as two levels where there are enough, so the hierarchical paths run on the device too.
+Topology gpu_layout() {
+  const int w = test::world_size();
+  return w >= 4 && w % 2 == 0 ? Topology::parse("package=2,world=" + std::to_string(w / 2), w)
+                              : Topology::parse("world=" + std::to_string(w), w);
+}
+
 TEST(GpuEngine, DeviceMemoryGivesHostMemorysBits) {
   TZ_NEED_GPU();
   use_node_local_gpu();  // before this process's first GPU context, as nccl_world would
@@ -118,10 +125,7 @@ TEST(GpuEngine, DeviceMemoryGivesHostMemorysBits) {
 
 TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
   TZ_NEED_GPU();
-  const int w = test::world_size();
-  // Two levels where there are enough GPUs, so the hierarchical paths run on the device too.
-  const Topology topo = w >= 4 && w % 2 == 0 ? Topology::parse("package=2,world=" + std::to_string(w / 2), w)
-                                             : Topology::parse("world=" + std::to_string(w), w);
+  const Topology topo = gpu_layout();
   auto nccl = nccl_world(topo);
   CheckedCommunicator gpu_world(*nccl);  // the collective order is checked after every step
   auto cpu_world = mpi_world(topo);
@@ -170,9 +174,7 @@ TEST(GpuEngine, ShardedTrainerOnCudaFollowsTheCpu) {
 
 TEST(GpuEngine, OffloadedStatesOnCudaTrainAsInDeviceMemory) {
   TZ_NEED_GPU();
-  const int w = test::world_size();
-  const Topology topo = w >= 4 && w % 2 == 0 ? Topology::parse("package=2,world=" + std::to_string(w / 2), w)
-                                             : Topology::parse("world=" + std::to_string(w), w);
+  const Topology topo = gpu_layout();
   auto nccl = nccl_world(topo);
   const TokenData data = TokenData::builtin();
   const std::string dir = test::shared_temp_dir();
@@ -194,7 +196,9 @@ TEST(GpuEngine, OffloadedStatesOnCudaTrainAsInDeviceMemory) {
         EXPECT_EQ(got.loss, want.loss) << name << " step " << i << " " << t->plan().describe();
         EXPECT_EQ(got.grad_norm, want.grad_norm) << name << " step " << i << " " << t->plan().describe();
       }
-      if (i > 0) EXPECT_EQ(gpu::device_allocations(), before) << name << ": a steady-state step allocated device memory";
+      if (i > 0) {
+        EXPECT_EQ(gpu::device_allocations(), before) << name << ": a steady-state step allocated device memory";
+      }
     }
     const std::vector<float> want = base.gather_master();
     EXPECT_EQ(on_host.gather_master(), want) << name;

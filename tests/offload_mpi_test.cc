@@ -55,9 +55,8 @@ Plan params_offloaded(Plan p, Offload where, const std::string& dir, int buffers
 
 // Steps `base` and each of `others` `steps` times: every loss and gradient
 // norm the same, then the master weights and, when `eval`, a validation loss.
-void expect_trains_alike(ShardedTrainer& base, const std::vector<ShardedTrainer*>& others, int steps, const std::string& what,
-                         bool eval = false) {
-  const TokenData data = TokenData::builtin();
+void expect_trains_alike(ShardedTrainer& base, const std::vector<ShardedTrainer*>& others, int steps, const TokenData& data,
+                         const std::string& what, bool eval = false) {
   for (int i = 0; i < steps; ++i) {
     const StepStats want = base.step();
     for (ShardedTrainer* t : others) {
@@ -90,7 +89,7 @@ TEST(Offload, OptimizerOnTheHostOrInFilesTrainsBitForBit) {
       ShardedTrainer host(cfg, offloaded(plan, Offload::cpu, ""), *world, data);
       ShardedTrainer file2(cfg, offloaded(plan, Offload::nvme, dir), *world, data);
       ShardedTrainer file3(cfg, offloaded(plan, Offload::nvme, dir, 3), *world, data);
-      expect_trains_alike(base, {&host, &file2, &file3}, 4, std::string(name) + " " + std::string(dtype_name(dtype)));
+      expect_trains_alike(base, {&host, &file2, &file3}, 4, data, std::string(name) + " " + std::string(dtype_name(dtype)));
     }
   }
   remove_scratch(*world, dir);
@@ -156,7 +155,7 @@ TEST(Offload, ParametersOnTheHostOrInFilesTrainBitForBit) {
         ShardedTrainer file(cfg, params_offloaded(plan, Offload::nvme, dir), *world, data);
         ShardedTrainer deep(cfg, deeper, *world, data);
         ShardedTrainer both(cfg, offloaded(params_offloaded(plan, Offload::nvme, dir), Offload::nvme, dir), *world, data);
-        expect_trains_alike(base, {&host, &file, &deep, &both}, 4, std::string(name) + " " + std::string(dtype_name(dtype)), true);
+        expect_trains_alike(base, {&host, &file, &deep, &both}, 4, data, std::string(name) + " " + std::string(dtype_name(dtype)), true);
       }
   }
   remove_scratch(*world, dir);

@@ -2,11 +2,12 @@
 
 namespace tierzero {
 
-HostStaging::HostStaging(Memory& mem, std::size_t slots, std::size_t bytes)
+HostStaging::HostStaging(Memory& mem, std::size_t slots, std::size_t bytes, bool reads_on_host)
     : mem_(mem), active_(&mem != &host_memory()), bytes_(bytes) {
   if (!active_) return;
   slots_.resize(slots);
   for (MemArray<std::byte>& s : slots_) s.resize(mem, bytes);
+  if (reads_on_host) down_.resize(bytes);
 }
 
 const void* HostStaging::to_backend(std::size_t slot, const void* host, std::size_t bytes) {
@@ -17,7 +18,6 @@ const void* HostStaging::to_backend(std::size_t slot, const void* host, std::siz
 
 const void* HostStaging::to_host(const void* backend, std::size_t bytes) {
   if (!active_) return backend;
-  if (down_.empty()) down_.resize(bytes_);  // once, for the stores that bring data down
   mem_.download(down_.data(), backend, bytes);
   return down_.data();
 }

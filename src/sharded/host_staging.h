@@ -1,8 +1,8 @@
 // The copies between an offloaded state in host memory (optim_store.h,
 // param_store.h: offload cpu or nvme) and the backend's memory, where the
 // two differ (a device): `slots` staging buffers of `bytes` each in the
-// backend's memory, and one host buffer for what comes down (allocated at
-// its first use). On the host
+// backend's memory, and, for a store that reads backend data on the host
+// (`to_host`), one host buffer of `bytes`. On the host
 // backend nothing is allocated or copied: every call hands back the
 // pointer it was given, so the CPU backend's offload runs on the state
 // itself. Copies are the Memory's upload and download (core/memory.h):
@@ -21,12 +21,12 @@ namespace tierzero {
 
 class HostStaging {
  public:
-  HostStaging(Memory& mem, std::size_t slots, std::size_t bytes);
+  HostStaging(Memory& mem, std::size_t slots, std::size_t bytes, bool reads_on_host = false);
   // Whether copies are made (the backend's memory is not the host's).
   bool active() const { return active_; }
   // `bytes` of host memory readable in the backend's memory: uploaded into `slot`.
   const void* to_backend(std::size_t slot, const void* host, std::size_t bytes);
-  // `bytes` of the backend's memory readable on the host: downloaded into the host buffer.
+  // `bytes` of the backend's memory readable on the host: downloaded into the host buffer (reads_on_host).
   const void* to_host(const void* backend, std::size_t bytes);
   // Where the backend writes what is bound for `host`: `slot`; then from_backend copies it there.
   void* backend_buffer(std::size_t slot, void* host);

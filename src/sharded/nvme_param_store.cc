@@ -1,6 +1,5 @@
 #include "sharded/nvme_param_store.h"
 
-#include <algorithm>
 #include <cstring>
 
 #include "ckpt/page_buffer.h"
@@ -14,7 +13,7 @@ namespace {
 class NvmeParamStore final : public ParamStore {
  public:
   NvmeParamStore(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, Memory& mem, std::size_t slots, int rank)
-      : layout_(layout), dsize_(dtype_size(dtype)), blocks_(SwapBlocks::of(unit_bytes(layout, dsize_))),
+      : layout_(layout), dsize_(dtype_size(dtype)), blocks_(SwapBlocks::of(layout.shard, dsize_)),
         buffers_(static_cast<std::size_t>(where.buffers)), last_job_(buffers_.size(), 0), slots_(slots),
         staging_(mem, slots + 1, layout.largest_shard() * dsize_) {
     for (PageBuffer<std::byte>& b : buffers_) b.resize(blocks_.largest);
@@ -62,11 +61,6 @@ class NvmeParamStore final : public ParamStore {
   }
 
  private:
-  static std::vector<std::size_t> unit_bytes(const ShardLayout& layout, std::size_t dsize) {
-    std::vector<std::size_t> b;
-    for (std::size_t n : layout.shard) b.push_back(n * dsize);
-    return b;
-  }
   // The i-th unit of the pass into buffer i % count, queued behind that buffer's last job (one queue: in order).
   void read_ahead(std::size_t i) {
     const std::size_t b = i % buffers_.size();

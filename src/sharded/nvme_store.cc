@@ -11,8 +11,8 @@ namespace {
 class NvmeOptimStore final : public OptimStore {
  public:
   NvmeOptimStore(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments, Memory& mem, int rank)
-      : optim_(optim), blocks_(SwapBlocks::of(unit_bytes(optim))), segments_(segments_by_unit(optim, segments)),
-        staging_(mem, 1, optim.largest_shard() * sizeof(float)) {
+      : optim_(optim), blocks_(SwapBlocks::of(optim.shard, 3 * sizeof(float))), segments_(segments_by_unit(optim, segments)),
+        staging_(mem, 1, optim.largest_shard() * sizeof(float), true) {
     buffers_.resize(static_cast<std::size_t>(plan.optim_offload.buffers));
     written_.assign(buffers_.size(), 0);
     for (PageBuffer<float>& b : buffers_) b.resize(blocks_.largest / sizeof(float));
@@ -69,12 +69,6 @@ class NvmeOptimStore final : public OptimStore {
   }
 
  private:
-  static std::vector<std::size_t> unit_bytes(const ShardLayout& optim) {
-    std::vector<std::size_t> b;
-    for (std::size_t n : optim.shard) b.push_back(3 * n * sizeof(float));  // master, m, v
-    return b;
-  }
-
   const ShardLayout& optim_;
   SwapBlocks blocks_;
   std::vector<std::vector<UnitSegment>> segments_;  // per unit

@@ -62,7 +62,7 @@ class DeviceOptimStore final : public OptimStore {
 class HostOptimStore final : public OptimStore {
  public:
   HostOptimStore(const ShardLayout& optim, const std::vector<ShardSegment>& segments, Memory& mem)
-      : optim_(optim), units_(segments_by_unit(optim, segments)), staging_(mem, 1, optim.largest_shard() * sizeof(float)) {
+      : optim_(optim), units_(segments_by_unit(optim, segments)), staging_(mem, 1, optim.largest_shard() * sizeof(float), true) {
     for (MemArray<float>* a : {&master_, &m_, &v_}) a->resize(host_memory(), optim.total);
   }
   void assign(const float* master, const float* m, const float* v) override {

@@ -14,10 +14,10 @@
 
 namespace tierzero {
 
-SwapBlocks SwapBlocks::of(const std::vector<std::size_t>& unit_bytes) {
+SwapBlocks SwapBlocks::of(const std::vector<std::size_t>& shard, std::size_t element_bytes) {
   SwapBlocks b;
-  for (std::size_t n : unit_bytes) {
-    const std::size_t padded = (n + kPageAlign - 1) / kPageAlign * kPageAlign;
+  for (std::size_t n : shard) {
+    const std::size_t padded = (n * element_bytes + kPageAlign - 1) / kPageAlign * kPageAlign;
     b.offset.push_back(b.total), b.bytes.push_back(padded);
     b.total += padded, b.largest = std::max(b.largest, padded);
   }

@@ -19,11 +19,12 @@
 
 namespace tierzero {
 
-// Where each unit's block lies in a swap file: each padded to a page.
+// Where each unit's block lies in a swap file: `element_bytes` per element
+// of the unit's shard (ShardLayout::shard), each block padded to a page.
 struct SwapBlocks {
   std::vector<std::size_t> offset, bytes;  // per unit
   std::size_t total = 0, largest = 0;
-  static SwapBlocks of(const std::vector<std::size_t>& unit_bytes);
+  static SwapBlocks of(const std::vector<std::size_t>& shard, std::size_t element_bytes);
 };
 
 class SwapFile {
