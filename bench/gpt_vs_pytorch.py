@@ -25,9 +25,11 @@ def ensure_torch():
                        env=dict(os.environ, DEBIAN_FRONTEND="noninteractive"))
 
 
-def torch_step_time(threads, steps, V=256, T=256, L=6, C=384, H=6, B=8, device="cpu", bf16=False):
+def torch_step_time(threads, steps, V=256, T=256, L=6, C=384, H=6, B=8, device="cpu", bf16=False, attention="eager"):
     """Median seconds of one step; on a GPU (device "cuda") the GEMMs run in bf16
-    under autocast with fp32 weights and AdamW, as tierzero's device path does."""
+    under autocast with fp32 weights and AdamW, as tierzero's device path does.
+    attention: "eager" writes it out as tierzero does (scores, mask, softmax);
+    "sdpa" calls scaled_dot_product_attention (PyTorch >= 2.0: the fused kernels)."""
     import torch
     import torch.nn.functional as F
     torch.set_num_threads(threads)
@@ -59,9 +61,12 @@ def torch_step_time(threads, steps, V=256, T=256, L=6, C=384, H=6, B=8, device="
             h = F.layer_norm(x, (C,), p[q + "ln1_w"], p[q + "ln1_b"], eps=1e-5)
             qkv = F.linear(h, p[q + "attn_w"], p[q + "attn_b"])
             qq, kk, vv = (t.view(B, T, H, hs).transpose(1, 2) for t in qkv.split(C, dim=2))
-            att = (qq @ kk.transpose(-2, -1)) / math.sqrt(hs)
-            att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-            y = (att @ vv).transpose(1, 2).contiguous().view(B, T, C)
+            if attention == "sdpa":
+                y = F.scaled_dot_product_attention(qq, kk, vv, is_causal=True)
+            else:
+                att = (qq @ kk.transpose(-2, -1)) / math.sqrt(hs)
+                y = att.masked_fill(~mask, float("-inf")).softmax(dim=-1) @ vv
+            y = y.transpose(1, 2).contiguous().view(B, T, C)
             x = x + F.linear(y, p[q + "proj_w"], p[q + "proj_b"])
             h = F.layer_norm(x, (C,), p[q + "ln2_w"], p[q + "ln2_b"], eps=1e-5)
             x = x + F.linear(F.gelu(F.linear(h, p[q + "fc_w"], p[q + "fc_b"]), approximate="tanh"), p[q + "fcproj_w"], p[q + "fcproj_b"])

@@ -7,14 +7,20 @@
 //          written) vs a device-to-device copy of the same input
 //   layernorm backward at gpt2-124m's shape (dx and the column sums) vs
 //          the same copy rate
-//   train  gpt2-124m single-GPU training (forward, backward, AdamW):
-//          tokens/s and model FLOPs utilisation against the datasheet peak
-//          (--peak-tflops; 989 for H100/H200 SXM, 312 for A100)
-// Every input is random (all-zero GEMMs run faster than real ones). Needs
-// a CUDA device; exits 77 (skip) without one.
+//   train  single-GPU training steps (forward, backward, AdamW) of
+//          gpt2-124m (B 8, T 1024) and of a Llama shape, llama3.2-1b (B 2,
+//          T 2048): tokens/s and model FLOPs utilisation against the
+//          datasheet peak (--peak-tflops; 989 for H100/H200 SXM, 312 for A100)
+// Every input is random (all-zero GEMMs run faster than real ones). Each
+// row is printed as a JSON line as soon as it is measured (a run cut short
+// keeps the rows before), non-finite numbers as null. Needs a CUDA device;
+// exits 77 (skip) without one, 1 where TZ_REQUIRE_GPU=1 (the GPU check on a
+// machine that lists a GPU).
 #include "gpu/device_api.h"
 
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <functional>
@@ -56,9 +62,19 @@ struct Row {
   std::string ceiling_name;
 };
 
+// One JSON line, flushed at once (a step cut by its time limit keeps the rows
+// before it); a value or ratio that is not finite is written as null.
 void print_json(const Row& r) {
-  std::printf("{\"check\": \"%s\", \"value\": %.4g, \"unit\": \"%s\", \"ceiling\": %.4g, \"ceiling_of\": \"%s\", \"ratio\": %.3f}\n",
-              r.check.c_str(), r.value, r.value_unit.c_str(), r.ceiling, r.ceiling_name.c_str(), r.value / r.ceiling);
+  const auto number = [](double v) {
+    if (!std::isfinite(v)) return std::string("null");
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g", v);
+    return std::string(buf);
+  };
+  std::printf("{\"check\": \"%s\", \"value\": %s, \"unit\": \"%s\", \"ceiling\": %s, \"ceiling_of\": \"%s\", \"ratio\": %s}\n",
+              r.check.c_str(), number(r.value).c_str(), r.value_unit.c_str(), number(r.ceiling).c_str(), r.ceiling_name.c_str(),
+              number(r.ceiling > 0 ? r.value / r.ceiling : NAN).c_str());
+  std::fflush(stdout);
 }
 
 // Uniform values in [-1, 1) from a counter hash (fast enough for 64M elements): GEMMs on
@@ -149,32 +165,36 @@ std::vector<Row> quant_rows() {
   return rows;
 }
 
-std::vector<Row> train_rows(double datasheet_peak) {
-  const GptLayout layout(gpt_preset("gpt2-124m"));
-  const int B = 8, T = 1024;
+// One training step (forward, backward, AdamW) of `preset` on one GPU at
+// micro-batch B and sequence T, on fixed pseudo-random tokens: tokens/s and
+// model FLOP/s against the datasheet peak (`name`_tokens_per_s, `name`_mfu).
+std::vector<Row> train_rows(const std::string& name, const char* preset, int B, int T, double datasheet_peak) {
+  const GptLayout layout(gpt_preset(preset));
+  const int V = layout.config().vocab;
   const std::size_t n = layout.num_params();
   GptModel<float, gpu::DeviceOps> model(layout, B, T);
   std::vector<float> host(n);
   gpt_init(layout, 1, host.data());
   gpu::DeviceArray<float> p(n), g(n), m(n), v(n);
   gpu::to_device(p.data(), host.data(), n * 4);
+  std::vector<float>().swap(host);  // 5 GB for llama3.2-1b: not kept through the timing
   gpu::fill_zero(m.data(), n * 4), gpu::fill_zero(v.data(), n * 4);
-  std::vector<int> tokens(B * T), targets(B * T);
-  for (int i = 0; i < B * T; ++i) tokens[i] = (i * 7919) % 50257, targets[i] = (i * 104729 + 1) % 50257;
-  gpu::DeviceArray<int> tok(B * T), tgt(B * T);
+  std::vector<int> tokens(static_cast<std::size_t>(B) * T), targets(tokens.size());
+  for (std::size_t i = 0; i < tokens.size(); ++i) tokens[i] = static_cast<int>(i * 7919 % V), targets[i] = static_cast<int>((i * 104729 + 1) % V);
+  gpu::DeviceArray<int> tok(tokens.size()), tgt(tokens.size());
   gpu::to_device(tok.data(), tokens.data(), tokens.size() * 4);
   gpu::to_device(tgt.data(), targets.data(), targets.size() * 4);
   const AdamWConfig c;
   int t = 0;
-  const double step = time_gpu(10, [&] {
+  const double step = time_gpu(5, [&] {
     gpu::fill_zero(g.data(), n * 4);
     model.forward_backward(p.data(), g.data(), tok.data(), tgt.data());
     gpu::adamw(p.data(), g.data(), m.data(), v.data(), n, 6e-4f, c.beta1, c.beta2, c.eps, c.weight_decay, ++t);
   });
-  const double tokens_per_s = B * T / step;
+  const double tokens_per_s = static_cast<double>(B) * T / step;
   const double per_token = layout.config().flops_per_token(T);
-  return {{"gpt2_124m_train_tokens_per_s", "tokens/s", tokens_per_s, datasheet_peak * 1e12 / per_token, "tokens/s at the datasheet peak"},
-          {"gpt2_124m_train_mfu", "TFLOP/s", per_token * tokens_per_s / 1e12, datasheet_peak, "datasheet bf16 peak"}};
+  return {{name + "_train_tokens_per_s", "tokens/s", tokens_per_s, datasheet_peak * 1e12 / per_token, "tokens/s at the datasheet peak"},
+          {name + "_train_mfu", "TFLOP/s", per_token * tokens_per_s / 1e12, datasheet_peak, "datasheet bf16 peak"}};
 }
 
 }  // namespace
@@ -184,8 +204,9 @@ int main(int argc, char** argv) {
   using namespace tierzero;
   std::string why;
   if (!gpu_available(&why)) {
+    const char* required = std::getenv("TZ_REQUIRE_GPU");
     std::fprintf(stderr, "tierzero_gpu_bench: no GPU (%s)\n", why.c_str());
-    return 77;
+    return required && std::string(required) == "1" ? 1 : 77;
   }
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);
@@ -195,12 +216,14 @@ int main(int argc, char** argv) {
     if (std::string(argv[i]) == "--peak-tflops") datasheet = std::stod(argv[i + 1]);
   std::fprintf(stderr, "device: %s, datasheet bf16 peak %.0f TFLOP/s\n", prop.name, datasheet);
   std::vector<Row> rows;
+  const auto add = [&rows](const Row& r) { print_json(r), rows.push_back(r); };
   const double peak = cublas_bf16_peak();
-  rows.push_back({"cublas_bf16_peak", "TFLOP/s", peak, datasheet, "datasheet bf16 peak"});
-  rows.push_back(gemm_row(peak));
-  for (auto& r : quant_rows()) rows.push_back(r);
-  for (auto& r : train_rows(datasheet)) rows.push_back(r);
-  for (const Row& r : rows) print_json(r);
+  add({"cublas_bf16_peak", "TFLOP/s", peak, datasheet, "datasheet bf16 peak"});
+  add(gemm_row(peak));
+  for (auto& r : quant_rows()) add(r);
+  // The two shapes bench/gpt_vs_pytorch_gpu.py times in PyTorch.
+  for (auto& r : train_rows("gpt2_124m", "gpt2-124m", 8, 1024, datasheet)) add(r);
+  for (auto& r : train_rows("llama_1b", "llama3.2-1b", 2, 2048, datasheet)) add(r);
   std::printf("\n| check | value | ceiling | ratio |\n|---|---|---|---|\n");
   for (const Row& r : rows)
     std::printf("| %s | %.1f %s | %.1f (%s) | %.2f |\n", r.check.c_str(), r.value, r.value_unit.c_str(), r.ceiling,

@@ -40,8 +40,11 @@ def main():
         m = GPT2LMHeadModel.from_pretrained(args.export, local_files_only=True).eval()
         with torch.no_grad():
             out = m(torch.arange(16).view(1, 16) % m.config.vocab_size).logits
-        print(json.dumps({"check": "hf_gpt2_export_loads_in_transformers", "value": bool(torch.isfinite(out).all().item()),
-                          "params": sum(p.numel() for p in m.parameters())}))
+        loads = bool(torch.isfinite(out).all().item())
+        print(json.dumps({"check": "hf_gpt2_export_loads_in_transformers", "value": 1 if loads else 0,
+                          "unit": "finite logits (1) or not (0)", "params": sum(p.numel() for p in m.parameters())}))
+        if not loads:
+            return 1
     return 0 if rel < 1e-4 else 1
 
 

@@ -57,7 +57,7 @@ rm -rf "$out"
 mkdir -p "$out"
 tar -C "$stage" -cf - . | xz -T0 -6 > "$out/tierzero-gpu.tar.xz"
 cat > "$out/README" <<TXT
-tierzero GPU bundle: run   scripts/gpu_check.sh --bundle $out   on the GPU machine
+tierzero GPU bundle: run   scripts/gpu_check.sh --bundle $out --out DIR   on the GPU machine
 (from a tierzero checkout; it unpacks tierzero-gpu.tar.xz and needs no compiler,
 apt, network or MPI). Contents: tar -tJf tierzero-gpu.tar.xz; origins: its MANIFEST.
 TXT

@@ -2,11 +2,12 @@
 # Compiles tierzero's GPU sources for AMD's gfx90a (MI250X, Frontier's GCD)
 # with Debian's hipcc (ROCm 5.2): the kernels, the device runtime and the
 # engine's device memory, as HIP, object files only (no link, no run).
-# Debian has no hipBLAS or RCCL: a declaration-only hipblas.h written here
-# stands in for hipBLAS's (the types, enums and the four calls the sources
-# make), so the check covers every line of device code but not the link
-# against the real libraries; a ROCm machine needs ROCm's hipBLAS and RCCL
-# for the full build (docs/gpu.md). Installs hipcc if missing.
+# Debian has no hipBLAS, hipCUB or RCCL: declaration-only hipblas.h and
+# hipcub.hpp written here stand in for theirs (the types, enums and the
+# calls the sources make), so the check covers every line of device code
+# but not the link against the real libraries; a ROCm machine needs ROCm's
+# hipBLAS, hipCUB and RCCL for the full build (docs/gpu.md). Installs hipcc
+# if missing.
 #   scripts/hip_check.sh
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -37,6 +38,22 @@ hipblasStatus_t hipblasGemmStridedBatchedEx(hipblasHandle_t, hipblasOperation_t,
                                             const void*, hipDataType, int, long long, const void*, hipDataType, int, long long,
                                             const void*, void*, hipDataType, int, long long, int, hipblasComputeType_t,
                                             hipblasGemmAlgo_t);
+H
+# hipCUB (ROCm's port of CUB, which the embedding's backward sorts with): its one call, declared.
+mkdir -p "$tmp/include/hipcub"
+cat > "$tmp/include/hipcub/hipcub.hpp" <<'H'
+// Declaration only: the hipCUB API that src/gpu uses, for a compile check.
+#pragma once
+#include <cstddef>
+#include <hip/hip_runtime.h>
+namespace hipcub {
+struct DeviceRadixSort {
+  template <typename KeyT, typename ValueT, typename NumItemsT>
+  static hipError_t SortPairs(void* d_temp_storage, size_t& temp_storage_bytes, const KeyT* d_keys_in, KeyT* d_keys_out,
+                              const ValueT* d_values_in, ValueT* d_values_out, NumItemsT num_items, int begin_bit = 0,
+                              int end_bit = sizeof(KeyT) * 8, hipStream_t stream = 0, bool debug_synchronous = false);
+};
+}  // namespace hipcub
 H
 fail=0
 for f in src/gpu/gpu_context.cu src/gpu/gpu_quant.cu src/gpu/gpu_ops.cu src/gpu/device_memory.cu; do

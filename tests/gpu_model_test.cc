@@ -202,6 +202,27 @@ TEST(GpuOps, LayersMatchTheCpu) {
   }
 }
 
+// The embedding's backward with every token id repeated many times in the
+// batch, out of order: each id's rows are summed in position order, as the
+// CPU does (no atomics), so the GPU gives the CPU's bits, the same every run.
+TEST(GpuOps, EmbeddingBackwardGivesTheCpusBitsWithRepeatedTokens) {
+  TZ_NEED_GPU();
+  const int B = 3, T = 50, C = 70, V = 9;
+  std::vector<int> tokens(B * T);
+  for (int i = 0; i < B * T; ++i) tokens[i] = (i * i * 7 + 3) % V;
+  std::vector<float> dout = random_vector(static_cast<std::size_t>(B) * T * C, 31), dwte = random_vector(V * C, 32),
+                     dwpe = random_vector(T * C, 33);
+  auto gd = upload(dout), gw = upload(dwte), gp = upload(dwpe);
+  auto gt = upload(tokens);
+  ops::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, T, C);
+  for (int run = 0; run < 2; ++run) {
+    auto w = upload(download(gw)), pe = upload(download(gp));
+    gpu::encoder_backward(w.data(), pe.data(), gd.data(), gt.data(), B, T, C);
+    EXPECT_TRUE(download(w) == dwte) << "dwte, run " << run;
+    EXPECT_TRUE(download(pe) == dwpe) << "dwpe, run " << run;
+  }
+}
+
 struct TinyModel {
   GptLayout layout;
   int B = 4, T = 64;
@@ -279,6 +300,32 @@ TEST(GpuModel, TwentyTrainingStepsFollowTheCpuLossCurve) {
   }
   EXPECT_LT(cpu_losses.back(), 0.9 * cpu_losses.front());  // it learns
   for (int s = 0; s < 20; ++s) EXPECT_NEAR(gpu_losses[s], cpu_losses[s], 0.02 * cpu_losses[s]) << "step " << s;
+}
+
+// Two identical runs (the same weights, batches and five AdamW steps, bf16
+// tensor cores) give identical bits: no kernel adds in a run-dependent order.
+TEST(GpuModel, TwoIdenticalRunsGiveIdenticalBits) {
+  TZ_NEED_GPU();
+  const auto run = [] {
+    TinyModel m(13);
+    const std::size_t n = m.params.size();
+    GptModel<float, gpu::DeviceOps> model(m.layout, m.B, m.T);
+    auto p = upload(m.params);
+    gpu::DeviceArray<float> g(n), mo(n), v(n);
+    gpu::fill_zero(mo.data(), n * sizeof(float));
+    gpu::fill_zero(v.data(), n * sizeof(float));
+    const AdamWConfig c;
+    for (int s = 0; s < 5; ++s) {
+      m.batch(s);
+      auto tok = upload(m.tokens), tgt = upload(m.targets);
+      gpu::fill_zero(g.data(), n * sizeof(float));
+      model.forward_backward(p.data(), g.data(), tok.data(), tgt.data());
+      gpu::adamw(p.data(), g.data(), mo.data(), v.data(), n, 3e-3f, c.beta1, c.beta2, c.eps, c.weight_decay, s + 1);
+    }
+    return download(p);
+  };
+  const std::vector<float> first = run();
+  EXPECT_TRUE(run() == first);
 }
 
 TEST(GpuModel, TheSteadyStateStepDoesNotAllocate) {

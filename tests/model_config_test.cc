@@ -45,6 +45,7 @@ TEST(ModelConfig, LlamaFamilySizesMatchHandCounts) {
   EXPECT_EQ(gpt_preset("llama3-8b").num_params(), 8'030'261'248u);  // "8B": 2 x 525,336,576 + 32 x 218,112,000 + 4,096
   EXPECT_EQ(gpt_preset("llama3-70b").num_params(), 70'553'706'496u);
   EXPECT_EQ(gpt_preset("qwen2.5-7b").num_params(), 7'615'616'512u);  // 2 x 544,997,376 + 28 x 233,057,792 + 3,584
+  EXPECT_EQ(gpt_preset("llama3.2-1b").num_params(), 1'235'814'400u);  // tied: 262,668,288 + 16 x 60,821,504 + 2,048
   for (const std::string& name : gpt_preset_names())
     EXPECT_EQ(GptLayout(gpt_preset(name)).num_params(), gpt_preset(name).num_params()) << name;
   EXPECT_EQ(gpt_preset("gpt2-124m").family(), "gpt2");

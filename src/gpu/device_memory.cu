@@ -41,7 +41,9 @@ __global__ void adamw_kernel(float* p, const float* g, float* m, float* v, std::
     p[i] = p[i] * keep - step * m[i] / (sqrtf(v[i]) / bc2_sqrt + eps);
   }
 }
-__global__ void sum_squares_kernel(const float* buf, std::size_t n, double* out) {
+// Sum of squares in a fixed order: each block's grid-stride partial, then
+// one block sums the partials (no atomics: the same bits every run).
+__global__ void sum_squares_kernel(const float* buf, std::size_t n, double* partials) {
   __shared__ double partial[kThreads];  // blockDim.x == kThreads
   double s = 0;
   TZ_GRID_STRIDE(i, n) s += static_cast<double>(buf[i]) * buf[i];
@@ -51,7 +53,19 @@ __global__ void sum_squares_kernel(const float* buf, std::size_t n, double* out)
     if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
     __syncthreads();
   }
-  if (threadIdx.x == 0) atomicAdd(out, partial[0]);
+  if (threadIdx.x == 0) partials[blockIdx.x] = partial[0];
+}
+__global__ void sum_partials_kernel(double* partials, unsigned count) {
+  __shared__ double partial[kThreads];  // one block of kThreads
+  double s = 0;
+  for (unsigned i = threadIdx.x; i < count; i += blockDim.x) s += partials[i];
+  partial[threadIdx.x] = s;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partials[0] = partial[0];
 }
 
 // Calls f with a null pointer of the element type of float type t.
@@ -124,9 +138,10 @@ class DeviceMemory final : public Memory, public ElementOps, public StepOps {
   }
   double sum_squares(const float* buf, std::size_t n) override {
     if (!n) return 0;
-    auto* total = static_cast<double*>(GpuContext::current().scratch(sizeof(double)));
-    fill_zero(total, sizeof(double));
-    sum_squares_kernel<<<grid_for(n), kThreads, 0, stream()>>>(buf, n, total);
+    const unsigned blocks = grid_for(n);
+    auto* total = static_cast<double*>(GpuContext::current().scratch(blocks * sizeof(double)));
+    sum_squares_kernel<<<blocks, kThreads, 0, stream()>>>(buf, n, total);
+    sum_partials_kernel<<<1, kThreads, 0, stream()>>>(total, blocks);
     launched("sum_squares");
     double s = 0;
     to_host(&s, total, sizeof s);

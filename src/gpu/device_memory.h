@@ -2,8 +2,9 @@
 // device memory (the device's stream-ordered pool) with the kernels and
 // copies enqueued on the calling thread's GpuContext stream; fence()
 // synchronises that stream. Conversions, quantisation and AdamW follow the
-// CPU's rules element by element (sum_squares adds in another order:
-// rounding differs). Implemented in device_memory.cu.
+// CPU's rules element by element (sum_squares adds in another order, so
+// its rounding differs from the CPU's, but in a fixed one: the same bits
+// every run). Implemented in device_memory.cu.
 #pragma once
 #include "backend/backend_impl.h"
 

@@ -2,12 +2,20 @@
 // one small kernel per element-wise or row-wise step. Row-wise kernels
 // (LayerNorm, softmax) give one thread block to a row and reduce in
 // shared memory; column sums (bias and LayerNorm weight gradients) give
-// one thread to a column, so they are deterministic.
+// one thread to a column, and the embedding's backward sums each token's
+// rows in position order (no atomics), so every kernel is deterministic:
+// two identical runs give identical bits.
 #include <cmath>
 #include <string>
 
 #include "gpu/launch.h"
 #include "gpu/gpu_ops.h"
+#if defined(TZ_USE_HIP)
+#include <hipcub/hipcub.hpp>
+namespace cub = hipcub;
+#else
+#include <cub/device/device_radix_sort.cuh>
+#endif
 
 namespace tierzero::gpu {
 
@@ -63,11 +71,31 @@ __global__ void encoder_forward_kernel(float* out, const int* tokens, const floa
   }
 }
 
-__global__ void encoder_backward_kernel(float* dwte, float* dwpe, const float* dout, const int* tokens, int N, int Tn, int C) {
+__global__ void iota_kernel(int* out, int n) {
+  TZ_GRID_STRIDE(i, static_cast<std::size_t>(n)) out[i] = static_cast<int>(i);
+}
+
+// dwte, deterministically: `ids` are the token ids sorted stably and `order`
+// the position each came from, so equal ids form runs in position order. One
+// thread per (run, channel) adds the run's gradient rows onto its dwte row
+// in that order: the CPU's order (ops.cc), hence its bits, run after run.
+__global__ void embedding_rows_backward_kernel(float* dwte, const float* dout, const int* ids, const int* order, int N, int C) {
   TZ_GRID_STRIDE(i, static_cast<std::size_t>(N) * C) {
-    const int n = static_cast<int>(i / C), c = static_cast<int>(i % C), t = n % Tn;
-    atomicAdd(dwte + static_cast<std::size_t>(tokens[n]) * C + c, dout[i]);
-    if (dwpe) atomicAdd(dwpe + static_cast<std::size_t>(t) * C + c, dout[i]);
+    const int r = static_cast<int>(i / C), c = static_cast<int>(i % C), id = ids[r];
+    if (r > 0 && ids[r - 1] == id) continue;  // not the first of its run
+    float* e = dwte + static_cast<std::size_t>(id) * C + c;
+    float s = *e;
+    for (int j = r; j < N && ids[j] == id; ++j) s += dout[static_cast<std::size_t>(order[j]) * C + c];
+    *e = s;
+  }
+}
+
+// dwpe: one thread per (position, channel) adds the batch's rows in batch order.
+__global__ void position_backward_kernel(float* dwpe, const float* dout, int B, int Tn, int C) {
+  TZ_GRID_STRIDE(i, static_cast<std::size_t>(Tn) * C) {
+    float s = dwpe[i];
+    for (int b = 0; b < B; ++b) s += dout[static_cast<std::size_t>(b) * Tn * C + i];
+    dwpe[i] = s;
   }
 }
 
@@ -313,8 +341,22 @@ void encoder_forward(float* out, const int* tokens, const float* wte, const floa
 }
 
 void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int Tn, int C) {
-  const std::size_t n = static_cast<std::size_t>(B) * Tn * C;
-  encoder_backward_kernel<<<grid_for(n), kThreads, 0, stream()>>>(dwte, dwpe, dout, tokens, B * Tn, Tn, C);
+  const int N = B * Tn;
+  // Scratch: the sorted ids, their positions, the positions in order, then the sort's own temporary storage.
+  const auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
+  const std::size_t ints = align(static_cast<std::size_t>(N) * sizeof(int));
+  std::size_t sort_bytes = 0;
+  check(cub::DeviceRadixSort::SortPairs(nullptr, sort_bytes, tokens, static_cast<int*>(nullptr), static_cast<const int*>(nullptr),
+                                        static_cast<int*>(nullptr), N, 0, static_cast<int>(sizeof(int) * 8), stream()),
+        "DeviceRadixSort (size)");
+  auto* base = static_cast<char*>(GpuContext::current().scratch(3 * ints + sort_bytes));
+  auto *ids = reinterpret_cast<int*>(base), *order = reinterpret_cast<int*>(base + ints), *positions = reinterpret_cast<int*>(base + 2 * ints);
+  iota_kernel<<<grid_for(N), kThreads, 0, stream()>>>(positions, N);
+  check(cub::DeviceRadixSort::SortPairs(base + 3 * ints, sort_bytes, tokens, ids, positions, order, N, 0,
+                                        static_cast<int>(sizeof(int) * 8), stream()),
+        "DeviceRadixSort");
+  embedding_rows_backward_kernel<<<grid_for(static_cast<std::size_t>(N) * C), kThreads, 0, stream()>>>(dwte, dout, ids, order, N, C);
+  if (dwpe) position_backward_kernel<<<grid_for(static_cast<std::size_t>(Tn) * C), kThreads, 0, stream()>>>(dwpe, dout, B, Tn, C);
   launched("encoder_backward");
 }
 

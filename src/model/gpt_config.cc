@@ -84,7 +84,7 @@ double GptConfig::flops_per_token(int seq_len) const {
 
 std::vector<std::string> gpt_preset_names() {
   return {"gpt-tiny", "gpt-mini", "gpt2-124m", "gpt-1.3b", "gpt-10b", "gpt-18b", "gpt-20b",
-          "llama-tiny", "llama-mini", "llama3-8b", "llama3-70b", "qwen2.5-7b"};
+          "llama-tiny", "llama-mini", "llama3.2-1b", "llama3-8b", "llama3-70b", "qwen2.5-7b"};
 }
 
 namespace {
@@ -118,6 +118,17 @@ GptConfig gpt_preset(std::string_view name) {
   // gpt-mini's size within 0.3% (10,818,432 against 10,844,160 parameters).
   if (name == "llama-tiny") return llama("llama-tiny", 256, 64, 2, 64, 4, 2, 176, 10000, 1e-5);
   if (name == "llama-mini") return llama("llama-mini", 256, 256, 6, 384, 6, 3, 1152, 10000, 1e-5);
+  // Llama-3.2-1B's config.json (huggingface.co/meta-llama/Llama-3.2-1B):
+  // vocab_size 128256, max_position_embeddings 131072, 16 layers, hidden
+  // 2048, 32 heads, 8 KV heads, intermediate 8192, rope_theta 500000,
+  // rms_norm_eps 1e-5, tie_word_embeddings true, rope_scaling llama3 with
+  // factor 32, low/high frequency factors 1 and 4, original context 8192.
+  if (name == "llama3.2-1b") {
+    GptConfig c = llama("llama3.2-1b", 128256, 131072, 16, 2048, 32, 8, 8192, 500000, 1e-5);
+    c.tied = true;
+    c.rope_scaling = {32, 1, 4, 8192};
+    return c;
+  }
   // Meta-Llama-3-8B and -70B's config.json (huggingface.co/meta-llama):
   // vocab_size 128256, max_position_embeddings 8192, rope_theta 500000,
   // rms_norm_eps 1e-5, untied; 8B: 32 layers, hidden 4096, 32 heads, 8 KV
