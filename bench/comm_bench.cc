@@ -1,7 +1,9 @@
 #include "comm_bench.h"
 
 #include "comm/hier/hierarchy.h"
+#include "core/sourced_table.h"
 #include "model/ops.h"
+#include "tierzero/simulator.h"
 #include "tierzero/trainer.h"
 
 #include <mpi.h>
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -142,17 +145,36 @@ double measure_overlap(Communicator& world, CalibrationPass& pass, double t_comp
   return std::clamp((t_compute + t_comm - t_both) / std::min(t_compute, t_comm), 0.0, 1.0);
 }
 
-// compute_efficiency: the step's model FLOP rate over the peak, every rank
-// at once. overlap: of flat all-gathers (forward and backward gathers) and
-// of flat bf16 reduce-scatters (reductions, whose sums the CPU computes
-// beside the model: they hide less) of 256 KiB shards.
+// The device's figures: peak (a concurrent sgemm in the pass's GEMM math),
+// memory bandwidth (the cpu preset's measured memcpy rate) and the GEMM
+// efficiency that makes the simulator's op-by-op compute of the calibration
+// step (tierzero's engine) equal its measured time, every rank at once (a
+// bisection: the compute falls as the efficiency rises). overlap: of flat
+// all-gathers (forward and backward gathers) and of flat bf16
+// reduce-scatters (reductions, whose sums the CPU computes beside the
+// model: they hide less) of 256 KiB shards.
 void measure_compute(Communicator& world, const ComputeCalibration& c, System& sys) {
   CalibrationPass pass(c);
   // The peak in the GEMM math the pass computes in (its trainer set it on this
   // thread: bf16 where the CPU has bf16 units), so the efficiency compares like with like.
   sys.peak_flops = measure_gemm_flops(world);
   const double t_compute = time_op(world, 1, 5, [&] { pass.run(); });
-  sys.compute_efficiency = std::min(1.0, pass.flops() / t_compute / sys.peak_flops);
+  SimInput step;
+  step.model = pass.cfg.model, step.micro_batch = c.micro_batch, step.seq_len = c.seq_len, step.ranks = 1;
+  step.system = sys;
+  step.system.links = system_preset("cpu")->links;  // one rank: no communication priced
+  step.topology_spec = "node=1";
+  step.plan = strategy_plan("ddp");
+  double lo = 1e-3, hi = 1;
+  for (int i = 0; i < 40; ++i) {
+    step.system.device.gemm_efficiency = std::sqrt(lo * hi);
+    (simulate(step).compute_s > t_compute ? lo : hi) = step.system.device.gemm_efficiency;
+  }
+  sys.device.gemm_efficiency = std::sqrt(lo * hi);
+  set_source(sys.device.sources, "gemm_efficiency",
+             "measured by tierzero bench comm: the simulator's compute of a " + c.model + " step (micro-batch " +
+                 std::to_string(c.micro_batch) + ", sequence " + std::to_string(c.seq_len) + ") equals its measured " +
+                 std::to_string(t_compute) + " s");
   constexpr std::size_t kShard = 1 << 18;
   std::vector<std::byte> in(kShard * world.size(), std::byte{0}), out(kShard * world.size());
   const double gathers = measure_overlap(world, pass, t_compute, [&] { world.all_gather(in.data(), out.data(), kShard, DType::u8); });
@@ -171,8 +193,9 @@ System measure_system(Communicator& world, const std::string& name, const Comput
   sys.name = name;
   const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
   const int per_node = topo.fanout(Level::package) * topo.fanout(Level::node);
+  sys = device_preset("cpu");
+  sys.name = name;
   sys.memory_bytes = static_cast<double>(pages) * static_cast<double>(page) / per_node;
-  sys.memory_bandwidth_Bps = system_preset("cpu")->memory_bandwidth_Bps;
   sys.collectives = CollectiveLibrary::mpi;
   measure_compute(world, calibration, sys);
   std::optional<LinkSpec> inner;  // the last measured level

@@ -36,8 +36,8 @@ struct CommBenchRow {
 std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOptions& opt);
 std::string to_json_line(const CommBenchRow& row, const Topology& topo);
 
-// The workload whose compute the written system's compute_efficiency is
-// measured on: a bf16 training step of `model` on every rank at once.
+// The workload whose compute the written system's device gemm_efficiency
+// is fitted to: a bf16 training step of `model` on every rank at once.
 struct ComputeCalibration {
   std::string model = "gpt-mini";
   int micro_batch = 1;
@@ -48,8 +48,8 @@ struct ComputeCalibration {
 // group(level), all running at once (so shared links are contended as in
 // training). Levels with fan-out 1 cannot be measured and copy the
 // nearest measured inner level (their `source` says so). Peak FLOP/s is
-// a concurrent sgemm; compute_efficiency the calibration step's model
-// FLOP rate over it; overlap how much communication hides under it. Collectives are direct (the MPI communicator).
+// a concurrent sgemm; gemm_efficiency the one at which the simulator's
+// op-by-op compute of the calibration step takes its measured time; overlap how much communication hides under it. Collectives are direct (the MPI communicator).
 System measure_system(Communicator& world, const std::string& name, const ComputeCalibration& calibration);
 
 }  // namespace tierzero::bench

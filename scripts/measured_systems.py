@@ -40,11 +40,10 @@ MACHINES = {
         "lib": "RCCL", "dev": "GCD",
         "header": [
             "# Frontier (OLCF) with RCCL's measured all-gather and reduce-scatter rates.",
-            "# Memory, peak and HBM: AMD MI250X datasheet (per GCD: 64 GB, 191.5 TFLOP/s bf16, 1.6 TB/s).",
-            "# compute_efficiency 0.3838: Dash et al., ISC 2024 (arXiv:2312.12705), 38.38% of peak for a 22B GPT.",
+            "# Memory, peak, HBM and compute figures: the MI250X GCD's (data/devices/mi250x-gcd.toml, with their sources).",
             "# Latencies are 0: the measured rates include them (the package level, unmeasured, is idealised).",
         ],
-        "system": {"memory_gb": 64, "peak_tflops": 191.5, "memory_bandwidth_gbs": 1600, "compute_efficiency": 0.3838},
+        "system": {"based_on": "mi250x-gcd"},
         "levels": [
             ("package", 2, 200, "OLCF Frontier User Guide: 4 Infinity Fabric links x 50 GB/s between the GCDs of one MI250X (not measured: link rate)"),
             ("node", 4, 50, "measured: RCCL among the 8 GCDs of one node; link rate from the OLCF Frontier User Guide"),
@@ -59,11 +58,11 @@ MACHINES = {
             "# Perlmutter (NERSC) GPU nodes with NCCL's measured all-gather rates.",
             "# NERSC Perlmutter architecture: 4 A100 (40 GB HBM2, 1.555 TB/s) per node, joined by NVLink 3",
             "# (4 links x 25 GB/s per direction between each pair), 4 Slingshot-11 NICs x 25 GB/s per node.",
-            "# Peak: NVIDIA A100 datasheet, 312 TFLOP/s bf16. compute_efficiency: Megatron-LM's 0.52 on A100 (SC'21).",
+            "# Memory, peak, HBM and compute figures: the A100 40GB's (data/devices/a100-40gb.toml, with their sources).",
             "# Only all-gathers were measured on Perlmutter: reduce-scatters are priced at the all-gather's rates.",
             "# Latencies are 0: the measured rates include them (the node level, unmeasured, is idealised).",
         ],
-        "system": {"memory_gb": 40, "peak_tflops": 312, "memory_bandwidth_gbs": 1555, "compute_efficiency": 0.52},
+        "system": {"based_on": "a100-40gb"},
         "levels": [
             ("node", 4, 100, "NERSC Perlmutter architecture: 4 NVLink 3 links x 25 GB/s per GPU pair (not measured: link rate)"),
             ("world", 0, 25, "measured: NCCL across 4 to 128 nodes; link rate 4 Slingshot-11 NICs x 25 GB/s per 4 GPUs"),
@@ -120,7 +119,7 @@ def render(name, spec, pts):
     lines.append("# Written by scripts/measured_systems.py: edit the script, not this file.")
     lines.append(f'name = "{name}"')
     for k, v in spec["system"].items():
-        lines.append(f"{k} = {v}")
+        lines.append(f'{k} = "{v}"' if isinstance(v, str) else f"{k} = {v}")
     lines.append('collectives = "nccl"')
     for level, fanout, rate, source in spec["levels"]:
         lines.append("")

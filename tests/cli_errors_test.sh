@@ -253,7 +253,7 @@ python3 - "$tmp/sys.toml" "$sim" <<'PY' || fail=1
 import json, sys, tomllib
 s = tomllib.load(open(sys.argv[1], "rb"))
 assert s["collectives"] == "mpi", s
-assert 0 < s["compute_efficiency"] <= 1 and 0 <= s["overlap_forward"] == s["overlap_backward"] <= 1 and 0 <= s["overlap_reduce"] <= 1 and s["peak_tflops"] > 0, s
+assert 0 < s["device"]["gemm_efficiency"] <= 1 and 0 <= s["overlap_forward"] == s["overlap_backward"] <= 1 and 0 <= s["overlap_reduce"] <= 1 and s["peak_tflops"] > 0, s
 assert [l["name"] for l in s["level"]] == ["package", "world"], s
 for l in s["level"]:
     assert l["bandwidth_gbs"] > 0 and l["latency_us"] > 0 and l["source"].startswith("measured"), l

@@ -3,6 +3,9 @@
 // files (TOML) and Hugging Face config.json read and refused by key, and
 // the description recorded in checkpoints read back.
 #include <gtest/gtest.h>
+
+#include "model/gpt.h"
+#include "model/ops.h"
 #include <unistd.h>
 
 #include <filesystem>
@@ -63,24 +66,52 @@ TEST(ModelConfig, FlopsCountTheHeadNotTheEmbeddingLookupWhenUntied) {
   EXPECT_DOUBLE_EQ(g.flops_per_token(1024), 6 * (124439808.0 - 1024 * 768) + 12.0 * 12 * 768 * 1024);
 }
 
+// tierzero's engine keeps what its model allocates (fp32 activations, the
+// written-out attention's B x H x T x T weights), and the simulator counts
+// it from the same sizes (gpt_activation_elements); the other engines keep
+// the saved tensors of docs/simulator.md: no s x s scores with
+// FlashAttention, the H x s softmax weights of each token with eager attention.
 TEST(ModelConfig, ActivationMemoryFollowsTheArchitecture) {
+  for (const char* name : {"gpt-tiny", "llama-tiny"})
+    for (bool recompute : {false, true}) {
+      const GptLayout layout(gpt_preset(name));
+      const GptModel<float> model(layout, 3, 40, recompute);
+      EXPECT_EQ(model.activation_bytes(), sizeof(float) * gpt_activation_elements(layout.config(), 3, 40, recompute,
+                                                                                   ops::attention_scratch(40, layout.config().heads)))
+          << name << (recompute ? " recomputing" : "");
+    }
   SimInput in;
   in.system = load_system("dgx-h100");
   in.ranks = 64;
   in.micro_batch = 1;
+  in.seq_len = 8192;
   in.model = gpt_preset("llama3-8b");
   in.plan = fit_to(strategy_plan("zero3"), in.topology());
-  std::map<std::string, double> m;
-  for (const auto& [k, v] : simulate(in).memory_bytes) m[k] = v;
-  // Per layer s b h (2 + 2 + 2 KV/H + 2 KV/H + 2 + 2 + 6 F/h + 4) + 2 a s^2 b: no dropout,
-  // K and V a quarter of Q, SwiGLU's three tensors; plus fp32 logits and their gradient.
-  const double s = 8192, h = 4096, per_layer = s * h * (7 + 23 + 4) + 2 * 32 * s * s;
-  EXPECT_DOUBLE_EQ(m["activations"], 32 * per_layer + 2 * 4 * s * 128256);
-  // GPT keeps Korthikanti et al.'s 34 s b h + 5 a s^2 b.
+  const auto part = [&](const char* key) {
+    for (const auto& [k, v] : simulate(in).memory_bytes)
+      if (k == key) return v;
+    return -1.0;
+  };
+  const double s = 8192, V = 128256;
+  EXPECT_DOUBLE_EQ(part("activations"), 4.0 * gpt_activation_elements(in.model, 1, 8192, false, ops::attention_scratch(8192, 32)));
+  // FSDP (bf16, FlashAttention): per layer and token the norms' inputs and outputs, Q, K and V (K, V a quarter of Q),
+  // the attention's output and SwiGLU's three tensors, 2 bytes each; two RMSNorm statistics; the log-sum-exp per head.
+  in.engine = engine_profile("fsdp");
+  const double h = 4096, kv = 1024, F = 14336;
+  EXPECT_DOUBLE_EQ(part("activations"), 32 * s * ((6 * h + 2 * kv + 3 * F) * 2 + 2 * 4 + 4 * 32));
+  EXPECT_DOUBLE_EQ(part("logits"), s * V * 8);  // fp32 log-softmax and its gradient
+  // Full recomputation keeps each block's input, and one block's set (and its gradients) while it recomputes.
+  in.recompute = Recompute{Recompute::Kind::full};
+  const double block = s * ((6 * h + 2 * kv + 3 * F) * 2 + 2 * 4 + 4 * 32);
+  EXPECT_DOUBLE_EQ(part("activations"), 32 * s * h * 2 + 2 * block);
+  // GPT-20B with eager attention: GELU's two tensors and each token's 64 x 2048 softmax weights.
   in.model = gpt_preset("gpt-20b");
+  in.seq_len = 2048;
+  in.recompute = Recompute{};
+  in.attention = "eager";
   in.plan = fit_to(strategy_plan("zero3"), in.topology());
-  for (const auto& [k, v] : simulate(in).memory_bytes) m[k] = v;
-  EXPECT_DOUBLE_EQ(m["activations"], 44 * (2048.0 * 6144 * (34 + 5 * 64 * 2048.0 / 6144)) + 2 * 4 * 2048.0 * 50257);
+  const double g = 6144, ff = 4 * g;
+  EXPECT_DOUBLE_EQ(part("activations"), 44 * 2048.0 * ((6 * g + 2 * g + 2 * ff) * 2 + 2 * 8 + 64 * 2048.0 * 2));
 }
 
 TEST(ModelConfig, ModelFilesGiveEveryKey) {

@@ -23,13 +23,25 @@ SimInput frontier(const char* strategy, int ranks) {
   return in;
 }
 
-TEST(Simulator, ComputeTimeIsModelFlopsOverAchievablePeak) {
+// The compute is the op list priced (compute_model_test.cc checks the
+// pricing): forward and backward by pass, the optimizer's update beside
+// them; recomputation adds a forward's worth of the blocks' work.
+TEST(Simulator, ComputeIsTheOpListsPassesAndTheOptimizer) {
   SimInput in = frontier("zero3", 8);
   const SimResult r = simulate(in);
-  const double flops = in.model.flops_per_token(2048) * 2048;
-  EXPECT_NEAR(r.compute_s, flops / (191.5e12 * in.system.compute_efficiency), 1e-9);
-  in.recompute = true;
-  EXPECT_NEAR(simulate(in).compute_s, r.compute_s * 4 / 3, 1e-9);
+  EXPECT_NEAR(r.compute_s, r.forward_s + r.backward_s + r.optimizer_s, 1e-12);
+  EXPECT_NEAR(r.forward_s + r.backward_s, r.gemm_s + r.attention_s + r.memory_ops_s, 1e-12);
+  EXPECT_GT(r.optimizer_s, 0.0);
+  EXPECT_EQ(r.recompute_s, 0.0);
+  in.recompute = Recompute{Recompute::Kind::full};
+  const SimResult rc = simulate(in);
+  EXPECT_NEAR(rc.forward_s, r.forward_s, 1e-12);
+  EXPECT_GT(rc.recompute_s, 0.0);
+  EXPECT_LT(rc.recompute_s, r.forward_s);  // the blocks' forward, not the embedding's or the head's
+  EXPECT_NEAR(rc.backward_s, r.backward_s + rc.recompute_s, 1e-12);
+  // Tokens per device per second and model TFLOPS are two views of the step time.
+  EXPECT_NEAR(r.tokens_per_s_per_device, 2048 / r.step_time_s, 1e-9);
+  EXPECT_NEAR(r.tflops_per_device, in.model.flops_per_token(2048) * 2048 / r.step_time_s / 1e12, 1e-9);
 }
 
 TEST(Simulator, MemoryFollowsThePartitionFormulas) {
@@ -65,7 +77,7 @@ SimInput llama70b_on_dgx_h100() {
 
 TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
   SimInput in = llama70b_on_dgx_h100();
-  in.recompute = true;
+  in.recompute = Recompute{Recompute::Kind::full};
   in.plan = fit_to(strategy_plan("zero3"), in.topology());
   const SimResult dev = simulate(in);
   std::map<std::string, double> m(dev.memory_bytes.begin(), dev.memory_bytes.end());
@@ -82,7 +94,8 @@ TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
   EXPECT_NEAR(cpu.memory_total, dev.memory_total - optim, 1.0);
   // 16-bit gradients down and parameters up over PCIe, the update at host memory bandwidth.
   EXPECT_NEAR(cpu.offload_s, 2 * 2 * shard / sys.host_link_Bps + 28 * shard / sys.host_memory_Bps, 1e-9);
-  EXPECT_NEAR(cpu.step_time_s, dev.step_time_s + cpu.offload_s, 1e-9);
+  EXPECT_EQ(cpu.optimizer_s, 0.0);  // the update runs on the host, in offload_s
+  EXPECT_NEAR(cpu.step_time_s, dev.step_time_s - dev.optimizer_s + cpu.offload_s, 1e-9);
   in.plan.optim_offload.device = Offload::nvme;
   in.plan.optim_offload.nvme_path = "/nvme";
   const SimResult nvme = simulate(in);
@@ -98,7 +111,7 @@ TEST(Simulator, AnOffloadedOptimizerLeavesTheDeviceAndCostsItsTransfers) {
 // link, and the shard's at the NVMe rate too.
 TEST(Simulator, OffloadedParametersLeaveTheDeviceAndCostTheirReads) {
   SimInput in = llama70b_on_dgx_h100();
-  in.recompute = true;
+  in.recompute = Recompute{Recompute::Kind::full};
   in.grad_accum = 2;
   in.plan = fit_to(strategy_plan("zeropp"), in.topology());
   const SimResult dev = simulate(in);
@@ -136,13 +149,13 @@ TEST(Planner, ProposesAnOffloadedOptimizerWhenNothingElseFits) {
   const auto roomy = search_plans(in, o);
   ASSERT_FALSE(roomy.empty());
   for (const PlanCandidate& c : roomy) EXPECT_EQ(c.plan.optim_offload.device, Offload::none) << "offload only when nothing fits";
-  o.memory_limit = 24e9;  // no plan keeps the states and activations on a 24 GB device
+  o.memory_limit = 46e9;  // no plan keeps the states, buffers and activations on a 46 GB device
   const auto tight = search_plans(in, o);
   ASSERT_FALSE(tight.empty());
   bool cpu = false, nvme = false;
   for (const PlanCandidate& c : tight) {
     EXPECT_NE(c.plan.optim_offload.device, Offload::none);
-    EXPECT_LE(c.result.memory_total, 24e9);
+    EXPECT_LE(c.result.memory_total, 46e9);
     EXPECT_GT(c.result.offload_s, 0.0);
     cpu = cpu || c.plan.optim_offload.device == Offload::cpu, nvme = nvme || c.plan.optim_offload.device == Offload::nvme;
   }
@@ -154,14 +167,15 @@ TEST(Planner, ProposesAnOffloadedOptimizerWhenNothingElseFits) {
 TEST(Planner, ProposesOffloadedParametersWhenTheOptimizersOffloadIsNotEnough) {
   const SimInput in = llama70b_on_dgx_h100();
   PlanSearchOptions o;
-  o.memory_limit = 16e9;  // the optimizer offloaded, the 16-bit shards, gradients and activations still exceed it
+  o.memory_limit = 36e9;  // the optimizer offloaded, the 16-bit shards, gradients, buffers and activations still exceed it
+  o.top = 200;
   const auto found = search_plans(in, o);
   ASSERT_FALSE(found.empty());
   bool cpu = false, nvme = false;
   for (const PlanCandidate& c : found) {
     EXPECT_TRUE(c.plan.param_offload.offloaded() && c.plan.optim_offload.offloaded()) << c.plan.describe();
     EXPECT_TRUE(c.plan.params.has_value()) << "offloaded parameters are partitioned";
-    EXPECT_LE(c.result.memory_total, 16e9);
+    EXPECT_LE(c.result.memory_total, 36e9);
     cpu = cpu || c.plan.param_offload.device == Offload::cpu, nvme = nvme || c.plan.param_offload.device == Offload::nvme;
   }
   EXPECT_TRUE(cpu && nvme);
@@ -203,7 +217,9 @@ TEST(Simulator, NetworkBytesOrderTheStrategiesOnFrontier) {
 }
 
 // Frontier's links (presets.cc): package 200, node 50, world 12.5 GB/s per GCD;
-// latencies 2, 4, 10 us; fan-outs package 2, node 4.
+// latencies 2, 4, 10 us; fan-outs package 2, node 4. A ring's 15 steps: 8 x
+// (2 - 1) inside packages, 2 x (4 - 1) between them inside nodes, 1 between
+// the nodes, each at its level's latency (NCCL's model).
 TEST(HopTime, ARingIsLimitedByItsSlowestChainLink) {
   const System sys = load_system("frontier");
   const Topology topo = sys.topology(16);  // package=2,node=4,world=2
@@ -211,7 +227,8 @@ TEST(HopTime, ARingIsLimitedByItsSlowestChainLink) {
   const HopTime t = hop_time(flat, topo, sys);
   // Chain rates: package 1 x 200, node 2 x 50 = 100, world 8 x 12.5 = 100 GB/s: 15 MB at 100 GB/s.
   EXPECT_NEAR(t.transfer_s, 15e6 / 100e9, 1e-12);
-  EXPECT_NEAR(t.latency_s, 15 * 10e-6, 1e-12);
+  EXPECT_NEAR(t.latency_s, 8 * 2e-6 + 6 * 4e-6 + 1 * 10e-6, 1e-12);
+  EXPECT_EQ(t.latency_level, 1);  // the node level's 24 us are the most
   // The world hop of a hierarchical gather: 8 chains share the node's NICs, 12.5 GB/s each.
   HopTransfer cross{Phase::forward, Collective::all_gather, 2, {0, 0, 1'000'000}, 0};
   EXPECT_NEAR(hop_time(cross, topo, sys).transfer_s, 1e6 / 12.5e9, 1e-12);
@@ -291,29 +308,34 @@ TEST(HopIngress, DirectRingAndTreeInClosedForm) {
   EXPECT_NEAR(t.latency_s, 2 * 3 * 10e-6, 1e-15);
 }
 
+// Forward gathers hide under the forward's compute, backward gathers and
+// reductions under the backward's, each kind by the system's overlap times
+// the engine's; what hides slows the compute beside it by the engine's
+// overlap_slowdown.
 TEST(Simulator, OverlapHidesCommunicationUnderCompute) {
   SimInput in = frontier("zero3", 384);
   in.system.links.back().bandwidth_Bps /= 20;  // make the network matter
   in.system.overlap = {0.0, 0.0, 0.0};
   const SimResult serial = simulate(in);  // compute + every collective
-  in.system.overlap = {1.0, 1.0, 1.0};
-  const SimResult hidden = simulate(in);
-  in.system.overlap = {0.5, 0.5, 0.5};
-  const SimResult half = simulate(in);
-  ASSERT_GT(serial.overlappable_s, 0.0);
-  const double hideable = std::min(serial.compute_s, serial.overlappable_s);
-  EXPECT_NEAR(serial.step_time_s - hidden.step_time_s, hideable, 1e-9);
-  EXPECT_NEAR(serial.step_time_s - half.step_time_s, hideable / 2, 1e-9);
-  EXPECT_GE(serial.step_time_s, serial.compute_s + serial.overlappable_s);
-  // Per kind: only the forward gathers hide; the weight is their share of the overlappable time.
-  in.system.overlap = {1.0, 0.0, 0.0};
-  const SimResult forward_only = simulate(in);
   const Overlap& by = serial.overlappable_by_kind;
   ASSERT_GT(by.forward, 0.0);
   ASSERT_GT(by.backward, 0.0);
   ASSERT_GT(by.reduce, 0.0);
   EXPECT_NEAR(by.forward + by.backward + by.reduce, serial.overlappable_s, 1e-9 * serial.overlappable_s);
-  EXPECT_NEAR(serial.step_time_s - forward_only.step_time_s, by.forward / serial.overlappable_s * hideable, 1e-9);
+  EXPECT_GE(serial.step_time_s, serial.compute_s + serial.overlappable_s);
+  const auto hidden = [&](const Overlap& o) {
+    return o.forward * std::min(by.forward, serial.forward_s) + std::min(o.backward * by.backward + o.reduce * by.reduce, serial.backward_s);
+  };
+  for (const Overlap& o : {Overlap{1, 1, 1}, Overlap{0.5, 0.5, 0.5}, Overlap{1, 0, 0}, Overlap{0, 0.3, 1}}) {
+    in.system.overlap = o;
+    EXPECT_NEAR(serial.step_time_s - simulate(in).step_time_s, hidden(o), 1e-9) << o.forward << " " << o.backward << " " << o.reduce;
+  }
+  // The engine's overlap scales the system's; its slowdown gives back that share of what hid.
+  in.system.overlap = {1, 1, 1};
+  in.engine.overlap = {0.5, 0.5, 0.5};
+  EXPECT_NEAR(serial.step_time_s - simulate(in).step_time_s, hidden({0.5, 0.5, 0.5}), 1e-9);
+  in.engine.overlap_slowdown = 0.25;
+  EXPECT_NEAR(serial.step_time_s - simulate(in).step_time_s, 0.75 * hidden({0.5, 0.5, 0.5}), 1e-9);
 }
 
 // Every collective call pays the system's call overhead; DeepSpeed issues
@@ -336,15 +358,15 @@ TEST(Simulator, CallsCostTheirOverheadAndDeepSpeedIssuesOnePerModule) {
   const double units = in.model.layers + 2;
   EXPECT_EQ(base.collective_calls, hops.size());
   EXPECT_NEAR(slow.step_time_s - base.step_time_s, 50e-6 * (static_cast<double>(hops.size()) + (forward + reduce) / units), 1e-9);
-  in.engine = Engine::deepspeed;
+  in.engine.calls = CallPattern::per_module;  // DeepSpeed's call pattern alone, tierzero's kernels
   const SimResult ds = simulate(in);
   const std::uint64_t L = static_cast<std::uint64_t>(in.model.layers);
   // Forward: embed 2 calls (not 1), each block 6 (not 1); backward: each block 6.
   EXPECT_EQ(ds.collective_calls - base.collective_calls, 1 + 5 * L + 5 * L);
   EXPECT_EQ(ds.bytes_per_level, base.bytes_per_level);  // the same bytes, in more calls
   EXPECT_GT(ds.step_time_s, slow.step_time_s);
-  EXPECT_EQ(parse_engine("deepspeed"), Engine::deepspeed);
-  EXPECT_THROW(parse_engine("megatron"), ConfigError);
+  EXPECT_EQ(engine_profile("deepspeed").calls, CallPattern::per_module);
+  EXPECT_THROW(engine_profile("horovod"), ConfigError);
 }
 
 }  // namespace
@@ -354,15 +376,16 @@ namespace tierzero {
 namespace {
 
 TEST(Planner, FitMemoryWidensTheBackwardCopyOnlyWhenItMustFit) {
-  SimInput in = frontier("hier3", 8);
-  in.recompute = true;
-  ASSERT_FALSE(simulate(in).fits);  // the package copy of a 20B model does not fit a 64 GB GCD beside everything else
+  SimInput in = frontier("hier3", 16);
+  in.recompute = Recompute{Recompute::Kind::full};
+  in.system.memory_bytes = 56e9;     // a smaller device: the package copy no longer fits, the node's does
+  ASSERT_FALSE(simulate(in).fits);
   const Plan fitted = fit_memory(in);
   EXPECT_EQ(fitted.bwd_params, Partition(Level::node));
   in.plan = fitted;
   EXPECT_TRUE(simulate(in).fits);
   SimInput roomy = frontier("hier3", 384);  // fits as it is: unchanged
-  roomy.recompute = true;
+  roomy.recompute = Recompute{Recompute::Kind::full};
   EXPECT_EQ(fit_memory(roomy).bwd_params, Partition(Level::package));
 }
 
@@ -417,7 +440,7 @@ TEST(Planner, FoldsPlansWithinHalfAPercentWithWhatTheyChange) {
   PlanCandidate a = folded.front();
   a.plan.bwd_params = Level::world;
   PlanCandidate b = a;
-  b.plan.bwd_params = Level::node, b.recompute = !a.recompute;
+  b.plan.bwd_params = Level::node, b.recompute = a.recompute.any() ? Recompute{} : Recompute{Recompute::Kind::full};
   const auto diff = plan_differences(a, b);
   ASSERT_EQ(diff.size(), 2u);
   EXPECT_EQ(diff[0], (std::pair<std::string, std::string>{"bwd_params", "node"}));

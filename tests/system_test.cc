@@ -31,7 +31,10 @@ TEST(System, AllPresetsRoundTripThroughToml) {
     }
     EXPECT_NEAR(b.memory_bytes, a.memory_bytes, 1.0);
     EXPECT_NEAR(b.peak_flops, a.peak_flops, 1.0);
-    EXPECT_EQ(b.compute_efficiency, a.compute_efficiency);
+    EXPECT_NEAR(b.memory_bandwidth_Bps, a.memory_bandwidth_Bps, 1.0);
+    DeviceSpec named = b.device;
+    named.name = a.device.name;  // a file's own figures carry no preset name
+    EXPECT_EQ(named, a.device) << name;
     EXPECT_EQ(b.collectives, a.collectives);
     EXPECT_EQ(b.overlap, a.overlap);
   }
@@ -49,20 +52,59 @@ void expect_error(const std::string& text, const char* fragment) {
   }
 }
 
+// A device preset's figures come from data/devices, based_on chains
+// included; a system file may start from one; each figure keeps its source.
+TEST(System, DevicePresetsAndBasedOn) {
+  for (const std::string& name : device_preset_names()) {
+    const System d = device_preset(name);
+    EXPECT_EQ(d.device.name, name);
+    EXPECT_GT(d.peak_flops, 0) << name;
+    EXPECT_GT(d.memory_bandwidth_Bps, 0) << name;
+    EXPECT_FALSE(d.device.source_of("gemm_efficiency").empty()) << name << ": gemm_efficiency has no source";
+  }
+  const System a100 = device_preset("a100-80gb"), a40 = device_preset("a100-40gb"), h200 = device_preset("h200");
+  EXPECT_DOUBLE_EQ(a40.memory_bytes, 40e9);
+  EXPECT_DOUBLE_EQ(a40.device.gemm_efficiency, a100.device.gemm_efficiency);  // one chip
+  EXPECT_EQ(a40.device.attention, a100.device.attention);
+  EXPECT_DOUBLE_EQ(h200.memory_bandwidth_Bps, 4.8e12);
+  EXPECT_DOUBLE_EQ(h200.device.gemm_efficiency, device_preset("h100-sxm").device.gemm_efficiency);
+  EXPECT_NE(h200.device.memory_efficiency, device_preset("h100-sxm").device.memory_efficiency);  // overridden, with its own source
+  EXPECT_NE(h200.device.source_of("memory_efficiency"), device_preset("h100-sxm").device.source_of("memory_efficiency"));
+  const System s = parse_system_toml("based_on = 'h100-sxm'\nmemory_gb = 94\n[device]\ngemm_efficiency = 0.5\n"
+                                     "gemm_efficiency_source = 'my own GEMM benchmark'\n[[level]]\nname='world'\nbandwidth_gbs=1\nlatency_us=1\n",
+                                     "sys.toml");
+  EXPECT_DOUBLE_EQ(s.memory_bytes, 94e9);
+  EXPECT_DOUBLE_EQ(s.peak_flops, 989e12);
+  EXPECT_DOUBLE_EQ(s.device.gemm_efficiency, 0.5);
+  EXPECT_EQ(s.device.source_of("gemm_efficiency"), "my own GEMM benchmark");
+  EXPECT_EQ(s.device.sm_count, 132);
+  EXPECT_THROW(device_preset("tpu-v9"), ConfigError);
+}
+
 TEST(System, RejectsBadFiles) {
   const std::string ok_level = "[[level]]\nname='world'\nbandwidth_gbs=1\nlatency_us=1\n";
   expect_error("memory_gb=1\npeak_tflops=1\ncolor='red'\n" + ok_level, "unknown key 'color'");
-  expect_error("peak_tflops=1\n" + ok_level, "missing key 'memory_gb'");
+  expect_error("peak_tflops=1\n" + ok_level, "needs memory_gb and peak_tflops (or based_on");
   expect_error("memory_gb=1\npeak_tflops=1\n", "at least one [[level]]");
   expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=1\n", "needs bandwidth_gbs and latency_us");
   expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='node'\nbandwidth_gbs=1\nlatency_us=1\n", "last level must be 'world'");
   expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=-1\nlatency_us=1\n", "bandwidth must be > 0");
   expect_error("memory_gb=1\npeak_tflops=1\ncollectives='tree'\n" + ok_level, "collectives must be");
+  expect_error("memory_gb=1\npeak_tflops=1\n[device]\nwarp_size=32\n" + ok_level, "[device]: unknown key 'warp_size'");
+  expect_error("memory_gb=1\npeak_tflops=1\n[device]\ngemm_efficiency=1.5\n" + ok_level, "gemm_efficiency must be between");
+  expect_error("memory_gb=1\npeak_tflops=1\n[device]\npeak_fp8_tflops=100\n" + ok_level, "needs gemm_fp8_efficiency");
+  expect_error("memory_gb=1\npeak_tflops=1\n[device]\n[[device.attention]]\nforward=0.5\nbackward=0.5\nhalf_seq=1\n" + ok_level,
+               "needs implementation");
+  expect_error("memory_gb=1\npeak_tflops=1\n[device]\n[[device.attention]]\nimplementation='flash2'\nforward=0.5\n" + ok_level,
+               "needs forward, backward and half_seq");
+  expect_error("memory_gb=1\npeak_tflops=1\n[device]\nsm_count_source=3\n" + ok_level, "sm_count_source must be a string");
+  expect_error("memory_gb=1\npeak_tflops=1\n[device]\nwarp_size_source='x'\n" + ok_level, "unknown key 'warp_size_source'");
+  expect_error("based_on='nope'\n" + ok_level, "unknown device 'nope'");
   expect_error("memory_gb=1\npeak_tflops=1\noverlap=1.5\n" + ok_level, "overlap must be in [0, 1]");
   expect_error("memory_gb=[\n", "sys.toml:");
   expect_error("memory_gb=1\npeak_tflops=inf\n" + ok_level, "sys.toml: peak_tflops must be a finite number");
   expect_error("memory_gb=nan\npeak_tflops=1\n" + ok_level, "sys.toml: memory_gb must be a finite number");
-  expect_error("memory_gb=0\npeak_tflops=1\n" + ok_level, "memory_gb and peak_tflops must be positive");
+  expect_error("memory_gb=0\npeak_tflops=1\n" + ok_level, "memory_gb must be between 1e-06 and 1e+09");
   expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nfanout=4294967298\nbandwidth_gbs=1\nlatency_us=1\n",
                "fanout must be between 0 and 16777216");
   expect_error("memory_gb=1\npeak_tflops=1\noverlap_reduce=-0.1\n" + ok_level, "overlap_reduce must be in [0, 1]");

@@ -27,7 +27,7 @@ struct PlanAlike {
 
 struct PlanCandidate {
   Plan plan;
-  bool recompute = false;
+  Recompute recompute;
   SimResult result;
   PlanAlike alike;  // the plans folded into this one by search_plans
 };

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tierzero/topology.h"
+#include "tierzero/device.h"
 #include "tierzero/topology.h"
 
 namespace tierzero {
@@ -88,20 +88,16 @@ struct System {
   std::string name;
   std::vector<LinkSpec> links;  // innermost first, one per level
   double memory_bytes = 0;      // device memory per rank
-  double peak_flops = 0;        // peak bf16 FLOP/s per rank (fp32 for CPU)
-  double memory_bandwidth_Bps = 0;  // device memory bandwidth per rank (quantisation kernels)
+  double peak_flops = 0;        // peak dense 16-bit FLOP/s per rank (a CPU rank: its measured sgemm rate)
+  double memory_bandwidth_Bps = 0;  // device memory bandwidth per rank
   // Where offloaded states go (Plan::optim_offload, Plan::param_offload),
   // per rank: the device-host link per direction (0: the same memory, CPU
   // ranks), the host memory bandwidth the optimizer's update runs at, and
   // the NVMe rate for as many bytes read as written (0: unknown; the
   // planner then skips nvme).
   double host_link_Bps = 0, host_memory_Bps = 0, nvme_Bps = 0;
-  // Fraction of peak the model's layers reach when not waiting for
-  // communication, a published measurement per system: 0.52 by default
-  // (Megatron-LM's 163 of 312 TFLOP/s per A100 on a 1T-parameter GPT,
-  // Narayanan et al., SC'21), 0.3838 on frontier (presets.cc), measured
-  // by `bench comm --write-system` for CPU clusters.
-  double compute_efficiency = 0.52;
+  // What the device computes at, operation by operation (tierzero/device.h).
+  DeviceSpec device;
   CollectiveLibrary collectives = CollectiveLibrary::nccl;
   // How much of each kind of overlappable communication hides under
   // compute. 1 on the GPU presets: collectives run on their own stream
@@ -121,8 +117,14 @@ struct System {
   std::string to_toml() const;
 };
 
-// Names of the built-in presets: frontier, frontier-rccl, perlmutter-nccl, dgx-a100, dgx-h100, dgx2-ib1, dgx2-ib4, cpu.
+// Names of the built-in presets (docs/simulator.md): frontier, frontier-rccl,
+// perlmutter-nccl, dgx-a100, dgx-a100-40, dgx-h100, dgx-h200, gh200,
+// dgx2-ib1, dgx2-ib4, cpu.
 std::vector<std::string> system_preset_names();
+// A device's figures alone (data/devices/NAME.toml: memory, peak, bandwidth
+// and [device]), as a System without links; throws ConfigError naming the devices.
+System device_preset(std::string_view name);
+std::vector<std::string> device_preset_names();
 std::optional<System> system_preset(std::string_view name);
 // Parses a system TOML document; throws ConfigError naming the bad key or value.
 System parse_system_toml(std::string_view text, const std::string& origin);

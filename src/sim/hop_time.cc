@@ -25,8 +25,12 @@ namespace tierzero {
 // sends every other its piece, bytes_l across level l at Q_l bandwidth_l.
 // halving (libnbc's all-reduce over 2^k ranks): the steps run one after
 // another, each rank over its own link: Σ_l halving_bytes_l / bandwidth_l,
-// and 2 log2(size) latencies. Every other peer costs one latency of the
-// hop's slowest level. A level's rate is
+// and 2 log2(size) latencies. A ring's P - 1 steps are (f_l - 1) x
+// (the product of the outer levels' fan-outs) steps across level l, each at
+// level l's latency (NCCL's own model: a ring's nNodes - 1 inter-node steps
+// at the network's latency, the rest at NVLink's; src/graph/tuning.cc);
+// the other algorithms pay one latency of the hop's slowest level per
+// other peer. A level's rate is
 // its achieved bandwidth for the hop's kind, participants (or the groups
 // it spans at that level) and shard size (LinkSpec::bandwidth_at).
 HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) {
@@ -58,7 +62,17 @@ HopTime hop_time(const HopTransfer& h, const Topology& topo, const System& sys) 
     inner *= topo.fanout(level);
   }
   if (algo != Algo::halving) out.transfer_s += algo == Algo::ring ? (ring_rate > 0 ? total / ring_rate : 0.0) : worst;
-  out.latency_s = (algo == Algo::halving ? 2 * std::log2(h.hop_size) : h.hop_size - 1) * alpha;
+  if (algo == Algo::ring) {
+    double outer = 1, most = -1;
+    for (int l = kNumLevels - 1; l >= 0; --l) {
+      if (h.bytes[l] == 0) continue;
+      const double f = topo.fanout(static_cast<Level>(l)), t = (f - 1) * outer * sys.link(static_cast<Level>(l)).latency_s;
+      out.latency_s += t, outer *= f;
+      if (t > most) most = t, out.latency_level = l;
+    }
+  } else {
+    out.latency_s = (algo == Algo::halving ? 2 * std::log2(h.hop_size) : h.hop_size - 1) * alpha;
+  }
   return out;
 }
 

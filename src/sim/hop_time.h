@@ -9,8 +9,9 @@ namespace tierzero {
 
 // The time of one hop of one collective (docs/simulator.md): transfer_s
 // from the bytes per level and the system's links (ring or direct),
-// latency_s = (hop size - 1) x the slowest level's latency; bottleneck is
-// the level whose link sets transfer_s.
+// latency_s: a ring's steps each at its level's latency, other algorithms
+// (hop size - 1) x the slowest level's; bottleneck is the level whose link
+// sets transfer_s, latency_level the one that adds the most latency.
 struct HopTime {
   double transfer_s = 0, latency_s = 0;
   int bottleneck = 0;     // the level that sets transfer_s

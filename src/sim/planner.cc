@@ -44,7 +44,7 @@ std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCand
         {"reduce", std::string(decomposition_name(p.reduce))},
         {"prefetch", std::to_string(p.prefetch)},
         {"bucket_mib", std::to_string(p.bucket_bytes >> 20)},
-        {"recompute", c.recompute ? "yes" : "no"},
+        {"recompute", c.recompute.name()},
         {"offload", std::string(offload_name(p.optim_offload.device))},
         {"param_offload", std::string(offload_name(p.param_offload.device))}};
   };
@@ -79,6 +79,15 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
   const std::vector<const char*> grad_bits = {"package=16,node=16,world=16", "package=16,node=8,world=8", "package=16,node=8,world=4",
                                               "package=8,node=8,world=8", "package=4,node=4,world=4"};
   std::vector<PlanCandidate> out;
+  // Recomputation, of what the engine offers: none or every block's; the attention core alone where it keeps its s x s scores.
+  std::vector<Recompute> policies;
+  const auto offers = [&](const char* kind) {
+    return std::find(base.engine.recompute.begin(), base.engine.recompute.end(), kind) != base.engine.recompute.end();
+  };
+  for (const char* kind : {"none", "full"})
+    if (offers(kind)) policies.push_back(Recompute::parse(kind));
+  if (offers("selective") && (base.attention.empty() ? base.engine.attention : base.attention) == "eager")
+    policies.push_back(Recompute{Recompute::Kind::selective});
   const auto enumerate = [&](Offload offload, Offload param_offload) {
   for (const Partition& optim : levels)
     for (int replicated_params = 0; replicated_params < 2; ++replicated_params) {
@@ -91,7 +100,7 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
             for (Decomposition d : {Decomposition::flat, Decomposition::two_level, Decomposition::three_level})
               for (int prefetch : {1, 2})
                 for (std::size_t bucket : {std::size_t{1} << 22, std::size_t{1} << 26})
-                  for (bool recompute : {false, true}) {
+                  for (const Recompute& recompute : policies) {
                     Plan plan;
                     plan.name = "search";
                     plan.params = p, plan.bwd_params = bwd, plan.grads = plan.optim = optim;

@@ -3,35 +3,48 @@
 #include <algorithm>
 #include <cmath>
 
-#include "sim/hop_time.h"
-#include "tierzero/error.h"
 #include "plan/shard_layout.h"
+#include "sim/compute_model.h"
+#include "sim/hop_time.h"
+#include "sim/memory_model.h"
+#include "sim/op_list.h"
 #include "sim/traffic_model.h"
+#include "tierzero/error.h"
 
 namespace tierzero {
 
-std::string_view engine_name(Engine e) { return e == Engine::tierzero ? "tierzero" : "deepspeed"; }
-
-Engine parse_engine(std::string_view s) {
-  if (s == "tierzero") return Engine::tierzero;
-  if (s == "deepspeed") return Engine::deepspeed;
-  TZ_THROW(ConfigError, "unknown engine '" + std::string(s) + "' (expected tierzero or deepspeed)");
+Recompute Recompute::parse(std::string_view s) {
+  Recompute r;
+  if (s == "none" || s == "false") return r;
+  if (s == "full" || s == "true") r.kind = Kind::full;
+  else if (s == "selective") r.kind = Kind::selective;
+  else if (s == "selective-op") r.kind = Kind::ops;
+  else if (s.starts_with("every:")) {
+    int n = 0;
+    for (char c : s.substr(6)) {
+      if (c < '0' || c > '9' || n > 100000) n = -1;
+      if (n < 0) break;
+      n = n * 10 + (c - '0');
+    }
+    TZ_CHECK(n >= 1 && s.size() > 6, ConfigError, "recompute '" + std::string(s) + "': every:N needs a whole N >= 1");
+    r.kind = Kind::every, r.every = n;
+  } else {
+    TZ_THROW(ConfigError, "unknown recompute '" + std::string(s) + "' (none, full, selective, selective-op, every:N; true and false for full and none)");
+  }
+  return r;
 }
 
-EngineModel engine_model(Engine e) {
-  EngineModel m;
-  if (e == Engine::deepspeed) {
-    // DeepSpeed ZeRO-3 fetches each submodule's parameters from its own
-    // pre-forward/pre-backward hook (DeepSpeed docs, "ZeRO-3": parameters are
-    // gathered per module); a Megatron-DeepSpeed GPT block has six
-    // parameterised modules (two LayerNorms, QKV, attention output, two MLP
-    // linears), the embedding two (word, position), the head one (final
-    // LayerNorm): module_fractions below. Overlap and per-call overhead:
-    // docs/simulator.md, "DeepSpeed".
-    m.fetch_per_module = true;
-    m.overlap = {0.25, 0.25, 0.25};
+std::string Recompute::kind_name() const { return kind == Kind::every ? "every" : name(); }
+
+std::string Recompute::name() const {
+  switch (kind) {
+    case Kind::none: return "none";
+    case Kind::full: return "full";
+    case Kind::selective: return "selective";
+    case Kind::ops: return "selective-op";
+    case Kind::every: return "every:" + std::to_string(every);
   }
-  return m;
+  return "none";
 }
 
 Topology SimInput::topology() const {
@@ -76,25 +89,26 @@ HopTransfer scaled(const HopTransfer& h, double f) {
   return x;
 }
 
-// Compute: model FLOPs / (peak x efficiency), one more forward with recomputation.
-double compute_time(const SimInput& in, double model_flops) {
-  return model_flops * (in.recompute ? 4.0 / 3.0 : 1.0) / (in.system.peak_flops * in.system.compute_efficiency);
-}
-
 // Communication, hop by hop (rank 0 stands for every rank; they differ only
 // by a few bytes): fills the per-level times, bytes and calls, and the
-// overlappable, exposed and step-phase totals; returns the exposed part
-// (the first unit's gather, the last bucket's reduction, the step's own).
+// overlappable and step-phase totals; returns the exposed part (the first
+// unit's gather, the last bucket's reduction, the step's own). Reductions
+// move the engine's gradient bytes; an engine that accumulates a replicated
+// plan's gradients locally reduces once per step, not per micro-batch.
 double price_communication(const SimInput& in, const Topology& topo, const TrainConfig& cfg, const GptLayout& layout, SimResult& r) {
-  const EngineModel engine = engine_model(in.engine);
-  const double per_call = in.system.call_overhead_s + engine.call_overhead_s;
-  const auto modules = engine.fetch_per_module ? module_fractions(layout) : std::vector<std::vector<double>>{};
+  const EngineProfile& e = in.engine;
+  const double per_call = in.system.call_overhead_s;
+  const bool per_module = e.calls == CallPattern::per_module;
+  const auto modules = per_module ? module_fractions(layout) : std::vector<std::vector<double>>{};
   const std::vector<double> whole = {1.0};
+  const double reduce_scale = (e.reduce_bytes > 0 ? e.reduce_bytes / static_cast<double>(dtype_size(in.dtype)) : 1.0) *
+                              (e.accumulate_locally && !in.plan.params ? 1.0 / in.grad_accum : 1.0);
   double step_phase = 0, forward = 0, reduce = 0;
-  for (const HopTransfer& h : step_transfers(in.plan, topo, cfg, 0)) {
+  for (HopTransfer h : step_transfers(in.plan, topo, cfg, 0)) {
+    if (h.phase == Phase::reduce && !in.plan.quantized()) h = scaled(h, reduce_scale);
     double t = 0, longest = -1;  // the hop's calls: transfer, latency and call overheads
     int quant_level = 0;         // the quantisation is charged to the level bounding the hop's longest call
-    for (double f : engine.fetch_per_module && h.unit >= 0 ? modules[h.unit] : whole) {
+    for (double f : per_module && h.unit >= 0 ? modules[h.unit] : whole) {
       const HopTime ht = hop_time(f == 1.0 ? h : scaled(h, f), topo, in.system);
       r.collective_calls += 1;
       r.comm_time_s[ht.bottleneck] += ht.transfer_s;
@@ -119,61 +133,23 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
   return forward / units + reduce / units + step_phase;
 }
 
-// The overlap of the three kinds (system x engine), weighted by their times.
-double weighted_overlap(const SimInput& in, const SimResult& r) {
-  const Overlap& o = in.system.overlap;
-  const Overlap e = engine_model(in.engine).overlap;
-  const Overlap& by = r.overlappable_by_kind;
-  const double weighted = o.forward * e.forward * by.forward + o.backward * e.backward * by.backward + o.reduce * e.reduce * by.reduce;
-  return r.overlappable_s > 0 ? weighted / r.overlappable_s : 0.0;
-}
-
-// Memory per rank, by state (docs/simulator.md).
-void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
-  const double bytes_per_param = static_cast<double>(dtype_size(in.dtype));
-  const Plan& p = in.plan;
-  const GptConfig& m = in.model;
-  const double tokens = static_cast<double>(seq_len), batch = in.micro_batch, width = m.channels, heads = m.heads, vocab = m.vocab;
-  // Korthikanti et al. 2022 (16-bit activations, per layer): s b h (34 + 5 a s / h) bytes for GPT, 2 s b h with
-  // recomputation (plus one layer's full set). Their terms, per s b h: attention 2 (QKV input) + 2 (Q) + 2 + 2 (K, V)
-  // + 2 (output projection input) + 1 (dropout mask), scores 2 a s / h (softmax) + 3 a s / h (dropout mask and
-  // output); MLP 2 (input) + 2 F/h (GELU input) + 2 F/h (down input) + 1 (dropout mask); norms 4. The Llama family
-  // trains without dropout, its K and V are KV/H of Q's, and SwiGLU keeps gate, up and their product (3 x 2 F/h).
-  const bool dropout = m.family() == "gpt2";
-  const double kv = static_cast<double>(m.kv()) / m.heads, ffn = static_cast<double>(m.ffn_size()) / m.channels;
-  const double attention = 6 + 4 * kv + (dropout ? 1 : 0), scores = 2 + (dropout ? 3 : 0);
-  const double mlp = m.mlp == Mlp::swiglu ? 2 + 6 * ffn : 2 + 4 * ffn + (dropout ? 1 : 0);
-  const double full_layer = tokens * batch * width * (attention + mlp + 4 + scores * heads * tokens / width);
-  const double per_layer = in.recompute ? 2 * tokens * batch * width : full_layer;
-  const double logits = 2 * 4 * tokens * batch * vocab;  // fp32 logits and their gradient
-  const double activations = in.model.layers * per_layer + (in.recompute ? full_layer : 0) + logits;
-  std::size_t max_unit = 0;
-  for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
-  const StateLayouts states = StateLayouts::make(layout, topo, p, 0);  // what the engine allocates (every rank alike)
-  const auto grads_total = static_cast<double>(states.grads_bytes());
-  const double buffers = (p.prefetch + 1) * static_cast<double>(max_unit) * bytes_per_param +
-                         (m.tied ? static_cast<double>(layout.units()[0].numel) * bytes_per_param : 0.0) +  // a tied head's wte
-                         2 * std::min(static_cast<double>(p.bucket_bytes), grads_total);
-  const auto optim = static_cast<double>(states.optim_bytes());
-  const auto params = static_cast<double>(states.params_bytes(in.dtype)), bwd = static_cast<double>(states.bwd_params_bytes(in.dtype));
-  const bool params_off = p.param_offload.offloaded();
-  r.memory_bytes = {{"params", params_off ? 0.0 : params},
-                    {"bwd_params", params_off ? 0.0 : bwd},
-                    {"grads", grads_total},
-                    {"optim", p.optim_offload.offloaded() ? 0.0 : optim},
-                    {"activations", activations},
-                    {"buffers", buffers}};
-  for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;
-  r.fits = r.memory_total <= in.system.memory_bytes;
-  // Offloaded states (optim_store.h, param_store.h): in host memory (cpu), or in files with a few units' worth of
-  // host buffers (nvme); an hpZ copy of offloaded params stays in host memory.
-  if (p.optim_offload.device == Offload::cpu) r.host_bytes += optim;
-  if (p.optim_offload.device == Offload::nvme)
-    r.file_bytes += optim, r.host_bytes += p.optim_offload.buffers * 3 * sizeof(float) * static_cast<double>(states.optim.largest_shard());
-  if (params_off) r.host_bytes += bwd;
-  if (p.param_offload.device == Offload::cpu) r.host_bytes += params;
-  if (p.param_offload.device == Offload::nvme)
-    r.file_bytes += params, r.host_bytes += p.param_offload.buffers * bytes_per_param * static_cast<double>(states.params.largest_shard());
+// The compute of the step: every micro-batch's operations and the optimizer's update of this rank's shard.
+ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
+  const EngineProfile& e = in.engine;
+  OpOptions o;
+  o.attention = in.attention.empty() ? e.attention : in.attention;
+  o.activation_bytes = e.activation_bytes, o.fused_loss = e.fused_loss, o.fp8 = in.fp8, o.recompute = in.recompute;
+  EngineProfile priced = e;
+  priced.attention = o.attention;
+  ComputeTime t = price_ops(micro_batch_ops(in.model, in.micro_batch, seq_len, o), in.system, priced).scaled(in.grad_accum);
+  r.gemm_s = t.gemm_s, r.attention_s = t.attention_s, r.memory_ops_s = t.memory_s, r.recompute_s = t.recompute_s;
+  r.forward_s = t.forward_s, r.backward_s = t.backward_s + t.recompute_s;
+  const StateLayouts states = StateLayouts::make(layout, topo, in.plan, 0);
+  r.optimizer_s = in.plan.optim_offload.offloaded()
+                      ? 0.0  // priced with the offload (offload_time)
+                      : op_time(optimizer_op(static_cast<double>(states.optim.total), static_cast<double>(dtype_size(in.dtype))),
+                                in.system, priced);
+  return t;
 }
 
 // The step's time for the offloaded states (tierzero/simulator.h); 0 when they are on the device.
@@ -212,6 +188,12 @@ double offload_time(const SimInput& in, const Topology& topo, const GptLayout& l
 SimResult simulate(const SimInput& in) {
   const Topology topo = in.topology();
   in.plan.validate(topo);
+  const auto& offered = in.engine.recompute;
+  if (std::find(offered.begin(), offered.end(), in.recompute.kind_name()) == offered.end()) {
+    std::string names;
+    for (const std::string& k : offered) names += (names.empty() ? "" : ", ") + k;
+    TZ_THROW(ConfigError, "the " + in.engine.name + " engine does not recompute '" + in.recompute.name() + "' (it offers " + names + ")");
+  }
   TrainConfig cfg;
   cfg.model = in.model;
   cfg.micro_batch = in.micro_batch;
@@ -222,13 +204,23 @@ SimResult simulate(const SimInput& in) {
   const int seq_len = cfg.effective_seq_len();
   const GptLayout layout(in.model);
   SimResult r;
-  const double model_flops = in.model.flops_per_token(seq_len) * static_cast<double>(in.micro_batch) * seq_len * in.grad_accum;
-  r.compute_s = compute_time(in, model_flops);
+  const ComputeTime c = compute_time(in, topo, layout, seq_len, r);
+  r.compute_s = c.total() + r.optimizer_s;
   const double exposed = price_communication(in, topo, cfg, layout, r);
   r.offload_s = offload_time(in, topo, layout);
-  r.step_time_s = r.compute_s + r.overlappable_s + exposed - weighted_overlap(in, r) * std::min(r.compute_s, r.overlappable_s) + r.offload_s;
+  // Forward gathers hide under the forward's compute, backward gathers and reductions under the backward's (and its
+  // recomputation), each kind by the system's overlap times the engine's; compute beside them slows by the engine's
+  // overlap_slowdown.
+  const Overlap& so = in.system.overlap;
+  const Overlap& eo = in.engine.overlap;
+  const Overlap& o = r.overlappable_by_kind;
+  const double hidden_f = so.forward * eo.forward * std::min(o.forward, c.forward_s);
+  const double hidden_b = std::min(so.backward * eo.backward * o.backward + so.reduce * eo.reduce * o.reduce, c.backward_s + c.recompute_s);
+  r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) + r.offload_s;
   r.exposed_comm_s = r.step_time_s - r.compute_s - r.offload_s;
-  r.tflops_per_device = model_flops / r.step_time_s / 1e12;
+  const double tokens = static_cast<double>(in.micro_batch) * seq_len * in.grad_accum;
+  r.tokens_per_s_per_device = tokens / r.step_time_s;
+  r.tflops_per_device = in.model.flops_per_token(seq_len) * tokens / r.step_time_s / 1e12;
   memory_per_rank(in, topo, layout, seq_len, r);
   return r;
 }

@@ -9,6 +9,7 @@
 #include <toml++/toml.h>
 
 #include "core/toml_read.h"
+#include "topo/device_toml.h"
 
 #include "tierzero/error.h"
 #include "core/read_file.h"
@@ -112,13 +113,10 @@ Topology System::topology(int ranks) const {
 std::string System::to_toml() const {
   toml::table root;
   root.insert("name", name);
-  root.insert("memory_gb", memory_bytes / 1e9);
-  root.insert("peak_tflops", peak_flops / 1e12);
-  root.insert("memory_bandwidth_gbs", memory_bandwidth_Bps / 1e9);
+  write_device_keys(root, *this);
   root.insert("host_link_gbs", host_link_Bps / 1e9);
   root.insert("host_memory_gbs", host_memory_Bps / 1e9);
   root.insert("nvme_gbs", nvme_Bps / 1e9);
-  root.insert("compute_efficiency", compute_efficiency);
   root.insert("collectives", collectives == CollectiveLibrary::nccl ? "nccl" : "mpi");
   root.insert("overlap_forward", overlap.forward);
   root.insert("overlap_backward", overlap.backward);
@@ -162,7 +160,7 @@ double number(const toml::node& n, const std::string& where) {
   return *v;
 }
 
-void reject_unknown(const toml::table& t, std::initializer_list<std::string_view> known, const std::string& where) {
+void reject_unknown(const toml::table& t, const std::vector<std::string_view>& known, const std::string& where) {
   for (auto&& [k, v] : t) {
     bool ok = false;
     for (auto name : known) ok = ok || k.str() == name;
@@ -173,26 +171,22 @@ void reject_unknown(const toml::table& t, std::initializer_list<std::string_view
 
 System parse_system_toml(std::string_view text, const std::string& origin) {
   const toml::table root = parse_toml(text, origin);
-  reject_unknown(root,
-                 {"name", "memory_gb", "peak_tflops", "memory_bandwidth_gbs", "compute_efficiency", "collectives", "overlap",
-                  "overlap_forward", "overlap_backward", "overlap_reduce", "call_overhead_us", "host_link_gbs", "host_memory_gbs", "nvme_gbs", "level"},
-                 origin);
+  std::vector<std::string_view> known = {"name", "based_on", "collectives", "overlap", "overlap_forward", "overlap_backward",
+                                         "overlap_reduce", "call_overhead_us", "host_link_gbs", "host_memory_gbs", "nvme_gbs", "level"};
+  for (const std::string& k : device_top_keys()) known.push_back(k);
+  reject_unknown(root, known, origin);
   System s;
+  if (const auto base = root["based_on"].value<std::string>()) s = device_preset(*base);  // a device preset's figures, overridden below
+  else TZ_CHECK(root.contains("memory_gb") && root.contains("peak_tflops"), ConfigError,
+                origin + ": needs memory_gb and peak_tflops (or based_on = \"DEVICE\", a device preset)");
   s.name = root["name"].value_or(std::string("custom"));
-  TZ_CHECK(root.contains("memory_gb"), ConfigError, origin + ": missing key 'memory_gb'");
-  TZ_CHECK(root.contains("peak_tflops"), ConfigError, origin + ": missing key 'peak_tflops'");
-  s.memory_bytes = number(*root.get("memory_gb"), origin + ": memory_gb") * 1e9;
-  s.peak_flops = number(*root.get("peak_tflops"), origin + ": peak_tflops") * 1e12;
-  TZ_CHECK(s.memory_bytes > 0 && s.peak_flops > 0, ConfigError, origin + ": memory_gb and peak_tflops must be positive");
-  if (root.contains("memory_bandwidth_gbs")) s.memory_bandwidth_Bps = number(*root.get("memory_bandwidth_gbs"), origin + ": memory_bandwidth_gbs") * 1e9;
+  read_device_keys(root, s, origin);
   for (auto [key, field] : {std::pair{"host_link_gbs", &System::host_link_Bps}, std::pair{"host_memory_gbs", &System::host_memory_Bps},
                             std::pair{"nvme_gbs", &System::nvme_Bps}}) {
     if (!root.contains(key)) continue;
     s.*field = number(*root.get(key), origin + ": " + key) * 1e9;
     TZ_CHECK(s.*field >= 0, ConfigError, origin + ": " + key + " must not be negative");
   }
-  if (root.contains("compute_efficiency")) s.compute_efficiency = number(*root.get("compute_efficiency"), origin + ": compute_efficiency");
-  TZ_CHECK(s.compute_efficiency > 0 && s.compute_efficiency <= 1, ConfigError, origin + ": compute_efficiency must be in (0, 1]");
   // "overlap" sets every kind; overlap_forward/backward/reduce override one each.
   if (root.contains("overlap")) {
     const double o = number(*root.get("overlap"), origin + ": overlap");

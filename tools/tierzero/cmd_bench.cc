@@ -104,7 +104,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   comm->add_flag("--json", args->json, "One JSON object per line");
   comm->add_option("--write-system", args->write_system, "Write a system TOML with the measured latency and bandwidth per level");
   comm->add_option("--system-name", args->system_name, "Name recorded in the written system file");
-  comm->add_option("--calibrate-model", args->calibration.model, "Model whose forward/backward measures compute_efficiency (--write-system)");
+  comm->add_option("--calibrate-model", args->calibration.model, "Model whose training step the written system's gemm_efficiency is fitted to (--write-system)");
   comm->add_option("--calibrate-micro-batch", args->calibration.micro_batch, "Its micro-batch")->check(at_least(1));
   comm->add_option("--calibrate-seq-len", args->calibration.seq_len, "Its sequence length")->check(at_least(1));
   comm->callback([args, &ctx] { ctx.exit_code = run_comm(*args, ctx); });

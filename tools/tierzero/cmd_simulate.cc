@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "validators.h"
+#include "tierzero/corpus.h"
 #include "tierzero/error.h"
 #include "tierzero/planner.h"
 #include "tierzero/simulator.h"
@@ -19,7 +20,8 @@ struct SimArgs {
   std::vector<std::string> strategies = {"zero3", "zeropp", "hier3"};
   std::vector<int> ranks = {8, 16, 32, 64, 128, 256, 384};
   int micro_batch = 4, seq_len = 0, grad_accum = 1;
-  bool recompute = true, json = false;
+  std::string recompute = "full", attention;
+  bool fp8 = false, json = false;
   std::string plot;
   double memory_limit_gb = 0, min_quant_gain = 0.05;
   std::string offload_optimizer = "none", offload_param = "none";
@@ -41,9 +43,11 @@ SimInput job(const SimArgs& a) {
   in.micro_batch = a.micro_batch;
   in.seq_len = a.seq_len;
   in.grad_accum = a.grad_accum;
-  in.recompute = a.recompute;
+  in.recompute = Recompute::parse(a.recompute);
   in.topology_spec = a.topology;
-  in.engine = parse_engine(a.engine);
+  in.engine = engine_profile(a.engine);
+  in.attention = a.attention;
+  in.fp8 = a.fp8;
   // The strategies' plans take where the states live (input); the run names the directory.
   in.plan.optim_offload.device = parse_offload(a.offload_optimizer), in.plan.param_offload.device = parse_offload(a.offload_param);
   in.plan.optim_offload.nvme_path = in.plan.param_offload.nvme_path = "<nvme_path>";
@@ -156,6 +160,7 @@ int run_simulate(const SimArgs& a) {
         nlohmann::ordered_json j = to_json(s, n, r, eff);
         j["plan"] = p.in.plan.describe();
         j["engine"] = a.engine;
+        j["error_band"] = error_band(base_job.system.device.name, a.engine);
         j["plan_changed"] = p.changed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.changed);
         std::cout << j.dump() << "\n";
       } else {
@@ -167,11 +172,12 @@ int run_simulate(const SimArgs& a) {
     }
   }
   if (!a.plot.empty()) write_plot(a.plot, lines);
+  if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
   return 0;
 }
 
-// The best plan against ZeRO++ and ZeRO-3 under both engine models: what
-// tierzero's engine and DeepSpeed's would give on this system.
+// The best plan against ZeRO++ and ZeRO-3 under tierzero's engine and
+// DeepSpeed's: what DeepSpeed would give on this system against tierzero.
 void compare_engines(const SimInput& base_job, const PlanCandidate& best, const SimArgs& a) {
   const int ranks = a.ranks.front();
   std::fflush(stdout);  // after the plans, on a terminal that shows both streams
@@ -179,18 +185,17 @@ void compare_engines(const SimInput& base_job, const PlanCandidate& best, const 
                a.system.c_str(), a.engine.c_str());
   std::fprintf(stderr, "  %-10s %8s %8s %8s %12s %11s\n", "engine", "best", "zeropp", "zero3", "best/zeropp", "best/zero3");
   double deepspeed_zeropp = 0, tierzero_best = 0;
-  for (Engine e : {Engine::tierzero, Engine::deepspeed}) {
+  for (const char* e : {"tierzero", "deepspeed"}) {
     SimInput job = base_job;
-    job.engine = e;
+    job.engine = engine_profile(e);
     SimInput b = input(job, "zero3", ranks).in;
     b.plan = best.plan;
     b.recompute = best.recompute;
     const double t_best = simulate(b).tflops_per_device;
     const double t_zpp = simulate(input(job, "zeropp", ranks).in).tflops_per_device;
     const double t_z3 = simulate(input(job, "zero3", ranks).in).tflops_per_device;
-    std::fprintf(stderr, "  %-10s %8.2f %8.2f %8.2f %11.2fx %10.2fx\n", std::string(engine_name(e)).c_str(), t_best, t_zpp, t_z3,
-                 t_best / t_zpp, t_best / t_z3);
-    if (e == Engine::tierzero) tierzero_best = t_best;
+    std::fprintf(stderr, "  %-10s %8.2f %8.2f %8.2f %11.2fx %10.2fx\n", e, t_best, t_zpp, t_z3, t_best / t_zpp, t_best / t_z3);
+    if (std::string(e) == "tierzero") tierzero_best = t_best;
     else deepspeed_zeropp = t_zpp;
   }
   std::fprintf(stderr, "  tierzero with the best plan vs DeepSpeed's ZeRO++ here: %.2fx\n", tierzero_best / deepspeed_zeropp);
@@ -207,7 +212,7 @@ int run_plan(const SimArgs& a) {
   const auto found = search_plans(base, options);
   if (found.empty()) {  // say what the smallest plan the search tried needs, and what takes the room
     SimInput least = base;
-    least.recompute = true;
+    least.recompute = Recompute{Recompute::Kind::full};
     least.plan = fit_to(strategy_plan("zero3"), base.topology());
     const bool offload = base.system.host_memory_Bps > 0;
     if (offload) least.plan.optim_offload.device = least.plan.param_offload.device = Offload::cpu;
@@ -228,15 +233,15 @@ int run_plan(const SimArgs& a) {
       j["plan"] = c.plan.describe();
       j["prefetch"] = c.plan.prefetch;
       j["bucket_bytes"] = c.plan.bucket_bytes;
-      j["recompute"] = c.recompute;
+      j["recompute"] = c.recompute.name();
       j["alike"] = c.alike.count;
       nlohmann::ordered_json changes = nlohmann::ordered_json::object();
       for (const auto& [setting, values] : c.alike.changes) changes[setting] = values;
       j["alike_changes"] = changes;
       std::cout << j.dump() << "\n";
     } else {
-      std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-3s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
-                  c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute ? "yes" : "no", c.plan.prefetch,
+      std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
+                  c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute.name().c_str(), c.plan.prefetch,
                   c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
       if (c.plan.optim_offload.offloaded() || c.plan.param_offload.offloaded())
         std::printf("%27s step %.3f s, %.3f s of it the offloaded states (%.1f GB host, %.1f GB NVMe per rank)\n", "",
@@ -253,6 +258,7 @@ int run_plan(const SimArgs& a) {
       }
     }
   }
+  std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
   compare_engines(base_job, found.front(), a);
   // Whether hier3 helps on this system, and why.
   std::fprintf(stderr, "ranked by TFLOPS; a lossy plan (quantised weights or gradients) ranks above an exact one only when %.0f%% faster "
@@ -307,9 +313,18 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch")->check(at_least(1))->capture_default_str();
   c->add_option("--seq-len", a.seq_len, "Sequence length (0: the model's context)")->check(at_least(0))->capture_default_str();
   c->add_option("--grad-accum", a.grad_accum, "Micro-batches per step")->check(at_least(1))->capture_default_str();
-  c->add_option("--recompute", a.recompute, "Activation recomputation (true/false)")->capture_default_str();
-  c->add_option("--engine", a.engine, "Whose collective call pattern to price: tierzero (per unit) or deepspeed (per module)")
+  c->add_option("--recompute", a.recompute,
+                "Activation recomputation: none, full, selective (the attention core), every:N (one block in N); true/false for full/none")
       ->capture_default_str();
+  c->add_option("--engine", a.engine,
+                "The training engine priced: tierzero, fsdp (FSDP1), fsdp2, deepspeed, megatron (data/engines: kernels, call pattern, "
+                "overlap, memory)")
+      ->check(CLI::IsMember(engine_names()))
+      ->capture_default_str();
+  c->add_option("--attention", a.attention,
+                "The attention implementation (a rate the system's device gives: flash2, flash3, cudnn, triton, ck; or eager); "
+                "default the engine's");
+  c->add_flag("--fp8", a.fp8, "The linear layers' GEMMs in FP8 (Transformer Engine, torchao), at the device's FP8 rate");
   c->add_option("--offload-optimizer", a.offload_optimizer,
                 "Where the optimizer state lives: none, cpu (host memory) or nvme (files), priced with the system's host link, "
                 "host memory and NVMe rates")

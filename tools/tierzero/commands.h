@@ -51,6 +51,7 @@ void add_train_command(CLI::App& app, Context& ctx);
 void add_data_command(CLI::App& app, Context& ctx);
 void add_ckpt_command(CLI::App& app, Context& ctx);
 void add_simulate_command(CLI::App& app, Context& ctx);
+void add_validate_command(CLI::App& app, Context& ctx);
 void add_sample_command(CLI::App& app, Context& ctx);
 void add_collective_command(CLI::App& app, Context& ctx);
 void add_launch_command(CLI::App& app, Context& ctx);

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   tierzero::cli::add_data_command(app, ctx);
   tierzero::cli::add_ckpt_command(app, ctx);
   tierzero::cli::add_simulate_command(app, ctx);
+  tierzero::cli::add_validate_command(app, ctx);
   tierzero::cli::add_sample_command(app, ctx);
   tierzero::cli::add_collective_command(app, ctx);
   tierzero::cli::add_launch_command(app, ctx);

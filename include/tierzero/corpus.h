@@ -1,0 +1,79 @@
+// The corpus of published training runs (data/published-runs.toml, or a
+// file of its form, docs/simulator.md "Validation") and the simulator's
+// prediction of each: throughput against the published figure, and whether
+// the run fits the device (a run that was trained must; one its source says
+// ran out of memory must not). `tierzero validate` prints it; `simulate`
+// and `plan` quote the error band of the runs of their device and engine.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tierzero/simulator.h"
+
+namespace tierzero {
+
+// One published run, as the simulator takes it, and its published figure:
+// tokens/s per GPU, or that it ran out of memory, or (where a source gives
+// only ratios, as the ZeRO++ and Frontier papers do) its speedup in
+// throughput per GPU over a second configuration, `over`: the same run with
+// the keys of the row's `over` table changed (another strategy, GPU count).
+struct PublishedRun {
+  std::string id, half, source, gpu;
+  SimInput input;
+  double tokens_per_s_per_gpu = 0;  // published; 0 for an out-of-memory run or a ratio
+  bool oom = false;
+  double speedup = 0;  // published throughput ratio over `over`; 0 for none
+  SimInput over;
+  bool ratio() const { return speedup > 0; }
+};
+
+// Device and engine figures to use instead of the presets' (`--override`:
+// [devices.NAME] tables of [device] keys, [engines.NAME] tables of engine
+// keys), e.g. to fit or to try a what-if; empty = none.
+struct CorpusOverrides {
+  std::string text, origin;
+};
+
+// Parses a corpus; ConfigError naming the run and the key.
+std::vector<PublishedRun> parse_corpus(std::string_view text, const std::string& origin, const CorpusOverrides& overrides = {});
+// The corpus file at `path` ("": the built-in one) with the overrides file at
+// `overrides_path` ("": none); ConfigError for a file that cannot be read.
+std::vector<PublishedRun> load_corpus(const std::string& path, const std::string& overrides_path);
+// data/published-runs.toml, compiled in: its text, and its runs.
+std::string_view builtin_corpus_text();
+const std::vector<PublishedRun>& builtin_corpus();
+
+struct RunCheck {
+  const PublishedRun* run = nullptr;
+  SimResult result, over_result;  // over_result: of `over`, for a ratio
+  double predicted = 0;           // tokens/s per GPU, or the ratio
+  double error = 0;               // predicted / published - 1 (0 for an out-of-memory run)
+  bool fits = false;              // the run (and `over`) fit the device
+};
+
+// Every run checked.
+std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs);
+
+// The summary of a set of checks: over the trained runs with a published
+// throughput, the median and largest |error|; the same over the published
+// ratios; how many trained runs (ratios' configurations included) are
+// called "does not fit"; over the out-of-memory runs, how many "fit".
+struct CorpusSummary {
+  int trained = 0, ratios = 0, oom = 0;
+  double median_abs_error = 0, max_abs_error = 0;
+  double ratio_median_abs_error = 0, ratio_max_abs_error = 0;
+  int trained_not_fitting = 0, oom_fitting = 0;
+};
+CorpusSummary summarize(const std::vector<RunCheck>& checks);
+
+// The checks of the runs on `gpu` (a device preset) under `engine`, or of
+// every run where either is "".
+std::vector<RunCheck> select(const std::vector<RunCheck>& checks, const std::string& gpu, const std::string& engine);
+
+// The error band the corpus gives a prediction for `gpu` under `engine`,
+// in words: "+-3.3% (median |error|; largest 12.0%) over 61 published
+// a100-80gb fsdp runs (tierzero validate)", or that the corpus has none.
+std::string error_band(const std::string& gpu, const std::string& engine);
+
+}  // namespace tierzero

@@ -1,0 +1,73 @@
+// A training engine as the simulator prices it: tierzero's own, PyTorch
+// FSDP (FSDP1: FullyShardedDataParallel) and FSDP2 (fully_shard), DeepSpeed
+// ZeRO and Megatron-LM (docs/simulator.md, "Engines"). Each is a small
+// table of behaviours: how its kernels compute (attention implementation,
+// fused or eager element-wise work and loss), how it calls and overlaps its
+// collectives, and what it keeps in memory. The strategies (FSDP's
+// FULL_SHARD, SHARD_GRAD_OP, HYBRID_SHARD; ZeRO's stages; Megatron's
+// distributed optimizer) are plans, as for tierzero's engine. Every entry
+// has its source (a document, a code path, or a fit with the runs it was
+// fitted on). Value type.
+#pragma once
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tierzero/system.h"
+
+namespace tierzero {
+
+// How an engine issues a unit's weight gather: one collective per unit (a
+// transformer block: tierzero, FSDP's flat parameter, FSDP2's group), or
+// one per parameterised module (DeepSpeed ZeRO-3's hooks).
+enum class CallPattern { per_unit, per_module };
+
+// Bytes per parameter of each state of the plan, before the plan divides
+// them among the ranks that share it.
+struct StateBytes {
+  double params = 2;  // the working (16-bit) parameters; FSDP keeps its fp32 shard as the parameter
+  double grads = 4;   // the accumulated gradients
+  double optim = 12;  // what the optimizer keeps: AdamW's moments, and an fp32 master where params is 16-bit
+  bool operator==(const StateBytes&) const = default;
+};
+
+struct EngineProfile {
+  std::string name;
+  // Kernels.
+  std::string attention = "flash2";  // a DeviceSpec rate, or "eager": two batched GEMMs and a softmax, the s x s scores kept
+  double elementwise_traffic = 1;    // bytes the memory-bound ops move, over the op list's (fused kernels: 1)
+  double host_overhead_s = 0;        // host time to issue one kernel: a kernel takes at least this (eager frameworks)
+  bool fused_loss = false;           // cross-entropy in one pass over the 16-bit logits, else through fp32 copies
+  int activation_bytes = 2;          // bytes per saved activation element
+  // The recomputation policies the engine offers (Recompute::name of each
+  // kind: none, full, every, selective, selective-op).
+  std::vector<std::string> recompute = {"none", "full"};
+  int reduce_bytes = 2;              // bytes per gradient element a reduction moves (an fp32 reduce: 4)
+  // Collectives.
+  CallPattern calls = CallPattern::per_unit;
+  // Under a plan with replicated parameters (DDP, ZeRO-1/2, Megatron's
+  // distributed optimizer) the gradients accumulate in a full-size local
+  // buffer over a step's micro-batches and are reduced once, at its end
+  // (DDP's no_sync); false: each micro-batch's are reduced (tierzero).
+  bool accumulate_locally = false;
+  Overlap overlap;                       // fraction of each kind of overlappable communication hidden under compute
+  double overlap_slowdown = 0;           // fraction by which compute beside collectives slows (their kernels take SMs and bandwidth)
+  // Memory.
+  StateBytes state_bytes;
+  int live_units = 2;          // gathered units held at once (the one computing, the one prefetched)
+  bool root_gathered = false;  // the embedding and head stay gathered from forward to the end of backward (FSDP's root unit)
+  double allocator_reserve = 0;  // fraction on top of the allocated peak that the caching allocator holds
+  double fixed_bytes = 0;        // per rank: runtime context, communication buffers, library workspaces
+  std::vector<std::pair<std::string, std::string>> sources;  // per key, where its value comes from
+  bool operator==(const EngineProfile&) const = default;
+
+  std::string source_of(const std::string& key) const;
+};
+
+// tierzero, fsdp, fsdp2, deepspeed, megatron.
+std::vector<std::string> engine_names();
+// The preset of `name`; throws ConfigError naming the engines.
+EngineProfile engine_profile(std::string_view name);
+
+}  // namespace tierzero

@@ -1,0 +1,84 @@
+#include "tierzero/engine.h"
+
+#include "core/embedded_data.h"
+#include "core/sourced_table.h"
+#include "core/toml_read.h"
+#include "sim/engine_toml.h"
+#include "tierzero/error.h"
+
+namespace tierzero {
+
+std::string EngineProfile::source_of(const std::string& key) const { return tierzero::source_of(sources, key); }
+
+std::vector<std::string> engine_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, text] : embedded_files("engines")) names.emplace_back(name);
+  return names;
+}
+
+void read_engine_keys(const toml::table& table, EngineProfile& e, const std::string& where) {
+  SourcedTable t(table, where);
+  t.text("attention", e.attention);
+  t.number("elementwise_traffic", e.elementwise_traffic, 0.1, 100);
+  t.number("host_overhead_us", e.host_overhead_s, 0, 1e6, 1e-6);
+  t.boolean("fused_loss", e.fused_loss);
+  t.integer("activation_bytes", e.activation_bytes, 1, 8);
+  if (t.take("recompute")) {
+    const toml::array* kinds = table["recompute"].as_array();
+    TZ_CHECK(kinds && !kinds->empty(), ConfigError, where + ": recompute must be a list of policies (none, full, every, selective, selective-op)");
+    e.recompute.clear();
+    for (const toml::node& k : *kinds) {
+      const auto name = k.value<std::string>();
+      TZ_CHECK(name && (*name == "none" || *name == "full" || *name == "every" || *name == "selective" || *name == "selective-op"),
+               ConfigError, where + ": recompute lists none, full, every, selective or selective-op");
+      e.recompute.push_back(*name);
+    }
+  }
+  t.integer("reduce_bytes", e.reduce_bytes, 0, 8);
+  std::string calls = e.calls == CallPattern::per_module ? "per_module" : "per_unit";
+  t.text("calls", calls, {"per_unit", "per_module"});
+  e.calls = calls == "per_module" ? CallPattern::per_module : CallPattern::per_unit;
+  t.boolean("accumulate_locally", e.accumulate_locally);
+  t.number("overlap_forward", e.overlap.forward, 0, 1);
+  t.number("overlap_backward", e.overlap.backward, 0, 1);
+  t.number("overlap_reduce", e.overlap.reduce, 0, 1);
+  t.source_only("overlap");
+  t.number("overlap_slowdown", e.overlap_slowdown, 0, 0.99);
+  t.number("params_bytes", e.state_bytes.params, 0, 16);
+  t.number("grads_bytes", e.state_bytes.grads, 0, 16);
+  t.number("optim_bytes", e.state_bytes.optim, 0, 64);
+  t.source_only("state_bytes");
+  t.integer("live_units", e.live_units, 1, 64);
+  t.boolean("root_gathered", e.root_gathered);
+  t.number("allocator_reserve", e.allocator_reserve, 0, 1);
+  t.number("fixed_gb", e.fixed_bytes, 0, 1e6, 1e9);
+  t.source_only("based_on");
+  t.finish(e.sources);
+}
+
+namespace {
+// data/engines/NAME.toml: every key optional over the based_on engine's (or
+// EngineProfile's defaults), each with an optional KEY_source.
+EngineProfile parse_engine(std::string_view name, std::string_view text) {
+  const std::string origin = "data/engines/" + std::string(name) + ".toml";
+  const toml::table root = parse_toml(text, origin);
+  EngineProfile e;
+  if (const auto base = root["based_on"].value<std::string>()) {
+    TZ_CHECK(*base != name, ConfigError, origin + ": based_on names itself");
+    e = engine_profile(*base);
+  }
+  e.name = std::string(name);
+  read_engine_keys(root, e, origin);
+  return e;
+}
+}  // namespace
+
+EngineProfile engine_profile(std::string_view name) {
+  for (const auto& [file, text] : embedded_files("engines"))
+    if (file == name) return parse_engine(file, text);
+  std::string names;
+  for (const std::string& n : engine_names()) names += (names.empty() ? "" : ", ") + n;
+  TZ_THROW(ConfigError, "unknown engine '" + std::string(name) + "' (engines: " + names + ")");
+}
+
+}  // namespace tierzero

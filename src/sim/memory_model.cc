@@ -1,0 +1,153 @@
+#include "sim/memory_model.h"
+
+#include <algorithm>
+
+#include "model/gpt.h"
+#include "model/ops.h"
+#include "plan/grad_buckets.h"
+#include "plan/shard_layout.h"
+
+namespace tierzero {
+
+namespace {
+using Parts = std::vector<std::pair<std::string, double>>;
+
+// The largest unit's gathered extent in `l` (padded: the shard times the group).
+double max_padded(const GptLayout& layout, const ShardLayout& l) {
+  double m = 0;
+  for (std::size_t u = 0; u < layout.units().size(); ++u)
+    m = std::max(m, static_cast<double>(l.whole[u] ? layout.units()[u].numel : l.shard[u] * static_cast<std::size_t>(l.group_size)));
+  return m;
+}
+
+double max_unit(const GptLayout& layout) {
+  double m = 0;
+  for (const UnitInfo& u : layout.units()) m = std::max(m, static_cast<double>(u.numel));
+  return m;
+}
+
+// The offloaded states' host memory and files (optim_store.h, param_store.h): in host memory (cpu), or in files with
+// a few units' worth of host buffers (nvme); an hpZ copy of offloaded params stays in host memory.
+void offloaded(const Plan& p, const StateLayouts& states, double dsize, SimResult& r) {
+  const auto optim = static_cast<double>(states.optim_bytes());
+  const auto params = static_cast<double>(states.params.total) * dsize, bwd = static_cast<double>(states.bwd_params.total) * dsize;
+  if (p.optim_offload.device == Offload::cpu) r.host_bytes += optim;
+  if (p.optim_offload.device == Offload::nvme)
+    r.file_bytes += optim, r.host_bytes += p.optim_offload.buffers * 3 * sizeof(float) * static_cast<double>(states.optim.largest_shard());
+  if (p.param_offload.offloaded() && states.bwd_distinct) r.host_bytes += bwd;
+  if (p.param_offload.device == Offload::cpu) r.host_bytes += params;
+  if (p.param_offload.device == Offload::nvme)
+    r.file_bytes += params, r.host_bytes += p.param_offload.buffers * dsize * static_cast<double>(states.params.largest_shard());
+}
+
+// tierzero's engine: what ShardedTrainer allocates (its memory_bytes()), from the same layouts: the states; the
+// fetcher's prefetch + 1 slots (a gathered unit in the working dtype and its fp32 copy); the reducer's two send and
+// two receive buckets; the fp32 gradient of one unit; a tied head's whole embedding and its gradient (fp32); the
+// gathers of units rebuilt after the update; the model's activations (GptModel, gpt_activation_elements).
+Parts tierzero_parts(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
+  const Plan& p = in.plan;
+  const double dsize = static_cast<double>(dtype_size(in.dtype));
+  const StateLayouts states = StateLayouts::make(layout, topo, p, 0);
+  const bool params_off = p.param_offload.offloaded();
+  const double slots = (p.prefetch + 1) * (std::max(max_padded(layout, states.params), max_padded(layout, states.bwd_params)) * dsize +
+                                           max_unit(layout) * sizeof(float));
+  double bucket = 0;
+  for (const GradBucket& b : grad_buckets(layout.reduce_order(), states.grads, static_cast<std::size_t>(dsize), p.bucket_bytes))
+    bucket = std::max(bucket, static_cast<double>(b.count));
+  const double reducer = 2 * bucket * dsize * (states.grads.group_size + 1);
+  double rebuilt_shard = 0, rebuilt_padded = 0;
+  for (std::size_t u = 0; u < layout.units().size(); ++u)
+    if (p.rebuilt_after_update(layout.units()[u].numel))
+      rebuilt_shard = std::max(rebuilt_shard, static_cast<double>(states.optim.shard[u])),
+      rebuilt_padded = std::max(rebuilt_padded, static_cast<double>(states.optim.shard[u] * states.optim.group_size));
+  const double buffers = slots + reducer + max_unit(layout) * sizeof(float) + (rebuilt_shard + rebuilt_padded) * dsize;
+  const double embed = in.model.tied ? 2.0 * sizeof(float) * static_cast<double>(layout.units()[layout.embed_unit()].numel) : 0.0;
+  const double acts = sizeof(float) * static_cast<double>(gpt_activation_elements(in.model, in.micro_batch, seq_len, in.recompute.any(),
+                                                                                  ops::attention_scratch(seq_len, in.model.heads)));
+  offloaded(p, states, dsize, r);
+  return {{"params", params_off ? 0.0 : static_cast<double>(states.params_bytes(in.dtype))},
+          {"bwd_params", params_off ? 0.0 : static_cast<double>(states.bwd_params_bytes(in.dtype))},
+          {"grads", static_cast<double>(states.grads_bytes())},
+          {"optim", p.optim_offload.offloaded() ? 0.0 : static_cast<double>(states.optim_bytes())},
+          {"gathered", buffers + embed},
+          {"activations", acts},
+          {"logits", 0.0}};
+}
+
+// Another engine: its bytes per parameter of each state, divided as the plan partitions it (gradients a replicated
+// plan accumulates locally stay whole); the units gathered at once and, for FSDP, the root unit; the activations the
+// blocks keep (recomputation keeps each recomputed block's input only, and one block's set while it recomputes);
+// the loss's logits at the head's backward, when every activation is still held.
+Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
+  const Plan& p = in.plan;
+  const EngineProfile& e = in.engine;
+  const GptConfig& m = in.model;
+  const double n = static_cast<double>(layout.num_params());
+  const auto group = [&](const Partition& part) { return static_cast<double>(partition_group_size(topo, part)); };
+  const bool whole_grads = e.accumulate_locally && !p.params;
+  const double params = p.param_offload.offloaded() ? 0.0 : e.state_bytes.params * n / group(p.params);
+  const double grads = e.state_bytes.grads * n / (whole_grads ? 1.0 : group(p.grads));
+  const double optim = p.optim_offload.offloaded() ? 0.0 : e.state_bytes.optim * n / group(p.optim);
+  const StateLayouts states = StateLayouts::make(layout, topo, p, 0);
+  offloaded(p, states, static_cast<double>(dtype_size(in.dtype)), r);
+  const double working = 2;  // 16-bit gathered parameters
+  double gathered = 0;
+  if (p.params) {
+    // live_units blocks gathered at once and the one's gradient being reduced; the embedding and head, gathered for
+    // the whole step where the engine's root unit keeps them, else in turn like the blocks.
+    const double root = static_cast<double>(layout.units()[layout.embed_unit()].numel + (m.tied ? 0 : layout.units()[layout.head_unit()].numel));
+    const double block_unit = static_cast<double>(layout.units()[layout.block_unit(0)].numel);
+    gathered = block_unit * (e.live_units * working + std::max(e.reduce_bytes, 2)) +
+               (e.root_gathered ? working * root : std::max(0.0, (root - block_unit)) * (working + std::max(e.reduce_bytes, 2)));
+  } else if (e.state_bytes.params > working) {
+    gathered = working * n;  // the 16-bit copy of fp32 replicated parameters the step computes with
+  }
+  const double tokens = static_cast<double>(in.micro_batch) * seq_len, a = e.activation_bytes;
+  const std::string attention = in.attention.empty() ? e.attention : in.attention;
+  const double block = block_activation_bytes_per_token(m, seq_len, e.activation_bytes, attention == "eager") * tokens;
+  const double input = m.channels * a * tokens, L = m.layers;
+  double saved = L * block, recomputing = 0;
+  switch (in.recompute.kind) {
+    case Recompute::Kind::full: saved = L * input, recomputing = 2 * block; break;
+    case Recompute::Kind::every: saved = L / in.recompute.every * input + (L - L / in.recompute.every) * block, recomputing = 2 * block; break;
+    case Recompute::Kind::selective:
+      saved = L * block_activation_bytes_per_token(m, seq_len, e.activation_bytes, false) * tokens;
+      break;
+    case Recompute::Kind::ops: {  // the input, the attention's output and the odd-numbered matmuls' (wq, wv, w1, w2; qkv, fc)
+      const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size();
+      const double kept = m.family() == "llama" ? 4 * h + kv + F : 3 * h + 2 * kv + F;
+      saved = L * kept * a * tokens, recomputing = block;
+      break;
+    }
+    case Recompute::Kind::none: break;
+  }
+  const double logits = tokens * m.vocab * (e.fused_loss ? a : 8.0);  // fp32 log-softmax and its gradient
+  return {{"params", params}, {"bwd_params", 0.0}, {"grads", grads}, {"optim", optim}, {"gathered", gathered},
+          {"activations", saved + recomputing}, {"logits", std::max(logits - recomputing, 0.0)}};
+}
+}  // namespace
+
+double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int activation_bytes, bool eager_attention) {
+  // What a block's backward reads (per token): the first norm's input and output, Q, K and V, the attention's output,
+  // the second norm's input and output, the MLP's hidden (GELU's input and output; SwiGLU's gate, up and product),
+  // each norm's statistics (fp32); eager attention also keeps the H x s softmax weights of each token.
+  const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size(), a = activation_bytes;
+  const double mlp = m.mlp == Mlp::swiglu ? 3 * F : 2 * F;
+  const double stats = 2 * (m.norm == Norm::layernorm ? 8.0 : 4.0);
+  const double scores = eager_attention ? static_cast<double>(m.heads) * seq_len * a : 4.0 * m.heads;  // or FlashAttention's log-sum-exp
+  return (6 * h + 2 * kv + mlp) * a + stats + scores;
+}
+
+void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
+  const bool own = in.engine.name == "tierzero";
+  Parts parts = own ? tierzero_parts(in, topo, layout, seq_len, r) : engine_parts(in, topo, layout, seq_len, r);
+  double allocated = 0;
+  for (const auto& [k, v] : parts) allocated += v;
+  parts.emplace_back("runtime", allocated * in.engine.allocator_reserve + in.engine.fixed_bytes);
+  r.memory_bytes = std::move(parts);
+  r.memory_total = 0;
+  for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;
+  r.fits = r.memory_total <= in.system.memory_bytes;
+}
+
+}  // namespace tierzero

@@ -1,0 +1,160 @@
+#include "sim/op_list.h"
+
+namespace tierzero {
+
+namespace {
+// Builds one block's (or the model's ends') forward operations and their
+// backward counterparts. Memory-bound bytes are the minimum a kernel of
+// that operation reads and writes, in the activation dtype (a): an
+// engine's eager kernels move more (EngineProfile::elementwise_traffic).
+class OpBuilder {
+ public:
+  OpBuilder(std::vector<Op>& out, double count, bool fp8) : out_(out), count_(count), fp8_(fp8) {}
+
+  // A linear layer: forward C = X W (m tokens, k in, n out); backward the
+  // input gradient (m x k from m x n by n x k) and the weight gradient (k x n
+  // from k x m by m x n).
+  void linear(const std::string& name, double m, double n, double k) {
+    gemm(name, OpPass::forward, 1, m, n, k, fp8_);
+    gemm(name + "_dgrad", OpPass::backward, 1, m, k, n, fp8_);
+    gemm(name + "_wgrad", OpPass::backward, 1, k, n, m, fp8_);
+  }
+  void gemm(const std::string& name, OpPass pass, double batch, double m, double n, double k, bool fp8 = false) {
+    Op o;
+    o.kind = OpKind::gemm, o.pass = pass, o.name = name, o.count = count_ * batch, o.m = m, o.n = n, o.k = k, o.fp8 = fp8;
+    out_.push_back(o);
+  }
+  // A memory-bound operation moving `forward` bytes, and `backward` in its gradient.
+  void memory(const std::string& name, double forward, double backward, double kernels = 1) {
+    push_memory(name, OpPass::forward, forward, kernels);
+    if (backward > 0) push_memory(name + "_grad", OpPass::backward, backward, kernels);
+  }
+  void push_memory(const std::string& name, OpPass pass, double bytes, double kernels) {
+    Op o;
+    o.kind = OpKind::memory, o.pass = pass, o.name = name, o.count = count_, o.bytes = bytes, o.kernels = kernels;
+    out_.push_back(o);
+  }
+  void fused_attention(double rows, double seq, double head) {
+    for (bool backward : {false, true}) {
+      Op o;
+      o.kind = OpKind::attention, o.pass = backward ? OpPass::backward : OpPass::forward, o.name = "attention";
+      o.count = count_, o.rows = rows, o.seq = seq, o.head = head, o.attention_backward = backward;
+      out_.push_back(o);
+    }
+  }
+
+ private:
+  std::vector<Op>& out_;
+  double count_;
+  bool fp8_;
+};
+
+// One transformer block of `N` tokens: norms, QKV (RoPE for the Llama
+// family), attention, output projection, MLP (GELU or SwiGLU), two residual
+// adds. Eager attention: QK^T and PV as batched GEMMs over every sequence
+// and head (the whole s x s square: the causal mask is applied to it) and
+// the softmax (scale, mask, normalise) over the scores.
+void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const OpOptions& o) {
+  const double a = o.activation_bytes, N = batch * seq, h = m.channels, d = m.head_size(), H = m.heads;
+  const double kv = static_cast<double>(m.kv()) * d, F = m.ffn_size();
+  const bool llama = m.family() == "llama";
+  b.memory("norm1", 2 * N * h * a, 3 * N * h * a);
+  b.linear("qkv", N, h + 2 * kv, h);
+  if (llama) b.memory("rope", 2 * N * (h + kv) * a, 2 * N * (h + kv) * a);
+  if (o.attention == "eager") {
+    const double scores = batch * H * seq * seq;
+    b.gemm("scores", OpPass::forward, batch * H, seq, seq, d);
+    b.memory("softmax", 3 * 2 * scores * a, 3 * scores * a, 3);
+    b.gemm("context", OpPass::forward, batch * H, seq, d, seq);
+    // Backward: dP = dO V^T (s x s over d); dV = P^T dO, dQ = dS K, dK = dS^T Q (s x d over s).
+    b.gemm("probs_grad", OpPass::backward, batch * H, seq, seq, d);
+    b.gemm("qkv_grads", OpPass::backward, 3 * batch * H, seq, d, seq);
+  } else {
+    b.fused_attention(batch * H, seq, d);
+  }
+  b.linear("proj", N, h, h);
+  b.memory("residual1", 3 * N * h * a, 3 * N * h * a);
+  b.memory("norm2", 2 * N * h * a, 3 * N * h * a);
+  if (m.mlp == Mlp::swiglu) {
+    b.linear("gate_up", N, 2 * F, h);
+    b.memory("swiglu", 3 * N * F * a, 5 * N * F * a);
+  } else {
+    b.linear("fc", N, F, h);
+    b.memory("gelu", 2 * N * F * a, 3 * N * F * a);
+  }
+  b.linear("fc_proj", N, h, F);
+  b.memory("residual2", 3 * N * h * a, 3 * N * h * a);
+}
+// The share of a block's forward op that torchtitan's per-op policy recomputes.
+double ops_policy_share(const GptConfig& m, const Op& op) {
+  if (op.kind == OpKind::memory) return 1;
+  if (op.kind == OpKind::attention || op.name == "scores" || op.name == "context") return 0;
+  const bool llama = m.family() == "llama";
+  const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size();
+  if (op.name == "qkv") return llama ? kv / (h + 2 * kv) : 0;  // wk of wq, wk, wv
+  if (op.name == "proj") return 1;
+  if (op.name == "gate_up") return 0.5;  // w3 of w1, w3
+  if (op.name == "fc_proj") return llama ? 0 : 1;
+  return 0;
+}
+}  // namespace
+
+std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len, const OpOptions& o) {
+  std::vector<Op> out;
+  const double L = m.layers, batch = micro_batch, seq = seq_len, N = batch * seq, h = m.channels, V = m.vocab, a = o.activation_bytes;
+  OpBuilder ends(out, 1, false);
+  // The embedding: gather the token rows (and add the positions); backward
+  // scatters the rows' gradients into the table.
+  const double lookups = m.positions == Positions::learned ? 2 : 1;
+  ends.memory("embedding", (lookups + 1) * N * h * a, (lookups + 1) * N * h * a);
+  OpBuilder blocks(out, L, o.fp8);
+  const std::size_t block_begin = out.size();
+  block_ops(blocks, m, batch, seq, o);
+  // Recomputation: the forward of the blocks that keep only their input
+  // (all, or one in `every`), the attention core alone (selective), or what
+  // torchtitan's per-op policy does not keep (selective-op: every
+  // memory-bound op and the even-numbered matmuls: wk, wo, w3 of a Llama
+  // block, the output projection and the MLP's second matmul of a GPT-2 one).
+  const std::size_t block_end = out.size();
+  std::vector<Op> recomputed;
+  for (std::size_t i = block_begin; i < block_end; ++i) {
+    const Op& op = out[i];
+    if (op.pass != OpPass::forward) continue;
+    const bool attention_core = op.kind == OpKind::attention || op.name == "scores" || op.name == "softmax" || op.name == "context";
+    double times = 0;  // blocks recomputing this op
+    switch (o.recompute.kind) {
+      case Recompute::Kind::full: times = L; break;
+      case Recompute::Kind::every: times = L / o.recompute.every; break;
+      case Recompute::Kind::selective: times = attention_core ? L : 0; break;
+      case Recompute::Kind::ops: times = L * ops_policy_share(m, op); break;
+      case Recompute::Kind::none: break;
+    }
+    if (times <= 0) continue;
+    Op r = op;
+    r.pass = OpPass::recompute, r.count = op.count / L * times;
+    recomputed.push_back(r);
+  }
+  out.insert(out.end(), recomputed.begin(), recomputed.end());
+  // The head: final norm, logits, loss. A fused loss reads the 16-bit logits
+  // once and writes their gradient in place; otherwise they are upcast to
+  // fp32, log-softmaxed, and the gradient goes back through both (PyTorch's
+  // autocast cross_entropy).
+  ends.memory("norm_f", 2 * N * h * a, 3 * N * h * a);
+  ends.linear("head", N, V, h);
+  if (o.fused_loss) ends.memory("loss", N * V * a, 2 * N * V * a);
+  else ends.memory("loss", N * V * (a + 4 + 8), N * V * (4 + 12 + 4 + a), 3);  // cast, log-softmax; their gradients
+  return out;
+}
+
+Op optimizer_op(double shard_params, double param_bytes) {
+  // AdamW in fp32: read p, g, m, v and write p, m, v (28 bytes); the
+  // gradient norm reads g and clipping scales it (12); the working
+  // parameters are written (param_bytes).
+  Op o;
+  o.kind = OpKind::memory, o.pass = OpPass::backward, o.name = "optimizer";
+  o.bytes = shard_params * (28 + 12 + param_bytes);
+  o.kernels = 6;
+  return o;
+}
+
+}  // namespace tierzero

@@ -1,0 +1,54 @@
+// The operations one micro-batch of a training step runs on one rank, as
+// the engines compute them (docs/simulator.md, "Compute"): every GEMM with
+// its shape, the attention core, and every memory-bound operation (norms,
+// activations, residual adds, RoPE, softmax, cross-entropy, the embedding)
+// with the bytes it reads and writes; forward, backward and recomputation.
+// Pure functions over the model's shape; the pricing is compute_model.h's.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "tierzero/gpt_config.h"
+#include "tierzero/simulator.h"
+
+namespace tierzero {
+
+enum class OpKind { gemm, attention, memory };
+enum class OpPass { forward, backward, recompute };
+
+// One operation, `count` times (a batched GEMM's batch, the layers).
+//   gemm:      C[m x n] = A[m x k] B[k x n]
+//   attention: `rows` sequences x heads of length `seq` with head size
+//              `head`, causal; forward or backward by `pass`
+//   memory:    `bytes` read and written in `kernels` kernels
+struct Op {
+  OpKind kind = OpKind::memory;
+  OpPass pass = OpPass::forward;
+  std::string name;
+  double count = 1;
+  double m = 0, n = 0, k = 0;
+  bool fp8 = false;  // a linear layer's GEMM in FP8 (the attention products stay 16-bit)
+  double rows = 0, seq = 0, head = 0;
+  bool attention_backward = false;
+  double bytes = 0;
+  double kernels = 1;
+};
+
+// What the op list depends on besides the model and the batch.
+struct OpOptions {
+  std::string attention = "flash2";  // "eager": two batched GEMMs and a softmax; else one fused kernel
+  int activation_bytes = 2;
+  bool fused_loss = false;
+  bool fp8 = false;
+  Recompute recompute;
+};
+
+// Every operation of one micro-batch of `micro_batch` sequences of `seq_len`.
+std::vector<Op> micro_batch_ops(const GptConfig& model, int micro_batch, int seq_len, const OpOptions& options);
+
+// The optimizer's update of a shard of `shard_params` parameters (AdamW in
+// fp32, the gradient norm and clipping, the 16-bit parameter write): one
+// memory-bound pass per step.
+Op optimizer_op(double shard_params, double param_bytes);
+
+}  // namespace tierzero

@@ -1,0 +1,161 @@
+// The corpus of published runs (data/published-runs.toml) and the
+// simulator's figures over it. The summaries are pinned: a change to the
+// simulator that worsens either half's median or largest |error|, or calls
+// a trained run "does not fit", fails here (docs/simulator.md, "Validation").
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "tierzero/corpus.h"
+#include "tierzero/error.h"
+
+namespace tierzero {
+namespace {
+
+std::vector<RunCheck> half(const std::vector<RunCheck>& checks, const std::string& h) {
+  std::vector<RunCheck> out;
+  for (const RunCheck& c : checks)
+    if (c.run->half == h) out.push_back(c);
+  return out;
+}
+
+const std::vector<RunCheck>& builtin_checks() {
+  static const std::vector<RunCheck> checks = check_corpus(builtin_corpus());
+  return checks;
+}
+
+TEST(Corpus, CoversTheGpusEnginesAndSourcesTheIssueAsksFor) {
+  std::set<std::string> gpus, engines, halves;
+  int trained = 0;
+  for (const PublishedRun& r : builtin_corpus()) {
+    gpus.insert(r.gpu), engines.insert(r.input.engine.name), halves.insert(r.half);
+    EXPECT_FALSE(r.source.empty()) << r.id;
+    trained += r.oom ? 0 : 1;
+  }
+  EXPECT_GE(trained, 30);
+  EXPECT_GE(gpus.size(), 4u);
+  EXPECT_GE(engines.size(), 3u);
+  EXPECT_EQ(halves, (std::set<std::string>{"check", "fit"}));
+}
+
+// The figures of `tierzero validate --summary` when they were pinned, each
+// with a little room (0.3 points) for arithmetic that changes nothing.
+TEST(Corpus, HalvesStayWithinThePinnedErrors) {
+  struct Pin {
+    const char* half;
+    double median, max;
+  };
+  for (const Pin& p : {Pin{"fit", 0.033, 0.29}, Pin{"check", 0.037, 0.33}}) {
+    const CorpusSummary s = summarize(half(builtin_checks(), p.half));
+    EXPECT_LE(s.median_abs_error, p.median + 0.003) << p.half;
+    EXPECT_LE(s.max_abs_error, p.max + 0.003) << p.half;
+    EXPECT_EQ(s.trained_not_fitting, 0) << p.half;
+  }
+  // The published speedups (ZeRO++ over ZeRO-3 on V100, the Frontier paper's three), all in the checking half.
+  const CorpusSummary s = summarize(half(builtin_checks(), "check"));
+  EXPECT_EQ(s.ratios, 7);
+  EXPECT_LE(s.ratio_median_abs_error, 0.130 + 0.003);
+  EXPECT_LE(s.ratio_max_abs_error, 0.380 + 0.003);
+}
+
+TEST(Corpus, TheRunThatRanOutOfMemoryIsCalledNotFitting) {
+  const CorpusSummary s = summarize(builtin_checks());
+  EXPECT_EQ(s.oom, 1);
+  EXPECT_EQ(s.oom_fitting, 0);
+}
+
+// A ratio row: its prediction is the quotient of two simulations, the second
+// with the `over` table's keys changed.
+TEST(Corpus, ASpeedupIsPredictedAsTheRatioOfTwoConfigurations) {
+  const std::string base = R"(
+[[run]]
+id = "a"
+half = "check"
+source = "test"
+gpu = "a100-80gb"
+gpus = 16
+gpus_per_node = 8
+engine = "fsdp"
+strategy = "zeropp"
+precision = "bf16"
+seq_len = 2048
+micro_batch = 1
+grad_accum = 1
+recompute = "full"
+model = { preset = "gpt-1.3b" }
+speedup = 1.5
+over = { strategy = "zero3", gpus = 8 }
+)";
+  const std::vector<PublishedRun> runs = parse_corpus(base, "t.toml");
+  ASSERT_EQ(runs.size(), 1u);
+  ASSERT_TRUE(runs[0].ratio());
+  EXPECT_EQ(runs[0].over.ranks, 8);
+  EXPECT_EQ(runs[0].input.ranks, 16);
+  EXPECT_NE(runs[0].over.plan.describe(), runs[0].input.plan.describe());
+  const RunCheck c = check_corpus(runs)[0];
+  const double ratio = simulate(runs[0].input).tokens_per_s_per_device / simulate(runs[0].over).tokens_per_s_per_device;
+  EXPECT_DOUBLE_EQ(c.predicted, ratio);
+  EXPECT_DOUBLE_EQ(c.error, ratio / 1.5 - 1);
+  const CorpusSummary s = summarize({c});
+  EXPECT_EQ(s.trained, 0);
+  EXPECT_EQ(s.ratios, 1);
+  EXPECT_DOUBLE_EQ(s.ratio_max_abs_error, std::abs(ratio / 1.5 - 1));
+}
+
+// Bad corpora: each names the run and what is wrong.
+TEST(Corpus, BadRunsAreNamed) {
+  const std::string head = R"(
+[[run]]
+id = "r1"
+half = "fit"
+source = "test"
+gpu = "h100-sxm"
+gpus = 8
+gpus_per_node = 8
+engine = "fsdp"
+strategy = "zero3"
+precision = "bf16"
+seq_len = 2048
+micro_batch = 1
+grad_accum = 1
+recompute = "none"
+model = { preset = "gpt-1.3b" }
+)";
+  struct Case {
+    std::string tail, message;
+  };
+  for (const Case& c : {Case{"", "needs one figure"},
+                        Case{"tokens_per_s_per_gpu = 100\noom = true\n", "needs one figure"},
+                        Case{"tokens_per_s_per_gpu = -5\n", "must be positive"},
+                        Case{"speedup = 1.2\n", "speedup and over go together"},
+                        Case{"tokens_per_s_per_gpu = 100\nover = { strategy = \"zero2\" }\n", "speedup and over go together"},
+                        Case{"speedup = 1.2\nover = { id = \"x\" }\n", "over may not change 'id'"},
+                        Case{"speedup = 1.2\nover = { strategy = \"nope\" }\n", "nope"},
+                        Case{"tokens_per_s_per_gpu = 100\n[[run]]\nid = \"r1\"\n", "missing key 'half'"}}) {
+    try {
+      parse_corpus(head + c.tail, "bad.toml");
+      ADD_FAILURE() << "accepted: " << c.tail;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("bad.toml: run r1"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+    }
+  }
+  std::string twice = head + "tokens_per_s_per_gpu = 100\n" + head + "tokens_per_s_per_gpu = 100\n";
+  EXPECT_THROW(parse_corpus(twice, "bad.toml"), ConfigError);
+  std::string wrong_gpu = head + "tokens_per_s_per_gpu = 100\n";
+  wrong_gpu.replace(wrong_gpu.find("h100-sxm"), 8, "tpu-v5p");
+  EXPECT_THROW(parse_corpus(wrong_gpu, "bad.toml"), ConfigError);
+  std::string wrong_engine = head + "tokens_per_s_per_gpu = 100\n";
+  wrong_engine.replace(wrong_engine.find("\"fsdp\""), 6, "\"jax\"");
+  EXPECT_THROW(parse_corpus(wrong_engine, "bad.toml"), ConfigError);
+}
+
+TEST(Corpus, ErrorBandNamesTheRunsItComesFrom) {
+  const CorpusSummary s = summarize(select(builtin_checks(), "a100-80gb", "fsdp"));
+  const std::string band = error_band("a100-80gb", "fsdp");
+  EXPECT_NE(band.find("over " + std::to_string(s.trained) + " published a100-80gb fsdp runs"), std::string::npos) << band;
+  EXPECT_NE(error_band("gh200", "megatron").find("no published run on gh200 under megatron"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tierzero

@@ -1,0 +1,126 @@
+// tierzero validate: the simulator against the corpus of published runs
+// (data/published-runs.toml, docs/simulator.md "Validation"): per run the
+// published and predicted tokens/s per GPU, the error and the predicted
+// memory against the device's; per half the median and largest |error| and
+// how many trained runs are called "does not fit".
+#include <cmath>
+#include <cstdio>
+#include <fmt/format.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "commands.h"
+#include "tierzero/corpus.h"
+#include "tierzero/error.h"
+
+namespace tierzero::cli {
+
+namespace {
+std::vector<RunCheck> select_half(const std::vector<RunCheck>& checks, const std::string& half) {
+  std::vector<RunCheck> out;
+  for (const RunCheck& c : checks)
+    if (c.run->half == half) out.push_back(c);
+  return out;
+}
+
+nlohmann::ordered_json figure(double v) { return v > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); }
+
+struct ValidateArgs {
+  std::string corpus, override_file, half;
+  bool json = false, summary = false;
+};
+
+nlohmann::ordered_json summary_json(const std::string& half, const CorpusSummary& s) {
+  return {{"half", half},
+          {"trained_runs", s.trained},
+          {"median_abs_error", s.median_abs_error},
+          {"max_abs_error", s.max_abs_error},
+          {"speedups", s.ratios},
+          {"speedup_median_abs_error", s.ratio_median_abs_error},
+          {"speedup_max_abs_error", s.ratio_max_abs_error},
+          {"trained_called_not_fitting", s.trained_not_fitting},
+          {"oom_runs", s.oom},
+          {"oom_called_fitting", s.oom_fitting}};
+}
+
+// The id of the run of largest |error| among the ratios or the others.
+std::string worst(const std::vector<RunCheck>& checks, bool ratios) {
+  const RunCheck* w = nullptr;
+  for (const RunCheck& c : checks)
+    if (!c.run->oom && c.run->ratio() == ratios && (!w || std::abs(c.error) > std::abs(w->error))) w = &c;
+  return w ? w->run->id : "";
+}
+
+void print_summary(const std::string& half, const std::vector<RunCheck>& checks) {
+  const CorpusSummary s = summarize(checks);
+  std::printf("%s half: %d trained runs, median |error| %.1f%%, largest %.1f%% (%s); %d called \"does not fit\"; %d out-of-memory run(s), "
+              "%d called \"fits\"\n",
+              half.c_str(), s.trained, 100 * s.median_abs_error, 100 * s.max_abs_error, worst(checks, false).c_str(), s.trained_not_fitting,
+              s.oom, s.oom_fitting);
+  if (s.ratios > 0)
+    std::printf("%s half: %d published speedups, median |error| %.1f%%, largest %.1f%% (%s)\n", half.c_str(), s.ratios,
+                100 * s.ratio_median_abs_error, 100 * s.ratio_max_abs_error, worst(checks, true).c_str());
+}
+
+int run_validate(const ValidateArgs& a) {
+  const std::vector<PublishedRun> runs = a.corpus.empty() && a.override_file.empty() ? builtin_corpus() : load_corpus(a.corpus, a.override_file);
+  std::vector<RunCheck> checks;
+  for (const RunCheck& c : check_corpus(runs))
+    if (a.half.empty() || c.run->half == a.half) checks.push_back(c);
+  if (a.json) {
+    if (!a.summary)
+      for (const RunCheck& c : checks) {
+        nlohmann::ordered_json j = {{"id", c.run->id},
+                                    {"half", c.run->half},
+                                    {"gpu", c.run->gpu},
+                                    {"engine", c.run->input.engine.name},
+                                    {"published_tokens_per_s", figure(c.run->tokens_per_s_per_gpu)},
+                                    {"predicted_tokens_per_s", c.result.tokens_per_s_per_device},
+                                    {"published_speedup", figure(c.run->speedup)},
+                                    {"predicted_speedup", c.run->ratio() ? nlohmann::ordered_json(c.predicted) : nlohmann::ordered_json()},
+                                    {"error", c.run->oom ? nlohmann::ordered_json() : nlohmann::ordered_json(c.error)},
+                                    {"oom", c.run->oom},
+                                    {"memory_bytes", c.result.memory_total},
+                                    {"device_memory_bytes", c.run->input.system.memory_bytes},
+                                    {"fits", c.fits}};
+        std::cout << j.dump() << "\n";
+      }
+    for (const std::string half : {"fit", "check"})
+      if (a.half.empty() || a.half == half) std::cout << summary_json(half, summarize(select_half(checks, half))).dump() << "\n";
+    return 0;
+  }
+  if (!a.summary) {
+    std::printf("%-46s %-5s %-10s %-9s %10s %10s %8s %16s %5s\n", "run", "half", "gpu", "engine", "published", "predicted", "error",
+                "memory (GB)", "fits");
+    for (const RunCheck& c : checks) {
+      // A ratio's figures are written "x2.20"; the memory is the run's own.
+      const std::string published = c.run->oom       ? "OOM"
+                                    : c.run->ratio() ? fmt::format("x{:.2f}", c.run->speedup)
+                                                     : fmt::format("{:.0f}", c.run->tokens_per_s_per_gpu);
+      const std::string predicted = c.run->ratio() ? fmt::format("x{:.2f}", c.predicted) : fmt::format("{:.0f}", c.predicted);
+      const std::string error = c.run->oom ? "-" : fmt::format("{:+.1f}%", 100 * c.error);
+      std::printf("%-46s %-5s %-10s %-9s %10s %10s %8s %7.1f / %6.1f %5s\n", c.run->id.c_str(), c.run->half.c_str(), c.run->gpu.c_str(),
+                  c.run->input.engine.name.c_str(), published.c_str(), predicted.c_str(), error.c_str(), c.result.memory_total / 1e9,
+                  c.run->input.system.memory_bytes / 1e9, c.fits ? "yes" : "NO");
+    }
+  }
+  for (const std::string half : {"fit", "check"})
+    if (a.half.empty() || a.half == half) print_summary(half == "fit" ? "fitting" : "checking", select_half(checks, half));
+  return 0;
+}
+}  // namespace
+
+void add_validate_command(CLI::App& app, Context& ctx) {
+  auto a = std::make_shared<ValidateArgs>();
+  CLI::App* v = app.add_subcommand("validate", "Check the simulator against the published runs (data/published-runs.toml)");
+  v->add_option("--corpus", a->corpus, "A corpus file of the same form (default: the built-in data/published-runs.toml)");
+  v->add_option("--override", a->override_file,
+                "Device and engine figures to use instead of the presets' (TOML: [devices.NAME] tables of [device] keys, "
+                "[engines.NAME] tables of engine keys)");
+  v->add_option("--half", a->half, "Only the fitting or the checking half")->check(CLI::IsMember({"fit", "check"}));
+  v->add_flag("--json", a->json, "One JSON object per run, then one per half");
+  v->add_flag("--summary", a->summary, "Only the halves' summaries");
+  v->callback([a, &ctx] { ctx.exit_code = run_validate(*a); });
+}
+
+}  // namespace tierzero::cli
