@@ -51,8 +51,8 @@ LoadBenchResult run_load_bench(const TrainConfig& cfg, const Plan& plan, Communi
   const TokenData data = TokenData::load(cfg.data);
   LoadBenchResult r;
   auto t0 = std::chrono::steady_clock::now();
-  const std::vector<float> init = o.init.empty() ? std::vector<float>{} : load_safetensors_params(o.init, cfg.model);
-  ShardedTrainer trainer(cfg, plan, world, data, init);
+  const std::unique_ptr<StateReader> init = o.init.empty() ? nullptr : open_weights(o.init, cfg.model);
+  ShardedTrainer trainer(cfg, plan, world, data, init.get());
   r.build_s = seconds_since(t0);
   r.peak_build = per_rank(world, peak_rss());
   if (!o.resume.empty()) {
