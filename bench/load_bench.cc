@@ -4,6 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "ckpt/state_checkpoint.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/data.h"
 #include "tierzero/error.h"
@@ -86,6 +87,22 @@ std::string to_json_line(const TrainConfig& cfg, const Plan& plan, const LoadBen
                               {"peak_rss_build_bytes", r.peak_build},
                               {"peak_rss_bytes", r.peak_resume},
                               {"shard_bytes", r.shard_bytes}};
+  return j.dump();
+}
+
+std::string write_start_checkpoint(const TrainConfig& cfg, const Plan& plan, const Topology& topo, const std::string& init,
+                                   const std::string& dir) {
+  const auto t0 = std::chrono::steady_clock::now();
+  CheckpointMeta meta;
+  meta.model = cfg.model;
+  meta.train = cfg;
+  meta.plan = plan;
+  meta.topology = topo.to_string();
+  meta.world_size = topo.size();
+  meta.data_origin = cfg.data;
+  const std::string step = write_state_checkpoint(dir, meta, *open_weights(init, cfg.model));
+  const nlohmann::ordered_json j = {{"bench", "checkpoint"}, {"model", cfg.model.name}, {"ranks", topo.size()}, {"plan", plan.describe()},
+                                    {"step_dir", step}, {"seconds", seconds_since(t0)}, {"peak_rss_bytes", peak_rss()}};
   return j.dump();
 }
 

@@ -35,4 +35,12 @@ struct LoadBenchResult {
 LoadBenchResult run_load_bench(const TrainConfig& cfg, const Plan& plan, Communicator& world, const LoadBenchOptions& o);
 std::string to_json_line(const TrainConfig& cfg, const Plan& plan, const LoadBenchOptions& o, const LoadBenchResult& r);
 
+// Writes under `dir`, in this one process, the checkpoint that a run of
+// `plan` on `topo` built from the weights at `init` would save before its
+// first step (write_state_checkpoint: rank after rank, unit by unit), for
+// layouts whose ranks this machine could not hold at once. Returns a JSON
+// line: the step directory, the seconds, this process's peak resident set.
+std::string write_start_checkpoint(const TrainConfig& cfg, const Plan& plan, const Topology& topo, const std::string& init,
+                                   const std::string& dir);
+
 }  // namespace tierzero::bench

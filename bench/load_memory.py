@@ -16,7 +16,9 @@ and a checkpoint resumed, no training step) under mpirun:
 A model whose 8 ranks cannot save on this machine (--fixture MODEL: the
 save's host snapshot is the rank's whole shard) gets its 8-rank checkpoint
 from `tierzero bench checkpoint` instead, which writes the files an 8-rank
-save would (one rank after another, unit by unit, in one process).
+save would (one rank after another, unit by unit, in one process);
+--check-fixture compares its files with a real save's, byte for byte, for
+the models that save for real.
 --offload MODEL puts that model's optimizer state and parameters in swap
 files (--offload-optimizer nvme --offload-param nvme) so that the ranks'
 shards fit the machine's memory.
@@ -26,8 +28,9 @@ after building and after resuming (VmHWM), the bytes of its shards, and
 their maxima in GiB.
 
 Usage: bench/load_memory.py [TIERZERO] [--models gpt2-124m,llama3.2-1b]
-       [--fixture llama3.2-1b] [--offload llama3.2-1b] [--work DIR]"""
+       [--fixture llama3.2-1b] [--offload llama3.2-1b] [--check-fixture] [--work DIR]"""
 import argparse
+import filecmp
 import json
 import os
 import shutil
@@ -106,7 +109,7 @@ def run(case, cmd):
     done = subprocess.run(cmd, env=tz_env(), capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"{case}: {' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    row = json.loads(done.stdout.strip().splitlines()[-1]) if cmd[0] == "mpirun" else {}
+    row = json.loads(done.stdout.strip().splitlines()[-1])
     row = {"case": case, "command": " ".join(cmd), **row}
     if "peak_rss_bytes" in row:
         row["max_peak_rss_build_gib"] = round(max(row["peak_rss_build_bytes"]) / GIB, 3)
@@ -121,6 +124,7 @@ def main():
     ap.add_argument("--models", default="gpt2-124m,llama3.2-1b")
     ap.add_argument("--fixture", default="llama3.2-1b", help="models whose 8-rank checkpoint `bench checkpoint` writes (comma-separated)")
     ap.add_argument("--offload", default="llama3.2-1b", help="models run with their state in swap files (comma-separated)")
+    ap.add_argument("--check-fixture", action="store_true", help="also write the real save's checkpoint with `bench checkpoint` and compare the files")
     ap.add_argument("--work", default=None, help="scratch directory (default: a temporary one, removed after)")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix="tz-load-")
@@ -132,17 +136,28 @@ def main():
             os.makedirs(os.path.join(d, "hf"))
             os.makedirs(os.path.join(d, "swap"))
             write_weights(model, os.path.join(d, "hf", "model.safetensors"))
-            common = ["--model", model, "--strategy", "zero3", "--param-dtype", "bf16"]
+            layout = ["--model", model, "--strategy", "zero3", "--param-dtype", "bf16"]
             if model in a.offload.split(","):
-                common += ["--offload-optimizer", "nvme", "--offload-param", "nvme", "--nvme-path", os.path.join(d, "swap")]
+                layout_run = layout + ["--offload-optimizer", "nvme", "--offload-param", "nvme", "--nvme-path", os.path.join(d, "swap")]
+            else:
+                layout_run = layout
             ckpt = os.path.join(d, "ckpt8")
             eight = ["--init", os.path.join(d, "hf"), "--topology", "node=4,world=2"]
             if model in a.fixture.split(","):
-                run("init", ["mpirun", "-np", "8", tz, "bench", "load"] + common + eight)
-                run("checkpoint", [tz, "bench", "checkpoint"] + common + eight + ["--ranks", "8", "--output", ckpt])
-            else:
-                run("init", ["mpirun", "-np", "8", tz, "bench", "load"] + common + eight + ["--save-dir", ckpt])
-            run("reshard", ["mpirun", "-np", "3", tz, "bench", "load"] + common + ["--topology", "node=3", "--resume", ckpt])
+                run("init", ["mpirun", "-np", "8", tz, "bench", "load"] + layout_run + eight)
+                run("checkpoint", [tz, "bench", "checkpoint"] + layout + eight + ["--ranks", "8", "--output", ckpt])
+            else:  # the real 8-rank save, and `bench checkpoint`'s files beside it: the same bytes
+                run("init", ["mpirun", "-np", "8", tz, "bench", "load"] + layout_run + eight + ["--save-dir", ckpt])
+                if a.check_fixture:
+                    run("checkpoint", [tz, "bench", "checkpoint"] + layout + eight + ["--ranks", "8", "--output", ckpt + "-fixture"])
+                    step = "step-00000000"
+                    names = sorted(f for f in os.listdir(os.path.join(ckpt, step)) if f.startswith("rank-"))
+                    same = [n for n in names if filecmp.cmp(os.path.join(ckpt, step, n), os.path.join(ckpt + "-fixture", step, n), shallow=False)]
+                    print(json.dumps({"case": "fixture-check", "model": model, "files": len(names), "identical": len(same)}), flush=True)
+                    if len(same) != len(names) or not names:
+                        sys.exit(f"bench checkpoint's files differ from the real save's: {sorted(set(names) - set(same))}")
+                    shutil.rmtree(ckpt + "-fixture")
+            run("reshard", ["mpirun", "-np", "3", tz, "bench", "load"] + layout_run + ["--topology", "node=3", "--resume", ckpt])
             shutil.rmtree(d)
     finally:
         if not a.work:

@@ -132,10 +132,6 @@ class ShardedTrainer final : public Trainer {
   // save is completed (complete_save). Returns whether some rank asked to stop.
   bool step_boundary(bool stop);
 
-  // TEMPORARY: the full-model loading paths of before (src/sharded/legacy_load.cc), for the comparison test.
-  void legacy_init_full(const std::vector<float>& init);
-  bool legacy_load_checkpoint(const std::string& path);
-
   struct Impl;  // src/sharded/sharded_trainer_impl.h
 
  private:

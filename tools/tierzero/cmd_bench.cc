@@ -89,6 +89,21 @@ int run_load(const LoadArgs& a, Context& ctx) {
   return 0;
 }
 
+struct CheckpointArgs {
+  std::string model = "gpt-tiny", strategy = "zero3", topology, param_dtype = "bf16", init, output;
+  int ranks = 1;
+};
+
+int run_checkpoint(const CheckpointArgs& a) {
+  const Topology topo = Topology::parse(a.topology.empty() ? "world=" + std::to_string(a.ranks) : a.topology, a.ranks);
+  TrainConfig cfg;
+  cfg.model = load_model(a.model);
+  cfg.param_dtype = parse_dtype(a.param_dtype);
+  cfg.validate();
+  std::cout << bench::write_start_checkpoint(cfg, fit_to(strategy_plan(a.strategy), topo), topo, a.init, a.output) << std::endl;
+  return 0;
+}
+
 struct TokenizerArgs {
   std::string vocab, input;
   int reps = 3;
@@ -182,6 +197,18 @@ void add_bench_command(CLI::App& app, Context& ctx) {
       ->check(CLI::IsMember({"none", "cpu", "nvme"}));
   load->add_option("--nvme-path", largs->nvme_path, "Directory of the swap files");
   load->callback([largs, &ctx] { ctx.exit_code = run_load(*largs, ctx); });
+
+  auto cargs = std::make_shared<CheckpointArgs>();
+  CLI::App* ck = bench->add_subcommand("checkpoint",
+                                       "Write, in one process, the checkpoint a run of --ranks ranks built from --init would save before its first step");
+  ck->add_option("--model", cargs->model, kModelHelp)->capture_default_str();
+  ck->add_option("--init", cargs->init, "Weights (safetensors file or Hugging Face directory)")->required();
+  ck->add_option("--ranks", cargs->ranks, "Ranks of the layout")->check(at_least(1))->required();
+  ck->add_option("--topology", cargs->topology, "Their layout, innermost first (default: world=RANKS)");
+  ck->add_option("--strategy", cargs->strategy, "ddp, zero1, zero2, zero3, zeropp, mics, hier3")->capture_default_str();
+  ck->add_option("--param-dtype", cargs->param_dtype, "Working parameter storage: fp32, bf16, fp16")->capture_default_str();
+  ck->add_option("--output", cargs->output, "Save directory to write (step-00000000 and latest)")->required();
+  ck->callback([cargs, &ctx] { ctx.exit_code = run_checkpoint(*cargs); });
 
   auto targs = std::make_shared<TokenizerArgs>();
   CLI::App* tok = bench->add_subcommand("tokenizer", "Byte-level BPE encoding MB/s on one core, beside the byte tokenizer");
