@@ -111,7 +111,7 @@ def run(case, cmd):
         sys.exit(f"{case}: {' '.join(cmd)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     row = json.loads(done.stdout.strip().splitlines()[-1])
     row = {"case": case, "command": " ".join(cmd), **row}
-    if "peak_rss_bytes" in row:
+    if "peak_rss_build_bytes" in row:
         row["max_peak_rss_build_gib"] = round(max(row["peak_rss_build_bytes"]) / GIB, 3)
         row["max_peak_rss_gib"] = round(max(row["peak_rss_bytes"]) / GIB, 3)
         row["max_shard_gib"] = round(max(row["shard_bytes"]) / GIB, 3)

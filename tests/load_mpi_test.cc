@@ -39,6 +39,7 @@ struct FullState final : StateReader {
     std::copy_n(part[static_cast<int>(p)].begin() + static_cast<std::ptrdiff_t>(first), count, out);
   }
   std::uint64_t bytes_read() const override { return 0; }
+  bool has_moments() const override { return true; }
 };
 
 // Distinct values for master, m and v (v positive, as AdamW's is).

@@ -83,6 +83,7 @@ class CheckpointReader final : public StateReader {
   // (FormatError for a file that is damaged or whose size is not its layout's).
   void read(StatePart part, std::size_t first, std::size_t count, float* out) override;
   std::uint64_t bytes_read() const override { return bytes_read_; }
+  bool has_moments() const override { return true; }
   // The whole master (export, sampling): the moments are not read.
   std::vector<float> read_full_master();
 

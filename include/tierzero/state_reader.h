@@ -29,6 +29,8 @@ class StateReader {
   virtual void read(StatePart part, std::size_t first, std::size_t count, float* out) = 0;
   // Bytes of stored values read so far (checksums aside): what the ranges asked for cost.
   virtual std::uint64_t bytes_read() const = 0;
+  // Whether m and v hold anything but zeros (a weights source's do not, a checkpoint's do).
+  virtual bool has_moments() const = 0;
 };
 
 // The weights of `model` in `path`: a safetensors file of tierzero's tensor

@@ -19,6 +19,13 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr std::size_t kCheckPiece = std::size_t{4} << 20;  // bytes read at a time to checksum a file
+
+// What meta.json records of file `name` (FormatError when it lists none).
+const CheckpointFile& listed(const CheckpointMeta& meta, const std::string& dir, const std::string& name) {
+  for (const CheckpointFile& f : meta.files)
+    if (f.name == name) return f;
+  TZ_THROW(FormatError, "checkpoint '" + dir + "' lists no file '" + name + "'");
+}
 }  // namespace
 
 std::string resolve_checkpoint(const std::string& path) {
@@ -51,17 +58,11 @@ CheckpointReader::CheckpointReader(const std::string& path) : dir_(resolve_check
   meta_ = CheckpointMeta::from_json(*text, meta_path);
 }
 
-std::uint64_t CheckpointReader::file_bytes(const std::string& name) const {
-  for (const CheckpointFile& f : meta_.files)
-    if (f.name == name) return f.bytes;
-  TZ_THROW(FormatError, "checkpoint '" + dir_ + "' lists no file '" + name + "'");
-}
+std::uint64_t CheckpointReader::file_bytes(const std::string& name) const { return listed(meta_, dir_, name).bytes; }
 
 void CheckpointReader::verify_file(const std::string& name) const {
-  const std::uint64_t want = file_bytes(name);
-  std::uint32_t want_crc = 0;
-  for (const CheckpointFile& f : meta_.files)
-    if (f.name == name) want_crc = f.crc32;
+  const CheckpointFile& entry = listed(meta_, dir_, name);
+  const std::uint64_t want = entry.bytes;
   const std::string path = (fs::path(dir_) / name).string();
   const InputFile file(path);
   TZ_CHECK(file.is_open(), FormatError, "checkpoint shard '" + path + "' is missing");
@@ -77,7 +78,7 @@ void CheckpointReader::verify_file(const std::string& name) const {
     crc = crc32_of(piece.data(), n, crc);
     done += n;
   }
-  TZ_CHECK(crc == want_crc, FormatError, "checkpoint shard '" + path + "' is corrupt: CRC-32 does not match meta.json");
+  TZ_CHECK(crc == entry.crc32, FormatError, "checkpoint shard '" + path + "' is corrupt: CRC-32 does not match meta.json");
 }
 
 std::vector<std::string> CheckpointReader::verify() const {

@@ -149,6 +149,7 @@ class StoredWeights final : public StateReader {
     for (const auto& f : files_) n += f->bytes_read();
     return n;
   }
+  bool has_moments() const override { return false; }
 
  private:
   struct Part {
@@ -206,6 +207,7 @@ class SeededWeights final : public StateReader {
     else std::fill(out, out + count, 0.0f);
   }
   std::uint64_t bytes_read() const override { return 0; }
+  bool has_moments() const override { return false; }
 
  private:
   GptLayout layout_;

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ckpt/state_checkpoint.h"
+#include "core/scratch_buffer.h"
 #include "sharded/sharded_trainer_impl.h"
 #include "tierzero/error.h"
 
@@ -26,22 +27,28 @@ void ShardedTrainer::Impl::initialise_weights(StateReader* init) {
 
 void ShardedTrainer::Impl::fill_shards(StateReader& from) {
   const ShardLayout &o = states.optim, &p = states.params;
-  std::vector<float> master(o.largest_shard()), m(master.size()), v(master.size()), p32(p.largest_shard());
-  std::vector<std::byte> bytes(p32.size() * dsize);
+  // One unit's slices at a time, in mappings of their own (given back when loading ends). A source without
+  // moments reads none: m and v are one buffer of zero pages, which reading does not make resident.
+  const bool moments = from.has_moments();
+  ScratchBuffer<float> master(o.largest_shard()), m(moments ? master.size() : 0), v(m.size()), zeros(moments ? 0 : master.size());
+  ScratchBuffer<float> p32(p.largest_shard());  // written only where the working slice is not inside the master slice
+  ScratchBuffer<std::byte> bytes(p.largest_shard() * dsize);
   for (int u = 0; u < static_cast<int>(layout.units().size()); ++u) {
     read_unit_shard(from, StatePart::master, layout, o, u, master.data());
-    read_unit_shard(from, StatePart::m, layout, o, u, m.data());
-    read_unit_shard(from, StatePart::v, layout, o, u, v.data());
-    optim->assign_unit(u, master.data(), m.data(), v.data());
-    // The working parameters' slice (another partition's, or the unit whole): from the master slice when it holds it.
+    if (moments) {
+      read_unit_shard(from, StatePart::m, layout, o, u, m.data());
+      read_unit_shard(from, StatePart::v, layout, o, u, v.data());
+    }
+    optim->assign_unit(u, master.data(), moments ? m.data() : zeros.data(), moments ? v.data() : zeros.data());
+    // The working parameters' slice (another partition's, or the unit whole), from the master slice when it holds it.
     const std::size_t first = o.begin(u), pfirst = p.begin(u), pvalid = p.valid(layout, u), pn = p.shard[static_cast<std::size_t>(u)];
     if (pfirst >= first && pfirst + pvalid <= first + o.valid(layout, u)) {
-      std::copy_n(master.begin() + static_cast<std::ptrdiff_t>(pfirst - first), pvalid, p32.begin());
-      std::fill(p32.begin() + static_cast<std::ptrdiff_t>(pvalid), p32.begin() + static_cast<std::ptrdiff_t>(pn), 0.0f);
+      from_f32(dtype, master.data() + (pfirst - first), bytes.data(), pvalid);
+      std::fill(bytes.data() + pvalid * dsize, bytes.data() + pn * dsize, std::byte{0});  // padding: the zeros' bits in every dtype
     } else {
       read_unit_shard(from, StatePart::master, layout, p, u, p32.data());
+      from_f32(dtype, p32.data(), bytes.data(), pn);
     }
-    from_f32(dtype, p32.data(), bytes.data(), pn);
     write_param_unit(u, bytes.data());
   }
 }
@@ -52,8 +59,8 @@ void ShardedTrainer::Impl::read_own_shards(CheckpointReader& ckpt) {
   const std::size_t total = states.optim.total;
   TZ_CHECK(ckpt.file_bytes(params_file) == states.params_bytes(dtype) && ckpt.file_bytes(optim_file) == 3 * total * sizeof(float),
            FormatError, "checkpoint '" + ckpt.dir() + "': rank " + std::to_string(r) + "'s shards do not match this run's layout");
-  std::vector<std::byte> params(states.params.largest_shard() * dsize);
-  std::vector<float> optim3(3 * states.optim.largest_shard());
+  ScratchBuffer<std::byte> params(states.params.largest_shard() * dsize);
+  ScratchBuffer<float> optim3(3 * states.optim.largest_shard());
   for (std::size_t u = 0; u < layout.units().size(); ++u) {
     ckpt.read_range(params_file, states.params.offset[u] * dsize, params.data(), states.params.shard[u] * dsize);
     write_param_unit(static_cast<int>(u), params.data());
