@@ -24,7 +24,7 @@ declare -A owner=(
   [plan.h]=plan [deepspeed_config.h]=plan
   [backend.h]=backend
   [gpu_backend.h]=gpu [nccl.h]=gpu
-  [checkpoint.h]=ckpt [hugging_face.h]=ckpt
+  [checkpoint.h]=ckpt [hugging_face.h]=ckpt [state_reader.h]=ckpt
   [sharded_trainer.h]=sharded
   [simulator.h]=sim [planner.h]=sim
 )

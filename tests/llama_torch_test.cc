@@ -13,15 +13,16 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
-#include "ckpt/hf_names.h"
 #include "ckpt/safetensors.h"
 #include "core/read_file.h"
 #include "model/gpt.h"
 #include "tierzero/dtype.h"
 #include "tierzero/error.h"
 #include "tierzero/hugging_face.h"
+#include "tierzero/state_reader.h"
 #include "torch_reference.h"
 
 #ifndef TZ_GOLDEN_DIR
@@ -51,12 +52,16 @@ struct Reference {
     targets = at("targets").as_i32();
   }
   const SafeTensor& at(const std::string& key) const { return ref.at(name + "." + key); }
-  // The reference's "<prefix><HF name>" tensors, in tierzero's layout.
+  // The reference's "<prefix><HF name>" tensors, in tierzero's layout (through a file of those names, as the importer reads).
   std::vector<float> params(const std::string& prefix) const {
     SafeTensorsFile f;
     for (const auto& [k, t] : ref.tensors)
       if (k.rfind(name + "." + prefix, 0) == 0) f.tensors[k.substr(name.size() + 1 + prefix.size())] = t;
-    return hf_params(f, w.model, prefix);
+    const fs::path path = fs::temp_directory_path() / ("tz_llama_ref_" + std::to_string(::getpid()) + "_" + name + "_" + prefix + "safetensors");
+    write_safetensors(path.string(), f);
+    std::vector<float> out = read_whole(*open_weights(path.string(), w.model), StatePart::master, layout.num_params());
+    fs::remove(path);
+    return out;
   }
 };
 

@@ -272,7 +272,7 @@ TEST(Offload, OnADeviceLikeBackendTheOffloadedStatesAreStagedBitForBit) {
       std::vector<std::unique_ptr<ShardedTrainer>> staged;
       for (const Plan& p : plans) {
         backends.push_back(std::make_unique<StagedBackend>());
-        staged.push_back(std::make_unique<ShardedTrainer>(cfg, p, *world, data, std::vector<float>{}, backends.back()->backend));
+        staged.push_back(std::make_unique<ShardedTrainer>(cfg, p, *world, data, nullptr, backends.back()->backend));
       }
       ShardedTrainer base(cfg, plan, *world, data);
       Plan base_whole = plan;

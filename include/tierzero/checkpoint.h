@@ -9,12 +9,13 @@
 // finished, so a crash mid-save leaves the previous checkpoint intact.
 // CheckpointReader reads one without MPI (inspect, export, resharding).
 #pragma once
-#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tierzero/plan.h"
+#include "tierzero/state_reader.h"
 #include "tierzero/train_config.h"
 
 namespace tierzero {
@@ -45,7 +46,8 @@ struct CheckpointMeta {
 std::string step_dir_name(std::int64_t step);
 // "rank-00003.params" / "rank-00003.optim"
 std::string rank_file_name(int rank, const char* kind);
-std::uint32_t crc32_of(const void* data, std::size_t bytes);
+// CRC-32 (zlib's) of the bytes; `previous`: the CRC of the bytes before them, to checksum a file in pieces.
+std::uint32_t crc32_of(const void* data, std::size_t bytes, std::uint32_t previous = 0);
 
 // Removes what an interrupted save left in save directory `dir`
 // (".tmp-step-*" directories, "latest.tmp"); returns their names. Call
@@ -56,26 +58,43 @@ std::vector<std::string> remove_save_leftovers(const std::string& dir);
 // one) to the step directory. Throws FormatError when there is none.
 std::string resolve_checkpoint(const std::string& path);
 
-class CheckpointReader {
+// A checkpoint's metadata, its files checked and read by ranges, and, as
+// a StateReader, the full fp32 master, m and v of its optim shards
+// (whatever rank count, topology and plan saved them): a range reads from
+// each shard file only the elements it holds, and each file is checked
+// (size and CRC-32, read in pieces) before its first range is read. Holds
+// the files it has read from open. One thread.
+class CheckpointReader final : public StateReader {
  public:
   // Reads and validates meta.json; throws FormatError naming the file.
   explicit CheckpointReader(const std::string& path);
   const CheckpointMeta& meta() const { return meta_; }
   const std::string& dir() const { return dir_; }
-  // Reads a whole file, checking its size and CRC-32 against meta.json.
-  std::vector<std::byte> read(const std::string& name) const;
+  // The size meta.json records for file `name` (FormatError when it lists none).
+  std::uint64_t file_bytes(const std::string& name) const;
+  // Checks a file's size and CRC-32 against meta.json, reading it in
+  // pieces; FormatError naming it when it is missing, truncated, too long or corrupt.
+  void verify_file(const std::string& name) const;
   // Checks every file; returns one line per problem (empty when sound).
   std::vector<std::string> verify() const;
-  // The full fp32 arrays (GptLayout order) from every rank's optim file.
-  void read_full_optim(std::vector<float>& master, std::vector<float>& m, std::vector<float>& v) const;
-  // Only the master weights (export, sampling): the moments are not kept.
-  std::vector<float> read_full_master() const;
+  // `bytes` of file `name` from `offset`, the file checked first (verify_file, once).
+  void read_range(const std::string& name, std::uint64_t offset, void* out, std::size_t bytes);
+  // StateReader: the optim shards' master, m and v in GptLayout order
+  // (FormatError for a file that is damaged or whose size is not its layout's).
+  void read(StatePart part, std::size_t first, std::size_t count, float* out) override;
+  std::uint64_t bytes_read() const override { return bytes_read_; }
+  bool has_moments() const override { return true; }
+  // The whole master (export, sampling): the moments are not read.
+  std::vector<float> read_full_master();
 
  private:
-  // Fills the arrays of `out` (master, m, v) that are not null.
-  void read_full(const std::array<std::vector<float>*, 3>& out) const;
+  // What reads keep (checkpoint_reader.cc): the saved optim layout, the files checked and open.
+  struct Reading;
+  Reading& reading();
   std::string dir_;
   CheckpointMeta meta_;
+  std::shared_ptr<Reading> reading_;  // made on the first read
+  std::uint64_t bytes_read_ = 0;
 };
 
 // Writes `bytes` to path, fsyncs it; throws FormatError (disk full, unwritable).
@@ -83,11 +102,7 @@ class CheckpointReader {
 // into the page cache (O_DIRECT) where the filesystem allows it.
 void write_file_synced(const std::string& path, const void* data, std::size_t bytes);
 
-// Full fp32 parameters for `model` from a safetensors file of tierzero
-// tensor names (`tierzero ckpt export`) or of Hugging Face names, or from a
-// Hugging Face directory (tierzero/hugging_face.h); throws
-// FormatError on missing or misshapen tensors.
-std::vector<float> load_safetensors_params(const std::string& path, const GptConfig& model);
-void export_safetensors(const CheckpointReader& ckpt, const std::string& path);
+// Writes the checkpoint's fp32 master weights with tierzero's tensor names (`ckpt export --safetensors`).
+void export_safetensors(CheckpointReader& ckpt, const std::string& path);
 
 }  // namespace tierzero

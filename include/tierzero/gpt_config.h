@@ -180,5 +180,8 @@ class GptLayout {
 // GPT-2 initialisation, deterministic in `seed`: weights N(0, 0.02), the two
 // residual projections N(0, 0.02 / sqrt(2 L)), biases 0, norm weights 1.
 void gpt_init(const GptLayout& layout, std::uint64_t seed, float* params);
+// Elements [first, first + count) of gpt_init's array into out[0, count),
+// the same bits, without computing the rest.
+void gpt_init_range(const GptLayout& layout, std::uint64_t seed, std::size_t first, std::size_t count, float* out);
 
 }  // namespace tierzero

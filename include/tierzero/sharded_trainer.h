@@ -29,6 +29,7 @@
 #include "tierzero/backend.h"
 #include "tierzero/communicator.h"
 #include "tierzero/plan.h"
+#include "tierzero/state_reader.h"
 #include "tierzero/trainer.h"
 
 namespace tierzero {
@@ -57,13 +58,17 @@ struct StepBreakdown {
 
 class ShardedTrainer final : public Trainer {
  public:
-  // `world` and `data` must outlive the trainer. `init`: full fp32
-  // parameters to start from (GptLayout order); empty = gpt_init(cfg.seed).
-  // `backend`: where the state lives and the model runs (backend/backend_impl.h);
-  // `world` must reach its memory (MPI for the CPU, NCCL for CUDA).
-  // Throws ConfigError for an invalid plan or configuration.
-  ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
-                 const std::vector<float>& init = {}, const Backend& backend = cpu_backend());
+  // `world` and `data` must outlive the trainer. `init`: the state to
+  // start from (tierzero/state_reader.h: weights files, or any state
+  // source), of which each rank reads only the slices of its own shards,
+  // unit by unit; null = gpt_init(cfg.seed), computed likewise. Used only
+  // during construction. `backend`: where the state lives and the model
+  // runs (backend/backend_impl.h); `world` must reach its memory (MPI for
+  // the CPU, NCCL for CUDA). Throws ConfigError for an invalid plan or
+  // configuration, FormatError on every rank alike when a rank's slices
+  // cannot be read (naming the file and tensor).
+  ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data, StateReader* init = nullptr,
+                 const Backend& backend = cpu_backend());
   ~ShardedTrainer() override;
   StepStats step() override;
   std::int64_t next_step() const override;
@@ -109,12 +114,16 @@ class ShardedTrainer final : public Trainer {
   // save directory holding another run's newer checkpoints); the caller prints them.
   std::vector<std::string> take_warnings();
   // Restores a checkpoint (a step directory or a save directory's latest).
-  // Same ranks, topology, plan and dtype: each rank reads its own shards and
-  // training continues bit for bit; otherwise the full state is rebuilt
-  // from every shard and re-partitioned (topologies compare as parsed, so a
-  // checkpoint that spells a level the old way is still the same layout).
-  // Returns whether it re-partitioned. Throws FormatError for a missing,
-  // truncated or corrupt shard or a checkpoint of another model.
+  // Same ranks, topology, plan and dtype: each rank reads its own shard
+  // files and training continues bit for bit; otherwise each rank reads
+  // the slices of its new shards from the saved optim shards (master, m,
+  // v; the working parameters are the master in the param dtype). Either
+  // way unit by unit: a rank holds its shards and one unit's slices, never
+  // the whole model (topologies compare as parsed, so a checkpoint that
+  // spells a level the old way is still the same layout). Returns whether
+  // it re-partitioned. Throws FormatError on every rank alike, naming the
+  // file, for a missing, truncated or corrupt shard or a checkpoint of
+  // another model.
   bool load_checkpoint(const std::string& path);
   // The end of a step, collective: one control all-reduce (through the
   // schedule, outside any step's byte count) says whether `stop` is true on

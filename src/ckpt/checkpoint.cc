@@ -11,17 +11,11 @@
 #include <utility>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "ckpt/page_buffer.h"
 #include "tierzero/error.h"
-#include "tierzero/hugging_face.h"
-#include "ckpt/hf_names.h"
 #include "model/model_file.h"
-#include "core/read_file.h"
-#include "ckpt/safetensors.h"
-#include "plan/shard_layout.h"
 
 namespace tierzero {
 
@@ -40,8 +34,8 @@ std::string rank_file_name(int rank, const char* kind) {
   return buf;
 }
 
-std::uint32_t crc32_of(const void* data, std::size_t bytes) {
-  uLong crc = crc32(0L, Z_NULL, 0);
+std::uint32_t crc32_of(const void* data, std::size_t bytes, std::uint32_t previous) {
+  uLong crc = previous;
   const auto* p = static_cast<const Bytef*>(data);
   while (bytes > 0) {
     const uInt chunk = static_cast<uInt>(std::min<std::size_t>(bytes, 1u << 30));
@@ -229,126 +223,6 @@ std::vector<std::string> remove_save_leftovers(const std::string& dir) {
   }
   std::sort(removed.begin(), removed.end());
   return removed;
-}
-
-std::string resolve_checkpoint(const std::string& path) {
-  if (fs::exists(fs::path(path) / "meta.json")) return path;
-  const fs::path latest = fs::path(path) / "latest";
-  std::ifstream in(latest);
-  TZ_CHECK(in, FormatError, "'" + path + "' holds no checkpoint (no meta.json and no 'latest' file)");
-  std::string name;
-  std::getline(in, name);
-  const fs::path dir = fs::path(path) / name;
-  TZ_CHECK(!name.empty() && fs::exists(dir / "meta.json"), FormatError,
-           "'" + latest.string() + "' names '" + name + "', which is not a complete checkpoint");
-  return dir.string();
-}
-
-CheckpointReader::CheckpointReader(const std::string& path) : dir_(resolve_checkpoint(path)) {
-  const std::string meta_path = (fs::path(dir_) / "meta.json").string();
-  const auto text = read_file(meta_path);
-  TZ_CHECK(text, FormatError, "cannot read '" + meta_path + "'");
-  meta_ = CheckpointMeta::from_json(*text, meta_path);
-}
-
-std::vector<std::byte> CheckpointReader::read(const std::string& name) const {
-  const std::string path = (fs::path(dir_) / name).string();
-  const CheckpointFile* entry = nullptr;
-  for (const CheckpointFile& f : meta_.files)
-    if (f.name == name) entry = &f;
-  TZ_CHECK(entry, FormatError, "checkpoint '" + dir_ + "' lists no file '" + name + "'");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  TZ_CHECK(in, FormatError, "checkpoint shard '" + path + "' is missing");
-  const std::uint64_t size = static_cast<std::uint64_t>(in.tellg());
-  TZ_CHECK(size == entry->bytes, FormatError,
-           "checkpoint shard '" + path + "' is " + (size < entry->bytes ? "truncated" : "too long") + ": " + std::to_string(size) +
-               " bytes, meta.json says " + std::to_string(entry->bytes));
-  std::vector<std::byte> data(size);
-  in.seekg(0);
-  in.read(reinterpret_cast<char*>(data.data()), static_cast<std::streamsize>(size));
-  TZ_CHECK(crc32_of(data.data(), data.size()) == entry->crc32, FormatError,
-           "checkpoint shard '" + path + "' is corrupt: CRC-32 does not match meta.json");
-  return data;
-}
-
-std::vector<std::string> CheckpointReader::verify() const {
-  std::vector<std::string> problems;
-  for (const CheckpointFile& f : meta_.files) {
-    try {
-      read(f.name);
-    } catch (const FormatError& e) {
-      problems.push_back(e.message());
-    }
-  }
-  return problems;
-}
-
-void CheckpointReader::read_full_optim(std::vector<float>& master, std::vector<float>& m, std::vector<float>& v) const {
-  read_full({&master, &m, &v});
-}
-
-std::vector<float> CheckpointReader::read_full_master() const {
-  std::vector<float> master;
-  read_full({&master, nullptr, nullptr});
-  return master;
-}
-
-void CheckpointReader::read_full(const std::array<std::vector<float>*, 3>& out) const {
-  const GptLayout layout(meta_.model);
-  const Topology topo = Topology::parse(meta_.topology, meta_.world_size);
-  const std::size_t n = layout.num_params();
-  for (std::vector<float>* x : out)
-    if (x) x->assign(n, 0.0f);
-  // One rank per distinct optim shard suffices: the first member of each cross group.
-  for (int r = 0; r < meta_.world_size; ++r) {
-    if (meta_.plan.optim && topo.cross_group(*meta_.plan.optim, r).front() != r) continue;
-    if (!meta_.plan.optim && r != 0) continue;
-    const ShardLayout s = ShardLayout::make(layout, topo, meta_.plan.optim, r);
-    const std::vector<std::byte> raw = read(rank_file_name(r, "optim"));
-    TZ_CHECK(raw.size() == 3 * s.total * sizeof(float), FormatError,
-             "checkpoint '" + dir_ + "': rank " + std::to_string(r) + "'s optim shard does not match its plan and topology");
-    const float* f = reinterpret_cast<const float*>(raw.data());
-    for (std::size_t u = 0; u < layout.units().size(); ++u) {
-      const std::size_t valid = s.valid(layout, static_cast<int>(u));
-      const std::size_t dst = layout.units()[u].offset + s.position * s.shard[u];
-      for (int k = 0; k < 3; ++k)
-        if (out[k])
-          std::copy(f + k * s.total + s.offset[u], f + k * s.total + s.offset[u] + valid, out[k]->begin() + static_cast<std::ptrdiff_t>(dst));
-    }
-  }
-}
-
-std::vector<float> load_safetensors_params(const std::string& path, const GptConfig& model) {
-  if (std::filesystem::is_directory(path)) return hf_params(read_hf_weights(path), model, "'" + path + "'");  // a Hugging Face directory
-  const SafeTensorsFile f = read_safetensors(path);
-  if (has_hf_gpt2_names(f) || has_hf_llama_names(f)) return hf_params(f, model, "'" + path + "'");
-  const GptLayout layout(model);
-  std::vector<float> full(layout.num_params());
-  for (const TensorInfo& t : layout.tensors()) {
-    const auto it = f.tensors.find(t.name);
-    TZ_CHECK(it != f.tensors.end(), FormatError, "'" + path + "' has no tensor '" + t.name + "' (is it for this model?)");
-    const std::vector<std::int64_t> want(t.shape.begin(), t.shape.end());
-    TZ_CHECK(it->second.shape == want, FormatError, "'" + path + "': tensor '" + t.name + "' has the wrong shape for model " + model.name);
-    const std::vector<float> v = it->second.as_f32();
-    const auto bad = std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
-    TZ_CHECK(bad == v.end(), FormatError,
-             "'" + path + "': tensor '" + t.name + "' holds a non-finite value (" + std::to_string(*bad) + " at element " +
-                 std::to_string(bad - v.begin()) + "); training from it would give NaN");
-    std::copy(v.begin(), v.end(), full.begin() + static_cast<std::ptrdiff_t>(t.offset));
-  }
-  return full;
-}
-
-void export_safetensors(const CheckpointReader& ckpt, const std::string& path) {
-  const std::vector<float> master = ckpt.read_full_master();
-  const GptLayout layout(ckpt.meta().model);
-  SafeTensorsFile out;
-  for (const TensorInfo& t : layout.tensors())
-    out.tensors[t.name] = make_f32_tensor(std::vector<std::int64_t>(t.shape.begin(), t.shape.end()), master.data() + t.offset);
-  out.metadata["format"] = "tierzero";
-  out.metadata["model"] = json(model_json(ckpt.meta().model)).dump();
-  out.metadata["step"] = std::to_string(ckpt.meta().step);
-  write_safetensors(path, out);
 }
 
 }  // namespace tierzero

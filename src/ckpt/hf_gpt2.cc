@@ -80,24 +80,19 @@ void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, con
   write_hf_dir(dir, out, config, opt);
 }
 
-bool has_hf_gpt2_names(const SafeTensorsFile& f) {
-  return f.tensors.count("transformer.wte.weight") || f.tensors.count("wte.weight");
-}
+bool has_hf_gpt2_names(const HasTensor& has) { return has("transformer.wte.weight") || has("wte.weight"); }
 
-std::vector<float> hf_gpt2_params(const SafeTensorsFile& f, const GptConfig& model, const std::string& where) {
+std::vector<StoredTensor> hf_gpt2_tensors(const GptConfig& model, const HasTensor& has) {
   const GptLayout layout(model);
-  const std::string prefix = f.tensors.count("transformer.wte.weight") ? "transformer." : "";
-  std::vector<float> full(layout.num_params());
+  const std::string prefix = has("transformer.wte.weight") ? "transformer." : "";
+  std::vector<StoredTensor> out;
   for (const NameMap& n : name_map(model)) {
     const TensorInfo& t = layout.tensor(n.ours);
-    std::vector<std::int64_t> want(t.shape.begin(), t.shape.end());
-    if (n.conv1d) std::swap(want[0], want[1]);
-    std::vector<float> v = hf_tensor(f, prefix + n.hf, want, model, where);
-    if (n.conv1d) v = transposed(v.data(), want[0], want[1]);
-    std::copy(v.begin(), v.end(), full.begin() + static_cast<std::ptrdiff_t>(t.offset));
+    std::vector<std::int64_t> stored(t.shape.begin(), t.shape.end());
+    if (n.conv1d) std::swap(stored[0], stored[1]);
+    out.push_back({n.ours, {{prefix + n.hf, stored, n.conv1d}}});
   }
-  return full;
+  return out;
 }
-
 
 }  // namespace tierzero

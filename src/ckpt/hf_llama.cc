@@ -16,17 +16,11 @@ void check_expressible(const GptConfig& m) {
            "the Hugging Face Llama layout holds RMSNorm, RoPE and SwiGLU models with biases none or qkv; " + m.describe() + " is not one");
 }
 
-// tierzero's tensor `ours` is the HF tensors `parts`, rows one after another.
-struct FusedTensor {
-  std::string ours;
-  std::vector<std::pair<std::string, std::vector<std::int64_t>>> parts;
-};
-
 // Every tensor of the model in both namings, in tierzero's order.
-std::vector<FusedTensor> fused_tensors(const GptConfig& model) {
+std::vector<StoredTensor> fused_tensors(const GptConfig& model) {
   const std::int64_t C = model.channels, F = model.ffn_size(), KVD = static_cast<std::int64_t>(model.kv()) * model.head_size(),
                      V = model.vocab;
-  std::vector<FusedTensor> out = {{"wte", {{"model.embed_tokens.weight", {V, C}}}}};
+  std::vector<StoredTensor> out = {{"wte", {{"model.embed_tokens.weight", {V, C}}}}};
   for (int l = 0; l < model.layers; ++l) {
     const std::string h = "model.layers." + std::to_string(l) + ".", ours = "h." + std::to_string(l) + ".";
     out.push_back({ours + "ln1_w", {{h + "input_layernorm.weight", {C}}}});
@@ -52,36 +46,23 @@ std::int64_t numel(const std::vector<std::int64_t>& shape) {
 }
 }  // namespace
 
-bool has_hf_llama_names(const SafeTensorsFile& f) { return f.tensors.count("model.embed_tokens.weight") > 0; }
+bool has_hf_llama_names(const HasTensor& has) { return has("model.embed_tokens.weight"); }
 
-std::vector<float> hf_llama_params(const SafeTensorsFile& f, const GptConfig& model, const std::string& where) {
-  try {
-    check_expressible(model);
-  } catch (const ConfigError& e) {
-    TZ_THROW(FormatError, where + ": " + e.message());
-  }
-  const GptLayout layout(model);
-  std::vector<float> full(layout.num_params());
-  for (const FusedTensor& t : fused_tensors(model)) {
-    auto out = full.begin() + static_cast<std::ptrdiff_t>(layout.tensor(t.ours).offset);
-    for (const auto& [name, shape] : t.parts) {
-      const std::vector<float> v = hf_tensor(f, name, shape, model, where);
-      out = std::copy(v.begin(), v.end(), out);
-    }
-  }
-  return full;
+std::vector<StoredTensor> hf_llama_tensors(const GptConfig& model) {
+  check_expressible(model);
+  return fused_tensors(model);
 }
 
 void write_hf_llama(const GptConfig& model, const std::vector<float>& params, const std::string& dir, const HfExportOptions& opt) {
-  check_expressible(model);
+  const std::vector<StoredTensor> tensors = hf_llama_tensors(model);
   const GptLayout layout(model);
   TZ_CHECK(params.size() == layout.num_params(), ConfigError, "write_hf_llama: parameters do not match the model");
   SafeTensorsFile out;
-  for (const FusedTensor& t : fused_tensors(model)) {
+  for (const StoredTensor& t : tensors) {
     const float* x = params.data() + layout.tensor(t.ours).offset;
-    for (const auto& [name, shape] : t.parts) {
-      out.tensors[name] = make_f32_tensor(shape, x);
-      x += numel(shape);
+    for (const StoredPart& p : t.parts) {
+      out.tensors[p.name] = make_f32_tensor(p.shape, x);
+      x += numel(p.shape);
     }
   }
   // Qwen2 is the architecture whose q/k/v projections carry biases.

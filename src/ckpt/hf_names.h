@@ -1,8 +1,9 @@
-// Hugging Face checkpoints' tensors (tierzero/hugging_face.h gives the
-// layouts), for the readers and writers of exports and Hugging Face
-// directories (hugging_face.cc, hf_gpt2.cc, hf_llama.cc, checkpoint.cc).
+// Where tierzero's tensors lie in files of other names (Hugging Face's
+// layouts: tierzero/hugging_face.h), for the weights reader (weights.cc)
+// and the exporters (hf_gpt2.cc, hf_llama.cc, hugging_face.cc).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,27 +14,31 @@
 
 namespace tierzero {
 
-// Whether the file names its tensors as transformers' GPT-2 does (hf_gpt2.cc).
-bool has_hf_gpt2_names(const SafeTensorsFile& f);
-// The parameters in GptLayout order; throws FormatError naming `where` and
-// the tensor when one is missing, misshapen or not finite.
-std::vector<float> hf_gpt2_params(const SafeTensorsFile& f, const GptConfig& model, const std::string& where);
-// Whether the file names its tensors as transformers' Llama family does (model.embed_tokens.weight; hf_llama.cc).
-bool has_hf_llama_names(const SafeTensorsFile& f);
-// The same for a Llama-family model (q/k/v rows fused into attn_w, gate/up into fc_w).
-std::vector<float> hf_llama_params(const SafeTensorsFile& f, const GptConfig& model, const std::string& where);
+// One stored tensor holding rows of one of tierzero's: its name and shape
+// as stored; a transposed one is stored [in, out] (GPT-2's Conv1D), the
+// transpose of tierzero's [out, in].
+struct StoredPart {
+  std::string name;
+  std::vector<std::int64_t> shape;
+  bool transposed = false;
+};
+// tierzero's tensor `ours` (GptLayout's name) is its parts' rows, one part after another.
+struct StoredTensor {
+  std::string ours;
+  std::vector<StoredPart> parts;
+};
 
-// The rest in hugging_face.cc. The fp32 values of tensor `name`, which must
-// exist, have `shape` and hold finite values (FormatError naming `where`,
-// the tensor and `model` otherwise).
-std::vector<float> hf_tensor(const SafeTensorsFile& f, const std::string& name, const std::vector<std::int64_t>& shape,
-                             const GptConfig& model, const std::string& where);
-// The tensors of a Hugging Face directory: model.safetensors, or the shards
-// that model.safetensors.index.json's weight_map names (FormatError for a
-// missing shard, a tensor in two shards or a malformed index).
-SafeTensorsFile read_hf_weights(const std::string& dir);
-// The parameters of `model` from a file of either family's names.
-std::vector<float> hf_params(const SafeTensorsFile& f, const GptConfig& model, const std::string& where);
+// Whether the file(s) hold a tensor of that name.
+using HasTensor = std::function<bool(const std::string&)>;
+// Whether the names are transformers' GPT-2's (hf_gpt2.cc) or the Llama family's (model.embed_tokens.weight; hf_llama.cc).
+bool has_hf_gpt2_names(const HasTensor& has);
+bool has_hf_llama_names(const HasTensor& has);
+// Every tensor of `model` in GPT-2's names, with the "transformer." prefix when the file's names have it.
+std::vector<StoredTensor> hf_gpt2_tensors(const GptConfig& model, const HasTensor& has);
+// In the Llama family's (q/k/v rows fused into attn_w, gate/up into fc_w);
+// ConfigError for a model the layout cannot hold.
+std::vector<StoredTensor> hf_llama_tensors(const GptConfig& model);
+
 // Writes `tensors` (F32) in opt's dtype and shards (tierzero/hugging_face.h),
 // metadata format "pt", and config.json with torch_dtype set; each file
 // atomically (a temporary name, synced, renamed); creates dir.

@@ -1,5 +1,5 @@
-// Hugging Face directories: reading their (possibly sharded) weights,
-// writing them, and finding a model's shape and weights wherever they are.
+// Hugging Face directories: writing them, and finding a model's shape and
+// weights wherever they are (weights.cc reads them).
 #include "tierzero/hugging_face.h"
 
 #include <algorithm>
@@ -9,67 +9,17 @@
 #include <nlohmann/json.hpp>
 
 #include "ckpt/hf_names.h"
+#include "ckpt/safetensors_reader.h"
 #include "core/read_file.h"
 #include "model/model_file.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
+#include "tierzero/state_reader.h"
 
 namespace tierzero {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-std::vector<float> hf_tensor(const SafeTensorsFile& f, const std::string& name, const std::vector<std::int64_t>& shape,
-                             const GptConfig& model, const std::string& where) {
-  const auto it = f.tensors.find(name);
-  TZ_CHECK(it != f.tensors.end(), FormatError,
-           where + " has no tensor '" + name + "' (is it " + model.name + " with " + std::to_string(model.layers) + " layers?)");
-  TZ_CHECK(it->second.shape == shape, FormatError, where + ": tensor '" + name + "' has the wrong shape for model " + model.name);
-  std::vector<float> v = it->second.as_f32();
-  const auto bad = std::find_if(v.begin(), v.end(), [](float x) { return !std::isfinite(x); });
-  TZ_CHECK(bad == v.end(), FormatError, where + ": tensor '" + name + "' holds a non-finite value at element " + std::to_string(bad - v.begin()));
-  return v;
-}
-
-SafeTensorsFile read_hf_weights(const std::string& dir) {
-  const fs::path d(dir), index = d / "model.safetensors.index.json";
-  if (!fs::exists(index)) return read_safetensors((d / "model.safetensors").string());
-  const std::string where = "'" + index.string() + "'";
-  json j;
-  try {
-    auto text = read_file(index.string());
-    TZ_CHECK(text, FormatError, "cannot read " + where);
-    j = json::parse(*text);
-  } catch (const json::exception& e) {
-    TZ_THROW(FormatError, where + " is not valid JSON: " + e.what());
-  }
-  TZ_CHECK(j.is_object() && j.contains("weight_map") && j.at("weight_map").is_object(), FormatError, where + " has no weight_map object");
-  std::map<std::string, std::vector<std::string>> by_shard;
-  for (auto it = j.at("weight_map").begin(); it != j.at("weight_map").end(); ++it) {
-    TZ_CHECK(it.value().is_string(), FormatError, where + ": weight_map['" + it.key() + "'] must name a file");
-    const std::string shard = it.value().get<std::string>();
-    TZ_CHECK(shard.find('/') == std::string::npos, FormatError, where + ": shard '" + shard + "' is not a file beside the index");
-    by_shard[shard].push_back(it.key());
-  }
-  SafeTensorsFile out;
-  for (const auto& [shard, names] : by_shard) {
-    SafeTensorsFile part = read_safetensors((d / shard).string());
-    for (const std::string& name : names) {
-      auto t = part.tensors.find(name);
-      TZ_CHECK(t != part.tensors.end(), FormatError, where + " puts '" + name + "' in " + shard + ", which does not hold it");
-      out.tensors[name] = std::move(t->second);
-    }
-  }
-  return out;
-}
-
-std::vector<float> hf_params(const SafeTensorsFile& f, const GptConfig& model, const std::string& where) {
-  const bool gpt2 = has_hf_gpt2_names(f);
-  TZ_CHECK(gpt2 || has_hf_llama_names(f), FormatError, where + " holds neither GPT-2 nor Llama-family tensors in Hugging Face's names");
-  TZ_CHECK(gpt2 == (model.family() == "gpt2"), FormatError,
-           where + " holds " + (gpt2 ? "GPT-2" : "Llama-family") + " tensors, but the model is " + model.describe());
-  return gpt2 ? hf_gpt2_params(f, model, where) : hf_llama_params(f, model, where);
-}
 
 namespace {
 // Writes `text` to dir/name atomically.
@@ -160,27 +110,26 @@ GptConfig read_hf_gpt2_config(const std::string& path) {
 
 ModelWeights load_model_weights(const std::string& path) {
   const fs::path p(path);
-  if (fs::is_directory(p) && fs::exists(p / "config.json")) {  // a Hugging Face directory
-    const GptConfig m = hf_config(p / "config.json");
-    return {m, hf_params(read_hf_weights(path), m, "'" + path + "'")};
-  }
+  const auto whole = [](const std::string& at, const GptConfig& m) {
+    return ModelWeights{m, read_whole(*open_weights(at, m), StatePart::master, m.num_params())};
+  };
+  if (fs::is_directory(p) && fs::exists(p / "config.json")) return whole(path, hf_config(p / "config.json"));  // a Hugging Face directory
   if (fs::is_directory(p)) {  // a checkpoint
-    const CheckpointReader ckpt(path);
+    CheckpointReader ckpt(path);
     return {ckpt.meta().model, ckpt.read_full_master()};
   }
-  const SafeTensorsFile f = read_safetensors(path);
+  const SafeTensorsReader f(path);
   const std::string where = "'" + path + "'";
-  if (has_hf_gpt2_names(f) || has_hf_llama_names(f)) {
+  const HasTensor has = [&f](const std::string& name) { return f.header().tensors.count(name) > 0; };
+  if (has_hf_gpt2_names(has) || has_hf_llama_names(has)) {
     const fs::path config = p.parent_path() / "config.json";
     TZ_CHECK(fs::exists(config), FormatError, where + " has Hugging Face tensors but no config.json beside it (it gives the model's shape)");
-    const GptConfig m = hf_config(config);
-    return {m, hf_params(f, m, where)};
+    return whole(path, hf_config(config));
   }
-  const auto it = f.metadata.find("model");
-  TZ_CHECK(it != f.metadata.end(), FormatError,
+  const auto it = f.header().metadata.find("model");
+  TZ_CHECK(it != f.header().metadata.end(), FormatError,
            where + " records no model shape: expected a tierzero export (metadata 'model') or Hugging Face tensors");
-  const GptConfig m = model_from_metadata(it->second, where);
-  return {m, load_safetensors_params(path, m)};
+  return whole(path, model_from_metadata(it->second, where));
 }
 
 }  // namespace tierzero

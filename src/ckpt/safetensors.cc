@@ -14,8 +14,7 @@
 
 namespace tierzero {
 
-namespace {
-std::size_t dtype_bytes(const std::string& d) {
+std::size_t safetensors_dtype_bytes(const std::string& d) {
   if (d == "F64" || d == "I64" || d == "U64") return 8;
   if (d == "F32" || d == "I32" || d == "U32") return 4;
   if (d == "F16" || d == "BF16" || d == "I16" || d == "U16") return 2;
@@ -23,29 +22,48 @@ std::size_t dtype_bytes(const std::string& d) {
   return 0;
 }
 
+namespace {
+// out[i] = f(element i of type In at p), the dtype decided once for the whole run.
+template <class In, class Out, class F>
+void each(const std::byte* p, std::size_t n, Out* out, F f) {
+  for (std::size_t i = 0; i < n; ++i) {
+    In v;
+    std::memcpy(&v, p + sizeof(In) * i, sizeof(In));
+    out[i] = static_cast<Out>(f(v));
+  }
+}
+
+template <class Out>
+void convert(const std::string& dtype, const std::byte* p, std::size_t n, Out* out) {
+  const auto same = [](auto v) { return v; };
+  if (dtype == "F32") each<float>(p, n, out, same);
+  else if (dtype == "F64") each<double>(p, n, out, same);
+  else if (dtype == "BF16") each<std::uint16_t>(p, n, out, bf16_to_f32);
+  else if (dtype == "F16") each<std::uint16_t>(p, n, out, f16_to_f32);
+  else if (dtype == "I32") each<std::int32_t>(p, n, out, same);
+  else if (dtype == "I64") each<std::int64_t>(p, n, out, same);
+  else TZ_THROW(FormatError, "cannot convert safetensors dtype " + dtype);
+}
+
 template <class Out>
 std::vector<Out> convert(const SafeTensor& t) {
-  const std::size_t n = t.numel();
-  std::vector<Out> out(n);
-  const std::byte* p = t.data.data();
-  for (std::size_t i = 0; i < n; ++i) {
-    if (t.dtype == "F32") { float v; std::memcpy(&v, p + 4 * i, 4); out[i] = static_cast<Out>(v); }
-    else if (t.dtype == "F64") { double v; std::memcpy(&v, p + 8 * i, 8); out[i] = static_cast<Out>(v); }
-    else if (t.dtype == "BF16") { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); out[i] = static_cast<Out>(bf16_to_f32(v)); }
-    else if (t.dtype == "F16") { std::uint16_t v; std::memcpy(&v, p + 2 * i, 2); out[i] = static_cast<Out>(f16_to_f32(v)); }
-    else if (t.dtype == "I32") { std::int32_t v; std::memcpy(&v, p + 4 * i, 4); out[i] = static_cast<Out>(v); }
-    else if (t.dtype == "I64") { std::int64_t v; std::memcpy(&v, p + 8 * i, 8); out[i] = static_cast<Out>(v); }
-    else TZ_THROW(FormatError, "cannot convert safetensors dtype " + t.dtype);
-  }
+  std::vector<Out> out(t.numel());
+  convert(t.dtype, t.data.data(), out.size(), out.data());
   return out;
 }
-}  // namespace
 
-std::size_t SafeTensor::numel() const {
+std::size_t numel_of(const std::vector<std::int64_t>& shape) {
   std::size_t n = 1;
   for (auto d : shape) n *= static_cast<std::size_t>(d);
   return n;
 }
+}  // namespace
+
+void safetensors_to_f32(const std::string& dtype, const std::byte* p, std::size_t n, float* out) { convert(dtype, p, n, out); }
+
+std::size_t SafeTensorEntry::numel() const { return numel_of(shape); }
+
+std::size_t SafeTensor::numel() const { return numel_of(shape); }
 
 namespace {
 // Bytes of a tensor of `shape` and `esize`-byte elements, or nothing when a
@@ -76,13 +94,7 @@ SafeTensorsFile read_safetensors(const std::string& path) {
   return parse_safetensors(*file, where);
 }
 
-SafeTensorsFile parse_safetensors(std::string_view file, const std::string& where) {
-  const std::uint64_t size = file.size();
-  std::uint64_t n = 0;
-  TZ_CHECK(size >= 8, FormatError, where + ": truncated (no header length)");
-  std::memcpy(&n, file.data(), 8);
-  TZ_CHECK(n <= size - 8, FormatError, where + ": truncated: header of " + std::to_string(n) + " bytes does not fit");
-  const std::string_view header = file.substr(8, n);
+SafeTensorsHeader parse_safetensors_header(std::string_view header, std::uint64_t data_bytes, const std::string& where) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(header);
@@ -90,20 +102,18 @@ SafeTensorsFile parse_safetensors(std::string_view file, const std::string& wher
     TZ_THROW(FormatError, where + ": bad header JSON (" + e.what() + ")");
   }
   TZ_CHECK(j.is_object(), FormatError, where + ": header is not a JSON object");
-  const std::uint64_t data_bytes = size - 8 - n;
-  const auto* data = reinterpret_cast<const std::byte*>(file.data()) + 8 + n;
-  SafeTensorsFile f;
+  SafeTensorsHeader h;
   for (auto& [name, v] : j.items()) {
     if (name == "__metadata__") {
-      for (auto& [k, s] : v.items()) f.metadata[k] = s.is_string() ? s.get<std::string>() : s.dump();
+      for (auto& [k, s] : v.items()) h.metadata[k] = s.is_string() ? s.get<std::string>() : s.dump();
       continue;
     }
     try {
-      SafeTensor t;
+      SafeTensorEntry t;
       t.dtype = v.at("dtype").get<std::string>();
       t.shape = v.at("shape").get<std::vector<std::int64_t>>();
       const auto off = v.at("data_offsets").get<std::vector<std::uint64_t>>();
-      const std::size_t esize = dtype_bytes(t.dtype);
+      const std::size_t esize = safetensors_dtype_bytes(t.dtype);
       TZ_CHECK(esize > 0, FormatError, where + ": tensor '" + name + "' has unknown dtype " + t.dtype);
       TZ_CHECK(off.size() == 2 && off[0] <= off[1] && off[1] <= data_bytes, FormatError,
                where + ": tensor '" + name + "' has data offsets outside the file (truncated?)");
@@ -112,12 +122,26 @@ SafeTensorsFile parse_safetensors(std::string_view file, const std::string& wher
       TZ_CHECK(off[1] - off[0] == *need, FormatError,
                where + ": tensor '" + name + "' has " + std::to_string(off[1] - off[0]) + " bytes for its shape's " +
                    std::to_string(*need));
-      t.data.assign(data + off[0], data + off[1]);
-      f.tensors.emplace(name, std::move(t));
+      t.begin = off[0], t.end = off[1];
+      h.tensors.emplace(name, std::move(t));
     } catch (const nlohmann::json::exception& e) {
       TZ_THROW(FormatError, where + ": tensor '" + name + "' has a malformed entry (" + e.what() + ")");
     }
   }
+  return h;
+}
+
+SafeTensorsFile parse_safetensors(std::string_view file, const std::string& where) {
+  const std::uint64_t size = file.size();
+  std::uint64_t n = 0;
+  TZ_CHECK(size >= 8, FormatError, where + ": truncated (no header length)");
+  std::memcpy(&n, file.data(), 8);
+  TZ_CHECK(n <= size - 8, FormatError, where + ": truncated: header of " + std::to_string(n) + " bytes does not fit");
+  SafeTensorsHeader h = parse_safetensors_header(file.substr(8, n), size - 8 - n, where);
+  const auto* data = reinterpret_cast<const std::byte*>(file.data()) + 8 + n;
+  SafeTensorsFile f;
+  f.metadata = std::move(h.metadata);
+  for (auto& [name, e] : h.tensors) f.tensors.emplace(name, SafeTensor{e.dtype, e.shape, std::vector<std::byte>(data + e.begin, data + e.end)});
   return f;
 }
 

@@ -1,7 +1,9 @@
 // The safetensors format (Hugging Face): an 8-byte little-endian header
 // length N, N bytes of JSON {name: {dtype, shape, data_offsets: [begin,
 // end]}, "__metadata__": {str: str}}, then the raw little-endian tensor
-// bytes, offsets relative to the end of the header. Value types.
+// bytes, offsets relative to the end of the header. Value types; a file
+// read whole here, or its header only and tensors by ranges
+// (safetensors_reader.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +13,28 @@
 #include <vector>
 
 namespace tierzero {
+
+// One tensor's entry in the header: where its bytes lie, from the start of the data.
+struct SafeTensorEntry {
+  std::string dtype;
+  std::vector<std::int64_t> shape;
+  std::uint64_t begin = 0, end = 0;
+  std::size_t numel() const;
+};
+
+// A header, checked: every entry's dtype known, its offsets inside the
+// `data_bytes` that follow the header and its size its shape's.
+struct SafeTensorsHeader {
+  std::map<std::string, SafeTensorEntry> tensors;
+  std::map<std::string, std::string> metadata;
+};
+// Throws FormatError naming `where` and the problem (bad JSON, an unknown
+// dtype, offsets outside the data, a size that is not the shape's).
+SafeTensorsHeader parse_safetensors_header(std::string_view json, std::uint64_t data_bytes, const std::string& where);
+// Bytes per element of a safetensors dtype (0 when unknown).
+std::size_t safetensors_dtype_bytes(const std::string& dtype);
+// `n` elements of `dtype` at `p` as fp32 (F32, F64, BF16, F16, I32, I64); FormatError otherwise.
+void safetensors_to_f32(const std::string& dtype, const std::byte* p, std::size_t n, float* out);
 
 struct SafeTensor {
   std::string dtype;               // "F32", "F64", "BF16", "F16", "I32", "I64", "U8", ...

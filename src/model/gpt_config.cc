@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -220,10 +221,13 @@ const TensorInfo& GptLayout::tensor(std::string_view name) const {
 
 namespace {
 // splitmix64 + Box-Muller: the same numbers on every platform and library.
+// Each sample takes two steps of the generator, whose state after k steps
+// is seed + k * kGolden: any sample can be drawn without the ones before.
+constexpr std::uint64_t kGolden = 0x9e3779b97f4a7c15ull;
 struct Normal {
   std::uint64_t state;
   std::uint64_t next() {
-    std::uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    std::uint64_t z = (state += kGolden);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
@@ -236,17 +240,24 @@ struct Normal {
 };
 }  // namespace
 
-void gpt_init(const GptLayout& layout, std::uint64_t seed, float* params) {
-  Normal rng{seed};
+void gpt_init(const GptLayout& layout, std::uint64_t seed, float* params) { gpt_init_range(layout, seed, 0, layout.num_params(), params); }
+
+void gpt_init_range(const GptLayout& layout, std::uint64_t seed, std::size_t first, std::size_t count, float* out) {
   const double proj_std = 0.02 / std::sqrt(2.0 * layout.config().layers);
+  std::uint64_t samples_before = 0;  // random samples drawn for the matrices before this tensor
   for (const TensorInfo& t : layout.tensors()) {
-    float* p = params + t.offset;
-    const bool is_norm_weight = t.name.ends_with("ln1_w") || t.name.ends_with("ln2_w") || t.name == "lnf_w";
-    const bool is_residual_proj = t.name.ends_with(".proj_w") || t.name.ends_with("fcproj_w");
-    for (std::size_t i = 0; i < t.numel; ++i) {
-      if (t.shape.size() == 2) p[i] = static_cast<float>((is_residual_proj ? proj_std : 0.02) * rng());
-      else p[i] = is_norm_weight ? 1.0f : 0.0f;
+    const bool matrix = t.shape.size() == 2;
+    const std::size_t lo = std::max(first, t.offset), hi = std::min(first + count, t.offset + t.numel);
+    if (lo < hi) {
+      const bool is_norm_weight = t.name.ends_with("ln1_w") || t.name.ends_with("ln2_w") || t.name == "lnf_w";
+      const bool is_residual_proj = t.name.ends_with(".proj_w") || t.name.ends_with("fcproj_w");
+      Normal rng{seed + 2 * (samples_before + (lo - t.offset)) * kGolden};
+      for (std::size_t i = lo; i < hi; ++i) {
+        if (matrix) out[i - first] = static_cast<float>((is_residual_proj ? proj_std : 0.02) * rng());
+        else out[i - first] = is_norm_weight ? 1.0f : 0.0f;
+      }
     }
+    if (matrix) samples_before += t.numel;
   }
 }
 

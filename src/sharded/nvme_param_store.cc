@@ -20,14 +20,6 @@ class NvmeParamStore final : public ParamStore {
     file_ = std::make_unique<SwapFile>(where.nvme_path, "params", "offload_param", rank, blocks_.total);
   }
 
-  void assign(const std::byte* shard) override {  // host bytes straight into the host buffers
-    for (std::size_t u = 0; u < blocks_.offset.size(); ++u) {
-      const std::size_t b = free_buffer();
-      std::memcpy(buffers_[b].data(), shard + layout_.offset[u] * dsize_, layout_.shard[u] * dsize_);
-      last_job_[b] = file_->submit(true, buffers_[b].data(), blocks_.bytes[u], blocks_.offset[u]);
-    }
-    for (std::uint64_t job : last_job_) file_->wait(job);
-  }
   void read(std::byte* shard) override {
     for (std::size_t u = 0; u < blocks_.offset.size(); ++u) {
       const std::size_t b = next_buffer();

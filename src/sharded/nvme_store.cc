@@ -14,23 +14,17 @@ class NvmeOptimStore final : public OptimStore {
       : optim_(optim), blocks_(SwapBlocks::of(optim.shard, 3 * sizeof(float))), segments_(segments_by_unit(optim, segments)),
         staging_(mem, 1, optim.largest_shard() * sizeof(float), true) {
     buffers_.resize(static_cast<std::size_t>(plan.optim_offload.buffers));
-    written_.assign(buffers_.size(), 0);
     for (PageBuffer<float>& b : buffers_) b.resize(blocks_.largest / sizeof(float));
     file_ = std::make_unique<SwapFile>(plan.optim_offload.nvme_path, "optim", "offload_optimizer", rank, blocks_.total);
   }
 
-  void assign(const float* master, const float* m, const float* v) override {
-    std::uint64_t last = 0;
-    for (std::size_t u = 0; u < segments_.size(); ++u) {
-      PageBuffer<float>& b = buffers_[u % buffers_.size()];
-      if (u >= buffers_.size()) file_->wait(written_[u % buffers_.size()]);  // the buffer's previous write is done
-      const std::size_t n = optim_.shard[u], o = optim_.offset[u];
-      std::copy(master + o, master + o + n, b.data());
-      std::copy(m + o, m + o + n, b.data() + n);
-      std::copy(v + o, v + o + n, b.data() + 2 * n);
-      written_[u % buffers_.size()] = last = file_->submit(true, b.data(), blocks_.bytes[u], blocks_.offset[u]);
-    }
-    file_->wait(last);
+  void assign_unit(int u, const float* master, const float* m, const float* v) override {  // through a buffer, written at once
+    PageBuffer<float>& b = buffers_[0];
+    const std::size_t n = optim_.shard[static_cast<std::size_t>(u)];
+    std::copy(master, master + n, b.data());
+    std::copy(m, m + n, b.data() + n);
+    std::copy(v, v + n, b.data() + 2 * n);
+    file_->wait(file_->submit(true, b.data(), blocks_.bytes[static_cast<std::size_t>(u)], blocks_.offset[static_cast<std::size_t>(u)]));
   }
   void read(float* master, float* m, float* v) override {
     for (std::size_t u = 0; u < segments_.size(); ++u) {
@@ -74,7 +68,6 @@ class NvmeOptimStore final : public OptimStore {
   std::vector<std::vector<UnitSegment>> segments_;  // per unit
   HostStaging staging_;
   std::vector<PageBuffer<float>> buffers_;
-  std::vector<std::uint64_t> written_;  // per buffer: its last write job (assign)
   std::unique_ptr<SwapFile> file_;
 };
 

@@ -31,10 +31,11 @@ class DeviceOptimStore final : public OptimStore {
       : optim_(optim), segments_(segments), mem_(mem), step_ops_(step_ops) {
     for (MemArray<float>* a : {&master_, &m_, &v_}) a->resize(mem, optim.total);
   }
-  void assign(const float* master, const float* m, const float* v) override {
-    mem_.upload(master_.data(), master, master_.bytes());
-    mem_.upload(m_.data(), m, m_.bytes());
-    mem_.upload(v_.data(), v, v_.bytes());
+  void assign_unit(int u, const float* master, const float* m, const float* v) override {
+    const std::size_t o = optim_.offset[u], bytes = optim_.shard[u] * sizeof(float);
+    mem_.upload(master_.data() + o, master, bytes);
+    mem_.upload(m_.data() + o, m, bytes);
+    mem_.upload(v_.data() + o, v, bytes);
   }
   void read(float* master, float* m, float* v) override {
     mem_.download(master, master_.data(), master_.bytes());
@@ -65,10 +66,11 @@ class HostOptimStore final : public OptimStore {
       : optim_(optim), units_(segments_by_unit(optim, segments)), staging_(mem, 1, optim.largest_shard() * sizeof(float), true) {
     for (MemArray<float>* a : {&master_, &m_, &v_}) a->resize(host_memory(), optim.total);
   }
-  void assign(const float* master, const float* m, const float* v) override {
-    std::copy(master, master + optim_.total, master_.data());
-    std::copy(m, m + optim_.total, m_.data());
-    std::copy(v, v + optim_.total, v_.data());
+  void assign_unit(int u, const float* master, const float* m, const float* v) override {
+    const std::size_t o = optim_.offset[u], n = optim_.shard[u];
+    std::copy(master, master + n, master_.data() + o);
+    std::copy(m, m + n, m_.data() + o);
+    std::copy(v, v + n, v_.data() + o);
   }
   void read(float* master, float* m, float* v) override {
     std::copy(master_.data(), master_.data() + optim_.total, master);

@@ -30,8 +30,9 @@ namespace tierzero {
 class OptimStore {
  public:
   virtual ~OptimStore() = default;
-  // Sets the shard from host arrays of the shard's size (initial weights, a checkpoint).
-  virtual void assign(const float* master, const float* m, const float* v) = 0;
+  // Sets unit u's shard (ShardLayout::shard[u] elements of each) from host
+  // arrays: initial weights, a checkpoint, loaded unit by unit.
+  virtual void assign_unit(int u, const float* master, const float* m, const float* v) = 0;
   // Copies the shard into host arrays (a checkpoint, the full weights).
   virtual void read(float* master, float* m, float* v) = 0;
   // One AdamW update (step t, learning rate lr) of every tensor segment of

@@ -15,7 +15,6 @@ class DeviceParamStore final : public ParamStore {
     data_.resize(mem, layout.total * dsize_);
     mem.zero(data_.data(), data_.bytes());
   }
-  void assign(const std::byte* shard) override { mem_.upload(data_.data(), shard, data_.bytes()); }
   void read(std::byte* shard) override { mem_.download(shard, data_.data(), data_.bytes()); }
   void begin_pass(const std::vector<int>& units) override { units_ = units; }  // capacity is reused after the first pass
   const std::byte* unit(std::size_t i) override { return data_.data() + layout_.offset[units_[i]] * dsize_; }
@@ -42,7 +41,6 @@ class HostParamStore final : public ParamStore {
     data_.resize(host_memory(), layout.total * dsize_);
     host_memory().zero(data_.data(), data_.bytes());
   }
-  void assign(const std::byte* shard) override { std::copy(shard, shard + data_.bytes(), data_.data()); }
   void read(std::byte* shard) override { std::copy(data_.data(), data_.data() + data_.bytes(), shard); }
   void begin_pass(const std::vector<int>& units) override { units_ = units; }  // capacity is reused after the first pass
   const std::byte* unit(std::size_t i) override {

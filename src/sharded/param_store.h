@@ -13,10 +13,10 @@
 //         buffer to the file; staged like cpu on a device.
 // Reads come in passes (the fetcher's forward or backward over its units):
 // begin_pass, then for each i unit(i) (blocks until the shard is there;
-// valid until release(i)) and release(i), in order. Writes (the update, a
-// checkpoint loaded, the hpZ copy filled in forward) are writable(u), fill
-// it in the backend's memory, commit(u); the NVMe store takes them between
-// passes only. One thread.
+// valid until release(i)) and release(i), in order. Writes (the update,
+// weights or a checkpoint loaded unit by unit, the hpZ copy filled in
+// forward) are writable(u), fill it in the backend's memory, commit(u); the
+// NVMe store takes them between passes only. One thread.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -33,8 +33,6 @@ namespace tierzero {
 class ParamStore {
  public:
   virtual ~ParamStore() = default;
-  // Sets the whole shard from host bytes (the layout's total elements).
-  virtual void assign(const std::byte* shard) = 0;
   // Copies the whole shard into host bytes.
   virtual void read(std::byte* shard) = 0;
   virtual void begin_pass(const std::vector<int>& units) = 0;
@@ -48,7 +46,7 @@ class ParamStore {
 
 // The store `where` asks for, for this rank (world rank `rank`, whose swap
 // file it names), for passes that hold at most prefetch + 1 units at once:
-// zeros in memory, unspecified in a file until assign(). Throws ConfigError
+// zeros in memory, unspecified in a file until each unit is written. Throws ConfigError
 // for a directory that cannot hold the file.
 std::unique_ptr<ParamStore> make_param_store(const OffloadPlacement& where, const ShardLayout& layout, DType dtype, Memory& mem,
                                              int prefetch, int rank);

@@ -22,8 +22,8 @@ std::unique_ptr<Communicator> ShardedTrainer::Impl::group_comm(const Partition& 
   return level ? world.split(*level) : nullptr;
 }
 
-ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data,
-                           const std::vector<float>& init, const Backend& be)
+ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data, StateReader* init,
+                           const Backend& be)
     : cfg(c),
       plan(pl),
       world(w),
@@ -115,53 +115,6 @@ void ShardedTrainer::Impl::allocate_states() {
     }
   gather_send.resize(mem, max_shard * dsize);
   gather_recv.resize(mem, max_padded * dsize);
-}
-
-// The same weights on every rank (gpt_init of the seed, or `init`), then sliced; zero moments.
-void ShardedTrainer::Impl::initialise_weights(const std::vector<float>& init) {
-  if (init.empty()) {
-    std::vector<float> full(layout.num_params());
-    gpt_init(layout, cfg.seed, full.data());
-    const std::vector<float> zeros(full.size(), 0.0f);
-    assign_full(full, zeros, zeros);
-    return;
-  }
-  TZ_CHECK(init.size() == layout.num_params(), ConfigError,
-           "initial parameters have " + std::to_string(init.size()) + " elements; the model has " + std::to_string(layout.num_params()));
-  const std::vector<float> zeros(init.size(), 0.0f);
-  assign_full(init, zeros, zeros);
-}
-
-namespace {
-// This rank's shard of a full fp32 array under layout s (zeros past each unit).
-void slice(const GptLayout& layout, const ShardLayout& s, const float* full, float* out) {
-  for (std::size_t u = 0; u < layout.units().size(); ++u) {
-    const std::size_t valid = s.valid(layout, static_cast<int>(u));
-    const float* src = full + layout.units()[u].offset + s.begin(static_cast<int>(u));
-    std::copy(src, src + valid, out + s.offset[u]);
-    std::fill(out + s.offset[u] + valid, out + s.offset[u] + s.shard[u], 0.0f);
-  }
-}
-}  // namespace
-
-void ShardedTrainer::Impl::assign_full(const std::vector<float>& full_master, const std::vector<float>& full_m,
-                                       const std::vector<float>& full_v) {
-  std::vector<float> master(states.optim.total), m(master.size()), v(master.size());
-  slice(layout, states.optim, full_master.data(), master.data());
-  slice(layout, states.optim, full_m.data(), m.data());
-  slice(layout, states.optim, full_v.data(), v.data());
-  optim->assign(master.data(), m.data(), v.data());
-  std::vector<float> p32(states.params.total);
-  slice(layout, states.params, full_master.data(), p32.data());
-  std::vector<std::byte> params(states.params.total * dsize);
-  from_f32(dtype, p32.data(), params.data(), states.params.total);
-  set_params(params.data());
-}
-
-void ShardedTrainer::Impl::set_params(const std::byte* shard) {
-  params_store->assign(shard);
-  for (std::size_t u = 0; u < layout.units().size(); ++u)
-    keep_whole_for_backward(static_cast<int>(u), shard + states.params.offset[u] * dsize, true);
 }
 
 void ShardedTrainer::Impl::keep_whole_for_backward(int u, const std::byte* whole, bool upload) {
@@ -272,8 +225,8 @@ void ShardedTrainer::Impl::write_unit_params(int u, const float* master) {
   keep_whole_for_backward(u, gather_recv.data());
 }
 
-ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data,
-                               const std::vector<float>& init, const Backend& backend)
+ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data, StateReader* init,
+                               const Backend& backend)
     : impl_(std::make_unique<Impl>(cfg, plan, world, data, init, backend)) {}
 
 ShardedTrainer::~ShardedTrainer() = default;

@@ -156,54 +156,32 @@ std::vector<std::string> ShardedTrainer::take_warnings() { return std::exchange(
 
 bool ShardedTrainer::save_in_flight() const { return impl_->pending_save != nullptr; }
 
-namespace {
-// Reads this rank's part of the checkpoint into the trainer's state.
-void read_state(ShardedTrainer::Impl& s, const CheckpointReader& ckpt, bool same_layout) {
-  if (!same_layout) {  // rebuild the full state from every shard, then re-partition
-    std::vector<float> master, m, v;
-    ckpt.read_full_optim(master, m, v);
-    s.assign_full(master, m, v);
-    return;
-  }
-  const int r = s.world.world_rank(s.world.rank());
-  const std::vector<std::byte> params = ckpt.read(rank_file_name(r, "params"));
-  const std::vector<std::byte> optim = ckpt.read(rank_file_name(r, "optim"));
-  TZ_CHECK(params.size() == s.states.params_bytes(s.dtype) && optim.size() == 3 * s.states.optim.total * sizeof(float), FormatError,
-           "checkpoint '" + ckpt.dir() + "': rank " + std::to_string(r) + "'s shards do not match this run's layout");
-  s.set_params(params.data());
-  const float* f = reinterpret_cast<const float*>(optim.data());
-  s.optim->assign(f, f + s.states.optim.total, f + 2 * s.states.optim.total);
-}
-}  // namespace
-
 bool ShardedTrainer::load_checkpoint(const std::string& path) {
   Impl& s = *impl_;
   Communicator& w = s.world;
   std::string problem;
-  float failed = 0;
   bool same_layout = false;
   try {
-    const CheckpointReader ckpt(path);
+    CheckpointReader ckpt(path);
     const CheckpointMeta& meta = ckpt.meta();
     const GptConfig& mine = s.cfg.model;
     const GptConfig& theirs = meta.model;
     TZ_CHECK(mine.same_architecture(theirs), FormatError,
              "checkpoint '" + ckpt.dir() + "' is for model " + theirs.describe() + "; this run trains " + mine.describe());
     same_layout = meta.world_size == w.size() && Topology::parse(meta.topology, meta.world_size) == w.topology() &&
-                             meta.plan.same_sharding(s.plan) && meta.train.param_dtype == s.dtype;
-    read_state(s, ckpt, same_layout);
+                  meta.plan.same_sharding(s.plan) && meta.train.param_dtype == s.dtype;
+    if (same_layout) s.read_own_shards(ckpt);
+    else s.fill_shards(ckpt);  // the slices of this rank's new shards from the saved optim shards
     s.step = meta.step;
     s.optim_steps = meta.optim_steps;
     s.loss_scale = s.dtype == DType::f16 ? (meta.train.param_dtype == DType::f16 ? meta.loss_scale : initial_loss_scale(s.cfg)) : 1.0f;
     s.good_steps = meta.good_steps;
   } catch (const Error& e) {
     problem = e.message();
-    failed = 1;
   }
-  // Every rank checked its part; all fail together when any part is bad.
-  s.control_sum(&failed, 1);
-  if (!problem.empty()) TZ_THROW(FormatError, problem);
-  TZ_CHECK(failed == 0.0f, FormatError, "checkpoint '" + path + "' could not be loaded on every rank (see the other ranks' errors)");
+  // Every rank checked its part; all fail together, with the first rank's reason, when any part is bad.
+  problem = s.first_problem(problem);
+  TZ_CHECK(problem.empty(), FormatError, problem);
   s.mem.zero(s.grads.data(), s.grads.bytes());
   s.mem.fence();
   return !same_layout;

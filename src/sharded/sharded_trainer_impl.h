@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ckpt/checkpoint_writer.h"
+#include "tierzero/checkpoint.h"
 #include "ckpt/page_buffer.h"
 #include "backend/backend_impl.h"
 #include "tierzero/sharded_trainer.h"
@@ -105,14 +106,20 @@ struct ShardedTrainer::Impl {
   std::unique_ptr<PendingSave> begin_pending_save(const std::string& dir, int keep);  // collective
   std::string finish_save(PendingSave& p);                                             // collective
 
-  // init: initial full fp32 parameters (gpt_init of the seed when empty).
-  Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data, const std::vector<float>& init,
-       const Backend& be);
-  // Sets master, m, v and the working parameters from full fp32 host arrays.
-  void assign_full(const std::vector<float>& master, const std::vector<float>& m, const std::vector<float>& v);
-  // Sets the working parameters from this rank's params shard (host bytes),
-  // the units held whole copied into the backward store too.
-  void set_params(const std::byte* shard);
+  // init: the state to start from (gpt_init of the seed when null).
+  Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data, StateReader* init, const Backend& be);
+  // Loading (sharded_trainer_load.cc), unit by unit, so that a rank holds
+  // its shards and one unit's slices. From a full state: this rank's
+  // slices of master, m and v, and the working parameters from the master.
+  void fill_shards(StateReader& from);
+  // From a checkpoint of this run's layout: this rank's own two files.
+  void read_own_shards(CheckpointReader& ckpt);
+  // Unit u's working parameters from its shard in host bytes (the units
+  // held whole copied into the backward store too).
+  void write_param_unit(int u, const std::byte* shard);
+  // Collective: the problem of the lowest rank that had one ("" when none),
+  // so that every rank reports the same error.
+  std::string first_problem(const std::string& mine);
   // The full array of an optim-partitioned state from this rank's host shard (collective).
   std::vector<float> gather_full(const std::vector<float>& shard);
   // A copy of an array on the host.
@@ -132,7 +139,7 @@ struct ShardedTrainer::Impl {
   // Seconds the training thread waited for a free slot in either queue.
   double slot_waits() const;
   void allocate_states();
-  void initialise_weights(const std::vector<float>& init);
+  void initialise_weights(StateReader* init);
   UnitSource source(const ShardLayout& s, ParamStore& store, Hierarchy* h, int bits) const;
   // Uploads `tokens` and `targets` and runs the forward pass over every
   // unit (keeping the bwd_params slices when `keep`); returns the loss.

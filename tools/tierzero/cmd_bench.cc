@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "comm_bench.h"
+#include "load_bench.h"
 #include "quant_bench.h"
 #include "step_bench.h"
 #include "tokenizer_bench.h"
@@ -62,6 +63,46 @@ struct StepArgs {
   std::string model = "gpt-mini", matmul = "fp32", param_dtype = "fp32";
   int micro_batch = 8, seq_len = 256, threads = 1, steps = 5;
 };
+
+struct LoadArgs {
+  std::string model = "gpt-tiny", strategy = "zero3", topology, param_dtype = "bf16";
+  std::string offload_optimizer = "none", offload_param = "none", nvme_path;
+  bench::LoadBenchOptions opt;
+};
+
+int run_load(const LoadArgs& a, Context& ctx) {
+  MpiSession& mpi = ctx.start_mpi();
+  const Topology topo = resolve_topology(a.topology);
+  auto world = mpi_world(topo);
+  TrainConfig cfg;
+  cfg.model = load_model(a.model);
+  cfg.micro_batch = 1;
+  cfg.seq_len = 16;
+  cfg.param_dtype = parse_dtype(a.param_dtype);
+  cfg.validate();
+  Plan plan = fit_to(strategy_plan(a.strategy), topo);
+  plan.optim_offload.device = parse_offload(a.offload_optimizer);
+  plan.param_offload.device = parse_offload(a.offload_param);
+  plan.optim_offload.nvme_path = plan.param_offload.nvme_path = a.nvme_path;
+  const bench::LoadBenchResult r = bench::run_load_bench(cfg, plan, *world, a.opt);
+  if (mpi.rank() == 0) std::cout << bench::to_json_line(cfg, plan, a.opt, r) << std::endl;
+  return 0;
+}
+
+struct CheckpointArgs {
+  std::string model = "gpt-tiny", strategy = "zero3", topology, param_dtype = "bf16", init, output;
+  int ranks = 1;
+};
+
+int run_checkpoint(const CheckpointArgs& a) {
+  const Topology topo = Topology::parse(a.topology.empty() ? "world=" + std::to_string(a.ranks) : a.topology, a.ranks);
+  TrainConfig cfg;
+  cfg.model = load_model(a.model);
+  cfg.param_dtype = parse_dtype(a.param_dtype);
+  cfg.validate();
+  std::cout << bench::write_start_checkpoint(cfg, fit_to(strategy_plan(a.strategy), topo), topo, a.init, a.output) << std::endl;
+  return 0;
+}
 
 struct TokenizerArgs {
   std::string vocab, input;
@@ -140,6 +181,34 @@ void add_bench_command(CLI::App& app, Context& ctx) {
     std::cout << bench::to_json_line(cfg, sargs->threads, r, bench::measure_gemm_rates(sargs->threads)) << std::endl;
     ctx.exit_code = 0;
   });
+
+  auto largs = std::make_shared<LoadArgs>();
+  CLI::App* load = bench->add_subcommand("load", "Peak host memory per rank of building a sharded run from --init and resuming a checkpoint (no step)");
+  load->add_option("--model", largs->model, kModelHelp)->capture_default_str();
+  load->add_option("--init", largs->opt.init, "Weights to start from (safetensors file or Hugging Face directory; default: the seed's)");
+  load->add_option("--resume", largs->opt.resume, "A checkpoint to resume after building (same or another layout)");
+  load->add_option("--save-dir", largs->opt.save_dir, "Save a checkpoint there after loading");
+  load->add_option("--strategy", largs->strategy, "ddp, zero1, zero2, zero3, zeropp, mics, hier3")->capture_default_str();
+  load->add_option("--topology", largs->topology, "Layout, innermost first, e.g. node=4,world=2 (default: detect nodes)");
+  load->add_option("--param-dtype", largs->param_dtype, "Working parameter storage: fp32, bf16, fp16")->capture_default_str();
+  load->add_option("--offload-optimizer", largs->offload_optimizer, "none, cpu or nvme (files in --nvme-path)")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}));
+  load->add_option("--offload-param", largs->offload_param, "none, cpu or nvme (files in --nvme-path)")
+      ->check(CLI::IsMember({"none", "cpu", "nvme"}));
+  load->add_option("--nvme-path", largs->nvme_path, "Directory of the swap files");
+  load->callback([largs, &ctx] { ctx.exit_code = run_load(*largs, ctx); });
+
+  auto cargs = std::make_shared<CheckpointArgs>();
+  CLI::App* ck = bench->add_subcommand("checkpoint",
+                                       "Write, in one process, the checkpoint a run of --ranks ranks built from --init would save before its first step");
+  ck->add_option("--model", cargs->model, kModelHelp)->capture_default_str();
+  ck->add_option("--init", cargs->init, "Weights (safetensors file or Hugging Face directory)")->required();
+  ck->add_option("--ranks", cargs->ranks, "Ranks of the layout")->check(at_least(1))->required();
+  ck->add_option("--topology", cargs->topology, "Their layout, innermost first (default: world=RANKS)");
+  ck->add_option("--strategy", cargs->strategy, "ddp, zero1, zero2, zero3, zeropp, mics, hier3")->capture_default_str();
+  ck->add_option("--param-dtype", cargs->param_dtype, "Working parameter storage: fp32, bf16, fp16")->capture_default_str();
+  ck->add_option("--output", cargs->output, "Save directory to write (step-00000000 and latest)")->required();
+  ck->callback([cargs, &ctx] { ctx.exit_code = run_checkpoint(*cargs); });
 
   auto targs = std::make_shared<TokenizerArgs>();
   CLI::App* tok = bench->add_subcommand("tokenizer", "Byte-level BPE encoding MB/s on one core, beside the byte tokenizer");

@@ -20,7 +20,7 @@ int export_weights(const ExportArgs& a) {
   TZ_CHECK(!a.output.empty(), ConfigError, "give --output (or --safetensors FILE)");
   TZ_CHECK(a.format != "tierzero" || (a.dtype == "fp32" && a.max_shard_bytes == 0), ConfigError,
            "--dtype and --max-shard-size are for the Hugging Face formats (tierzero's export is one fp32 file)");
-  const CheckpointReader ckpt(a.source);
+  CheckpointReader ckpt(a.source);
   if (a.format == "tierzero") {
     export_safetensors(ckpt, a.output);
   } else {

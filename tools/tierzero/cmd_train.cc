@@ -293,8 +293,9 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       for (const std::string& name : remove_save_leftovers(a.save_dir))
         std::fprintf(stderr, "tierzero: removed '%s' left in '%s' by an interrupted save\n", name.c_str(), a.save_dir.c_str());
   }
-  const std::vector<float> init = a.init.empty() ? std::vector<float>{} : load_safetensors_params(a.init, cfg.model);
-  ShardedTrainer trainer(cfg, plan, *world, data.train, init, *backend);
+  // --init: the files' headers are checked here (every rank alike); each rank reads only its shards' slices.
+  const std::unique_ptr<StateReader> init = a.init.empty() ? nullptr : open_weights(a.init, cfg.model);
+  ShardedTrainer trainer(cfg, plan, *world, data.train, init.get(), *backend);
   // A failure from here on is reported (and the job ended when the other
   // ranks are not failing alike) before the trainer's destructor waits
   // for collectives that the other ranks may never join.
