@@ -29,7 +29,10 @@ int fail(const std::string& what) {
   return 1;
 }
 
-// The value a metrics row gives a tag (written out here, not taken from step_log.cc), or NaN.
+// The value a metrics row gives a tag (written out here, not taken from
+// step_log.cc), or NaN when it has none; infinity for a null (the JSON of
+// a value that was not finite).
+double number(const json& v) { return v.is_null() ? INFINITY : v.get<double>(); }
 double expected(const json& row, const std::string& tag) {
   static const std::map<std::string, std::string> top = {
       {"train/loss", "loss"},       {"val/loss", "val_loss"},         {"train/lr", "lr"},
@@ -37,11 +40,11 @@ double expected(const json& row, const std::string& tag) {
       {"perf/tflops", "tflops"},    {"time/step_s", "step_time_s"}};
   const auto slash = tag.find('/');
   const std::string group = tag.substr(0, slash), key = tag.substr(slash + 1);
-  if (auto it = top.find(tag); it != top.end()) return row.contains(it->second) ? row[it->second].get<double>() : NAN;
-  if (group == "bytes") return row.at("bytes_per_level").at(key).get<double>();
-  if (group == "memory") return row.at("memory_bytes").at(key).get<double>();
-  if (tag == "time/checkpoint_save_s") return row.at("checkpoint").at("save_s").get<double>();
-  if (group == "time") return row.at("breakdown").at(0).at(key).get<double>();
+  if (auto it = top.find(tag); it != top.end()) return row.contains(it->second) ? number(row[it->second]) : NAN;
+  if (group == "bytes") return number(row.at("bytes_per_level").at(key));
+  if (group == "memory") return number(row.at("memory_bytes").at(key));
+  if (tag == "time/checkpoint_save_s") return number(row.at("checkpoint").at("save_s"));
+  if (group == "time") return number(row.at("breakdown").at(0).at(key));
   return NAN;
 }
 }  // namespace
@@ -94,7 +97,7 @@ int main(int argc, char** argv) {
     for (const auto& [tag, got] : it->second) {
       const double want = expected(row, tag);
       if (std::isnan(want)) return fail("step " + std::to_string(step) + ": tag " + tag + " has no metrics field");
-      if (got != static_cast<float>(want))
+      if (std::isinf(want) ? std::isfinite(got) : got != static_cast<float>(want))
         return fail("step " + std::to_string(step) + " " + tag + ": " + std::to_string(got) + " in the events, " + std::to_string(want) + " in the metrics");
       ++values;
     }
