@@ -170,7 +170,7 @@ nlohmann::ordered_json level_object(const std::array<std::uint64_t, kNumLevels>&
 }
 
 // The run as it starts, in the metrics' first row ("run"): meta.json's
-// fields (docs/formats.md) for the step it starts at, and recompute.
+// fields (docs/formats.md) for the step it starts at (no files), and recompute.
 nlohmann::ordered_json run_object(const TrainConfig& cfg, const Plan& plan, const Topology& topo, int ranks, std::int64_t first_step,
                                   const std::string& data_origin) {
   CheckpointMeta meta;
@@ -182,7 +182,6 @@ nlohmann::ordered_json run_object(const TrainConfig& cfg, const Plan& plan, cons
   meta.world_size = ranks;
   meta.data_origin = data_origin;
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(meta.to_json());
-  j.erase("files");
   j["recompute"] = cfg.recompute;
   return j;
 }
