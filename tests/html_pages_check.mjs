@@ -4,8 +4,9 @@
 // request for something else (a page must open with no network), a chart
 // whose canvas stayed blank (under 1% of its pixels inked) or whose
 // ECharts model holds another number of data items than the page carries.
-// Saves a full-page screenshot of each page in OUT_DIR.
-//   node html_pages_check.mjs CHROMIUM OUT_DIR PAGE.html...
+// Saves a full-page screenshot of each page in OUT_DIR. A page given as
+// !PAGE.html must fail the check (the test of the check itself).
+//   node html_pages_check.mjs CHROMIUM OUT_DIR [!]PAGE.html...
 import path from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -20,7 +21,9 @@ const browser = await chromium.launch({
          '--disable-component-update', '--disable-sync'],
 });
 let failed = 0;
-for (const file of pages) {
+for (const arg of pages) {
+  const mustFail = arg.startsWith('!');
+  const file = mustFail ? arg.slice(1) : arg;
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();
   const problems = [];
@@ -53,7 +56,10 @@ for (const file of pages) {
   const shot = path.join(outDir, path.basename(file, '.html') + '.png');
   await page.screenshot({ path: shot, fullPage: true });
   const summary = charts.map((c) => `${c.title} ${c.held}/${(100 * c.inked).toFixed(1)}%`).join('; ');
-  if (problems.length) {
+  if (mustFail) {
+    if (!problems.length) failed += 1;
+    console.log(`${problems.length ? 'ok' : 'FAIL'}: ${path.basename(file)} must fail the check: ${problems.join('; ') || 'it passed'}`);
+  } else if (problems.length) {
     failed += 1;
     console.log(`FAIL: ${file}: ${problems.join('; ')}`);
   } else {
