@@ -2,8 +2,9 @@
 // playwright-core from web/) with every request but the page file itself
 // refused, and fails on a console error, an uncaught exception, any
 // request for something else (a page must open with no network), a chart
-// whose canvas stayed blank (under 1% of its pixels inked) or whose
-// ECharts model holds another number of data items than the page carries.
+// whose canvas stayed blank (under 1% of its pixels inked), that has no
+// data, or whose ECharts model holds another number of data items than
+// the page carries.
 // Saves a full-page screenshot of each page in OUT_DIR. A page given as
 // !PAGE.html must fail the check (the test of the check itself).
 //   node html_pages_check.mjs CHROMIUM OUT_DIR [!]PAGE.html...
@@ -51,6 +52,7 @@ for (const arg of pages) {
   if (charts.length !== expected) problems.push(`${charts.length} of ${expected} charts drawn`);
   for (const c of charts) {
     if (!(c.inked >= 0.01)) problems.push(`chart '${c.title}' is blank (${(100 * c.inked).toFixed(2)}% of its pixels inked)`);
+    if (c.marks === 0) problems.push(`chart '${c.title}' has no data`);
     if (c.held !== c.marks) problems.push(`chart '${c.title}' holds ${c.held} data items, the page carries ${c.marks}`);
   }
   const shot = path.join(outDir, path.basename(file, '.html') + '.png');

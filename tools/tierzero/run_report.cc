@@ -177,7 +177,7 @@ Chart memory_chart(const json& measured, const std::optional<SimResult>& predict
   std::optional<YLine> limit;
   if (sys && sys->memory_bytes > 0) {
     const double top = std::max(have_total, want_total);
-    note = fmt::format("The device's memory on {}: {:.1f} GB; the run used {:.2g}% of it.", sys->name, sys->memory_bytes / 1e9,
+    note = fmt::format("The device's memory on {}: {:.3g} GB; the run used {:.2g}% of it.", sys->name, sys->memory_bytes / 1e9,
                        100 * have_total / sys->memory_bytes);
     if (sys->memory_bytes <= 20 * top) limit = YLine{sys->memory_bytes / unit, "device memory"};
     else note += " (Its line would flatten the bars: it is left out.)";
