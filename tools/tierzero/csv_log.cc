@@ -1,5 +1,7 @@
 #include "csv_log.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
