@@ -7,21 +7,25 @@ TZ_BUILD=${TZ_BUILD:-$TZ_ROOT/build}
 TZ_PACKAGES=(cmake ninja-build g++ pkg-config python3
   openmpi-bin libopenmpi-dev libopenblas-dev libdnnl-dev libgtest-dev
   nlohmann-json3-dev libtomlplusplus-dev libcli11-dev libfmt-dev libhwloc-dev
-  zlib1g-dev libpcre2-dev iproute2 procps curl ca-certificates xz-utils)
+  zlib1g-dev libpcre2-dev iproute2 procps curl ca-certificates xz-utils
+  libprotobuf-dev protobuf-compiler libisal-dev)
 
 # tz_install [PACKAGE...]: installs what is missing of TZ_PACKAGES and the
-# packages given (a slow suite's own: Slurm, clang).
+# packages given (a slow suite's own: Slurm, clang), then the npm packages
+# of web/ (scripts/web_deps.sh: the chart library of the HTML pages).
 tz_install() {
   local missing=()
   for p in "${TZ_PACKAGES[@]}" "$@"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  echo "tierzero: installing ${missing[*]}"
-  local sudo=""
-  [ "$(id -u)" -ne 0 ] && sudo=sudo
-  $sudo apt-get update -q
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "tierzero: installing ${missing[*]}"
+    local sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo=sudo
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+  fi
+  "$TZ_ROOT/scripts/web_deps.sh"
 }
 
 # The CMake options that add the CUDA build (and NCCL where its header is

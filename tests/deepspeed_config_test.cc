@@ -211,5 +211,27 @@ TEST(DeepSpeedConfig, PersistenceThresholdKeepsSmallUnitsWhole) {
   EXPECT_EQ(capped.ignored[0].rfind("zero_optimization.stage3_model_persistence_threshold (", 0), 0u) << capped.ignored[0];
 }
 
+// DeepSpeed's monitors: the folder is output_path/job_name (its defaults ""
+// and "DeepSpeedJobName"), nothing when disabled, and their other keys
+// (wandb's, comet's) listed as ignored.
+TEST(DeepSpeedConfig, MonitorsNameTheirFolders) {
+  TrainConfig cfg;
+  const DeepSpeedMapping both = parse(R"({"tensorboard": {"enabled": true, "output_path": "runs/", "job_name": "gpt"},
+                                          "csv_monitor": {"enabled": true, "output_path": "csv"}})", cfg);
+  EXPECT_EQ(both.tensorboard_dir, "runs/gpt");
+  EXPECT_EQ(both.csv_monitor_dir, "csv/DeepSpeedJobName");
+  EXPECT_TRUE(both.ignored.empty()) << both.ignored.front();
+  EXPECT_EQ(parse(R"({"tensorboard": {"enabled": true}})", cfg).tensorboard_dir, "DeepSpeedJobName");
+  const DeepSpeedMapping off = parse(R"({"tensorboard": {"enabled": false, "output_path": "runs"}, "wandb": {"enabled": true}})", cfg);
+  EXPECT_EQ(off.tensorboard_dir, "");
+  EXPECT_EQ(off.csv_monitor_dir, "");
+  EXPECT_EQ(off.ignored, std::vector<std::string>{"wandb"});
+  EXPECT_EQ(parse(R"({"tensorboard": {"enabled": true, "team": "x"}})", cfg).ignored, std::vector<std::string>{"tensorboard.team"});
+  EXPECT_EQ(error_of(R"({"tensorboard": {"enabled": "yes"}})"), "ds.json: 'tensorboard.enabled' must be true or false, got \"yes\"");
+  EXPECT_EQ(error_of(R"({"csv_monitor": {"enabled": true, "output_path": 3}})"), "ds.json: 'csv_monitor.output_path' must be a string, got 3");
+  EXPECT_EQ(error_of(R"({"tensorboard": {"enabled": true, "job_name": "a/b"}})"),
+            "ds.json: 'tensorboard.job_name' must be a folder name, got \"a/b\"");
+}
+
 }  // namespace
 }  // namespace tierzero

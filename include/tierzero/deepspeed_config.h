@@ -12,7 +12,10 @@
 // weight_decay), scheduler (WarmupLR, WarmupDecayLR, WarmupCosineLR with
 // their params, as DeepSpeed defines them: tierzero/optim.h),
 // bf16.enabled, fp16.{enabled, initial_scale_power, loss_scale_window},
-// gradient_clipping. Every other key is listed in `ignored` so the caller
+// gradient_clipping, and the monitors tensorboard and csv_monitor.{enabled,
+// output_path, job_name}: where rank 0 writes its scalars, the folder
+// output_path/job_name as DeepSpeed makes it (defaults "" and
+// "DeepSpeedJobName"). Every other key is listed in `ignored` so the caller
 // can warn about it, those that mean speed with the reason tierzero has no
 // equivalent (stage3_prefetch_bucket_size, stage3_model_persistence_threshold,
 // allgather_bucket_size, overlap_comm false, ...). Values set to "auto" (Hugging Face's integration)
@@ -34,6 +37,7 @@ struct DeepSpeedMapping {
   std::vector<std::string> ignored;    // dotted key paths tierzero does not implement
   std::vector<std::string> auto_keys;  // dotted key paths set to "auto"
   std::optional<std::int64_t> train_batch_size;  // checked by check_train_batch_size once the flags are in
+  std::string tensorboard_dir, csv_monitor_dir;  // the enabled monitors' folders; "" when off
 };
 
 // Applies the config's training keys to `cfg` and returns the plan for

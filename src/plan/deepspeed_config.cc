@@ -221,6 +221,24 @@ void read_offload(Reader& r, const json& v, const std::string& path, OffloadPlac
   if (out.device == Offload::nvme && out.nvme_path.empty()) r.fail(path + ".nvme_path", "is needed with device \"nvme\"");
 }
 
+// A monitor section (tensorboard, csv_monitor): its folder when enabled,
+// output_path/job_name as DeepSpeed's monitors join them, else "".
+std::string read_monitor(Reader& r, const json& v, const std::string& path) {
+  bool enabled = false;
+  std::string output_path, job_name = "DeepSpeedJobName";  // DeepSpeed's defaults (deepspeed/monitor/config.py)
+  r.each(v, path, [&](const std::string& k, const json& x, const std::string& p) {
+    if (k == "enabled") enabled = r.flag(x, p);
+    else if (k == "output_path") output_path = r.text(x, p);
+    else if (k == "job_name") job_name = r.text(x, p);
+    else return false;
+    return true;
+  });
+  if (!enabled) return "";
+  if (job_name.empty() || job_name.find('/') != std::string::npos) r.fail(path + ".job_name", "must be a folder name, got \"" + job_name + "\"");
+  if (output_path.empty()) return job_name;
+  return output_path.back() == '/' ? output_path + job_name : output_path + "/" + job_name;
+}
+
 }  // namespace
 
 DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::string& origin, const Topology& topo, TrainConfig& cfg) {
@@ -271,6 +289,10 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
       read_optimizer(r, v, cfg);
     } else if (k == "wall_clock_breakdown") {
       cfg.breakdown = r.flag(v, path);
+    } else if (k == "tensorboard") {
+      out.tensorboard_dir = read_monitor(r, v, path);
+    } else if (k == "csv_monitor") {
+      out.csv_monitor_dir = read_monitor(r, v, path);
     } else {
       return false;
     }

@@ -36,7 +36,7 @@ std::string phases(const StepBreakdown::Table& t, int kind) {
 }
 }  // namespace
 
-std::string breakdown_json(const std::vector<StepBreakdown>& ranks, double checkpoint_s) {
+nlohmann::ordered_json breakdown_json(const std::vector<StepBreakdown>& ranks, double checkpoint_s) {
   nlohmann::ordered_json all = nlohmann::ordered_json::array();
   for (const StepBreakdown& b : ranks)
     all.push_back({{"step_s", b.step_s},
@@ -51,7 +51,7 @@ std::string breakdown_json(const std::vector<StepBreakdown>& ranks, double check
                    {"checkpoint_s", checkpoint_s},
                    {"exposed", table(b.exposed)},
                    {"busy", table(b.busy)}});
-  return all.dump();
+  return all;
 }
 
 void print_breakdown(std::int64_t step, const std::vector<StepBreakdown>& ranks, double checkpoint_s) {

@@ -5,13 +5,15 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "tierzero/sharded_trainer.h"
 
 namespace tierzero::cli {
 
 // The ranks' breakdowns of one step as a JSON array (index = rank); checkpoint_s:
 // the training thread's time in the save that followed the previous step.
-std::string breakdown_json(const std::vector<StepBreakdown>& ranks, double checkpoint_s);
+nlohmann::ordered_json breakdown_json(const std::vector<StepBreakdown>& ranks, double checkpoint_s);
 // One line per rank: compute, waits, and what the executor ran during them.
 void print_breakdown(std::int64_t step, const std::vector<StepBreakdown>& ranks, double checkpoint_s);
 

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "plan_html.h"
 #include "validators.h"
 #include "tierzero/corpus.h"
 #include "tierzero/error.h"
@@ -22,7 +23,7 @@ struct SimArgs {
   int micro_batch = 4, seq_len = 0, grad_accum = 1;
   std::string recompute = "full", attention;
   bool fp8 = false, json = false;
-  std::string plot;
+  std::string html;  // --html: the page of the rows --json prints (plan_html.h)
   double memory_limit_gb = 0, min_quant_gain = 0.05;
   std::string offload_optimizer = "none", offload_param = "none";
   std::size_t persist_threshold = 0;
@@ -102,42 +103,8 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   return j;
 }
 
-// An SVG line chart of TFLOPS per device against ranks, one line per strategy.
-void write_plot(const std::string& path, const std::vector<std::pair<std::string, std::vector<std::pair<int, double>>>>& lines) {
-  double ymax = 1;
-  int xmax = 1;
-  for (const auto& [name, pts] : lines)
-    for (auto [x, y] : pts) ymax = std::max(ymax, y), xmax = std::max(xmax, x);
-  const double W = 640, H = 400, L = 60, B = 50, R = 140, T = 20;
-  auto px = [&](double x) { return L + (W - L - R) * x / xmax; };
-  auto py = [&](double y) { return H - B - (H - B - T) * y / (ymax * 1.1); };
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  TZ_CHECK(f, ConfigError, "cannot write plot '" + path + "'");
-  std::fprintf(f, "<svg xmlns='http://www.w3.org/2000/svg' width='%g' height='%g' font-family='sans-serif' font-size='12'>\n", W, H);
-  std::fprintf(f, "<rect width='100%%' height='100%%' fill='white'/>\n<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='black'/>\n", L, H - B, W - R, H - B);
-  std::fprintf(f, "<line x1='%g' y1='%g' x2='%g' y2='%g' stroke='black'/>\n", L, T, L, H - B);
-  std::fprintf(f, "<text x='%g' y='%g' text-anchor='middle'>ranks</text>\n", (L + W - R) / 2, H - 10);
-  std::fprintf(f, "<text x='15' y='%g' transform='rotate(-90 15 %g)' text-anchor='middle'>TFLOPS per device</text>\n", H / 2, H / 2);
-  for (int k = 0; k <= 4; ++k) {
-    const double y = ymax * 1.1 * k / 4;
-    std::fprintf(f, "<text x='%g' y='%g' text-anchor='end'>%.0f</text>\n", L - 5, py(y) + 4, y);
-  }
-  const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf"};
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    std::string pts;
-    for (auto [x, y] : lines[i].second) {
-      pts += std::to_string(px(x)) + "," + std::to_string(py(y)) + " ";
-      if (i == 0) std::fprintf(f, "<text x='%g' y='%g' text-anchor='middle'>%d</text>\n", px(x), H - B + 15, x);
-    }
-    std::fprintf(f, "<polyline fill='none' stroke='%s' stroke-width='2' points='%s'/>\n", colors[i % 7], pts.c_str());
-    std::fprintf(f, "<text x='%g' y='%g' fill='%s'>%s</text>\n", W - R + 10, T + 20 + 18.0 * i, colors[i % 7], lines[i].first.c_str());
-  }
-  std::fprintf(f, "</svg>\n");
-  std::fclose(f);
-}
-
 int run_simulate(const SimArgs& a) {
-  std::vector<std::pair<std::string, std::vector<std::pair<int, double>>>> lines;
+  SimRows page_rows;
   // Weak scaling is relative to the smallest rank count, whatever order they are given in.
   std::vector<int> ranks = a.ranks;
   std::sort(ranks.begin(), ranks.end());
@@ -149,13 +116,15 @@ int run_simulate(const SimArgs& a) {
                 "GB", "world_s", "plan change");
   for (const std::string& s : a.strategies) {
     double base = 0;
-    lines.push_back({s, {}});
     for (int n : ranks) {
       const Prepared p = input(base_job, s, n);
       const SimResult r = simulate(p.in);
-      lines.back().second.push_back({n, r.tflops_per_device});
       if (base == 0) base = r.tflops_per_device;
       const double eff = r.tflops_per_device / base;
+      if (!a.html.empty()) {
+        page_rows.push_back(to_json(s, n, r, eff));
+        page_rows.back()["plan"] = p.in.plan.describe();
+      }
       if (a.json) {
         nlohmann::ordered_json j = to_json(s, n, r, eff);
         j["plan"] = p.in.plan.describe();
@@ -171,7 +140,7 @@ int run_simulate(const SimArgs& a) {
       }
     }
   }
-  if (!a.plot.empty()) write_plot(a.plot, lines);
+  if (!a.html.empty()) write_simulate_html(a.html, fmt::format("{} on {}", base_job.model.name, a.system), page_rows, base_job.system.memory_bytes);
   if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
   return 0;
 }
@@ -227,7 +196,13 @@ int run_plan(const SimArgs& a) {
                                       offload ? " and the optimizer and the parameters offloaded" : "", r.memory_total / 1e9,
                                       activations / 1e9, base.micro_batch, base.seq_len > 0 ? base.seq_len : base.model.context));
   }
+  SimRows page_rows;
   for (const PlanCandidate& c : found) {
+    if (!a.html.empty()) {
+      page_rows.push_back(to_json("search", a.ranks.front(), c.result, 1.0));
+      page_rows.back()["plan"] = c.plan.describe();
+      page_rows.back()["recompute"] = c.recompute.name();
+    }
     if (a.json) {
       nlohmann::ordered_json j = to_json("search", a.ranks.front(), c.result, 1.0);
       j["plan"] = c.plan.describe();
@@ -259,6 +234,9 @@ int run_plan(const SimArgs& a) {
     }
   }
   std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
+  if (!a.html.empty())
+    write_plan_html(a.html, fmt::format("{} on {} ranks of {}", base_job.model.name, a.ranks.front(), a.system), page_rows,
+                    options.memory_limit.value_or(base.system.memory_bytes));
   compare_engines(base_job, found.front(), a);
   // Whether hier3 helps on this system, and why.
   std::fprintf(stderr, "ranked by TFLOPS; a lossy plan (quantised weights or gradients) ranks above an exact one only when %.0f%% faster "
@@ -306,7 +284,9 @@ int run_memory(const SimArgs& a) {
 }
 
 void add_common(CLI::App* c, SimArgs& a) {
-  c->add_option("--system", a.system, "System preset (frontier, dgx-a100, dgx-h100, dgx2-ib1, dgx2-ib4, cpu) or TOML file")->capture_default_str();
+  std::string systems;
+  for (const std::string& n : system_preset_names()) systems += (systems.empty() ? "" : ", ") + n;
+  c->add_option("--system", a.system, "System preset (" + systems + ") or TOML file (docs/formats.md)")->capture_default_str();
   c->add_option("--model", a.model, kModelHelp)->capture_default_str();
   c->add_option("--topology", a.topology,
                 "Inner fan-outs, e.g. package=2,node=4 (world inferred from --ranks); needed where the system leaves them open (cpu)");
@@ -314,7 +294,8 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--seq-len", a.seq_len, "Sequence length (0: the model's context)")->check(at_least(0))->capture_default_str();
   c->add_option("--grad-accum", a.grad_accum, "Micro-batches per step")->check(at_least(1))->capture_default_str();
   c->add_option("--recompute", a.recompute,
-                "Activation recomputation: none, full, selective (the attention core), every:N (one block in N); true/false for full/none")
+                "Activation recomputation: none, full, selective (the attention core), selective-op (torchtitan's: every other matmul's "
+                "output kept), every:N (one block in N); true/false for full/none; the engine must offer it (data/engines)")
       ->capture_default_str();
   c->add_option("--engine", a.engine,
                 "The training engine priced: tierzero, fsdp (FSDP1), fsdp2, deepspeed, megatron (data/engines: kernels, call pattern, "
@@ -322,8 +303,8 @@ void add_common(CLI::App* c, SimArgs& a) {
       ->check(CLI::IsMember(engine_names()))
       ->capture_default_str();
   c->add_option("--attention", a.attention,
-                "The attention implementation (a rate the system's device gives: flash2, flash3, cudnn, triton, ck; or eager); "
-                "default the engine's");
+                "The attention implementation: a rate the system's device gives (flash2, flash3, cudnn, triton; data/devices) or "
+                "eager (scores as batched GEMMs and a softmax over memory); default the engine's");
   c->add_flag("--fp8", a.fp8, "The linear layers' GEMMs in FP8 (Transformer Engine, torchao), at the device's FP8 rate");
   c->add_option("--offload-optimizer", a.offload_optimizer,
                 "Where the optimizer state lives: none, cpu (host memory) or nvme (files), priced with the system's host link, "
@@ -351,7 +332,7 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   sim->add_flag("--json", a->json, "One JSON object per (strategy, ranks)");
-  sim->add_option("--plot", a->plot, "Write an SVG chart of TFLOPS per device against ranks");
+  sim->add_option("--html", a->html, "Write one HTML page: scaling over the rank counts and the strategies side by side (charts, no network)");
   sim->callback([a, &ctx] { ctx.exit_code = run_simulate(*a); });
 
   auto pl = std::make_shared<SimArgs>();
@@ -368,6 +349,7 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
       ->check(finite_number(false))
       ->capture_default_str();
   plan->add_flag("--json", pl->json, "One JSON object per plan");
+  plan->add_option("--html", pl->html, "Write one HTML page of the plans side by side (charts, no network)");
   plan->callback([pl, &ctx] { ctx.exit_code = run_plan(*pl); });
 
   auto m = std::make_shared<SimArgs>();

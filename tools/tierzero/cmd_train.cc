@@ -35,6 +35,7 @@ namespace {
 struct TrainArgs {
   std::string config, model, data, val_data, metrics, param_dtype, matmul, strategy, topology, deepspeed, save_dir, resume, init;
   std::string offload_optimizer, offload_param, nvme_path;
+  StepLogDirs logs;  // --tensorboard, --csv-monitor
   std::int64_t persist_threshold = -1;  // -1: the strategy's or the DeepSpeed config's
   double val_fraction = -1;
   int eval_every = -1, eval_batches = 0;
@@ -88,6 +89,7 @@ struct ResolvedRun {
   TrainConfig cfg;
   Plan plan;
   std::vector<std::string> notes;  // printed as "tierzero: NOTE"
+  StepLogDirs logs;                // the flags', else the DeepSpeed config's tensorboard and csv_monitor
 };
 
 // Where the optimizer state and the parameters live and which units stay
@@ -102,15 +104,17 @@ void apply_placement_flags(const TrainArgs& a, Plan& plan) {
 
 ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
   if (a.deepspeed.empty()) {
-    ResolvedRun run{resolve(a), fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo), {}};
+    ResolvedRun run{resolve(a), fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo), {}, a.logs};
     apply_placement_flags(a, run.plan);
     return run;
   }
   TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
   DeepSpeedMapping ds;
-  ResolvedRun run{resolve(a, [&](TrainConfig& c) { ds = read_deepspeed_config(a.deepspeed, topo, c); }), {}, {}};
+  ResolvedRun run{resolve(a, [&](TrainConfig& c) { ds = read_deepspeed_config(a.deepspeed, topo, c); }), {}, {}, a.logs};
   check_train_batch_size(ds, a.deepspeed, run.cfg, ranks);
   run.plan = ds.plan;
+  if (run.logs.tensorboard.empty()) run.logs.tensorboard = ds.tensorboard_dir;
+  if (run.logs.csv.empty()) run.logs.csv = ds.csv_monitor_dir;
   apply_placement_flags(a, run.plan);
   const auto listed = [](const std::vector<std::string>& keys) {
     std::string s;
@@ -159,10 +163,27 @@ std::optional<double> validate_after(Trainer& trainer, const RunData& data, cons
   return trainer.evaluate(*data.val, cfg.eval_batches);
 }
 
-std::string level_object(const std::array<std::uint64_t, kNumLevels>& bytes, const Topology& topo) {
-  std::string s = "{";
-  for (Level l : topo.levels()) s += (s.size() > 1 ? "," : "") + std::string("\"") + std::string(level_name(l)) + "\":" + std::to_string(bytes[static_cast<int>(l)]);
-  return s + "}";
+nlohmann::ordered_json level_object(const std::array<std::uint64_t, kNumLevels>& bytes, const Topology& topo) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (Level l : topo.levels()) j[std::string(level_name(l))] = bytes[static_cast<int>(l)];
+  return j;
+}
+
+// The run as it starts, in the metrics' first row ("run"): meta.json's
+// fields (docs/formats.md) for the step it starts at (no files), and recompute.
+nlohmann::ordered_json run_object(const TrainConfig& cfg, const Plan& plan, const Topology& topo, int ranks, std::int64_t first_step,
+                                  const std::string& data_origin) {
+  CheckpointMeta meta;
+  meta.step = first_step;
+  meta.model = cfg.model;
+  meta.train = cfg;
+  meta.plan = plan;
+  meta.topology = topo.to_string();
+  meta.world_size = ranks;
+  meta.data_origin = data_origin;
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(meta.to_json());
+  j["recompute"] = cfg.recompute;
+  return j;
 }
 
 // The GEMM math the trainer resolved; once, a warning when bf16 was asked
@@ -278,7 +299,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   std::unique_ptr<CheckedCommunicator> checked;
   if (a.check_comm_order) checked = std::make_unique<CheckedCommunicator>(*device_comm);
   Communicator* world = checked ? checked.get() : device_comm.get();
-  const auto [cfg, plan, notes] = resolve_run(a, topo, mpi.size());
+  const auto [cfg, plan, notes, log_dirs] = resolve_run(a, topo, mpi.size());
   const bool root = mpi.rank() == 0;
   if (root)
     for (const std::string& note : notes) std::fprintf(stderr, "tierzero: %s\n", note.c_str());
@@ -293,6 +314,8 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       for (const std::string& name : remove_save_leftovers(a.save_dir))
         std::fprintf(stderr, "tierzero: removed '%s' left in '%s' by an interrupted save\n", name.c_str(), a.save_dir.c_str());
   }
+  std::vector<std::unique_ptr<StepLog>> logs;  // opened before any step: a folder they cannot go to fails the run here
+  if (root) logs = open_step_logs(log_dirs, first_step);
   // --init: the files' headers are checked here (every rank alike); each rank reads only its shards' slices.
   const std::unique_ptr<StateReader> init = a.init.empty() ? nullptr : open_weights(a.init, cfg.model);
   ShardedTrainer trainer(cfg, plan, *world, data.train, init.get(), *backend);
@@ -314,11 +337,13 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     if (root) {
       report = std::make_unique<TrainReport>(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), mpi.size(), cfg.metrics,
                                              cfg.log_every, first_step);
-      report->set_extra("strategy", "\"" + plan.name + "\"");
-      report->set_extra("matmul", "\"" + std::string(matmul_type_name(trainer.matmul())) + "\"");
-      std::string mem = "{";
-      for (const auto& [k, v] : trainer.memory_bytes()) mem += (mem.size() > 1 ? "," : "") + std::string("\"") + k + "\":" + std::to_string(v);
-      report->set_extra("memory_bytes", mem + "}");
+      report->set_extra("strategy", plan.name);
+      report->set_extra("matmul", std::string(matmul_type_name(trainer.matmul())));
+      nlohmann::ordered_json mem = nlohmann::ordered_json::object();
+      for (const auto& [k, v] : trainer.memory_bytes()) mem[k] = v;
+      report->set_extra("memory_bytes", mem);
+      report->set_run(run_object(cfg, plan, topo, mpi.size(), first_step, data.train.origin()));
+      for (auto& log : logs) report->add_log(std::move(log));
     }
     const int stall_step = fault_step("TIERZERO_FAULT_STALL", mpi.rank());
     const int throw_step = fault_step("TIERZERO_FAULT_THROW", mpi.rank());
@@ -342,7 +367,8 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       if (root) {
         report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
         if (!a.save_dir.empty())  // the training thread's time in save calls since the last row; whether a background write overlapped the step
-          report->set_extra("checkpoint", "{\"save_s\":" + std::to_string(save_s) + ",\"writing\":" + (writing ? "true" : "false") + "}");
+          report->set_extra("checkpoint", {{"save_s", save_s}, {"writing", writing}});
+        if (cfg.param_dtype == DType::f16) report->set_extra("loss_scale", trainer.loss_scale());
       }
       if (cfg.breakdown) {  // collective: every rank's breakdown of this step
         const std::vector<StepBreakdown> ranks = trainer.gather_breakdowns();
@@ -394,14 +420,16 @@ int run_train(const TrainArgs& a, Context& ctx) {
   const TrainConfig cfg = resolve(a);
   if (cfg.breakdown) return run_sharded(a, ctx);  // the breakdown is the sharding engine's (a world of one here)
   const RunData data = load_run_data(cfg);
+  std::vector<std::unique_ptr<StepLog>> logs = open_step_logs(a.logs, 0);
   LocalTrainer trainer(cfg, data.train);
   std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %s: %lld steps of %d x %d x %d tokens, %s GEMMs\n",
                cfg.model.name.c_str(), trainer.num_params(), data.train.origin().c_str(),
                static_cast<long long>(cfg.steps), cfg.micro_batch, cfg.grad_accum, cfg.effective_seq_len(),
                matmul_used(cfg, trainer, true).c_str());
   TrainReport report(cfg.steps, cfg.model.flops_per_token(cfg.effective_seq_len()), 1, cfg.metrics, cfg.log_every);
-  report.set_extra("strategy", "\"single\"");
-  report.set_extra("matmul", "\"" + std::string(matmul_type_name(trainer.matmul())) + "\"");
+  report.set_extra("strategy", "single");
+  report.set_extra("matmul", std::string(matmul_type_name(trainer.matmul())));
+  for (auto& log : logs) report.add_log(std::move(log));
   arm_preemption(true);
   int bad_steps = 0;
   while (trainer.next_step() < cfg.steps) {
@@ -448,6 +476,11 @@ void add_train_command(CLI::App& app, Context& ctx) {
                 "bf16 with bf16 parameters where the device has bf16 units)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16"}));
   c->add_option("--metrics", a->metrics, "Write one JSON object per step to this file");
+  c->add_option("--tensorboard", a->logs.tensorboard,
+                "Write rank 0's scalars (loss, lr, throughput, step time and its breakdown, bytes per level, memory per state) as "
+                "TensorBoard event files in this folder, a new file per run start (DeepSpeed's tensorboard section)");
+  c->add_option("--csv-monitor", a->logs.csv,
+                "Write the same scalars as DeepSpeed's csv_monitor does: one CSV file per scalar in this folder");
   c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(at_least(1));
   c->add_option("--device", a->device, "Where the engine runs: cpu (MPI) or cuda (one GPU per rank, NCCL)")
       ->check(CLI::IsMember({"cpu", "cuda"}));

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -12,14 +13,17 @@ namespace tierzero::cli {
 namespace {
 // Rewrites the metrics file at `path` (atomically) with only its rows of
 // steps before `first_step`; a torn last line (a crash mid-write) goes too.
-void keep_rows_before(const std::string& path, std::int64_t first_step) {
+// Returns how many rows of later steps it dropped.
+std::int64_t keep_rows_before(const std::string& path, std::int64_t first_step) {
   std::ifstream in(path);
-  if (!in) return;  // nothing written yet
+  if (!in) return 0;  // nothing written yet
   std::string kept, line;
+  std::int64_t dropped = 0;
   while (std::getline(in, line)) {
     const nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
-    if (row.is_object() && row.contains("step") && row["step"].is_number_integer() && row["step"].get<std::int64_t>() < first_step)
-      kept += line + "\n";
+    if (!row.is_object() || !row.contains("step") || !row["step"].is_number_integer()) continue;
+    if (row["step"].get<std::int64_t>() < first_step) kept += line + "\n";
+    else ++dropped;
   }
   const std::string tmp = path + ".tmp";
   std::FILE* out = std::fopen(tmp.c_str(), "w");
@@ -27,14 +31,16 @@ void keep_rows_before(const std::string& path, std::int64_t first_step) {
   const bool ok = std::fwrite(kept.data(), 1, kept.size(), out) == kept.size();
   TZ_CHECK(std::fclose(out) == 0 && ok && std::rename(tmp.c_str(), path.c_str()) == 0, ConfigError,
            "cannot rewrite metrics file '" + path + "'");
+  return dropped;
 }
 }  // namespace
 
 TrainReport::TrainReport(std::int64_t total, double flops_per_token, int devices, const std::string& path, int log_every,
                          std::int64_t first_step)
-    : total_(total), flops_per_token_(flops_per_token), devices_(devices), log_every_(log_every), tty_(isatty(STDERR_FILENO)) {
+    : total_(total), flops_per_token_(flops_per_token), devices_(devices), log_every_(log_every), tty_(isatty(STDERR_FILENO)),
+      first_step_(first_step) {
   if (!path.empty()) {
-    if (first_step > 0) keep_rows_before(path, first_step);
+    if (first_step > 0) redone_ = keep_rows_before(path, first_step);
     metrics_ = std::fopen(path.c_str(), first_step > 0 ? "a" : "w");
     TZ_CHECK(metrics_, ConfigError, "cannot write metrics file '" + path + "'");
   }
@@ -56,15 +62,25 @@ void TrainReport::record(const StepStats& s, std::optional<double> val_loss) {
   const double tflops = tokens_per_s * flops_per_token_ / devices_ / 1e12;  // per device
   const std::int64_t done = s.step + 1;
   const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total_ - done);
-  if (metrics_) {
-    std::string line = nlohmann::json{{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm},
-                                      {"skipped", s.skipped}, {"tokens", s.tokens}, {"step_time_s", dt},
-                                      {"tokens_per_s", tokens_per_s}, {"tflops", tflops}}.dump();
-    if (val_loss) line.insert(line.size() - 1, ",\"val_loss\":" + nlohmann::json(*val_loss).dump());
-    line.pop_back();  // append the extra fields verbatim
-    for (const auto& [k, v] : extra_) line += ",\"" + k + "\":" + v;
-    std::fprintf(metrics_, "%s}\n", line.c_str());
-    std::fflush(metrics_);
+  if (metrics_ || !logs_.empty()) {
+    nlohmann::ordered_json row = {{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm},
+                                  {"skipped", s.skipped}, {"tokens", s.tokens}, {"step_time_s", dt},
+                                  {"tokens_per_s", tokens_per_s}, {"tflops", tflops}};
+    if (val_loss) row["val_loss"] = *val_loss;
+    for (const auto& [k, v] : extra_) row[k] = v;
+    row["time"] = std::round(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() * 1e3) / 1e3;
+    if (recorded_ == 1) {  // this writer's first row: where the run starts
+      if (first_step_ > 0) row["resumed"] = {{"from_step", first_step_}, {"redone", redone_}};
+      if (!run_.is_null()) row["run"] = run_;
+    }
+    if (metrics_) {
+      std::fprintf(metrics_, "%s\n", row.dump().c_str());
+      std::fflush(metrics_);
+    }
+    if (!logs_.empty()) {
+      const StepScalars scalars = step_scalars(row);
+      for (const auto& log : logs_) log->write(scalars);
+    }
   }
   if (tty_) {
     constexpr int kWidth = 24;

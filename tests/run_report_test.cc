@@ -1,0 +1,112 @@
+// A run's report (tools/tierzero/run_report.h) and its metrics reader: the
+// predicted bytes per level are simulate()'s for the run's plan, model,
+// batch and system; every restart is marked on the step and token axes at
+// its step and at the tokens trained before it; a cut last line is noted
+// and skipped, a bad line inside is an error naming it.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "run_report.h"
+#include "tierzero/error.h"
+#include "tierzero/simulator.h"
+
+namespace tierzero::cli {
+namespace {
+using json = nlohmann::ordered_json;
+
+// The metrics of a 4-rank hier3 run of gpt-tiny that resumed at step 3 after dying at step 4 (1 step redone).
+RunMetrics metrics(CheckpointMeta& meta) {
+  meta.model = load_model("gpt-tiny");
+  meta.train.model = meta.model;
+  meta.train.micro_batch = 2, meta.train.seq_len = 32, meta.train.grad_accum = 1;
+  meta.plan = fit_to(strategy_plan("hier3"), Topology::parse("package=2,node=2", 4));
+  meta.topology = "package=2,node=2,world=1";
+  meta.world_size = 4;
+  RunMetrics m;
+  m.path = "m.jsonl";
+  for (int s = 0; s < 6; ++s) {
+    json row = {{"step", s}, {"loss", 5.0 - 0.1 * s}, {"tokens", 256}, {"step_time_s", 0.1}, {"tokens_per_s", 2560.0}, {"tflops", 0.001},
+                {"strategy", "hier3"}, {"bytes_per_level", {{"package", 1000 + s}, {"node", 500}, {"world", 0}}},
+                {"memory_bytes", {{"params", 1e5}, {"grads", 2e5}}}};
+    if (s == 3) row["resumed"] = {{"from_step", 3}, {"redone", 1}};
+    m.rows.push_back(row);
+  }
+  m.run = json::parse(meta.to_json());
+  m.restarts = {{3, 1}};
+  return m;
+}
+
+// The charts of the page, by title.
+std::map<std::string, json> charts(const HtmlPage& page) {
+  std::map<std::string, json> out;
+  for (const PageSection& s : page.sections)
+    for (const Chart& c : s.charts) out[c.option["title"]["text"].get<std::string>()] = c.option;
+  return out;
+}
+
+TEST(RunReport, PredictionIsTheSimulatorsAndRestartsAreMarked) {
+  CheckpointMeta meta;
+  RunReportInput in{metrics(meta), std::nullopt, "", load_system("frontier"), "--system frontier"};
+  const HtmlPage page = run_report(in);
+  SimInput sim;
+  sim.model = meta.model, sim.system = *in.system, sim.ranks = 4, sim.micro_batch = 2, sim.seq_len = 32, sim.grad_accum = 1;
+  sim.plan = meta.plan, sim.dtype = meta.train.param_dtype, sim.topology_spec = meta.topology;
+  const SimResult want = simulate(sim);
+  const auto all = charts(page);
+  const json& bytes = all.at("Bytes received per level per step (rank 0)");
+  int predicted = 0;
+  for (const json& s : bytes["series"]) {
+    const std::string name = s["name"];
+    if (name.find("(predicted)") == std::string::npos) continue;
+    const int level = name.starts_with("package") ? 0 : name.starts_with("node") ? 1 : 2;
+    EXPECT_DOUBLE_EQ(s["data"][0][1].get<double>(), static_cast<double>(want.bytes_per_level[level]) / 1e6) << name;
+    EXPECT_EQ(s["data"].size(), 2u);
+    ++predicted;
+  }
+  EXPECT_EQ(predicted, 3);
+  EXPECT_EQ(bytes["series"][0]["data"][5][1].get<double>(), 1005 / 1e6) << "measured package bytes of step 5";
+  for (const auto& [title, option] : all) {
+    if (title.starts_with("Memory")) continue;  // categories, no time axis
+    const json& mark = option["series"][0]["markLine"]["data"][0];
+    EXPECT_EQ(mark["name"], "restart at 3 (1 redone)") << title;
+    EXPECT_EQ(mark["xAxis"].get<double>(), title == "Loss against tokens" ? 3 * 256.0 : 3.0) << title;
+  }
+  const json& memory = all.at("Memory per state (rank 0)");
+  EXPECT_EQ(memory["series"][1]["name"], "predicted");
+  EXPECT_TRUE(page.notes.empty()) << page.notes.front();
+}
+
+TEST(RunReport, WithoutASystemThePageSaysWhy) {
+  CheckpointMeta meta;
+  const HtmlPage page = run_report({metrics(meta), std::nullopt, "", std::nullopt, ""});
+  ASSERT_EQ(page.notes.size(), 1u);
+  EXPECT_NE(page.notes[0].find("No prediction: give --system"), std::string::npos);
+  EXPECT_EQ(charts(page).at("Bytes received per level per step (rank 0)")["series"].size(), 3u) << "measured only";
+}
+
+TEST(RunMetricsFile, ACutLastLineIsNotedAndABadLineInsideIsAnError) {
+  const std::string path = testing::TempDir() + "/run_report_test.jsonl";
+  std::ofstream(path) << "{\"step\":0,\"loss\":5}\n{\"step\":1,\"loss\":4,\"resumed\":{\"from_step\":1,\"redone\":0}}\n{\"step\":2,\"lo";
+  const RunMetrics m = read_run_metrics(path);
+  EXPECT_EQ(m.rows.size(), 2u);
+  ASSERT_EQ(m.restarts.size(), 1u);
+  EXPECT_EQ(m.restarts[0].step, 1);
+  EXPECT_EQ(m.restarts[0].redone, 0);
+  ASSERT_EQ(m.notes.size(), 1u);
+  EXPECT_EQ(m.notes[0], "the last line of '" + path + "' (line 3) is cut short, as a killed run leaves it: read the 2 rows before it");
+  std::ofstream(path) << "{\"step\":0}\nnot json\n{\"step\":2}\n";
+  try {
+    read_run_metrics(path);
+    ADD_FAILURE() << "a bad line inside was read";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.message(), "'" + path + "' line 2 is not a metrics row (a JSON object with a whole \"step\")");
+  }
+  std::ofstream(path) << "";
+  EXPECT_THROW(read_run_metrics(path), FormatError);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace tierzero::cli
