@@ -203,7 +203,9 @@ printf 'ok \xff' > "$tmp/latin1.txt"
 expect_exit 2 "input '$tmp/latin1.txt': text is not valid UTF-8 at byte 3" 1 -- "$tz" data prepare --tokenizer gpt2 \
   --tokenizer-dir "$tmp/toy.tiktoken" --input "$tmp/latin1.txt" --output "$tmp/x.bin"
 mkdir -p "$tmp/wp" && printf '{"model": {"type": "WordPiece", "vocab": {}}}' > "$tmp/wp/tokenizer.json"
-expect_exit 2 "key 'model.type' must be BPE" 1 -- "$tz" data prepare --tokenizer-file "$tmp/wp" --input "$tmp/t.txt" --output "$tmp/x.bin"
+expect_exit 2 "tokenizer.json': model type 'WordPiece' is not supported" 1 -- "$tz" data prepare --tokenizer-file "$tmp/wp" --input "$tmp/t.txt" --output "$tmp/x.bin"
+printf '{"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}' > "$tmp/wp/tokenizer.json"
+expect_exit 2 "tokenizer.json': model type 'Unigram' is not supported" 1 -- "$tz" sample --checkpoint "$tmp/none" --tokenizer-file "$tmp/wp"
 [ ! -e "$tmp/x.bin" ] && echo "ok: nothing written on bad input" || { echo "FAIL: $tmp/x.bin written"; fail=1; }
 "$tz" data prepare --tokenizer gpt2 --tokenizer-dir "$tmp/toy.tiktoken" --input "$tmp/t.txt" --output "$tmp/bpe.bin" 2>/dev/null
 expect_exit 2 "has vocabulary 301 but the model's is 256" 1 -- "$tz" train --data "$tmp/bpe.bin" --steps 1 --seq-len 16 --micro-batch 1

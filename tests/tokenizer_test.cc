@@ -246,6 +246,9 @@ TEST(HfTokenizerJson, MatchesHuggingFaceTokenizersOnTheGoldenText) {
     const bool llama = std::string(name) == "llama3";
     EXPECT_EQ(t.vocab(), llama ? 128256u : 151669u);
     EXPECT_EQ(t.end_of_text(), llama ? 128001u : 151643u);  // <|end_of_text|>, <|endoftext|>
+    // Llama 3's <|begin_of_text|> by name (this file's post-processor is ByteLevel alone: it adds none); Qwen has none.
+    EXPECT_EQ(t.begin_of_text(), llama ? std::optional<std::uint32_t>(128000u) : std::nullopt);
+    EXPECT_FALSE(t.adds_begin_of_text());
     // Each special token of the text (Llama 3's <|begin_of_text|>, Qwen's <|endoftext|>) as its own id.
     const std::string special = llama ? "<|begin_of_text|>" : "<|endoftext|>";
     std::size_t occurrences = 0;
@@ -271,7 +274,8 @@ TEST(HfTokenizerJson, ByteFallbackMatchesHuggingFaceTokenizers) {
   EXPECT_TRUE(t.byte_fallback());
   EXPECT_EQ(t.vocab(), 32000u);
   EXPECT_EQ(t.end_of_text(), 2u);                                     // </s>
-  EXPECT_EQ(t.begin_of_text(), std::optional<std::uint32_t>(1u));     // <s>, from the TemplateProcessing post-processor
+  EXPECT_EQ(t.begin_of_text(), std::optional<std::uint32_t>(1u));  // <s>, from the TemplateProcessing post-processor
+  EXPECT_TRUE(t.adds_begin_of_text());
   EXPECT_EQ(t.encode("Hello world"), (std::vector<std::uint32_t>{22557, 1526}));  // "▁Hello", "▁world"
   EXPECT_EQ(t.encode("\n"), (std::vector<std::uint32_t>{28705, 13}));  // "▁", then <0x0A>: no token for a newline
   const std::string text = hf_golden_text("</s>", "<s>");

@@ -64,10 +64,15 @@ class BpeTokenizer {
   // The document separator: <|endoftext|> (GPT-2's 50256, Qwen's 151643),
   // Llama 3's <|end_of_text|> (128001) or Llama 2's and Mistral's </s> (2).
   std::uint32_t end_of_text() const;
-  // The token tokenizer.json's post-processor (TemplateProcessing) puts
-  // before every text, as Hugging Face's encode adds it: Llama 2's <s> (1),
-  // Llama 3's <|begin_of_text|> (128000); none for GPT-2, Qwen and OpenAI's files.
+  // The begin-of-text token: the one tokenizer.json's post-processor
+  // (TemplateProcessing) puts before every text, else an added token <s> or
+  // <|begin_of_text|> (Llama 2's and Mistral's <s>, 1; Llama 3's, 128000);
+  // none for GPT-2, Qwen and OpenAI's files.
   std::optional<std::uint32_t> begin_of_text() const;
+  // Whether Hugging Face's encode (with special tokens) puts it before every
+  // text: the post-processor does (Llama 2's and Mistral's files; Llama 3's
+  // first release does not).
+  bool adds_begin_of_text() const;
   // Whether this is a byte-fallback (SentencePiece-style) BPE.
   bool byte_fallback() const;
 

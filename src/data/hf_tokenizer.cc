@@ -274,7 +274,11 @@ void read_tokenizer(BpeTokenizer::Impl& t, const json& j, const std::string& whe
     for (const auto& [content, id] : t.added)
       if (!found && content == name) t.eot = id, found = true;
   TZ_CHECK(found, FormatError, where + " has no <|endoftext|>, <|end_of_text|> or </s> added token (the document separator)");
+  // The begin-of-text token: the one the post-processor puts first, else an added <s> or <|begin_of_text|>.
   t.bos = template_bos(j.value("post_processor", json()), where);
+  t.adds_bos = t.bos.has_value();
+  for (const auto& [content, id] : t.added)
+    if (!t.bos && (content == "<s>" || content == "<|begin_of_text|>")) t.bos = id;
   t.finish(where, pattern);
   TZ_CHECK(!t.bos || *t.bos < t.tokens.size(), FormatError, at_key(where, "post_processor") + ": the token before a text has no id in the vocabulary");
 }

@@ -301,6 +301,7 @@ std::string BpeTokenizer::decode(const std::vector<std::uint32_t>& ids) const {
 std::uint32_t BpeTokenizer::vocab() const { return static_cast<std::uint32_t>(impl_->tokens.size()); }
 std::uint32_t BpeTokenizer::end_of_text() const { return impl_->eot; }
 std::optional<std::uint32_t> BpeTokenizer::begin_of_text() const { return impl_->bos; }
+bool BpeTokenizer::adds_begin_of_text() const { return impl_->adds_bos; }
 bool BpeTokenizer::byte_fallback() const { return impl_->byte_fallback; }
 
 }  // namespace tierzero

@@ -57,8 +57,10 @@ struct BpeTokenizer::Impl {
   std::vector<std::pair<std::string, std::uint32_t>> added;  // longest first
   std::array<bool, 256> added_first{};                        // the bytes an added token starts with
   bool prefix_space = false, nfc = false;
-  // The token tokenizer.json's post-processor puts before a text (Llama's <s> or <|begin_of_text|>), if any.
+  // The begin-of-text token (Llama's <s> or <|begin_of_text|>), if any, and whether
+  // tokenizer.json's post-processor puts it before every text.
   std::optional<std::uint32_t> bos;
+  bool adds_bos = false;
   // Byte-fallback (SentencePiece-style) BPE, Llama 2's and Mistral's: the
   // vocabulary's keys are text with spaces spelled U+2581; a piece is the
   // whole text between added tokens, its spaces marked and, by `mark`, a
