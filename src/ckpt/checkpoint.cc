@@ -178,6 +178,10 @@ std::string CheckpointMeta::to_json() const {
   return j.dump(2) + "\n";
 }
 
+bool is_plain_file_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
+}
+
 CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::string& origin) {
   CheckpointMeta m;
   try {
@@ -209,7 +213,12 @@ CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::str
     m.loss_scale = real(j, "loss_scale");
     m.good_steps = whole<int>(j, "good_steps");
     m.data_origin = j.at("data").at("origin").get<std::string>();
-    for (auto& [name, f] : j.at("files").items()) m.files.push_back({name, whole<std::uint64_t>(f, "bytes"), whole<std::uint32_t>(f, "crc32")});
+    for (auto& [name, f] : j.at("files").items()) {
+      // A shard is a file in the checkpoint's folder: a name that leads out of it is refused before anything is opened.
+      TZ_CHECK(is_plain_file_name(name), FormatError,
+               origin + ": file name '" + name + "' leaves the checkpoint's folder (a shard's name is a plain file name: no '/' or '\\', not '.' or '..')");
+      m.files.push_back({name, whole<std::uint64_t>(f, "bytes"), whole<std::uint32_t>(f, "crc32")});
+    }
   } catch (const json::exception& e) {
     TZ_THROW(FormatError, origin + ": malformed checkpoint metadata (" + e.what() + ")");
   } catch (const ConfigError& e) {
@@ -238,9 +247,12 @@ std::string resolve_checkpoint(const std::string& path) {
   TZ_CHECK(in, FormatError, "'" + path + "' holds no checkpoint (no meta.json and no 'latest' file)");
   std::string name;
   std::getline(in, name);
+  // Only a step folder beside `latest` (what step_dir_name writes): never a path that leads elsewhere.
+  const bool step_name = name.size() > 5 && name.compare(0, 5, "step-") == 0 &&
+                         std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  TZ_CHECK(step_name, FormatError, "'" + latest.string() + "' names '" + name + "', which is not a step folder beside it (step-NNNNNNNN)");
   const fs::path dir = fs::path(path) / name;
-  TZ_CHECK(!name.empty() && fs::exists(dir / "meta.json"), FormatError,
-           "'" + latest.string() + "' names '" + name + "', which is not a complete checkpoint");
+  TZ_CHECK(fs::exists(dir / "meta.json"), FormatError, "'" + latest.string() + "' names '" + name + "', which is not a complete checkpoint");
   return dir.string();
 }
 

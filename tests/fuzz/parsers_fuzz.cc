@@ -91,7 +91,10 @@ void parse(std::string_view parser, std::string_view in) {
     static const std::string path = (std::filesystem::temp_directory_path() / ("tz_fuzz_" + std::to_string(::getpid()) + ".json")).string();
     std::ofstream(path, std::ios::binary) << text;
     const BpeTokenizer t = BpeTokenizer::load(path);
-    if (t.decode(t.encode("Hello <|endoftext|> world")) != "Hello <|endoftext|> world") __builtin_trap();
+    const std::string hello = "Hello <|endoftext|> world", back = t.decode(t.encode(hello));
+    // Byte-level BPE gives the text back; byte fallback gives it with a space before each piece (its U+2581 marks).
+    auto spaceless = [](std::string s) { return std::erase(s, ' '), s; };
+    if (t.byte_fallback() ? spaceless(back) != spaceless(hello) : back != hello) __builtin_trap();
   } else if (parser == "checkpoint_meta") {
     CheckpointMeta::from_json(text, "meta.json").to_json();
   } else {
