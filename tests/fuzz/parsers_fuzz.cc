@@ -68,7 +68,7 @@ void parse(std::string_view parser, std::string_view in) {
     static const Topology topo = Topology::parse("package=2,node=2,world=2", 8);
     TrainConfig cfg;
     const DeepSpeedMapping m = parse_deepspeed_config(text, "ds.json", topo, cfg);
-    check_train_batch_size(m, "ds.json", cfg, 8);
+    finish_deepspeed_run(m, "ds.json", cfg, 8);
   } else if (parser == "token_file") {
     check_token_file(in.data(), in.size(), "fuzz.bin");
   } else if (parser == "safetensors") {

@@ -50,10 +50,12 @@ struct TrainArgs {
   bool recompute = false, breakdown = false, check_comm_order = false, allow_seed_change = false, async_save = false;
 };
 
-// The run's configuration: the TOML file, then `deepspeed` (a DeepSpeed
-// config's keys, multi-rank runs), then the flags, which win over both.
-TrainConfig resolve(const TrainArgs& a, const std::function<void(TrainConfig&)>& deepspeed = {}) {
+// The run's configuration: a DeepSpeed config's defaults (multi-rank
+// runs), the TOML file, then the DeepSpeed config's keys, then the flags,
+// which win over all.
+TrainConfig resolve(const TrainArgs& a, const DeepSpeedConfig* ds = nullptr, const std::function<void(TrainConfig&)>& deepspeed = {}) {
   TrainConfig c;
+  if (ds) ds->apply_defaults(c);
   if (!a.config.empty()) load_train_config(a.config, c);
   if (deepspeed) deepspeed(c);
   if (!a.model.empty()) c.model = load_model(a.model);
@@ -107,9 +109,12 @@ ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
     return run;
   }
   TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
+  const DeepSpeedConfig file = DeepSpeedConfig::read(a.deepspeed);
   DeepSpeedMapping ds;
-  ResolvedRun run{resolve(a, [&](TrainConfig& c) { ds = read_deepspeed_config(a.deepspeed, topo, c); }), {}, {}};
-  check_train_batch_size(ds, a.deepspeed, run.cfg, ranks);
+  ResolvedRun run{resolve(a, &file, [&](TrainConfig& c) { ds = file.apply(topo, c); }), {}, {}};
+  if (a.micro_batch > 0) ds.micro_batch = a.micro_batch;  // given, for DeepSpeed's batch rule
+  if (a.grad_accum > 0) ds.grad_accum = a.grad_accum;
+  run.notes = finish_deepspeed_run(ds, a.deepspeed, run.cfg, ranks);
   run.plan = ds.plan;
   apply_placement_flags(a, run.plan);
   const auto listed = [](const std::vector<std::string>& keys) {
