@@ -378,10 +378,12 @@ std::vector<std::string> finish_deepspeed_run(const DeepSpeedMapping& ds, const 
     TZ_CHECK(*micro <= INT_MAX && *accum <= INT_MAX, ConfigError, origin + ": the micro batch or accumulation is too large");
     cfg.micro_batch = static_cast<int>(*micro), cfg.grad_accum = static_cast<int>(*accum);
   }
-  const std::int64_t have = static_cast<std::int64_t>(cfg.micro_batch) * cfg.grad_accum * world_size;
-  TZ_CHECK(!tbs || *tbs == have, ConfigError,
+  std::int64_t have = 0;  // micro batch x accumulation (each below 2^31) x ranks may pass 2^63
+  const bool fits = !__builtin_mul_overflow(std::int64_t{cfg.micro_batch} * cfg.grad_accum, std::int64_t{world_size}, &have);
+  TZ_CHECK(!tbs || (fits && *tbs == have), ConfigError,
            origin + ": 'train_batch_size' is " + std::to_string(*tbs) + " but micro batch " + std::to_string(cfg.micro_batch) +
-               " x accumulation " + std::to_string(cfg.grad_accum) + " x " + std::to_string(world_size) + " ranks is " + std::to_string(have));
+               " x accumulation " + std::to_string(cfg.grad_accum) + " x " + std::to_string(world_size) + " ranks is " +
+               (fits ? std::to_string(have) : "over 2^63"));
   std::vector<std::string> notes;
   const LrSchedule& s = cfg.schedule;
   char line[512];

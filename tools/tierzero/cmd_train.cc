@@ -460,7 +460,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
                 "gathers never wait behind reductions (MPI; one queue with NCCL); 1: one queue for every collective")
       ->check(CLI::Range(1, 2));
   c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
-  c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (zero stage, ZeRO++ flags, offload, batch, optimizer, ...)");
+  c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (ZeRO stage and ZeRO++ keys, offload, batch, optimizer, scheduler, precision, ...): its keys mean "
+                "what DeepSpeed means, a key it leaves out takes DeepSpeed's default, and without --steps the run is the scheduler's "
+                "total_num_steps long (docs/deepspeed.md)");
   c->add_option("--offload-optimizer", a->offload_optimizer,
                 "Where the fp32 master weights and AdamW's moments live: none (device memory), cpu (host memory, the update "
                 "on the host) or nvme (files in --nvme-path, streamed unit by unit); DeepSpeed's offload_optimizer.device")
