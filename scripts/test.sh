@@ -21,7 +21,7 @@ if [ ${#tier[@]} -eq 0 ]; then tz_build $(tz_gpu_options); else tz_build; fi
 tz_mpi_env
 # OpenAI's GPT-2 vocabulary for the tokenizer's golden test (skipped without it).
 "$TZ_ROOT/scripts/gpt2_vocab.sh" >/dev/null || echo "tierzero: could not fetch the GPT-2 vocabulary; its tests will be skipped"
-"$TZ_ROOT/scripts/hf_tokenizers.sh" >/dev/null || echo "tierzero: could not fetch the Llama 3 and Qwen3 tokenizer.json; their tests will be skipped"
+"$TZ_ROOT/scripts/hf_tokenizers.sh" >/dev/null || echo "tierzero: could not fetch the Mistral, Llama 3 and Qwen3 tokenizer.json files; their tests will be skipped"
 tz_phase "tests (${tier[*]:-every tier})"
 cd "$TZ_BUILD"
 rc=0

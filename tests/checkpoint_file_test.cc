@@ -1,7 +1,11 @@
-// write_file_synced (tierzero/checkpoint.h): every size and alignment
-// comes back byte for byte, and page-aligned data (ckpt/page_buffer.h)
-// bypasses the page cache (O_DIRECT) up to its last whole page, which
-// mincore() sees as pages of the file that are not resident after the write.
+// A checkpoint's files (tierzero/checkpoint.h). write_file_synced: every
+// size and alignment comes back byte for byte, and page-aligned data
+// (ckpt/page_buffer.h) bypasses the page cache (O_DIRECT) up to its last
+// whole page, which mincore() sees as pages of the file that are not
+// resident after the write. The names meta.json and `latest` give: only a
+// file in the checkpoint's folder and a step folder beside `latest`;
+// anything leading elsewhere is a FormatError naming the file and the name
+// before any file is opened.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -19,6 +23,7 @@
 #include "ckpt/page_buffer.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
+#include "tierzero/plan.h"
 
 namespace tierzero {
 namespace {
@@ -100,6 +105,70 @@ TEST(WriteFileSynced, AnUnwritablePathIsAFormatErrorNamingIt) {
   } catch (const FormatError& e) {
     EXPECT_NE(e.message().find("/nonexistent-dir/x"), std::string::npos) << e.message();
   }
+}
+
+// meta.json as a save writes it, with `name` as its one shard's name.
+std::string meta_naming(const std::string& name) {
+  CheckpointMeta m;
+  m.plan = strategy_plan("zero3");
+  m.topology = "world=1";
+  m.files = {{name, 4, 0}};
+  return m.to_json();
+}
+
+TEST(CheckpointMeta, RefusesFileNamesThatLeaveTheFolder) {
+  EXPECT_EQ(CheckpointMeta::from_json(meta_naming("rank-00000.params"), "meta.json").files.at(0).name, "rank-00000.params");
+  for (const std::string bad : {"../../secret.txt", "/etc/passwd", "sub/rank-00000.params", "..", ".", "", "a\\b"}) {
+    try {
+      CheckpointMeta::from_json(meta_naming(bad), "ck/step-00000001/meta.json");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const FormatError& e) {
+      EXPECT_NE(e.message().find("ck/step-00000001/meta.json: file name '" + bad + "' leaves the checkpoint's folder"), std::string::npos)
+          << e.message();
+    }
+  }
+}
+
+// A checkpoint whose meta.json names ../secret.txt: the reader refuses it at
+// once, so verify() never opens (nor reports the checksum of) the file outside.
+TEST(CheckpointMeta, TheReaderRefusesItBeforeOpeningAnything) {
+  const fs::path save = scratch("escape");
+  fs::remove_all(save);
+  fs::create_directories(save / "step-00000001");
+  std::ofstream(save / "secret.txt") << "abcd";
+  std::ofstream(save / "step-00000001" / "meta.json") << meta_naming("../secret.txt");
+  std::ofstream(save / "latest") << "step-00000001\n";
+  try {
+    CheckpointReader r(save.string());
+    ADD_FAILURE() << "read a checkpoint naming ../secret.txt";
+  } catch (const FormatError& e) {
+    EXPECT_NE(e.message().find("meta.json: file name '../secret.txt' leaves the checkpoint's folder"), std::string::npos) << e.message();
+  }
+  fs::remove_all(save);
+}
+
+TEST(ResolveCheckpoint, LatestNamesOnlyAStepFolderBesideIt) {
+  const fs::path save = scratch("latest");
+  fs::remove_all(save);
+  fs::create_directories(save / "step-00000005");
+  std::ofstream(save / "step-00000005" / "meta.json") << "{}";
+  fs::create_directories(save / "elsewhere");
+  std::ofstream(save / "elsewhere" / "meta.json") << "{}";
+  std::ofstream(save / "latest") << "step-00000005\n";
+  EXPECT_EQ(resolve_checkpoint(save.string()), (save / "step-00000005").string());
+  for (const std::string& bad : std::vector<std::string>{"../" + save.filename().string() + "/step-00000005", "elsewhere",
+                                                         (save / "step-00000005").string(), "step-00000005/.", "step-", "step-5x", ""}) {
+    std::ofstream(save / "latest") << bad << "\n";
+    try {
+      resolve_checkpoint(save.string());
+      ADD_FAILURE() << "followed latest = '" << bad << "'";
+    } catch (const FormatError& e) {
+      EXPECT_NE(e.message().find("latest' names '" + bad + "', which is not a step folder beside it"), std::string::npos) << e.message();
+    }
+  }
+  std::ofstream(save / "latest") << "step-00000006\n";  // well formed, but no such checkpoint
+  EXPECT_THROW(resolve_checkpoint(save.string()), FormatError);
+  fs::remove_all(save);
 }
 
 }  // namespace

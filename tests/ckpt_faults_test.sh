@@ -117,7 +117,9 @@ TIERZERO_FAULT_KILL_IN_SAVE=3 run 8 --strategy zero3 --topology node=4,world=2 -
   { tail -5 "$tmp/log"; bad "kill during async save (exit $rc, latest $(cat "$tmp/ak/latest"))"; }
 # 12. Offload (DeepSpeed's offload_optimizer and offload_param): a ZeRO-3
 #     config with the optimizer on the host, and one with the parameters
-#     there too, train as --strategy zero3 does, loss for loss; with both
+#     there too, train as --strategy zero3 does with DeepSpeed's defaults for
+#     what the configs leave out (no clipping, betas (0.9, 0.999), no weight
+#     decay, a constant rate), loss for loss; with both
 #     in nvme under tierzero launch, a rank SIGKILLed mid-run resumes from
 #     the last checkpoint (the swap files are scratch) and every loss equals
 #     the uninterrupted run's.
@@ -129,7 +131,8 @@ cat > "$tmp/ds-offload-param.json" <<JSON
  "offload_param": {"device": "cpu", "pin_memory": true}}}
 JSON
 off=(--topology node=4,world=2 --steps 60)
-run 8 --strategy zero3 "${off[@]}" --micro-batch 2 --metrics "$tmp/off-ref.jsonl" 2>"$tmp/log" &&
+printf 'grad_clip = 0.0\nbeta2 = 0.999\nweight_decay = 0.0\nwarmup = 0\nmin_lr_ratio = 1.0\n' > "$tmp/ds-defaults.toml"
+run 8 --strategy zero3 "${off[@]}" --micro-batch 2 --config "$tmp/ds-defaults.toml" --metrics "$tmp/off-ref.jsonl" 2>"$tmp/log" &&
   run 8 --deepspeed-config "$tmp/ds-offload.json" "${off[@]}" --metrics "$tmp/off-cpu.jsonl" 2>"$tmp/log" &&
   grep -q "optim offload cpu" "$tmp/log" && compare "$tmp/off-ref.jsonl" "$tmp/off-cpu.jsonl" 0 0 &&
   say "ok: a DeepSpeed ZeRO-3 config with the optimizer on the host trains loss for loss" || { tail -3 "$tmp/log"; bad "offload cpu"; }
@@ -138,7 +141,7 @@ run 8 --deepspeed-config "$tmp/ds-offload-param.json" "${off[@]}" --metrics "$tm
   say "ok: a DeepSpeed ZeRO-3 config with the optimizer and the parameters on the host trains loss for loss" ||
   { tail -3 "$tmp/log"; bad "offload_param cpu"; }
 "$tz" launch --max-restarts 2 --backoff 0 -- "$mpirun" --oversubscribe -np 8 "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 \
-  --log-every 1000 --strategy zero3 "${off[@]}" --micro-batch 2 --offload-optimizer nvme --offload-param nvme --nvme-path "$tmp/nvme" --save-dir "$tmp/offk" \
+  --log-every 1000 --strategy zero3 "${off[@]}" --micro-batch 2 --config "$tmp/ds-defaults.toml" --offload-optimizer nvme --offload-param nvme --nvme-path "$tmp/nvme" --save-dir "$tmp/offk" \
   --save-every 10 --metrics "$tmp/off-nvme.jsonl" > "$tmp/offlog" 2>&1 &
 launcher=$!
 for _ in $(seq 300); do [ "$( (wc -l < "$tmp/off-nvme.jsonl") 2>/dev/null || echo 0)" -ge 25 ] && break; sleep 0.1; done

@@ -149,6 +149,21 @@ fi
 expect_exit 2 "not in {cpu,cuda}" 1 -- "$tz" train --device tpu --steps 1
 expect_exit 0 "done: 2 steps" 1 -- run8 train --strategy hier3 --topology package=2,node=2,world=2 --steps 2 --save-dir "$tmp/order" \
   --save-every 1 --val-fraction 0.05 --eval-every 1 --check-comm-order  # checked after every step, validation and checkpoint included
+# A checkpoint whose meta.json names a file outside its folder, or whose `latest` names anything but a step folder
+# beside it, is refused before any file is opened (ckpt verify used to report ../../secret.txt's CRC).
+cp -r "$tmp/order" "$tmp/esc" && printf 'secret' > "$tmp/secret.txt"
+python3 - "$tmp/esc/step-00000002/meta.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["files"] = {("../../secret.txt" if i == 0 else n): f for i, (n, f) in enumerate(m["files"].items())}
+json.dump(m, open(sys.argv[1], "w"))
+PY
+expect_exit 2 "step-00000002/meta.json: file name '../../secret.txt' leaves the checkpoint's folder" 1 -- "$tz" ckpt verify "$tmp/esc"
+expect_exit 2 "file name '../../secret.txt' leaves" 1 -- "$tz" ckpt export "$tmp/esc/step-00000002" --safetensors "$tmp/esc.safetensors"
+printf '../order/step-00000002\n' > "$tmp/esc/latest"
+expect_exit 2 "esc/latest' names '../order/step-00000002', which is not a step folder beside it" 1 -- "$tz" ckpt inspect "$tmp/esc"
+expect_exit 2 "esc/latest' names '../order/step-00000002', which is not a step folder beside it" 1 -- "$tz" train --strategy ddp \
+  --save-dir "$tmp/esc" --resume latest --steps 3
 for bad in nan inf -1; do  # would have disabled the deadline silently
   expect_exit 2 "comm-timeout: must be a finite number\|comm-timeout: must be at least 0" 1 -- "$tz" train --strategy zero3 --comm-timeout "$bad" --steps 1
 done
@@ -203,7 +218,9 @@ printf 'ok \xff' > "$tmp/latin1.txt"
 expect_exit 2 "input '$tmp/latin1.txt': text is not valid UTF-8 at byte 3" 1 -- "$tz" data prepare --tokenizer gpt2 \
   --tokenizer-dir "$tmp/toy.tiktoken" --input "$tmp/latin1.txt" --output "$tmp/x.bin"
 mkdir -p "$tmp/wp" && printf '{"model": {"type": "WordPiece", "vocab": {}}}' > "$tmp/wp/tokenizer.json"
-expect_exit 2 "key 'model.type' must be BPE" 1 -- "$tz" data prepare --tokenizer-file "$tmp/wp" --input "$tmp/t.txt" --output "$tmp/x.bin"
+expect_exit 2 "tokenizer.json': model type 'WordPiece' is not supported" 1 -- "$tz" data prepare --tokenizer-file "$tmp/wp" --input "$tmp/t.txt" --output "$tmp/x.bin"
+printf '{"model": {"type": "Unigram", "vocab": [["a", 0.0]]}}' > "$tmp/wp/tokenizer.json"
+expect_exit 2 "tokenizer.json': model type 'Unigram' is not supported" 1 -- "$tz" sample --checkpoint "$tmp/none" --tokenizer-file "$tmp/wp"
 [ ! -e "$tmp/x.bin" ] && echo "ok: nothing written on bad input" || { echo "FAIL: $tmp/x.bin written"; fail=1; }
 "$tz" data prepare --tokenizer gpt2 --tokenizer-dir "$tmp/toy.tiktoken" --input "$tmp/t.txt" --output "$tmp/bpe.bin" 2>/dev/null
 expect_exit 2 "has vocabulary 301 but the model's is 256" 1 -- "$tz" train --data "$tmp/bpe.bin" --steps 1 --seq-len 16 --micro-batch 1

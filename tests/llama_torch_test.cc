@@ -123,7 +123,7 @@ TEST(HfLlama, ExportThenImportIsTheIdentity) {
 TEST(HfLlama, ExportsBf16InShards) {
   const ModelWeights w = load_model_weights(kGolden + "/hf_llama_tiny");
   const fs::path dir = temp_dir("bf16-shards");
-  write_hf_llama(w.model, w.params, dir.string(), {DType::bf16, 25000});
+  write_hf_llama(w.model, w.params, dir.string(), {DType::bf16, 25000, std::nullopt});
   ASSERT_TRUE(fs::exists(dir / "model.safetensors.index.json"));
   EXPECT_FALSE(fs::exists(dir / "model.safetensors"));
   const auto index = nlohmann::json::parse(*read_file((dir / "model.safetensors.index.json").string()));

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -206,16 +207,18 @@ std::string hf_file(const std::string& name) {
   return fs::exists(f) ? f.string() : "";
 }
 
-// The golden text of tests/golden/make_hf_tokenizer_golden.sh: bpe_input.txt
-// with <|endoftext|> and <|begin_of_text|> at its thirds (in bytes, moved to a character's start).
-std::string hf_golden_text() {
+// bpe_input.txt cut at `at` bytes, moved forward to a character's start.
+std::size_t cut(const std::string& b, std::size_t at) {
+  while ((static_cast<unsigned char>(b[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
+
+// The golden texts of tests/golden/make_hf_tokenizer_golden.sh: bpe_input.txt
+// with `first` and `second` at its thirds.
+std::string hf_golden_text(const std::string& first = "<|endoftext|>", const std::string& second = "<|begin_of_text|>") {
   const std::string b = read(fs::path(TZ_GOLDEN_DIR) / "bpe_input.txt");
-  auto cut = [&](std::size_t at) {
-    while ((static_cast<unsigned char>(b[at]) & 0xC0) == 0x80) ++at;
-    return at;
-  };
-  const std::size_t one = cut(b.size() / 3), two = cut(2 * b.size() / 3);
-  return b.substr(0, one) + "<|endoftext|>" + b.substr(one, two - one) + "<|begin_of_text|>" + b.substr(two);
+  const std::size_t one = cut(b, b.size() / 3), two = cut(b, 2 * b.size() / 3);
+  return b.substr(0, one) + first + b.substr(one, two - one) + second + b.substr(two);
 }
 
 std::vector<std::uint32_t> golden_u32(const std::string& file) {
@@ -243,6 +246,9 @@ TEST(HfTokenizerJson, MatchesHuggingFaceTokenizersOnTheGoldenText) {
     const bool llama = std::string(name) == "llama3";
     EXPECT_EQ(t.vocab(), llama ? 128256u : 151669u);
     EXPECT_EQ(t.end_of_text(), llama ? 128001u : 151643u);  // <|end_of_text|>, <|endoftext|>
+    // Llama 3's <|begin_of_text|> by name (this file's post-processor is ByteLevel alone: it adds none); Qwen has none.
+    EXPECT_EQ(t.begin_of_text(), llama ? std::optional<std::uint32_t>(128000u) : std::nullopt);
+    EXPECT_FALSE(t.adds_begin_of_text());
     // Each special token of the text (Llama 3's <|begin_of_text|>, Qwen's <|endoftext|>) as its own id.
     const std::string special = llama ? "<|begin_of_text|>" : "<|endoftext|>";
     std::size_t occurrences = 0;
@@ -253,6 +259,111 @@ TEST(HfTokenizerJson, MatchesHuggingFaceTokenizersOnTheGoldenText) {
       EXPECT_EQ(t.decode(want), text);
     }
   }
+}
+
+// Mistral 7B's tokenizer.json (byte fallback in Llama 2's format: the
+// Prepend + Replace normalizer) against @huggingface/tokenizers on the
+// golden text with </s> and <s> in it; then the same vocabulary as
+// transformers' non-legacy conversion writes it (no normalizer, Metaspace
+// "first" without splitting) on a text whose pieces start at the text's
+// start, after "</s> " and after "<s>" (only the first gets a space mark).
+TEST(HfTokenizerJson, ByteFallbackMatchesHuggingFaceTokenizers) {
+  const std::string file = hf_file("mistral");
+  if (file.empty()) GTEST_SKIP() << "no tokenizer.json in .cache/hf-tokenizers (scripts/hf_tokenizers.sh could not fetch them)";
+  const BpeTokenizer t = BpeTokenizer::load(file);
+  EXPECT_TRUE(t.byte_fallback());
+  EXPECT_EQ(t.vocab(), 32000u);
+  EXPECT_EQ(t.end_of_text(), 2u);                                     // </s>
+  EXPECT_EQ(t.begin_of_text(), std::optional<std::uint32_t>(1u));  // <s>, from the TemplateProcessing post-processor
+  EXPECT_TRUE(t.adds_begin_of_text());
+  EXPECT_EQ(t.encode("Hello world"), (std::vector<std::uint32_t>{22557, 1526}));  // "▁Hello", "▁world"
+  EXPECT_EQ(t.encode("\n"), (std::vector<std::uint32_t>{28705, 13}));  // "▁", then <0x0A>: no token for a newline
+  const std::string text = hf_golden_text("</s>", "<s>");
+  const std::vector<std::uint32_t> want = golden_u32("hf_tok_mistral.u32");
+  ASSERT_GT(want.size(), 100000u);
+  expect_golden(t, text, want);
+  EXPECT_EQ(std::count(want.begin(), want.end(), 2u), 1);
+  EXPECT_EQ(std::count(want.begin(), want.end(), 1u), 1);
+  // Bytes of characters the vocabulary lacks (<0x03> .. <0x102>) are there, and decode gives every byte back:
+  // the text with a space before each of its three pieces (Llama 2's normalizer marks every piece).
+  EXPECT_TRUE(std::any_of(want.begin(), want.end(), [](std::uint32_t id) { return id >= 3 && id < 259; }));
+  const std::size_t one = text.find("</s>"), two = text.find("<s>");
+  EXPECT_EQ(t.decode(want), " " + text.substr(0, one + 4) + " " + text.substr(one + 4, two + 3 - one - 4) + " " + text.substr(two + 3));
+
+  nlohmann::json j = nlohmann::json::parse(read(file));
+  j["normalizer"] = nullptr;
+  j["pre_tokenizer"] = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "first"}, {"split", false}};
+  TempDir dir;
+  std::ofstream(dir.path() / "tokenizer.json") << j.dump();
+  const BpeTokenizer m = BpeTokenizer::load(dir.path().string());
+  const std::string b = read(fs::path(TZ_GOLDEN_DIR) / "bpe_input.txt");
+  const std::size_t a = cut(b, 24000), c = cut(b, 48000), e = cut(b, 72000);
+  const std::string mtext = b.substr(0, a) + "</s> " + b.substr(a, c - a) + "<s>" + b.substr(c, e - c);
+  const std::vector<std::uint32_t> mwant = golden_u32("hf_tok_mistral_metaspace.u32");
+  ASSERT_GT(mwant.size(), 10000u);
+  expect_golden(m, mtext, mwant);
+  EXPECT_EQ(m.decode(mwant), " " + mtext);  // one mark, at the start: the piece after "</s>" starts with a space already
+}
+
+// A small byte-fallback BPE worked by hand: characters first (é is one
+// token, "ж" is not and becomes its two bytes' tokens), merges by rank,
+// spaces as U+2581 and a mark before each piece between added tokens.
+std::string small_sentencepiece_json(const nlohmann::json& normalizer, const nlohmann::json& pre_tokenizer) {
+  nlohmann::json vocab = {{"<unk>", 0}, {"<s>", 1}, {"</s>", 2}};
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof name, "<0x%02X>", b);
+    vocab[name] = 3 + b;
+  }
+  std::uint32_t id = 259;
+  for (const char* p : {"\u2581", "a", "b", "c", "\u00e9", "\u2581a", "ab", "\u2581ab", "bc", "\u2581\u2581"}) vocab[p] = id++;
+  const nlohmann::json merges = nlohmann::json::array({"\u2581 a", "b c", "a b", "\u2581a b", "\u2581 \u2581"});
+  nlohmann::json added = nlohmann::json::array();
+  int k = 0;
+  for (const char* name : {"<unk>", "<s>", "</s>"}) added.push_back({{"id", k++}, {"content", name}, {"special", true}, {"normalized", false}});
+  return nlohmann::json{{"normalizer", normalizer},
+                        {"pre_tokenizer", pre_tokenizer},
+                        {"post_processor", {{"type", "TemplateProcessing"},
+                                            {"single", {{{"SpecialToken", {{"id", "<s>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+                                            {"special_tokens", {{"<s>", {{"id", "<s>"}, {"ids", {1}}, {"tokens", {"<s>"}}}}}}}},
+                        {"model", {{"type", "BPE"}, {"byte_fallback", true}, {"unk_token", "<unk>"}, {"fuse_unk", true}, {"vocab", vocab},
+                                   {"merges", merges}}},
+                        {"added_tokens", added}}
+      .dump();
+}
+
+TEST(HfTokenizerJson, ByteFallbackWorkedByHand) {
+  // Ids: 259 ▁, 260 a, 261 b, 262 c, 263 é, 264 ▁a, 265 ab, 266 ▁ab, 267 bc, 268 ▁▁; merges ranked ▁a, bc, ab, ▁ab, ▁▁.
+  const nlohmann::json legacy = {{"type", "Sequence"},
+                                 {"normalizers", {{{"type", "Prepend"}, {"prepend", "\u2581"}},
+                                                  {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", "\u2581"}}}}};
+  TempDir dir;
+  std::ofstream(dir.path() / "tokenizer.json") << small_sentencepiece_json(legacy, nullptr);
+  const BpeTokenizer t = BpeTokenizer::load(dir.path().string());
+  EXPECT_EQ(t.vocab(), 269u);
+  EXPECT_EQ(t.end_of_text(), 2u);
+  EXPECT_EQ(t.begin_of_text(), std::optional<std::uint32_t>(1u));
+  // "▁abc": ▁a (rank 0) first, then bc (rank 1) leaves ▁a + bc; "▁ab" (rank 3) never forms.
+  EXPECT_EQ(t.encode("abc"), (std::vector<std::uint32_t>{264, 267}));
+  // "▁ab": ▁a, then ▁a b -> ▁ab.
+  EXPECT_EQ(t.encode("ab"), (std::vector<std::uint32_t>{266}));
+  // é (2 bytes) is a token; ж (D0 B6) is not: its bytes' tokens, 3 + 0xD0 and 3 + 0xB6.
+  EXPECT_EQ(t.encode("\xC3\xA9\xD0\xB6"), (std::vector<std::uint32_t>{259, 263, 3 + 0xD0, 3 + 0xB6}));
+  // Spaces: "a  b" -> ▁a ▁ ▁ b -> ▁a then ▁▁ (rank 4) -> ▁a ▁▁ b.
+  EXPECT_EQ(t.encode("a  b"), (std::vector<std::uint32_t>{264, 268, 261}));
+  // Added tokens split the text, and Llama 2's normalizer marks every piece.
+  EXPECT_EQ(t.encode("a</s>b<s>"), (std::vector<std::uint32_t>{264, 2, 259, 261, 1}));
+  EXPECT_EQ(t.decode(t.encode("a</s>b<s>")), " a</s> b<s>");
+  EXPECT_EQ(t.decode({3 + 0xD0, 3 + 0xB6, 266}), "\xD0\xB6 ab");
+  // Metaspace "first": only the piece at the text's start, unless it starts with a space; "always": each such piece.
+  const nlohmann::json first = {{"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "first"}, {"split", false}};
+  std::ofstream(dir.path() / "tokenizer.json") << small_sentencepiece_json(nullptr, first);
+  const BpeTokenizer f = BpeTokenizer::load(dir.path().string());
+  EXPECT_EQ(f.encode("a</s>b</s> c"), (std::vector<std::uint32_t>{264, 2, 261, 2, 259, 262}));
+  nlohmann::json always = first;
+  always["prepend_scheme"] = "always";
+  std::ofstream(dir.path() / "tokenizer.json") << small_sentencepiece_json(nullptr, always);
+  EXPECT_EQ(BpeTokenizer::load(dir.path().string()).encode("a</s>b</s> c"), (std::vector<std::uint32_t>{264, 2, 259, 261, 2, 259, 262}));
 }
 
 // A small byte-level BPE: the 256 bytes (GPT-2's byte characters), "ab",
@@ -333,8 +444,18 @@ TEST(HfTokenizerJson, RefusesWhatItCannotTokeniseAlike) {
   std::string json = small_tokenizer_json(false);
   json.replace(json.find("\"id\":259"), 8, "\"id\":258");
   expect(json, "'<|endoftext|>' has id 258, which is already 'abc'");
-  expect(R"({"model": {"type": "WordPiece"}})", "key 'model.type' must be BPE");
-  expect(R"({"model": {"type": "BPE", "byte_fallback": true}})", "byte_fallback");
+  expect(R"({"model": {"type": "WordPiece"}})", "model type 'WordPiece' is not supported");
+  expect(R"({"model": {"type": "Unigram", "vocab": []}})", "model type 'Unigram' is not supported");
+  expect(R"({"model": {"vocab": {}}})", "key 'model.type' is missing");
+  expect(R"({"model": {"type": "BPE", "byte_fallback": true}})", "key 'pre_tokenizer' of a byte-fallback tokenizer must be Metaspace");
+  expect(R"({"pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581"}, "model": {"type": "BPE", "byte_fallback": true}})",
+         "key 'pre_tokenizer.split' must be false");
+  expect(R"({"normalizer": {"type": "NFKC"}, "model": {"type": "BPE", "byte_fallback": true}})", "must be Llama 2's");
+  expect(R"({"model": {"type": "BPE", "byte_fallback": "yes"}})", "malformed tokenizer.json");
+  // A byte-fallback vocabulary without every byte's token.
+  std::string sp = small_sentencepiece_json(nullptr, {{"type", "Metaspace"}, {"prepend_scheme", "first"}, {"split", false}});
+  sp.replace(sp.find("\"<0x41>\""), 8, "\"<0x4G>\"");
+  expect(sp, "byte_fallback needs the 256 tokens <0x00> to <0xFF>; <0x41> is missing");
   expect(R"({"normalizer": {"type": "NFKC"}, "model": {"type": "BPE"}})", "key 'normalizer' must be null or NFC");
   expect(R"({"pre_tokenizer": {"type": "Whitespace"}, "model": {"type": "BPE"}})", "key 'pre_tokenizer' must be ByteLevel");
   expect(R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"Regex": "a"}, "behavior": "Removed"},

@@ -65,33 +65,39 @@ TEST(LrSchedule, WarmupThenCosineToFloor) {
 }
 
 // DeepSpeed's WarmupLR, WarmupDecayLR and WarmupCosineLR at points worked
-// out by hand from deepspeed/runtime/lr_schedules.py's formulas.
+// out by hand from deepspeed/runtime/lr_schedules.py's formulas, step k at
+// last_batch_iteration k - 1 (the engine steps the scheduler after the
+// optimizer) and step 0 at the constructor's rate.
 TEST(LrSchedule, DeepSpeedSchedulersInClosedForm) {
   LrSchedule w;
   w.shape = LrShape::ds_warmup, w.lr = 1e-3f, w.warmup = 10;  // log warmup from 0
-  EXPECT_FLOAT_EQ(w.at(0), 0.0f);
-  EXPECT_FLOAT_EQ(w.at(1), static_cast<float>(1e-3 * std::log(2.0) / std::log(10.0)));
-  EXPECT_FLOAT_EQ(w.at(9), 1e-3f);
+  EXPECT_FLOAT_EQ(w.at(0), 0.0f);  // warmup_min_lr, from the constructor
+  EXPECT_FLOAT_EQ(w.at(1), 0.0f);  // ln(1) / ln(10)
+  EXPECT_FLOAT_EQ(w.at(2), static_cast<float>(1e-3 * std::log(2.0) / std::log(10.0)));
   EXPECT_FLOAT_EQ(w.at(10), 1e-3f);
+  EXPECT_FLOAT_EQ(w.at(11), 1e-3f);
   EXPECT_FLOAT_EQ(w.at(100000), 1e-3f);
   w.log_warmup = false, w.warmup_min_lr = 1e-4f;  // linear from 1e-4
-  EXPECT_FLOAT_EQ(w.at(5), 5.5e-4f);
+  EXPECT_FLOAT_EQ(w.at(0), 1e-4f);
+  EXPECT_FLOAT_EQ(w.at(6), 5.5e-4f);
   w.warmup = 1;  // DeepSpeed warms up over at least 2 steps
-  EXPECT_FLOAT_EQ(w.at(1), 5.5e-4f);
+  EXPECT_FLOAT_EQ(w.at(2), 5.5e-4f);
 
   LrSchedule d;
   d.shape = LrShape::ds_warmup_decay, d.lr = 1e-3f, d.warmup = 10, d.total = 20;
-  EXPECT_FLOAT_EQ(d.at(10), 1e-3f);
-  EXPECT_FLOAT_EQ(d.at(15), 5e-4f);
-  EXPECT_FLOAT_EQ(d.at(20), 0.0f);
-  EXPECT_FLOAT_EQ(d.at(25), 0.0f);
+  EXPECT_FLOAT_EQ(d.at(11), 1e-3f);
+  EXPECT_FLOAT_EQ(d.at(16), 5e-4f);
+  EXPECT_FLOAT_EQ(d.at(21), 0.0f);
+  EXPECT_FLOAT_EQ(d.at(26), 0.0f);
 
   LrSchedule c;
   c.shape = LrShape::ds_warmup_cosine, c.lr = 1e-3f, c.warmup = 10, c.total = 20;
   c.warmup_min_ratio = 0.1f, c.cos_min_ratio = 1e-4f, c.log_warmup = false;
-  EXPECT_FLOAT_EQ(c.at(5), 5.5e-4f);                                                    // 0.1 + 0.5 * 0.9 of the peak
-  EXPECT_FLOAT_EQ(c.at(10), static_cast<float>(1e-3 * (1e-4 + 0.9999 * (1 + std::cos(M_PI / 10)) / 2)));  // first decay step
-  EXPECT_FLOAT_EQ(c.at(19), 1e-7f);                                                     // cos_min_ratio of the peak
+  EXPECT_FLOAT_EQ(c.at(0), 0.0f);                                                       // the constructor's rate
+  EXPECT_FLOAT_EQ(c.at(6), 5.5e-4f);                                                    // 0.1 + 0.5 * 0.9 of the peak
+  EXPECT_FLOAT_EQ(c.at(11), static_cast<float>(1e-3 * (1e-4 + 0.9999 * (1 + std::cos(M_PI / 10)) / 2)));  // first decay step
+  EXPECT_FLOAT_EQ(c.at(20), 1e-7f);                                                     // cos_min_ratio of the peak
+  EXPECT_FLOAT_EQ(c.at(500), 1e-7f);                                                    // and there it stays (progress stops at 1)
 }
 
 TrainConfig tiny(std::int64_t steps) {

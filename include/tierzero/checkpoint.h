@@ -40,8 +40,15 @@ struct CheckpointMeta {
   std::vector<CheckpointFile> files;
 
   std::string to_json() const;
+  // Throws FormatError naming `origin` for malformed metadata, and for a
+  // file name that is not a plain name in the checkpoint's folder
+  // (is_plain_file_name): "../x", "/etc/x", "a/b".
   static CheckpointMeta from_json(const std::string& text, const std::string& origin);
 };
+
+// A name of a file in a folder, no path: not empty, ".", "..", and without
+// '/', '\\' or NUL.
+bool is_plain_file_name(const std::string& name);
 
 std::string step_dir_name(std::int64_t step);
 // "rank-00003.params" / "rank-00003.optim"
@@ -55,7 +62,9 @@ std::uint32_t crc32_of(const void* data, std::size_t bytes, std::uint32_t previo
 std::vector<std::string> remove_save_leftovers(const std::string& dir);
 
 // Resolves "DIR" (a step directory, or a save directory whose `latest` names
-// one) to the step directory. Throws FormatError when there is none.
+// one) to the step directory. Throws FormatError when there is none, and
+// when `latest` names anything but a step folder beside it ("step-" and
+// digits: not "../x", "/x" or "step-1/..").
 std::string resolve_checkpoint(const std::string& path);
 
 // A checkpoint's metadata, its files checked and read by ranges, and, as

@@ -95,8 +95,10 @@ void write_token_file(const std::string& path, const std::vector<std::uint32_t>&
 
 class BpeTokenizer;
 // Tokenises text files into a token file (`tierzero data prepare`): with
-// `bpe` null, bytes (vocabulary 256); else GPT-2 BPE, the files' texts
-// apart by <|endoftext|> as GPT-2's training data. Throws ConfigError for
+// `bpe` null, bytes (vocabulary 256); else BPE, the files' texts apart by
+// its end_of_text() as GPT-2's training data, each after its
+// begin_of_text() when its encode adds one (Llama 2's and Mistral's
+// <s>, as Hugging Face's encode puts it first). Throws ConfigError for
 // an input that cannot be read, FormatError naming the input for text that
 // is not UTF-8. Returns the number of tokens written.
 std::size_t prepare_token_file(const std::vector<std::string>& inputs, const BpeTokenizer* bpe, const std::string& output);

@@ -24,6 +24,7 @@
 // q and k is tierzero's own.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,13 +40,33 @@ namespace tierzero {
 // model.safetensors.index.json's weight_map, as transformers' save_pretrained
 // writes them). A directory's other layout (the single file or the index)
 // is removed, so that readers find one.
+// The tokenizer an export ships beside the weights (hf_tokenizer_export):
+// the files copied as they are, and the begin- and end-of-text tokens that
+// config.json and generation_config.json name (bos_token_id, eos_token_id)
+// and that a tokenizer_config.json written when none is copied names. Value type.
+struct HfTokenizerExport {
+  std::vector<std::string> files;  // paths: tokenizer.json, and tokenizer_config.json, special_tokens_map.json where beside it
+  std::uint32_t vocab = 0;         // ids, special tokens included (at most the model's vocab_size)
+  std::uint32_t bos_id = 0, eos_id = 0;
+  std::string bos, eos;  // their text
+};
+// Reads the tokenizer at `path` (a tokenizer.json or its directory) as
+// BpeTokenizer::load does, and throws as it does. The begin-of-text token is
+// its begin_of_text(), else (GPT-2, Qwen) its end_of_text(), as their
+// config.json files say; the end-of-text token is its end_of_text().
+HfTokenizerExport hf_tokenizer_export(const std::string& path);
+
 struct HfExportOptions {
   DType dtype = DType::f32;
   std::uint64_t max_shard_bytes = 0;
+  std::optional<HfTokenizerExport> tokenizer;  // none: no tokenizer files, config.json's own token ids (GPT-2's 50256 style)
 };
 
-// Writes dir/model.safetensors and dir/config.json (created if missing;
-// each file written atomically). `params`: num_params floats, GptLayout order.
+// Writes dir/model.safetensors, dir/config.json and dir/generation_config.json
+// (created if missing; each file written atomically), and with
+// opt.tokenizer its files (and a tokenizer_config.json naming PreTrainedTokenizerFast
+// and the two tokens when it has none), the token ids in both configs; ConfigError
+// when the tokenizer's vocabulary is larger than the model's. `params`: num_params floats, GptLayout order.
 void write_hf_gpt2(const GptConfig& model, const std::vector<float>& params, const std::string& dir, const HfExportOptions& opt = {});
 // Writes dir/model.safetensors (F32) and dir/config.json (LlamaForCausalLM,
 // or Qwen2ForCausalLM for q/k/v biases) likewise; ConfigError for a model

@@ -25,15 +25,17 @@ void adamw_update(float* p, const float* g, float* m, float* v, std::size_t n, c
 // linear warmup to lr over `warmup` steps, then a cosine down to
 // lr * min_lr_ratio at `total`. DeepSpeed's schedulers (config "scheduler"
 // type, tierzero/deepspeed_config.h), as deepspeed/runtime/lr_schedules.py
-// defines them, step s being their last_batch_iteration and W = max(2,
-// warmup), with g(s) = ln(s + 1) / ln W (warmup_type "log", DeepSpeed's
-// default) or s / W ("linear"):
+// defines them: DeepSpeed's engine steps the scheduler after each optimizer
+// step, so step k runs at last_batch_iteration s = k - 1, and step 0 at the
+// rate the scheduler's constructor sets (warmup_min_lr; 0 for
+// WarmupCosineLR). With W = max(2, warmup) and g(s) = ln(s + 1) / ln W
+// (warmup_type "log", DeepSpeed's default) or s / W ("linear"):
 //   ds_warmup        s < W: warmup_min_lr + (lr - warmup_min_lr) g(s); then lr
 //   ds_warmup_decay  as ds_warmup while s < W; then warmup_min_lr +
 //                    (lr - warmup_min_lr) max(0, (total - s) / max(1, total - W))
 //   ds_warmup_cosine s < W: lr (warmup_min_ratio + (1 - warmup_min_ratio) g(s));
 //                    then lr max(0, cos_min_ratio + (1 - cos_min_ratio)
-//                    (1 + cos(pi (s - W + 1) / (total - W))) / 2)
+//                    (1 + cos(pi min(1, (s - W + 1) / max(1, total - W)))) / 2)
 // where lr is the peak (DeepSpeed's warmup_max_lr, or the optimizer's lr
 // for WarmupCosineLR).
 enum class LrShape { warmup_cosine, ds_warmup, ds_warmup_decay, ds_warmup_cosine };
@@ -48,7 +50,7 @@ struct LrSchedule {
   float warmup_min_ratio = 0.0f;  // ds_warmup_cosine
   float cos_min_ratio = 1e-4f;    // ds_warmup_cosine
   bool log_warmup = true;         // the ds_* shapes' warmup_type: "log" or "linear"
-  // Learning rate of step `step` (0-based).
+  // Learning rate of step `step` (0-based, counting every step run).
   float at(std::int64_t step) const;
 };
 

@@ -172,6 +172,10 @@ std::string CheckpointMeta::to_json() const {
   return j.dump(2) + "\n";
 }
 
+bool is_plain_file_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find_first_of(std::string("/\\\0", 3)) == std::string::npos;
+}
+
 CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::string& origin) {
   CheckpointMeta m;
   try {
@@ -203,7 +207,12 @@ CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::str
     m.loss_scale = real(j, "loss_scale");
     m.good_steps = whole<int>(j, "good_steps");
     m.data_origin = j.at("data").at("origin").get<std::string>();
-    for (auto& [name, f] : j.at("files").items()) m.files.push_back({name, whole<std::uint64_t>(f, "bytes"), whole<std::uint32_t>(f, "crc32")});
+    for (auto& [name, f] : j.at("files").items()) {
+      // A shard is a file in the checkpoint's folder: a name that leads out of it is refused before anything is opened.
+      TZ_CHECK(is_plain_file_name(name), FormatError,
+               origin + ": file name '" + name + "' leaves the checkpoint's folder (a shard's name is a plain file name: no '/' or '\\', not '.' or '..')");
+      m.files.push_back({name, whole<std::uint64_t>(f, "bytes"), whole<std::uint32_t>(f, "crc32")});
+    }
   } catch (const json::exception& e) {
     TZ_THROW(FormatError, origin + ": malformed checkpoint metadata (" + e.what() + ")");
   } catch (const ConfigError& e) {

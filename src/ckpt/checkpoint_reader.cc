@@ -35,9 +35,12 @@ std::string resolve_checkpoint(const std::string& path) {
   TZ_CHECK(in, FormatError, "'" + path + "' holds no checkpoint (no meta.json and no 'latest' file)");
   std::string name;
   std::getline(in, name);
+  // Only a step folder beside `latest` (what step_dir_name writes): never a path that leads elsewhere.
+  const bool step_name = name.size() > 5 && name.compare(0, 5, "step-") == 0 &&
+                         std::all_of(name.begin() + 5, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  TZ_CHECK(step_name, FormatError, "'" + latest.string() + "' names '" + name + "', which is not a step folder beside it (step-NNNNNNNN)");
   const fs::path dir = fs::path(path) / name;
-  TZ_CHECK(!name.empty() && fs::exists(dir / "meta.json"), FormatError,
-           "'" + latest.string() + "' names '" + name + "', which is not a complete checkpoint");
+  TZ_CHECK(fs::exists(dir / "meta.json"), FormatError, "'" + latest.string() + "' names '" + name + "', which is not a complete checkpoint");
   return dir.string();
 }
 

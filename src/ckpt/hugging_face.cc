@@ -15,6 +15,7 @@
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
 #include "tierzero/state_reader.h"
+#include "tierzero/tokenizer.h"
 
 namespace tierzero {
 
@@ -32,6 +33,30 @@ void write_atomically(const fs::path& dir, const std::string& name, const std::s
 void write_shard(const fs::path& path, SafeTensorsFile shard) {
   shard.metadata["format"] = "pt";
   write_safetensors(path.string(), shard);
+}
+
+// Copies the tokenizer's files into `dir` (tokenizer.json is named so
+// whatever its name was), writes a tokenizer_config.json when none came
+// with them, and puts the token ids in `config`.
+void write_tokenizer(const fs::path& dir, const HfTokenizerExport& t, json& config) {
+  TZ_CHECK(t.vocab <= config.at("vocab_size").get<std::uint64_t>(), ConfigError,
+           "the tokenizer's vocabulary of " + std::to_string(t.vocab) + " does not fit the model's " + config.at("vocab_size").dump());
+  bool has_config = false;
+  for (std::size_t k = 0; k < t.files.size(); ++k) {
+    const auto text = read_file(t.files[k]);
+    TZ_CHECK(text, ConfigError, "cannot read tokenizer file '" + t.files[k] + "'");
+    const std::string name = k == 0 ? "tokenizer.json" : fs::path(t.files[k]).filename().string();
+    has_config = has_config || name == "tokenizer_config.json";
+    write_atomically(dir, name, *text);
+  }
+  // transformers' AutoTokenizer then builds the tokenizer from tokenizer.json as it is, with these two tokens.
+  if (!has_config)
+    write_atomically(dir, "tokenizer_config.json",
+                     json{{"tokenizer_class", "PreTrainedTokenizerFast"}, {"bos_token", t.bos}, {"eos_token", t.eos},
+                          {"clean_up_tokenization_spaces", false}}
+                             .dump(2) + "\n");
+  config["bos_token_id"] = t.bos_id;
+  config["eos_token_id"] = t.eos_id;
 }
 }  // namespace
 
@@ -75,7 +100,30 @@ void write_hf_dir(const std::string& dir, SafeTensorsFile tensors, json config, 
     write_atomically(d, "model.safetensors.index.json", json{{"metadata", {{"total_size", total}}}, {"weight_map", map}}.dump(2) + "\n");
     fs::remove(d / "model.safetensors");
   }
+  if (opt.tokenizer) write_tokenizer(d, *opt.tokenizer, config);
   write_atomically(d, "config.json", config.dump(2) + "\n");
+  // What transformers' generate() reads: the model's token ids (save_pretrained writes the same from the model's config).
+  json generation = {{"_from_model_config", true}};
+  for (const char* key : {"bos_token_id", "eos_token_id"})
+    if (config.contains(key)) generation[key] = config.at(key);
+  write_atomically(d, "generation_config.json", generation.dump(2) + "\n");
+}
+
+HfTokenizerExport hf_tokenizer_export(const std::string& path) {
+  const BpeTokenizer t = BpeTokenizer::load(path);
+  const fs::path json_file = fs::is_directory(path) ? fs::path(path) / "tokenizer.json" : fs::path(path);
+  TZ_CHECK(json_file.extension() == ".json", ConfigError,
+           "'" + path + "' is not a Hugging Face tokenizer.json: an export ships tokenizer.json files (GPT-2's encoder.json + vocab.bpe "
+           "and tiktoken files are not what transformers reads)");
+  HfTokenizerExport out;
+  out.files.push_back(json_file.string());
+  for (const char* name : {"tokenizer_config.json", "special_tokens_map.json"})
+    if (fs::exists(json_file.parent_path() / name)) out.files.push_back((json_file.parent_path() / name).string());
+  out.vocab = t.vocab();
+  out.eos_id = t.end_of_text();
+  out.bos_id = t.begin_of_text().value_or(out.eos_id);
+  out.bos = t.decode({out.bos_id}), out.eos = t.decode({out.eos_id});
+  return out;
 }
 
 namespace {

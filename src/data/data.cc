@@ -258,6 +258,7 @@ std::size_t prepare_token_file(const std::vector<std::string>& inputs, const Bpe
       continue;
     }
     if (i > 0) tokens.push_back(bpe->end_of_text());
+    if (bpe->adds_begin_of_text()) tokens.push_back(*bpe->begin_of_text());  // as Hugging Face's encode puts it first
     try {
       const auto ids = bpe->encode(*text);
       tokens.insert(tokens.end(), ids.begin(), ids.end());

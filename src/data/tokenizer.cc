@@ -230,8 +230,8 @@ std::vector<std::uint32_t> BpeTokenizer::encode(std::string_view input) const {
     TZ_CHECK(rc > PCRE2_ERROR_UTF8_ERR1 || rc < PCRE2_ERROR_UTF8_ERR21, FormatError,
              "text is not valid UTF-8 at byte " + std::to_string(pcre2_get_startchar(md)));
   };
-  // NFC, and the pieces between added tokens, need the whole text checked first.
-  if ((t.nfc || !t.added.empty()) && !input.empty()) {
+  // NFC, the pieces between added tokens and byte fallback's characters need the whole text checked first.
+  if ((t.nfc || !t.added.empty() || t.byte_fallback) && !input.empty()) {
     utf8_error(pcre2_match(t.pattern, reinterpret_cast<PCRE2_SPTR>(input.data()), input.size(), 0, 0, md, nullptr));
     options = PCRE2_NO_UTF_CHECK;
   }
@@ -266,20 +266,25 @@ std::vector<std::uint32_t> BpeTokenizer::encode(std::string_view input) const {
     }
     if (at < to) t.merge(text.substr(at, to - at), out);
   };
+  // A piece between added tokens: split by the pattern, or (byte fallback) marked and merged whole.
+  auto piece = [&](PCRE2_SIZE from, PCRE2_SIZE to) {
+    if (!t.byte_fallback) split(from, to);
+    else if (from < to) t.merge(t.marked(text.substr(from, to - from), from == 0), out);
+  };
   // Added tokens (tokenizer.json's special tokens) are matched first, longest at each position; the text between is split.
   PCRE2_SIZE start = 0;
   for (PCRE2_SIZE i = 0; i < text.size() && !t.added.empty(); ++i) {
     if (!t.added_first[static_cast<unsigned char>(text[i])]) continue;
     for (const auto& [content, id] : t.added) {
       if (text.compare(i, content.size(), content) != 0) continue;
-      split(start, i);
+      piece(start, i);
       out.push_back(id);
       start = i + content.size();
       i = start - 1;
       break;
     }
   }
-  split(start, text.size());
+  piece(start, text.size());
   return out;
 }
 
@@ -295,5 +300,8 @@ std::string BpeTokenizer::decode(const std::vector<std::uint32_t>& ids) const {
 
 std::uint32_t BpeTokenizer::vocab() const { return static_cast<std::uint32_t>(impl_->tokens.size()); }
 std::uint32_t BpeTokenizer::end_of_text() const { return impl_->eot; }
+std::optional<std::uint32_t> BpeTokenizer::begin_of_text() const { return impl_->bos; }
+bool BpeTokenizer::adds_begin_of_text() const { return impl_->adds_bos; }
+bool BpeTokenizer::byte_fallback() const { return impl_->byte_fallback; }
 
 }  // namespace tierzero

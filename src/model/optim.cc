@@ -30,7 +30,8 @@ double deepspeed_lr(const LrSchedule& c, std::int64_t s) {
   const double T = static_cast<double>(c.total);
   if (c.shape == LrShape::ds_warmup_cosine) {
     if (step < W) return peak * (c.warmup_min_ratio + g * (1.0 - c.warmup_min_ratio));
-    const double wave = (1 + std::cos(M_PI * (step - W + 1) / std::max(1.0, T - W))) / 2;
+    // The progress stops at 1 (DeepSpeed's current WarmupCosineLR): past total_num_steps the rate stays at its floor.
+    const double wave = (1 + std::cos(M_PI * std::min(1.0, (step - W + 1) / std::max(1.0, T - W)))) / 2;
     return peak * std::max(0.0, c.cos_min_ratio + (1.0 - c.cos_min_ratio) * wave);
   }
   const double low = c.warmup_min_lr;
@@ -41,7 +42,8 @@ double deepspeed_lr(const LrSchedule& c, std::int64_t s) {
 }  // namespace
 
 float LrSchedule::at(std::int64_t s) const {
-  if (shape != LrShape::warmup_cosine) return static_cast<float>(deepspeed_lr(*this, s));
+  if (shape != LrShape::warmup_cosine) return static_cast<float>(s == 0 ? (shape == LrShape::ds_warmup_cosine ? 0.0 : warmup_min_lr)
+                                                                        : deepspeed_lr(*this, s - 1));
   if (s < warmup) return lr * static_cast<float>(s + 1) / static_cast<float>(warmup);
   const double span = static_cast<double>(std::max<std::int64_t>(1, total - warmup));
   const double progress = std::min(1.0, static_cast<double>(s - warmup) / span);

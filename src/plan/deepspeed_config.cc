@@ -1,8 +1,12 @@
+// DeepSpeed JSON configs: DeepSpeed's defaults, the keys that map onto
+// tierzero, and the batch rule (tierzero/deepspeed_config.h; the key table
+// is deepspeed_keys.cc).
 #include "tierzero/deepspeed_config.h"
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
-#include <map>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
 
@@ -18,25 +22,20 @@ namespace {
 // unit at or under it is made of such tensors only, so what tierzero keeps
 // whole DeepSpeed keeps whole too.
 constexpr std::int64_t kDeepSpeedPersistenceThreshold = 100000;
+// DeepSpeed's FusedAdam and DeepSpeedCPUAdam defaults (deepspeed/ops/adam),
+// and torch.optim.AdamW's weight decay, which "torch_adam": true selects.
+constexpr float kAdamLr = 1e-3f, kAdamBeta1 = 0.9f, kAdamBeta2 = 0.999f, kAdamEps = 1e-8f, kTorchAdamWDecay = 0.01f;
+// WarmupDecayLR's warmup_max_lr and every scheduler's warmup_num_steps (deepspeed/runtime/lr_schedules.py).
+constexpr float kWarmupMaxLr = 1e-3f;
+constexpr std::int64_t kWarmupSteps = 1000;
+// offload_optimizer's and offload_param's buffer_count (deepspeed/runtime/zero/offload_config.py).
+constexpr int kOptimizerBuffers = 4, kParamBuffers = 5;
 
-// Why a DeepSpeed key that means speed has no tierzero equivalent (after
-// the key in the list of ignored keys), or "" for other keys.
+// Why a key the parser declines is not implemented (deepspeed_keys()'s note), after the key in the list of ignored keys.
 std::string ignored_reason(const std::string& path) {
-  static const std::map<std::string, std::string> reasons = {
-      {"zero_optimization.stage3_prefetch_bucket_size", "tierzero prefetches whole units, the plan's prefetch (1 unit ahead by default)"},
-      {"zero_optimization.stage3_model_persistence_threshold", "every unit under stage3_param_persistence_threshold is kept whole, without a cap on their sum"},
-      {"zero_optimization.allgather_bucket_size", "parameters are all-gathered per unit, not in buckets"},
-      {"zero_optimization.overlap_comm", "communication always overlaps compute here: gathers run ahead, reductions under backward"},
-      {"zero_optimization.contiguous_gradients", "gradients are always packed into contiguous buckets"},
-      {"zero_optimization.stage3_max_live_parameters", "the live parameters are the prefetch window"},
-      {"zero_optimization.stage3_max_reuse_distance", "the live parameters are the prefetch window"},
-      {"zero_optimization.offload_param.buffer_size", "NVMe buffers hold one unit's parameter shard each"},
-      {"zero_optimization.offload_param.max_in_cpu", "with nvme only the NVMe buffers (and an hpZ copy) are in host memory"},
-      {"zero_optimization.offload_optimizer.fast_init", "the swap file is written once, at start"},
-      {"zero_optimization.offload_optimizer.buffer_size", "NVMe buffers hold one unit's optimizer shard each"},
-      {"zero_optimization.offload_optimizer.ratio", "the whole optimizer update runs where the state lives"}};
-  const auto it = reasons.find(path);
-  return it == reasons.end() ? "" : " (" + it->second + ")";
+  for (const DeepSpeedKey& k : deepspeed_keys())
+    if (k.path == path && !k.note.empty()) return " (" + std::string(k.note) + ")";
+  return "";
 }
 
 using nlohmann::json;
@@ -112,28 +111,31 @@ LrShape scheduler_shape(const std::string& type, const Reader& r) {
   r.fail("scheduler.type", "'" + type + "' is not implemented (WarmupLR, WarmupDecayLR and WarmupCosineLR are)");
 }
 
-void read_scheduler(Reader& r, const json& v, TrainConfig& cfg) {
+// The scheduler section: its shape and params, DeepSpeed's defaults for the
+// params it leaves out. Returns whether the peak rate is the optimizer's lr
+// (WarmupCosineLR's always, WarmupLR's without warmup_max_lr).
+bool read_scheduler(Reader& r, const json& v, TrainConfig& cfg, DeepSpeedMapping& out) {
   const json* type = v.is_object() && v.contains("type") ? &v.at("type") : nullptr;
   if (!type) r.fail("scheduler.type", "is missing");
   LrSchedule& s = cfg.schedule;
   const LrSchedule mine = s;  // what "auto" keeps
-  // DeepSpeed's defaults for what the params leave out; total_num_steps
-  // (WarmupDecayLR, WarmupCosineLR) defaults to the run's --steps.
   s.shape = scheduler_shape(r.text(*type, "scheduler.type"), r);
   const bool cosine = s.shape == LrShape::ds_warmup_cosine;
-  s.warmup = 1000, s.total = 0, s.log_warmup = true, s.warmup_min_lr = 0, s.warmup_min_ratio = 0, s.cos_min_ratio = 1e-4f;
-  if (!cosine) s.lr = 1e-3f;  // warmup_max_lr; WarmupCosineLR's peak is the optimizer's lr
+  bool peak_from_optimizer = s.shape != LrShape::ds_warmup_decay;
+  s.warmup = kWarmupSteps, s.total = 0, s.log_warmup = true, s.warmup_min_lr = 0, s.warmup_min_ratio = 0, s.cos_min_ratio = 1e-4f;
+  if (!peak_from_optimizer) s.lr = kWarmupMaxLr;
   r.each(v, "scheduler", [&](const std::string& k, const json& sv, const std::string& path) {
     if (k == "type") return true;
     if (k != "params") return false;
     r.each(sv, path, [&](const std::string& pk, const json& pv, const std::string& ppath) {
+      if (pk == "warmup_max_lr" && !cosine) peak_from_optimizer = false;
       if (r.is_auto(pv, ppath)) {  // Hugging Face fills these from its training arguments: here, tierzero's
         if (pk == "warmup_num_steps") s.warmup = mine.warmup;
         else if (pk == "warmup_max_lr") s.lr = mine.lr;
         return true;
       }
       if (pk == "warmup_num_steps") s.warmup = r.whole(pv, ppath, 0, LLONG_MAX);
-      else if (pk == "total_num_steps" && s.shape != LrShape::ds_warmup) s.total = r.whole(pv, ppath, 1, LLONG_MAX);
+      else if (pk == "total_num_steps" && s.shape != LrShape::ds_warmup) out.total_num_steps = s.total = r.whole(pv, ppath, 1, LLONG_MAX);
       else if (pk == "warmup_type") {
         const std::string t = r.text(pv, ppath);
         if (t != "log" && t != "linear") r.fail(ppath, "must be \"log\" or \"linear\", got \"" + t + "\"");
@@ -147,9 +149,12 @@ void read_scheduler(Reader& r, const json& v, TrainConfig& cfg) {
     });
     return true;
   });
+  if (out.total_num_steps) cfg.steps = *out.total_num_steps;  // the run's length, unless --steps says otherwise
+  return peak_from_optimizer;
 }
 
-void read_optimizer(Reader& r, const json& v, TrainConfig& cfg) {
+// The optimizer section's params; `peak_from_optimizer`: lr sets the peak rate.
+void read_optimizer(Reader& r, const json& v, TrainConfig& cfg, bool peak_from_optimizer) {
   r.each(v, "optimizer", [&](const std::string& k, const json& ov, const std::string& path) {
     if (k == "type") {
       const std::string t = r.text(ov, path);  // DeepSpeed's Adam is AdamW unless adam_w_mode is false
@@ -159,18 +164,23 @@ void read_optimizer(Reader& r, const json& v, TrainConfig& cfg) {
     if (k != "params") return false;
     r.each(ov, path, [&](const std::string& pk, const json& pv, const std::string& ppath) {
       if (r.is_auto(pv, ppath)) return true;
-      if (pk == "lr" && cfg.schedule.shape != LrShape::ds_warmup && cfg.schedule.shape != LrShape::ds_warmup_decay)
-        cfg.schedule.lr = static_cast<float>(r.real(pv, ppath, 0, true));
-      else if (pk == "lr") r.real(pv, ppath, 0, true);  // WarmupLR and WarmupDecayLR set the rate from warmup_max_lr
+      // A key whose only implemented value is DeepSpeed's default.
+      const auto only = [&](bool want, const char* why) {
+        if (r.flag(pv, ppath) != want) r.fail(ppath, std::string(want ? "false" : "true") + " is not supported: " + why);
+      };
+      if (pk == "lr" && peak_from_optimizer) cfg.schedule.lr = static_cast<float>(r.real(pv, ppath, 0, true));
+      else if (pk == "lr") r.real(pv, ppath, 0, true);  // WarmupDecayLR and WarmupLR's warmup_max_lr set the rate
       else if (pk == "eps") cfg.adamw.eps = static_cast<float>(r.real(pv, ppath, 0, true));
       else if (pk == "weight_decay") cfg.adamw.weight_decay = static_cast<float>(r.real(pv, ppath, 0));
       else if (pk == "betas") {
         if (!pv.is_array() || pv.size() != 2) r.fail(ppath, "must be a list of two numbers, got " + pv.dump());
         cfg.adamw.beta1 = static_cast<float>(r.real(pv[0], ppath + "[0]", 0, false, 1));
         cfg.adamw.beta2 = static_cast<float>(r.real(pv[1], ppath + "[1]", 0, false, 1));
-      } else if (pk == "adam_w_mode") {
-        if (!r.flag(pv, ppath)) r.fail(ppath, "false (Adam with L2 regularisation) is not supported; tierzero's optimizer is AdamW");
-      } else return false;
+      } else if (pk == "torch_adam") r.flag(pv, ppath);  // the same AdamW (its weight-decay default: apply_defaults)
+      else if (pk == "adam_w_mode") only(true, "Adam with L2 regularisation; tierzero's optimizer is AdamW");
+      else if (pk == "bias_correction") only(true, "the moments are always bias-corrected");
+      else if (pk == "amsgrad") only(false, "AMSGrad is not implemented");
+      else return false;
       return true;
     });
     return true;
@@ -239,9 +249,7 @@ std::string read_monitor(Reader& r, const json& v, const std::string& path) {
   return output_path.back() == '/' ? output_path + job_name : output_path + "/" + job_name;
 }
 
-}  // namespace
-
-DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::string& origin, const Topology& topo, TrainConfig& cfg) {
+json parse_root(const std::string& text, const std::string& origin) {
   json root;
   try {
     root = json::parse(text);
@@ -249,14 +257,62 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
     TZ_THROW(ConfigError, origin + ": not valid JSON (" + e.what() + ")");
   }
   TZ_CHECK(root.is_object(), ConfigError, origin + ": the top level must be a JSON object");
+  return root;
+}
+
+// The value at a dotted path, or null when a part of it is absent.
+const json& at_path(const json& root, std::string_view path) {
+  static const json kNull;
+  const json* j = &root;
+  while (!path.empty()) {
+    const std::size_t dot = path.find('.');
+    const std::string key(path.substr(0, dot));
+    if (!j->is_object() || !j->contains(key)) return kNull;
+    j = &j->at(key);
+    path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+  }
+  return *j;
+}
+bool is_auto(const json& v) { return v.is_string() && v.get<std::string>() == "auto"; }
+}  // namespace
+
+DeepSpeedConfig::DeepSpeedConfig(std::string text, std::string origin) : text_(std::move(text)), origin_(std::move(origin)) {
+  parse_root(text_, origin_);
+}
+
+DeepSpeedConfig DeepSpeedConfig::read(const std::string& path) {
+  auto text = read_file(path);
+  TZ_CHECK(text, ConfigError, "cannot read DeepSpeed config '" + path + "'");
+  return DeepSpeedConfig(std::move(*text), path);
+}
+
+void DeepSpeedConfig::apply_defaults(TrainConfig& cfg) const {
+  const json root = parse_root(text_, origin_);
+  const auto absent = [&](std::string_view path) { return at_path(root, path).is_null(); };
+  if (absent("gradient_clipping")) cfg.grad_clip = 0;
+  if (absent("gradient_accumulation_steps")) cfg.grad_accum = 1;
+  // fp32 parameters unless bf16 or fp16 is enabled (apply) or left to tierzero ("auto").
+  if (!is_auto(at_path(root, "bf16.enabled")) && !is_auto(at_path(root, "fp16.enabled"))) cfg.param_dtype = DType::f32;
+  // The optimizer's (FusedAdam's) defaults; without an optimizer section, the script's optimizer is tierzero's AdamW at its lr.
+  if (!absent("optimizer") && absent("optimizer.params.lr")) cfg.schedule.lr = kAdamLr;
+  if (absent("optimizer.params.betas")) cfg.adamw.beta1 = kAdamBeta1, cfg.adamw.beta2 = kAdamBeta2;
+  if (absent("optimizer.params.eps")) cfg.adamw.eps = kAdamEps;
+  if (absent("optimizer.params.weight_decay")) cfg.adamw.weight_decay = at_path(root, "optimizer.params.torch_adam") == true ? kTorchAdamWDecay : 0.0f;
+  // No scheduler: a constant rate (tierzero's shape with no warmup and no decay).
+  if (absent("scheduler")) cfg.schedule.shape = LrShape::warmup_cosine, cfg.schedule.warmup = 0, cfg.schedule.min_lr_ratio = 1;
+}
+
+DeepSpeedMapping DeepSpeedConfig::apply(const Topology& topo, TrainConfig& cfg) const {
+  const json root = parse_root(text_, origin_);
   DeepSpeedMapping out;
-  Reader r(origin, out);
+  Reader r(origin_, out);
   int stage = 0, hpz = 1;
   bool qwz = false, qgz = false, bf16 = false, fp16 = false;
   std::int64_t reduce_bucket = 0;  // elements; 0: tierzero's bucket
   std::optional<std::int64_t> persist = kDeepSpeedPersistenceThreshold;  // stage3_param_persistence_threshold; "auto": tierzero's
-  OffloadPlacement optim_offload, param_offload;
-  if (root.contains("scheduler")) read_scheduler(r, root.at("scheduler"), cfg);  // first: it decides which lr key sets the peak
+  OffloadPlacement optim_offload{Offload::none, "", kOptimizerBuffers}, param_offload{Offload::none, "", kParamBuffers};
+  // First: the scheduler decides which lr key sets the peak.
+  const bool peak_from_optimizer = !root.contains("scheduler") || read_scheduler(r, root.at("scheduler"), cfg, out);
   r.each(root, "", [&](const std::string& k, const json& v, const std::string& path) {
     if (k == "scheduler") return true;
     if (k == "zero_optimization") {
@@ -276,9 +332,9 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
     } else if (r.is_auto(v, path)) {
       // train_batch_size, micro batch, accumulation, clipping: tierzero's values
     } else if (k == "train_micro_batch_size_per_gpu") {
-      cfg.micro_batch = static_cast<int>(r.whole(v, path, 1));
+      cfg.micro_batch = static_cast<int>(*(out.micro_batch = r.whole(v, path, 1)));
     } else if (k == "gradient_accumulation_steps") {
-      cfg.grad_accum = static_cast<int>(r.whole(v, path, 1));
+      cfg.grad_accum = static_cast<int>(*(out.grad_accum = r.whole(v, path, 1)));
     } else if (k == "train_batch_size") {
       out.train_batch_size = r.whole(v, path, 1, LLONG_MAX);
     } else if (k == "gradient_clipping") {
@@ -286,7 +342,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
     } else if (k == "bf16" || k == "fp16") {
       read_precision(r, k, v, cfg, k == "bf16" ? bf16 : fp16);
     } else if (k == "optimizer") {
-      read_optimizer(r, v, cfg);
+      read_optimizer(r, v, cfg, peak_from_optimizer);
     } else if (k == "wall_clock_breakdown") {
       cfg.breakdown = r.flag(v, path);
     } else if (k == "tensorboard") {
@@ -310,7 +366,7 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   const bool zeropp = stage == 3 && (hpz > 1 || qwz || qgz);
   Plan p = strategy_plan(zeropp ? "zeropp" : kStages[stage]);
   if (zeropp) {
-    p.bwd_params = hpz > 1 ? level_of_group_size(topo, hpz, origin) : p.params;
+    p.bwd_params = hpz > 1 ? level_of_group_size(topo, hpz, origin_) : p.params;
     if (!qwz) p.weight_bits = 16;
     if (!qgz) p.grad_bits = HopBits{};
   }
@@ -323,19 +379,53 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   return out;
 }
 
-DeepSpeedMapping read_deepspeed_config(const std::string& path, const Topology& topo, TrainConfig& cfg) {
-  const auto text = read_file(path);
-  TZ_CHECK(text, ConfigError, "cannot read DeepSpeed config '" + path + "'");
-  return parse_deepspeed_config(*text, path, topo, cfg);
+DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::string& origin, const Topology& topo, TrainConfig& cfg) {
+  const DeepSpeedConfig ds(text, origin);
+  ds.apply_defaults(cfg);
+  return ds.apply(topo, cfg);
 }
 
-void check_train_batch_size(const DeepSpeedMapping& ds, const std::string& origin, const TrainConfig& cfg, int world_size) {
-  if (!ds.train_batch_size) return;
-  const std::int64_t have = static_cast<std::int64_t>(cfg.micro_batch) * cfg.grad_accum * world_size;
-  TZ_CHECK(*ds.train_batch_size == have, ConfigError,
-           origin + ": 'train_batch_size' is " + std::to_string(*ds.train_batch_size) + " but micro batch " +
-               std::to_string(cfg.micro_batch) + " x accumulation " + std::to_string(cfg.grad_accum) + " x " +
-               std::to_string(world_size) + " ranks is " + std::to_string(have));
+std::vector<std::string> finish_deepspeed_run(const DeepSpeedMapping& ds, const std::string& origin, TrainConfig& cfg, int world_size) {
+  // DeepSpeed's batch rule (deepspeed/runtime/config.py, _set_batch_related_parameters), with floor division as there.
+  const auto tbs = ds.train_batch_size, world = std::optional<std::int64_t>(world_size);
+  std::optional<std::int64_t> micro = ds.micro_batch, accum = ds.grad_accum;
+  if (tbs && micro && !accum) accum = *tbs / *micro / *world;
+  else if (tbs && accum && !micro) micro = *tbs / *world / *accum;
+  else if (tbs && !micro && !accum) accum = 1, micro = *tbs / *world;
+  else if (micro && !accum) accum = 1;
+  if (micro || tbs) {
+    TZ_CHECK(*micro >= 1 && *accum >= 1, ConfigError,
+             origin + ": 'train_batch_size' " + std::to_string(*tbs) + " leaves no whole micro batch and accumulation on " +
+                 std::to_string(world_size) + " ranks");
+    TZ_CHECK(*micro <= INT_MAX && *accum <= INT_MAX, ConfigError, origin + ": the micro batch or accumulation is too large");
+    cfg.micro_batch = static_cast<int>(*micro), cfg.grad_accum = static_cast<int>(*accum);
+  }
+  std::int64_t have = 0;  // micro batch x accumulation (each below 2^31) x ranks may pass 2^63
+  const bool fits = !__builtin_mul_overflow(std::int64_t{cfg.micro_batch} * cfg.grad_accum, std::int64_t{world_size}, &have);
+  TZ_CHECK(!tbs || (fits && *tbs == have), ConfigError,
+           origin + ": 'train_batch_size' is " + std::to_string(*tbs) + " but micro batch " + std::to_string(cfg.micro_batch) +
+               " x accumulation " + std::to_string(cfg.grad_accum) + " x " + std::to_string(world_size) + " ranks is " +
+               (fits ? std::to_string(have) : "over 2^63"));
+  std::vector<std::string> notes;
+  const LrSchedule& s = cfg.schedule;
+  char line[512];
+  std::snprintf(line, sizeof line, "DeepSpeed config: %lld steps%s, micro batch %d x accumulation %d x %d ranks, AdamW peak lr %g betas (%g, %g) "
+                "eps %g weight decay %g, gradient clipping %s, %s parameters",
+                static_cast<long long>(cfg.steps), ds.total_num_steps && *ds.total_num_steps == cfg.steps ? " (scheduler.params.total_num_steps)" : "",
+                cfg.micro_batch, cfg.grad_accum, world_size, s.lr, cfg.adamw.beta1, cfg.adamw.beta2, cfg.adamw.eps, cfg.adamw.weight_decay,
+                cfg.grad_clip > 0 ? std::to_string(cfg.grad_clip).c_str() : "off", std::string(dtype_name(cfg.param_dtype)).c_str());
+  notes.emplace_back(line);
+  const bool deepspeed_shape = s.shape != LrShape::warmup_cosine;
+  if (deepspeed_shape && s.warmup > cfg.steps)
+    notes.push_back("warning: " + origin + ": 'scheduler.params.warmup_num_steps' " + std::to_string(s.warmup) + " is longer than the run (" +
+                    std::to_string(cfg.steps) + " steps): the learning rate never reaches its peak");
+  if (deepspeed_shape && ds.total_num_steps && *ds.total_num_steps < s.warmup)
+    notes.push_back("warning: " + origin + ": 'scheduler.params.total_num_steps' " + std::to_string(*ds.total_num_steps) +
+                    " is less than warmup_num_steps " + std::to_string(s.warmup));
+  if (ds.total_num_steps && *ds.total_num_steps != cfg.steps)
+    notes.push_back("the schedule ends at scheduler.params.total_num_steps " + std::to_string(*ds.total_num_steps) + "; --steps runs " +
+                    std::to_string(cfg.steps));
+  return notes;
 }
 
 }  // namespace tierzero

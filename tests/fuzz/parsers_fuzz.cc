@@ -68,7 +68,7 @@ void parse(std::string_view parser, std::string_view in) {
     static const Topology topo = Topology::parse("package=2,node=2,world=2", 8);
     TrainConfig cfg;
     const DeepSpeedMapping m = parse_deepspeed_config(text, "ds.json", topo, cfg);
-    check_train_batch_size(m, "ds.json", cfg, 8);
+    finish_deepspeed_run(m, "ds.json", cfg, 8);
   } else if (parser == "token_file") {
     check_token_file(in.data(), in.size(), "fuzz.bin");
   } else if (parser == "safetensors") {
@@ -91,7 +91,10 @@ void parse(std::string_view parser, std::string_view in) {
     static const std::string path = (std::filesystem::temp_directory_path() / ("tz_fuzz_" + std::to_string(::getpid()) + ".json")).string();
     std::ofstream(path, std::ios::binary) << text;
     const BpeTokenizer t = BpeTokenizer::load(path);
-    if (t.decode(t.encode("Hello <|endoftext|> world")) != "Hello <|endoftext|> world") __builtin_trap();
+    const std::string hello = "Hello <|endoftext|> world", back = t.decode(t.encode(hello));
+    // Byte-level BPE gives the text back; byte fallback gives it with a space before each piece (its U+2581 marks).
+    auto spaceless = [](std::string s) { return std::erase(s, ' '), s; };
+    if (t.byte_fallback() ? spaceless(back) != spaceless(hello) : back != hello) __builtin_trap();
   } else if (parser == "checkpoint_meta") {
     CheckpointMeta::from_json(text, "meta.json").to_json();
   } else {

@@ -10,7 +10,7 @@ namespace tierzero::cli {
 
 namespace {
 struct ExportArgs {
-  std::string source, format = "tierzero", output, dtype = "fp32";
+  std::string source, format = "tierzero", output, dtype = "fp32", tokenizer;
   std::uint64_t max_shard_bytes = 0;
 };
 
@@ -18,14 +18,15 @@ int export_weights(const ExportArgs& a) {
   TZ_CHECK(a.format == "tierzero" || a.format == "hf" || a.format == "hf-gpt2" || a.format == "hf-llama", ConfigError,
            "--format must be tierzero, hf, hf-gpt2 or hf-llama, got '" + a.format + "'");
   TZ_CHECK(!a.output.empty(), ConfigError, "give --output (or --safetensors FILE)");
-  TZ_CHECK(a.format != "tierzero" || (a.dtype == "fp32" && a.max_shard_bytes == 0), ConfigError,
-           "--dtype and --max-shard-size are for the Hugging Face formats (tierzero's export is one fp32 file)");
+  TZ_CHECK(a.format != "tierzero" || (a.dtype == "fp32" && a.max_shard_bytes == 0 && a.tokenizer.empty()), ConfigError,
+           "--dtype, --max-shard-size and --tokenizer-file are for the Hugging Face formats (tierzero's export is one fp32 file)");
   CheckpointReader ckpt(a.source);
   if (a.format == "tierzero") {
     export_safetensors(ckpt, a.output);
   } else {
     const GptConfig& m = ckpt.meta().model;
-    const HfExportOptions opt{parse_dtype(a.dtype), a.max_shard_bytes};
+    HfExportOptions opt{parse_dtype(a.dtype), a.max_shard_bytes, std::nullopt};
+    if (!a.tokenizer.empty()) opt.tokenizer = hf_tokenizer_export(a.tokenizer);
     const bool gpt2 = a.format == "hf-gpt2" || (a.format == "hf" && m.family() == "gpt2");
     if (gpt2) write_hf_gpt2(m, ckpt.read_full_master(), a.output, opt);
     else write_hf_llama(m, ckpt.read_full_master(), a.output, opt);
@@ -90,6 +91,11 @@ void add_ckpt_command(CLI::App& app, Context& ctx) {
                   "Hugging Face formats: the largest shard, e.g. 5GB (model-0000K-of-0000N.safetensors + model.safetensors.index.json); "
                   "default one model.safetensors")
       ->transform(CLI::AsSizeValue(true));
+  exp->add_option("--tokenizer-file", out->tokenizer,
+                  "Hugging Face formats: a tokenizer.json (or its directory) to ship beside the weights: copied with its "
+                  "tokenizer_config.json and special_tokens_map.json where they are beside it (else a tokenizer_config.json is "
+                  "written), its begin- and end-of-text ids in config.json and generation_config.json, so transformers' "
+                  "AutoTokenizer and generate() work on the directory");
   exp->add_option("--safetensors", out->output, "Same as --format tierzero --output FILE")->excludes(output);
   exp->callback([out, &ctx] { ctx.exit_code = export_weights(*out); });
 }

@@ -1,5 +1,5 @@
-// tierzero data prepare: text -> token file, with the byte-level tokenizer
-// or GPT-2's BPE.
+// tierzero data prepare: text -> token file, with the byte-level tokenizer,
+// GPT-2's BPE or a Hugging Face tokenizer.json.
 #include <optional>
 
 #include "commands.h"
@@ -47,8 +47,9 @@ void add_data_command(CLI::App& app, Context& ctx) {
   prep->add_option("--tokenizer-dir", args->tokenizer_dir,
                    "For gpt2: directory with encoder.json + vocab.bpe, or a .tiktoken ranks file (scripts/gpt2_vocab.sh fetches them)");
   prep->add_option("--tokenizer-file", args->tokenizer_file,
-                   "A Hugging Face tokenizer.json (byte-level BPE: GPT-2, Llama 3, Qwen2/3; scripts/hf_tokenizers.sh fetches Llama 3's and "
-                   "Qwen3's), or its directory; several inputs are joined by its <|endoftext|> or <|end_of_text|>");
+                   "A Hugging Face tokenizer.json, or its directory: BPE, byte-level (GPT-2, Llama 3, Qwen2/3) or byte-fallback (Llama 2, "
+                   "Mistral); scripts/hf_tokenizers.sh fetches Mistral's, Llama 3's and Qwen3's. Several inputs are joined by its "
+                   "<|endoftext|>, <|end_of_text|> or </s>, each after its <s> where its encode adds one");
   prep->callback([args, &ctx] {
     prepare(*args);
     ctx.exit_code = 0;

@@ -51,10 +51,12 @@ struct TrainArgs {
   bool recompute = false, breakdown = false, check_comm_order = false, allow_seed_change = false, async_save = false;
 };
 
-// The run's configuration: the TOML file, then `deepspeed` (a DeepSpeed
-// config's keys, multi-rank runs), then the flags, which win over both.
-TrainConfig resolve(const TrainArgs& a, const std::function<void(TrainConfig&)>& deepspeed = {}) {
+// The run's configuration: a DeepSpeed config's defaults (multi-rank
+// runs), the TOML file, then the DeepSpeed config's keys, then the flags,
+// which win over all.
+TrainConfig resolve(const TrainArgs& a, const DeepSpeedConfig* ds = nullptr, const std::function<void(TrainConfig&)>& deepspeed = {}) {
   TrainConfig c;
+  if (ds) ds->apply_defaults(c);
   if (!a.config.empty()) load_train_config(a.config, c);
   if (deepspeed) deepspeed(c);
   if (!a.model.empty()) c.model = load_model(a.model);
@@ -109,9 +111,12 @@ ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
     return run;
   }
   TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
+  const DeepSpeedConfig file = DeepSpeedConfig::read(a.deepspeed);
   DeepSpeedMapping ds;
-  ResolvedRun run{resolve(a, [&](TrainConfig& c) { ds = read_deepspeed_config(a.deepspeed, topo, c); }), {}, {}, a.logs};
-  check_train_batch_size(ds, a.deepspeed, run.cfg, ranks);
+  ResolvedRun run{resolve(a, &file, [&](TrainConfig& c) { ds = file.apply(topo, c); }), {}, {}, a.logs};
+  if (a.micro_batch > 0) ds.micro_batch = a.micro_batch;  // given, for DeepSpeed's batch rule
+  if (a.grad_accum > 0) ds.grad_accum = a.grad_accum;
+  run.notes = finish_deepspeed_run(ds, a.deepspeed, run.cfg, ranks);
   run.plan = ds.plan;
   if (run.logs.tensorboard.empty()) run.logs.tensorboard = ds.tensorboard_dir;
   if (run.logs.csv.empty()) run.logs.csv = ds.csv_monitor_dir;
@@ -489,7 +494,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
                 "gathers never wait behind reductions (MPI; one queue with NCCL); 1: one queue for every collective")
       ->check(CLI::Range(1, 2));
   c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
-  c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (zero stage, ZeRO++ flags, offload, batch, optimizer, ...)");
+  c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (ZeRO stage and ZeRO++ keys, offload, batch, optimizer, scheduler, precision, ...): its keys mean "
+                "what DeepSpeed means, a key it leaves out takes DeepSpeed's default, and without --steps the run is the scheduler's "
+                "total_num_steps long (docs/deepspeed.md)");
   c->add_option("--offload-optimizer", a->offload_optimizer,
                 "Where the fp32 master weights and AdamW's moments live: none (device memory), cpu (host memory, the update "
                 "on the host) or nvme (files in --nvme-path, streamed unit by unit); DeepSpeed's offload_optimizer.device")

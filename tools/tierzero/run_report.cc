@@ -86,7 +86,7 @@ std::optional<SimResult> predict(const CheckpointMeta& meta, bool recompute, con
   in.grad_accum = meta.train.grad_accum;
   in.plan = meta.plan;
   in.dtype = meta.train.param_dtype;
-  in.recompute = recompute;
+  in.recompute = Recompute{recompute ? Recompute::Kind::full : Recompute::Kind::none};
   in.topology_spec = meta.topology;
   try {
     return simulate(in);
