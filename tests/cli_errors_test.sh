@@ -62,10 +62,10 @@ expect_exit 2 "system 'cpu' has no package level" 1 -- "$tz" memory --system cpu
 expect_exit 0 "fits" 1 -- "$tz" memory --system cpu --topology node=4 --model gpt-mini --ranks 8 --strategy zero3
 # Offload: where no plan fits even with both states offloaded, the error says what takes the room; parameters
 # are offloaded only from partitioned plans; train refuses the same.
-expect_exit 2 "no plan fits llama3-70b on 64 ranks of dgx-h100 (24.0 GB per rank): the smallest, zero3 with recomputation and the optimizer and the parameters offloaded, needs 128.5 GB, 119.9 GB of it activations at micro-batch 4 and sequence 8192" 1 -- \
+expect_exit 2 "no plan fits llama3-70b on 64 ranks of dgx-h100 (24.0 GB per rank): the smallest, zero3 with recomputation and the optimizer and the parameters offloaded, needs 232.1 GB, 206.6 GB of it activations at micro-batch 4 and sequence 8192" 1 -- \
   "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 24
 expect_exit 0 "both on the host\|optim offload cpu, param offload cpu" 1 -- \
-  "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 16 --micro-batch 1 --seq-len 2048 --top 1
+  "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 40 --micro-batch 1 --seq-len 2048 --top 1
 expect_exit 2 "needs partitioned parameters (zero3, zeropp, mics, hier3); zero2 replicates them" 1 -- \
   "$tz" memory --model llama3-70b --system dgx-h100 --ranks 64 --strategy zero2 --offload-param cpu
 expect_exit 0 "offloaded (optimizer none, parameters nvme)" 1 -- \
@@ -121,7 +121,7 @@ expect_exit 2 "\-\-collective must be all_gather or reduce_scatter" 1 -- "$tz" c
 expect_exit 2 "unknown collective 'gather'" 1 -- "$tz" collective --collective gather
 expect_exit 2 "is under a byte per rank" 1 -- "$tz" collective --ranks 1024 --total-mib 0.0001
 expect_exit 2 "has 8 ranks per node; 12 ranks is not a multiple" 1 -- "$tz" collective --system frontier-rccl --ranks 12
-python3 - <(cd "$tmp" && "$tz" simulate --ranks 384,8 --strategy hier3 --json) <<'PY' || fail=1
+python3 - <(cd "$tmp" && "$tz" simulate --ranks 384,8 --strategy hier3 --micro-batch 1 --json) <<'PY' || fail=1
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 assert [r["ranks"] for r in rows] == [8, 384], rows

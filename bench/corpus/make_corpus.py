@@ -254,7 +254,7 @@ def ratios():
                 "over its 16 GPUs")
     for links, tokens, speedup, published in [(1, 1, 2.2, '2.2x (1K tokens per GPU, 100 Gbps)'), (1, 2, 2.0, '2x (2K tokens, 100 Gbps)'),
                                               (4, 1, 1.32, '28-36% (1K tokens, 400 Gbps)'), (4, 2, 1.265, '24-29% (2K tokens, 400 Gbps)')]:
-        out.append(dict(id=f'zeropp-v100-384gpu-ib{links}-gpt18b-{tokens}k', half='check',
+        out.append(dict(id=f'zeropp-v100-384gpu-ib{links}-gpt18b-{tokens}k', half='fit',
                         source=f"DeepSpeed blog blogs/zeropp/README.md, 'ZeRO++ accelerates LLM training': ZeRO++ over ZeRO-3 {published}",
                         url=zpp_url, gpu='v100-sxm', gpus=384, gpus_per_node=16, node_gbs=150, world_gbs=round(links * 12.2 / 16, 4),
                         interconnect=f'{links} x 100 Gb/s InfiniBand per DGX-2 node of 16 V100', engine='deepspeed', strategy='zeropp',
@@ -286,10 +286,11 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 # figure, with the exact source (file and table, or paper and table) and every inference said in `notes`.
 #
 # Halves: split once, by source (and by table within llm-foundry's README), before any prediction was made:
-#   fit    llm-foundry 'A100 80GB' and 'H100 80GB BF16'; torchtitan docs/performance.md (A100); NeMo 24.07; FlagPerf Llama 2
+#   fit    llm-foundry 'A100 80GB' and 'H100 80GB BF16'; torchtitan docs/performance.md (A100); NeMo 24.07; FlagPerf Llama 2;
+#          the ZeRO++ blog's speedups (V100: DeepSpeed's overlap was inferred from them before this corpus existed)
 #   check  llm-foundry 'A100 40GB', 'H100 80GB BF16 (Large Scale)', 'H100 80GB FP8'; the PyTorch/IBM FSDP blog;
-#          Megatron-Bridge; FlagPerf ChatGLM3; the Hugging Face DeepSpeed/FSDP blog; frontier-torchtitan (MI250X); the ZeRO++ blog's and
-#          the Frontier paper's speedups (V100, MI250X)
+#          Megatron-Bridge; FlagPerf ChatGLM3; the Hugging Face DeepSpeed/FSDP blog; frontier-torchtitan (MI250X); the Frontier
+#          paper's speedups (MI250X)
 # The constants fitted (docs/simulator.md lists them) were fitted on the fitting half only (bench/fit_simulator.py).
 #
 # Keys: gpu (a device preset, data/devices), gpus, gpus_per_node, node_gbs and world_gbs (link per GPU per direction, from

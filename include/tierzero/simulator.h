@@ -82,6 +82,10 @@ struct SimInput {
   EngineProfile engine = engine_profile("tierzero");
   std::string attention;  // overrides the engine's implementation when not ""
   Topology topology() const;
+  // The attention implementation priced: `attention` when given, else the
+  // engine's where the device has a rate for it, else "eager" (PyTorch's
+  // SDPA falls back to its math kernel where no fused one runs: a CPU, a V100).
+  std::string attention_implementation() const;
 };
 
 struct SimResult {

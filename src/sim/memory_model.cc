@@ -103,8 +103,7 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
     gathered = working * n;  // the 16-bit copy of fp32 replicated parameters the step computes with
   }
   const double tokens = static_cast<double>(in.micro_batch) * seq_len, a = e.activation_bytes;
-  const std::string attention = in.attention.empty() ? e.attention : in.attention;
-  const double block = block_activation_bytes_per_token(m, seq_len, e.activation_bytes, attention == "eager") * tokens;
+  const double block = block_activation_bytes_per_token(m, seq_len, e.activation_bytes, in.attention_implementation() == "eager") * tokens;
   const double input = m.channels * a * tokens, L = m.layers;
   double saved = L * block, recomputing = 0;
   switch (in.recompute.kind) {

@@ -133,11 +133,19 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
   return forward / units + reduce / units + step_phase;
 }
 
+}  // namespace
+
+std::string SimInput::attention_implementation() const {
+  if (!attention.empty()) return attention;
+  return system.device.attention_rate(engine.attention) ? engine.attention : "eager";
+}
+
+namespace {
 // The compute of the step: every micro-batch's operations and the optimizer's update of this rank's shard.
 ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
   const EngineProfile& e = in.engine;
   OpOptions o;
-  o.attention = in.attention.empty() ? e.attention : in.attention;
+  o.attention = in.attention_implementation();
   o.activation_bytes = e.activation_bytes, o.fused_loss = e.fused_loss, o.fp8 = in.fp8, o.recompute = in.recompute;
   EngineProfile priced = e;
   priced.attention = o.attention;

@@ -147,13 +147,21 @@ int run_simulate(const SimArgs& a) {
 
 // The best plan against ZeRO++ and ZeRO-3 under tierzero's engine and
 // DeepSpeed's: what DeepSpeed would give on this system against tierzero.
-void compare_engines(const SimInput& base_job, const PlanCandidate& best, const SimArgs& a) {
+// The best plan against ZeRO++ and ZeRO-3 under tierzero's and DeepSpeed's
+// engines; a strategy that does not fit `memory_limit` is marked.
+void compare_engines(const SimInput& base_job, const PlanCandidate& best, const SimArgs& a, double memory_limit) {
   const int ranks = a.ranks.front();
   std::fflush(stdout);  // after the plans, on a terminal that shows both streams
   std::fprintf(stderr, "best plan vs the strategies, %d ranks of %s (TFLOPS per device; the search priced %s's engine):\n", ranks,
                a.system.c_str(), a.engine.c_str());
-  std::fprintf(stderr, "  %-10s %8s %8s %8s %12s %11s\n", "engine", "best", "zeropp", "zero3", "best/zeropp", "best/zero3");
+  std::fprintf(stderr, "  %-10s %8s %9s %9s %12s %11s\n", "engine", "best", "zeropp", "zero3", "best/zeropp", "best/zero3");
   double deepspeed_zeropp = 0, tierzero_best = 0;
+  bool marked = false;
+  const auto cell = [&](const SimResult& r) {
+    const bool over = r.memory_total > memory_limit;
+    marked = marked || over;
+    return fmt::format("{:8.2f}{}", r.tflops_per_device, over ? "*" : " ");
+  };
   for (const char* e : {"tierzero", "deepspeed"}) {
     SimInput job = base_job;
     job.engine = engine_profile(e);
@@ -161,12 +169,13 @@ void compare_engines(const SimInput& base_job, const PlanCandidate& best, const 
     b.plan = best.plan;
     b.recompute = best.recompute;
     const double t_best = simulate(b).tflops_per_device;
-    const double t_zpp = simulate(input(job, "zeropp", ranks).in).tflops_per_device;
-    const double t_z3 = simulate(input(job, "zero3", ranks).in).tflops_per_device;
-    std::fprintf(stderr, "  %-10s %8.2f %8.2f %8.2f %11.2fx %10.2fx\n", e, t_best, t_zpp, t_z3, t_best / t_zpp, t_best / t_z3);
+    const SimResult zpp = simulate(input(job, "zeropp", ranks).in), z3 = simulate(input(job, "zero3", ranks).in);
+    std::fprintf(stderr, "  %-10s %8.2f %s %s %11.2fx %10.2fx\n", e, t_best, cell(zpp).c_str(), cell(z3).c_str(),
+                 t_best / zpp.tflops_per_device, t_best / z3.tflops_per_device);
     if (std::string(e) == "tierzero") tierzero_best = t_best;
-    else deepspeed_zeropp = t_zpp;
+    else deepspeed_zeropp = zpp.tflops_per_device;
   }
+  if (marked) std::fprintf(stderr, "  * does not fit %.1f GB per rank\n", memory_limit / 1e9);
   std::fprintf(stderr, "  tierzero with the best plan vs DeepSpeed's ZeRO++ here: %.2fx\n", tierzero_best / deepspeed_zeropp);
 }
 
@@ -237,7 +246,7 @@ int run_plan(const SimArgs& a) {
   if (!a.html.empty())
     write_plan_html(a.html, fmt::format("{} on {} ranks of {}", base_job.model.name, a.ranks.front(), a.system), page_rows,
                     options.memory_limit.value_or(base.system.memory_bytes));
-  compare_engines(base_job, found.front(), a);
+  compare_engines(base_job, found.front(), a, options.memory_limit.value_or(base.system.memory_bytes));
   // Whether hier3 helps on this system, and why.
   std::fprintf(stderr, "ranked by TFLOPS; a lossy plan (quantised weights or gradients) ranks above an exact one only when %.0f%% faster "
                        "(--min-quant-gain)\n", 100 * a.min_quant_gain);
