@@ -15,6 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "comm/flight_dumps.h"
 #include "tierzero/communicator.h"
@@ -51,6 +52,7 @@ std::string seconds(double s) {
 
 double before_dump(const FlightDumpRead& d, std::int64_t ns) { return static_cast<double>(d.time_ns - ns) / 1e9; }
 
+// The dumps' evidence lined up (borrows the dumps); result() is the whole diagnosis as JSON.
 class Analysis {
  public:
   explicit Analysis(const FlightDumps& dumps);
@@ -177,6 +179,8 @@ json Analysis::first_missing() const {
         if (r.queue == q && r.job == lo && (!first || r.started_ns < first->started_ns)) first = &r;
     }
     if (c.waiting.empty()) continue;  // the ranks ahead wait for nothing: the others are only behind
+    c.missing.insert(c.missing.end(), dead_.begin(), dead_.end());  // whether a dead rank entered it, nothing says
+    std::sort(c.missing.begin(), c.missing.end());
     c.what = {{"kind", "job"}, {"queue", q}, {"job", lo}};
     if (first) {
       std::set<std::string> ops;
