@@ -17,7 +17,7 @@ for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
 declare -A owner=(
   [error.h]=core [dtype.h]=core
   [topology.h]=topo [system.h]=topo [device.h]=topo
-  [communicator.h]=comm [order_check.h]=comm [mpi.h]=comm
+  [communicator.h]=comm [order_check.h]=comm [mpi.h]=comm [flight_recorder.h]=comm [flight_diagnose.h]=comm
   [data.h]=data [tokenizer.h]=data
   [gpt_config.h]=model [optim.h]=model
   [train_config.h]=run [trainer.h]=run [generate.h]=run
@@ -39,7 +39,7 @@ done
 while IFS= read -r line; do
   echo "FAIL: ${line%%:*} includes ${line#*#include }, which is not public (include/tierzero)"; fail=1
 done < <(grep -H '^#include "' "$inc"/tierzero/*.h "$src"/../tools/tierzero/*.cc "$src"/../tools/tierzero/*.h |
-         grep -v '#include "tierzero/' | grep -v 'tools/tierzero/[a-z_]*\.[ch]*:#include "\(commands\|validators\|train_report\|breakdown_report\|early_signals\|preemption\|launch_child\|[a-z_]*_bench\|step_log\|log_file\|event_file\|tensorboard_log\|tensorboard_event\.pb\|csv_log\|html_page\|page_assets\|chart\|run_metrics\|run_report\|plan_html\)\.h"')
+         grep -v '#include "tierzero/' | grep -v 'tools/tierzero/[a-z_]*\.[ch]*:#include "\(commands\|validators\|train_report\|breakdown_report\|early_signals\|preemption\|launch_child\|flight_signals\|[a-z_]*_bench\|step_log\|log_file\|event_file\|tensorboard_log\|tensorboard_event\.pb\|csv_log\|html_page\|page_assets\|chart\|run_metrics\|run_report\|plan_html\)\.h"')
 check() {  # check FILE LAYER
   local file=$1 layer=$2 line header theirs
   while IFS= read -r line; do

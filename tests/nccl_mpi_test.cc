@@ -1,11 +1,14 @@
 // The NCCL communicator: every collective of the Communicator interface on
 // device buffers, in every float and integer type, checked in closed form
 // like the MPI backend's (small integers: sums are exact in every type);
-// split groups; non-blocking requests; traffic counted by the same rule.
+// split groups; non-blocking requests; traffic counted by the same rule;
+// flight records with the MPI backend's fields.
 // One rank per GPU; skipped where no GPU exists (scripts/gpu_check.sh).
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "gpu/nccl/nccl_reduction.h"
@@ -13,6 +16,8 @@
 #include "mpi_test_util.h"
 #include "quant/element_ops.h"
 #include "gpu/gpu_ops.h"
+#include "tierzero/flight_recorder.h"
+#include "tierzero/mpi.h"
 #include "tierzero/nccl.h"
 
 namespace tierzero {
@@ -135,6 +140,50 @@ TEST(Nccl, SplitGroupsNonBlockingRequestsAndTraffic) {
     want[static_cast<int>(l)] = n * sizeof(float) * (group->size() - 1);
     test::expect_traffic(*world, before, want, std::string("all-gather over ") + std::string(level_name(l)));
   }
+}
+
+// The flight recorder (tierzero/flight_recorder.h) sees the same collectives
+// on the NCCL world as on an MPI world: op, bytes, dtype, tags, and times.
+TEST(Nccl, FlightRecordsTheSameFieldsAsMpi) {
+  TZ_NEED_GPU();
+  const int w = test::world_size();
+  const Topology topo = Topology::flat(w);
+  auto nccl = nccl_world(topo);
+  auto mpi = mpi_world(topo);
+  const std::string dir = test::shared_temp_dir() + "/flight-nccl";
+  start_flight_recorder(*nccl, {64, dir});
+  const std::size_t n = 1024;
+  Buffer send(n * w, DType::f32), recv(n * w, DType::f32);
+  send.set(nccl->rank());
+  std::vector<float> host_send(n * w, 1.0f), host_recv(n * w);
+  {
+    const FlightPhaseScope tagged(FlightPhase::reduction, 4);
+    nccl->all_gather(send.data(), recv.data(), n, DType::f32);
+    nccl->reduce_scatter(send.data(), recv.data(), n, DType::f32, ReduceOp::sum);
+    mpi->all_gather(host_send.data(), host_recv.data(), n, DType::f32);
+    mpi->reduce_scatter(host_send.data(), host_recv.data(), n, DType::f32, ReduceOp::sum);
+  }
+  ASSERT_TRUE(flight_dump("test", FlightDumpKind::request));
+  std::ifstream in(flight_dump_path());
+  const nlohmann::json d = nlohmann::json::parse(in);
+  std::vector<nlohmann::json> of_nccl, of_mpi;
+  for (const nlohmann::json& r : d["records"]) {
+    if (r["comm"] == nccl->flight_id()) of_nccl.push_back(r);
+    if (r["comm"] == mpi->flight_id()) of_mpi.push_back(r);
+  }
+  ASSERT_EQ(of_nccl.size(), 2u);
+  ASSERT_EQ(of_mpi.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    for (const char* field : {"seq", "op", "bytes", "dtype", "bits", "queue", "job", "step", "micro", "phase", "unit"})
+      EXPECT_EQ(of_nccl[i][field], of_mpi[i][field]) << field;
+    EXPECT_GT(of_nccl[i]["completed_ns"].get<std::int64_t>(), 0);
+    EXPECT_LE(of_nccl[i]["started_ns"].get<std::int64_t>(), of_nccl[i]["completed_ns"].get<std::int64_t>());
+  }
+  EXPECT_EQ(of_nccl[0]["op"], "all_gather");
+  EXPECT_EQ(of_nccl[1]["op"], "reduce_scatter");
+  EXPECT_EQ(d["communicators"][nccl->flight_id()]["backend"], "nccl");
+  EXPECT_EQ(d["communicators"][mpi->flight_id()]["backend"], mpi_initialized() ? "mpi" : "self");  // a world of one has no MPI
+  start_flight_recorder(*nccl, {0, ""});
 }
 
 }  // namespace

@@ -18,12 +18,18 @@
 // that uses several communicators must interleave them alike on every rank
 // (the engine issues everything through one CommSchedule for this). Objects are
 // owned by whoever created them; split() results are independent objects.
+//
+// Every backend (MPI, NCCL, the world of one) records each collective it
+// posts in the rank's flight recorder (tierzero/flight_recorder.h), the
+// same fields whatever the transport.
 #pragma once
 #include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstddef>
 #include <new>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <memory>
 #include <vector>
@@ -56,6 +62,22 @@ std::array<std::uint64_t, kNumLevels> traffic_delta(const std::array<std::uint64
 
 enum class ReduceOp { sum, avg };
 
+// How the order checker and the flight recorder name one collective a rank issued: "all_gather on communicator 3
+// (1024 bytes)", with " of bf16" after the bytes when `dtype` is given.
+std::string describe_collective(std::uint64_t comm, Collective c, std::uint64_t bytes, std::string_view dtype = {});
+
+struct FlightComm;  // a communicator's place in the flight recorder (src/comm/flight_state.h)
+
+// One collective's record in the rank's flight recorder, kept by its
+// Request: complete() stamps the completion (once; a no-op for an empty
+// mark, e.g. with the recorder off).
+struct FlightMark {
+  FlightComm* comm = nullptr;
+  std::uint64_t seq = 0;     // the collective's number on its communicator (1, 2, ...)
+  std::uint64_t ticket = 0;  // the record's number in the rank's ring
+  void complete() noexcept;
+};
+
 // A waitable handle for a non-blocking collective. Move-only; wait() is
 // idempotent; destroying an unfinished request waits for it. The backend's
 // state lives inside the handle (no heap allocation per collective).
@@ -68,7 +90,7 @@ class Request {
     // Moves this object into `where` (kStorage bytes, suitably aligned).
     virtual Impl* move_to(void* where) noexcept = 0;
   };
-  static constexpr std::size_t kStorage = 96;
+  static constexpr std::size_t kStorage = 128;
 
   Request() = default;
   // Constructs the backend's Impl in place.
@@ -107,6 +129,10 @@ class Communicator {
   Traffic& traffic() const { return *traffic_; }
   // The counter, shared with every communicator split from this one.
   std::shared_ptr<Traffic> shared_traffic() const { return traffic_; }
+  // This communicator's number in the flight recorder's table (its creation
+  // order on this rank, the same on every rank), or -1 when it posts no
+  // collectives itself (a wrapper such as the order checker's).
+  int flight_id() const;
 
   // recv (size()*count elements) = concatenation of every member's send (count).
   virtual Request iall_gather(const void* send, void* recv, std::size_t count, DType t) = 0;
@@ -156,11 +182,19 @@ class Communicator {
   // all_gather, reduce_scatter and all_to_all: `bytes` from every peer.
   void count_from_each(std::size_t bytes) const;
   void count_all_reduce(std::size_t count, std::size_t elem_size) const;
+  // Flight recording: a backend that posts collectives itself calls
+  // open_flight() once in its constructor (`backend`: "mpi", "nccl",
+  // "self"), which gives it the next place in the recorder's table, and
+  // flight_begin() as it posts each collective; the returned mark goes
+  // into the Request, which completes it.
+  void open_flight(const char* backend);
+  FlightMark flight_begin(Collective c, std::size_t count, DType t);
 
  private:
   Topology topology_;
   std::vector<int> members_;
   std::shared_ptr<Traffic> traffic_;
+  FlightComm* flight_ = nullptr;
 };
 
 // A world of one without any transport: every collective is a copy of the

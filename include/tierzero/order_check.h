@@ -56,7 +56,7 @@ class CheckedCommunicator final : public Communicator {
 
  private:
   CheckedCommunicator(Communicator& inner, std::unique_ptr<Communicator> owned, std::shared_ptr<OrderLog> log);
-  void record(int op, std::size_t bytes) const;
+  void record(Collective op, std::size_t bytes) const;
   std::unique_ptr<Communicator> owned_;  // the wrapped split (none for the world)
   Communicator& inner_;
   std::shared_ptr<OrderLog> log_;

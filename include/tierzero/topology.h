@@ -12,6 +12,7 @@
 // quantised reduction carries. Value types; no communication.
 #pragma once
 #include <array>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -83,10 +84,14 @@ class Topology {
 };
 
 
-// The collectives a step is made of.
-enum class Collective { all_gather, reduce_scatter, all_reduce, all_to_all };
-std::string_view collective_name(Collective c);        // "all_gather", "reduce_scatter", "all_reduce", "all_to_all"
-Collective parse_collective(std::string_view s);       // throws ConfigError naming the accepted names
+// The collectives a step is made of (the first four, which the simulator
+// prices), and the rest of a communicator's operations: together the
+// vocabulary of the order checker (tierzero/order_check.h) and the flight
+// recorder (tierzero/flight_recorder.h).
+enum class Collective : std::uint8_t { all_gather, reduce_scatter, all_reduce, all_to_all, all_to_allv, broadcast, barrier, split };
+inline constexpr int kNumCollectives = 8;
+std::string_view collective_name(Collective c);        // "all_gather", "reduce_scatter", ..., "split"
+Collective parse_collective(std::string_view s);       // one of the first four; throws ConfigError naming them
 
 // One hop per entry, innermost first, each hop the set of levels whose
 // coordinates vary within it. {{package}, {node}, {world}} is the three-level

@@ -4,12 +4,14 @@
 // and `mem` is fenced.
 // A hierarchical collective names its HopState; a flat one its communicator
 // (and the level phase it is timed as). `kind` is what the executor's clock
-// (comm/exec_clock.h) charges the job to.
+// (comm/exec_clock.h) charges the job to; `tag` and `queued_ns` are what
+// the queuing thread's flight context said (comm/flight_state.h).
 #pragma once
 #include <cstddef>
 
 #include "comm/comm_schedule.h"
 #include "comm/exec_clock.h"
+#include "comm/flight_state.h"
 #include "tierzero/topology.h"
 #include "quant/quant.h"
 
@@ -32,6 +34,8 @@ struct CommJob {
   QuantSpec quant;
   CommKind kind = CommKind::control;
   int flat_phase = 0;  // phase_index of the flat communicator's widest level
+  FlightTag tag;
+  std::int64_t queued_ns = 0;  // 0 when the recorder is off
 };
 
 }  // namespace tierzero

@@ -28,7 +28,8 @@ CommJob flat_job(void (*run)(const CommJob&), Communicator& comm, Memory& mem, c
 }
 }  // namespace
 
-CommSchedule::CommSchedule(Memory& mem) : ring_(std::make_unique<CommJob[]>(kSlots)), executor_([this] { run(); }) {
+CommSchedule::CommSchedule(Memory& mem)
+    : ring_(std::make_unique<CommJob[]>(kSlots)), flight_queue_(flight_open_queue()), executor_([this] { run(); }) {
   // The executor's first fence prepares its side of the memory (on a GPU:
   // its stream and context, which allocate device memory) now, while no
   // collective is in flight, rather than in the middle of a step.
@@ -61,6 +62,8 @@ Request CommSchedule::iall_gather(Communicator& comm, Memory& mem, const void* s
 
 Request CommSchedule::submit(CommJob job) {
   job.after = job.mem->mark();  // the executor sends what the queuing thread has written
+  job.tag = flight_context().tag;
+  job.queued_ns = flight_recorder().on.load(std::memory_order_relaxed) ? flight_now_ns() : 0;
   std::uint64_t ticket;
   {
     std::unique_lock<std::mutex> lock(mutex_);
@@ -90,14 +93,18 @@ bool CommSchedule::done(std::uint64_t ticket) {
 void CommSchedule::run() {
   for (;;) {
     CommJob job;
+    std::uint64_t ticket;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       work_.wait(lock, [this] { return stopping_ || queued_ > completed_; });
       if (queued_ == completed_) return;
-      job = ring_[completed_ % kSlots];
+      ticket = completed_;
+      job = ring_[ticket % kSlots];
     }
     std::exception_ptr err;
     if (!error_) {  // after a failure the remaining jobs are not run: the collectives are out of step
+      flight_job_started(flight_queue_, ticket);
+      const FlightJobScope recorded(job.tag, job.queued_ns, flight_queue_, ticket);
       clock_.begin(job.kind);
       try {
         job.mem->wait_for(job.after);
@@ -110,6 +117,7 @@ void CommSchedule::run() {
         err = std::current_exception();
       }
       clock_.end();
+      if (!err) flight_job_finished(flight_queue_, ticket);
     }
     {
       std::lock_guard<std::mutex> lock(mutex_);

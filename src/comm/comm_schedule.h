@@ -21,6 +21,11 @@
 // are complete when its Request is. After a job fails the later ones are
 // not run (the ranks are out of step) and every wait rethrows the failure.
 //
+// Each schedule is one queue of the flight recorder (tierzero/flight_recorder.h):
+// its jobs carry the queuing thread's flight tag and queueing time, and
+// the collectives a job runs are recorded with the queue and job number
+// (the ticket, the same on every rank).
+//
 // Ownership: owns its thread; the destructor runs what is queued, then
 // joins. Communicators, memories and buffers named by queued jobs must
 // outlive the jobs. Threading: submit from one thread (the order of
@@ -82,6 +87,7 @@ class CommSchedule {
   bool stopping_ = false;
   ExecClock clock_;
   double submit_blocked_s_ = 0;  // the submitting thread's
+  int flight_queue_;             // this queue's number in the flight recorder
   std::thread executor_;
 };
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "tierzero/flight_recorder.h"
 #include "tierzero/mpi.h"
 
 namespace tierzero {
@@ -37,6 +38,9 @@ void comm_timed_out(const Communicator& comm, const char* what, double limit_s, 
                "tierzero: rank %d: collective %s on level %s among ranks {%s} did not complete within %g s "
                "(--comm-timeout); a rank is stuck or lost; aborting\n",
                comm.world_rank(comm.rank()), what, std::string(level_name(span)).c_str(), ranks.c_str(), limit_s);
+  if (flight_dump("comm-timeout", FlightDumpKind::failure))
+    std::fprintf(stderr, "tierzero: rank %d: flight record written to %s (tierzero diagnose)\n", comm.world_rank(comm.rank()),
+                 flight_dump_path().c_str());
   std::fflush(stderr);
   if (abort_backend) abort_backend();
   int initialized = 0, finalized = 0;

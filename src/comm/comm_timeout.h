@@ -18,7 +18,8 @@ namespace tierzero {
 double comm_timeout_s();
 
 // Prints "rank R: collective WHAT on level L among ranks {...} did not
-// complete within S s (--comm-timeout); ...", calls abort_backend (when
+// complete within S s (--comm-timeout); ...", writes the rank's flight
+// record (tierzero/flight_recorder.h), calls abort_backend (when
 // given), then aborts every rank of the job with exit code 3 (a process
 // without MPI exits with 3).
 [[noreturn]] void comm_timed_out(const Communicator& comm, const char* what, double limit_s, void (*abort_backend)());

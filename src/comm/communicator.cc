@@ -47,6 +47,11 @@ void Request::wait() {
 
 bool Request::test() { return !impl_ || impl_->test(); }
 
+std::string describe_collective(std::uint64_t comm, Collective c, std::uint64_t bytes, std::string_view dtype) {
+  return std::string(collective_name(c)) + " on communicator " + std::to_string(comm) + " (" + std::to_string(bytes) + " bytes" +
+         (dtype.empty() ? "" : " of " + std::string(dtype)) + ")";
+}
+
 Communicator::Communicator(Topology topology, std::vector<int> members, std::shared_ptr<Traffic> traffic)
     : topology_(std::move(topology)), members_(std::move(members)), traffic_(std::move(traffic)) {}
 

@@ -9,8 +9,9 @@
 namespace tierzero {
 
 namespace {
-enum Op : int { kAllGather, kReduceScatter, kAllReduce, kAllToAll, kAllToAllv, kBroadcast, kBarrier, kSplit, kQueue };
-constexpr const char* kOpNames[] = {"all_gather", "reduce_scatter", "all_reduce", "all_to_all", "all_to_allv", "broadcast", "barrier", "split"};
+// A record's operation: a Collective, or kQueue (below).
+constexpr std::uint64_t op_of(Collective c) { return static_cast<std::uint64_t>(c); }
+constexpr std::uint64_t kSplit = op_of(Collective::split), kQueue = kNumCollectives;
 
 // One rank's sequence as it travels: its length in records; 1 when some
 // communicator was issued on from two threads, and then that record
@@ -24,7 +25,7 @@ constexpr std::size_t kFields = 3, kHeader = 2 + kFields;
 std::string describe(const std::uint64_t* rec) {
   if (rec[1] == kQueue)
     return "a queue of " + std::to_string(rec[2]) + " records whose first communicator is " + std::to_string(rec[0]);
-  return std::string(kOpNames[rec[1]]) + " on communicator " + std::to_string(rec[0]) + " (" + std::to_string(rec[2]) + " bytes)";
+  return describe_collective(rec[0], static_cast<Collective>(rec[1]), rec[2]);
 }
 }  // namespace
 
@@ -92,9 +93,9 @@ CheckedCommunicator::CheckedCommunicator(Communicator& inner, std::unique_ptr<Co
 
 CheckedCommunicator::~CheckedCommunicator() = default;
 
-void CheckedCommunicator::record(int op, std::size_t bytes) const {
+void CheckedCommunicator::record(Collective op, std::size_t bytes) const {
   std::lock_guard<std::mutex> lock(log_->mutex);
-  log_->records.push_back({static_cast<std::uint64_t>(id_), static_cast<std::uint64_t>(op), bytes, std::this_thread::get_id()});
+  log_->records.push_back({static_cast<std::uint64_t>(id_), op_of(op), bytes, std::this_thread::get_id()});
   ++log_->issued;
 }
 
@@ -104,38 +105,38 @@ std::size_t CheckedCommunicator::issued() const {
 }
 
 Request CheckedCommunicator::iall_gather(const void* send, void* recv, std::size_t count, DType t) {
-  record(kAllGather, count * dtype_size(t));
+  record(Collective::all_gather, count * dtype_size(t));
   return inner_.iall_gather(send, recv, count, t);
 }
 Request CheckedCommunicator::ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
-  record(kReduceScatter, count * dtype_size(t));
+  record(Collective::reduce_scatter, count * dtype_size(t));
   return inner_.ireduce_scatter(send, recv, count, t, op);
 }
 Request CheckedCommunicator::iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
-  record(kAllReduce, count * dtype_size(t));
+  record(Collective::all_reduce, count * dtype_size(t));
   return inner_.iall_reduce(send, recv, count, t, op);
 }
 Request CheckedCommunicator::iall_to_all(const void* send, void* recv, std::size_t count, DType t) {
-  record(kAllToAll, count * dtype_size(t));
+  record(Collective::all_to_all, count * dtype_size(t));
   return inner_.iall_to_all(send, recv, count, t);
 }
 Request CheckedCommunicator::iall_to_allv(const void* send, const std::vector<std::size_t>& send_counts,
                                           const std::vector<std::size_t>& send_displs, void* recv,
                                           const std::vector<std::size_t>& recv_counts, const std::vector<std::size_t>& recv_displs,
                                           DType t) {
-  record(kAllToAllv, static_cast<std::size_t>(size()));
+  record(Collective::all_to_allv, static_cast<std::size_t>(size()));
   return inner_.iall_to_allv(send, send_counts, send_displs, recv, recv_counts, recv_displs, t);
 }
 Request CheckedCommunicator::ibroadcast(void* buf, std::size_t count, DType t, int root) {
-  record(kBroadcast, count * dtype_size(t));
+  record(Collective::broadcast, count * dtype_size(t));
   return inner_.ibroadcast(buf, count, t, root);
 }
 void CheckedCommunicator::barrier() {
-  record(kBarrier, 0);
+  record(Collective::barrier, 0);
   inner_.barrier();
 }
 std::unique_ptr<Communicator> CheckedCommunicator::split_by(int color) {
-  record(kSplit, 0);
+  record(Collective::split, 0);
   auto sub = inner_.split_by(color);
   Communicator& inner = *sub;
   return std::unique_ptr<Communicator>(new CheckedCommunicator(inner, std::move(sub), log_));

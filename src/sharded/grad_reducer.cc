@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tierzero/flight_recorder.h"
+
 namespace tierzero {
 
 GradReducer::Spec GradReducer::Spec::of(const Plan& plan) {
@@ -57,6 +59,7 @@ void GradReducer::add(int unit, const float* grad) {
 void GradReducer::launch(int b) {
   const int slot = b % 2;
   const Bucket& bucket = buckets_[b];
+  const FlightPhaseScope tagged(FlightPhase::reduction, bucket.units.back());  // the unit that filled the bucket
   void* recv = recv_[slot].data();
   if (spec_.replicated) {
     pending_[slot] = reduce_.iall_reduce(send_[slot].data(), recv, bucket.count, wire_, ReduceOp::avg);

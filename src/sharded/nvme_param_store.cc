@@ -33,7 +33,7 @@ class NvmeParamStore final : public ParamStore {
     for (std::size_t i = 0; i < units.size() && i < buffers_.size(); ++i) read_ahead(i);
   }
   const std::byte* unit(std::size_t i) override {
-    file_->wait(ready_[i]);
+    file_->wait(ready_[i], pass_[i]);
     const std::size_t bytes = layout_.shard[static_cast<std::size_t>(pass_[i])] * dsize_;
     return static_cast<const std::byte*>(staging_.to_backend(i % slots_, buffers_[i % buffers_.size()].data(), bytes));
   }

@@ -45,7 +45,7 @@ class NvmeOptimStore final : public OptimStore {
     for (std::size_t u = 0; u + 1 < nb; ++u) read_ahead(u);
     std::uint64_t last = 0;
     for (std::size_t u = 0; u < nu; ++u) {
-      file_->wait(ready[u]);
+      file_->wait(ready[u], static_cast<int>(u));
       float* b = buffers_[u % nb].data();
       const std::size_t n = optim_.shard[u];
       const auto* g = static_cast<const float*>(staging_.to_host(grads + optim_.offset[u], n * sizeof(float)));

@@ -6,6 +6,8 @@
 #include <type_traits>
 
 #include "tierzero/error.h"
+#include "tierzero/flight_recorder.h"
+#include "sharded/faults.h"
 #include "sharded/sharded_trainer_impl.h"
 
 namespace tierzero {
@@ -125,6 +127,8 @@ void ShardedTrainer::Impl::keep_whole_for_backward(int u, const std::byte* whole
   bwd_store->commit(u);
 }
 
+int ShardedTrainer::Impl::me() const { return world.world_rank(world.rank()); }
+
 void ShardedTrainer::Impl::control_sum(float* values, std::size_t n) {
   Request r = reduce_schedule->iall_reduce(control, host_memory(), values, values, n, DType::f32, ReduceOp::sum);
   meter->wait(WaitMeter::Wait::control, r);
@@ -148,8 +152,8 @@ void ShardedTrainer::Impl::timed(double& into, F&& f) {
   into += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - (meter->blocked_total() + slot_waits() - waited);
 }
 
-UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, ParamStore& store, Hierarchy* h, int bits) const {
-  return UnitSource{h, &store, &s, bits, plan.quant_block};
+UnitSource ShardedTrainer::Impl::source(const ShardLayout& s, ParamStore& store, Hierarchy* h, int bits, FlightPhase phase) const {
+  return UnitSource{h, &store, &s, bits, plan.quant_block, phase};
 }
 
 double ShardedTrainer::Impl::forward(bool keep) {
@@ -158,16 +162,20 @@ double ShardedTrainer::Impl::forward(bool keep) {
   const std::size_t n = forward_units.size();
   // Embed, blocks, head; keep the secondary slices when bwd_params is narrower.
   const SecondaryStore slices{bwd_store.get(), &states.bwd_params};
-  fetcher->begin(forward_units, source(states.params, *params_store, p_hier.get(), plan.weight_bits),
+  fetcher->begin(forward_units, source(states.params, *params_store, p_hier.get(), plan.weight_bits, FlightPhase::forward_gather),
                  keep && states.bwd_distinct && plan.params ? &slices : nullptr);
+  flight_activity(FlightActivity::forward, forward_units[0]);
   const float* embed = fetcher->get(0);
   if (cfg.model.tied) mem.copy(embed_params.data(), embed, embed_params.bytes());  // kept for the head
   model->embed_forward(embed, tokens_mem.data());
   fetcher->release(0);
   for (std::size_t i = 1; i + 1 < n; ++i) {
+    flight_activity(FlightActivity::forward, forward_units[i]);
     model->block_forward(static_cast<int>(i) - 1, fetcher->get(i));
+    if (i == 1 && faults().stalls(StallSite::compute, me(), step)) stall_forever();  // fault injection: before the next prefetch
     fetcher->release(i);
   }
+  flight_activity(FlightActivity::forward, forward_units[n - 1]);
   const double loss = model->head_forward(tied_embed(), fetcher->get(n - 1), targets_mem.data());
   fetcher->release(n - 1);
   return loss;
@@ -175,7 +183,9 @@ double ShardedTrainer::Impl::forward(bool keep) {
 
 double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
   double loss = 0;
+  flight_step(step, micro);
   timed(breakdown.forward_s, [&] {
+    flight_activity(FlightActivity::data_load);
     sampler.fill(static_cast<std::uint64_t>(step), micro, world.rank() * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
     loss = forward(true);
   });
@@ -188,9 +198,10 @@ void ShardedTrainer::Impl::backward(float dloss) {
   const int* tok = tokens_mem.data();
   const int* tgt = targets_mem.data();
   if (states.bwd_distinct)
-    fetcher->begin(backward_units, source(states.bwd_params, *bwd_store, b_hier.get(), 16));
+    fetcher->begin(backward_units, source(states.bwd_params, *bwd_store, b_hier.get(), 16, FlightPhase::backward_gather));
   else
-    fetcher->begin(backward_units, source(states.params, *params_store, p_hier.get(), plan.weight_bits));
+    fetcher->begin(backward_units, source(states.params, *params_store, p_hier.get(), plan.weight_bits, FlightPhase::backward_gather));
+  flight_activity(FlightActivity::backward, layout.head_unit());
   mem.zero(embed_grads.data(), embed_grads.bytes());
   mem.zero(unit_grad.data(), layout.units()[layout.head_unit()].numel * sizeof(float));
   model->head_backward(tied_embed(), fetcher->get(0), cfg.model.tied ? embed_grads.data() : nullptr, unit_grad.data(), tgt, dloss);
@@ -198,6 +209,7 @@ void ShardedTrainer::Impl::backward(float dloss) {
   reducer->add(layout.head_unit(), unit_grad.data());
   for (std::size_t i = 1; i < backward_units.size(); ++i) {
     const int u = backward_units[i];
+    flight_activity(FlightActivity::backward, u);
     mem.zero(unit_grad.data(), layout.units()[u].numel * sizeof(float));
     model->block_backward(cfg.model.layers - static_cast<int>(i), fetcher->get(i), unit_grad.data());
     fetcher->release(i);
@@ -217,6 +229,7 @@ void ShardedTrainer::Impl::write_unit_params(int u, const float* master) {
     return;
   }
   // Replicated params, or a unit held whole, from optim shards: all-gather the unit.
+  const FlightPhaseScope tagged(FlightPhase::optimizer_step, u);
   ops.from_f32(dtype, master, gather_send.data(), n);
   Request r = g_hier->iall_gather(gather_send.data(), gather_recv.data(), n, dtype);
   meter->wait(WaitMeter::Wait::gather, r);
@@ -239,6 +252,8 @@ std::array<std::uint64_t, kNumLevels> ShardedTrainer::last_step_bytes() const { 
 
 double ShardedTrainer::evaluate(const TokenData& val, int batches) {
   Impl& s = *impl_;
+  const FlightPhaseScope tagged(FlightPhase::evaluation);
+  flight_activity(FlightActivity::evaluation);
   const int w = s.world.size(), r = s.world.rank();
   // Every rank runs the same number of passes, so their gathers pair up; a
   // pass past the last batch repeats one and is not counted.
@@ -255,6 +270,8 @@ double ShardedTrainer::evaluate(const TokenData& val, int batches) {
 
 StepStats ShardedTrainer::step() {
   Impl& s = *impl_;
+  if (faults().stalls(StallSite::step, s.me(), s.step)) stall_forever();  // fault injection: a rank that stops taking part
+  if (faults().stalls(StallSite::io, s.me(), s.step)) stall_io_threads();
   const auto before = s.world.traffic().snapshot();
   const auto start = std::chrono::steady_clock::now();
   const CommSeconds busy_before = s.meter->snapshot();
@@ -267,12 +284,15 @@ StepStats ShardedTrainer::step() {
   double loss = 0;
   for (int micro = 0; micro < accum; ++micro) loss += s.micro_batch(micro, s.loss_scale / static_cast<float>(accum));
   s.timed(s.breakdown.backward_s, [&] { s.reducer->finish(); });
+  flight_step(s.step, -1);
+  const FlightPhaseScope tagged(FlightPhase::optimizer_step);
+  flight_activity(FlightActivity::optimizer);
   // One all-reduce for the mean loss and the squared gradient norm; each
   // gradient shard is counted once (by the first member of its cross group).
   double sq = 0;
   s.timed(s.breakdown.optimizer_s, [&] { sq = s.counts_norm ? s.step_ops.sum_squares(s.grads.data(), s.grads.size()) : 0.0; });
-  float pair[2] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq)};
-  s.control_sum(pair, 2);
+  float pair[3] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq), 0.0f};
+  s.control_sum(pair, faults().mismatches(s.me(), s.step) ? 3 : 2);  // fault injection: one value more on one rank
   st.loss = pair[0];
   st.grad_norm = std::sqrt(static_cast<double>(pair[1])) / s.loss_scale;
   st.lr = s.cfg.schedule.at(s.step);

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <utility>
@@ -13,6 +12,8 @@
 #include "ckpt/checkpoint_writer.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
+#include "tierzero/flight_recorder.h"
+#include "sharded/faults.h"
 #include "sharded/sharded_trainer_impl.h"
 
 namespace tierzero {
@@ -20,19 +21,12 @@ namespace tierzero {
 namespace fs = std::filesystem;
 
 namespace {
-// Fault injection for tests: TIERZERO_FAULT_KILL_IN_SAVE=RANK makes that rank
-// SIGKILL itself halfway through writing its shards.
-bool killed_in_save(int rank) {
-  const char* v = std::getenv("TIERZERO_FAULT_KILL_IN_SAVE");
-  return v && std::atoi(v) == rank;
-}
-
 // Writes the snapshot's two shard files into the temporary directory (fsynced) and records their sizes and CRCs.
 void write_shards(ShardedTrainer::Impl::PendingSave& p, int rank) {
   try {
     const fs::path tmp = CheckpointWriter::temporary(p.dir, p.name);
     const std::string pfile = (tmp / rank_file_name(rank, "params")).string();
-    if (killed_in_save(rank)) {
+    if (faults().killed_in_save(rank)) {
       write_file_synced(pfile, p.params.data(), p.params.size() / 2);
       raise(SIGKILL);
     }
@@ -50,6 +44,8 @@ void write_shards(ShardedTrainer::Impl::PendingSave& p, int rank) {
 // 1. Rank 0 prepares the temporary directory; everyone learns whether it could.
 // Then every rank takes its snapshot (what the writer turns into files).
 std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_pending_save(const std::string& dir, int keep) {
+  const FlightPhaseScope tagged(FlightPhase::checkpoint);
+  flight_activity(FlightActivity::checkpoint_write);
   auto p = std::make_unique<PendingSave>();
   p->dir = dir, p->name = step_dir_name(step), p->keep = keep;
   p->step = step, p->optim_steps = optim_steps, p->loss_scale = loss_scale, p->good_steps = good_steps;
@@ -72,6 +68,7 @@ std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_p
 // 2. Every rank's writer has finished: whether all succeeded, and their records.
 // 3. Rank 0 writes meta.json, renames the directory, updates `latest`, prunes.
 std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
+  const FlightPhaseScope tagged(FlightPhase::checkpoint);
   if (p.writer.joinable()) p.writer.join();
   snapshot_params.swap(p.params), snapshot_optim.swap(p.optim);  // for the next save
   Communicator& w = world;
@@ -145,6 +142,7 @@ std::string ShardedTrainer::complete_save() {
 
 bool ShardedTrainer::step_boundary(bool stop) {
   Impl& s = *impl_;
+  const FlightPhaseScope tagged(FlightPhase::optimizer_step);
   // Every rank has a save in flight or none (begin_save is collective), so all decide alike.
   float flags[2] = {stop ? 1.0f : 0.0f, s.pending_save && !s.pending_save->written ? 1.0f : 0.0f};
   s.control_sum(flags, 2);
@@ -158,6 +156,7 @@ bool ShardedTrainer::save_in_flight() const { return impl_->pending_save != null
 
 bool ShardedTrainer::load_checkpoint(const std::string& path) {
   Impl& s = *impl_;
+  const FlightPhaseScope tagged(FlightPhase::checkpoint);
   Communicator& w = s.world;
   std::string problem;
   bool same_layout = false;

@@ -140,7 +140,8 @@ struct ShardedTrainer::Impl {
   double slot_waits() const;
   void allocate_states();
   void initialise_weights(StateReader* init);
-  UnitSource source(const ShardLayout& s, ParamStore& store, Hierarchy* h, int bits) const;
+  UnitSource source(const ShardLayout& s, ParamStore& store, Hierarchy* h, int bits, FlightPhase phase) const;
+  int me() const;  // this rank's world rank
   // Uploads `tokens` and `targets` and runs the forward pass over every
   // unit (keeping the bwd_params slices when `keep`); returns the loss.
   double forward(bool keep);

@@ -10,7 +10,9 @@
 #include <filesystem>
 
 #include "ckpt/page_buffer.h"
+#include "sharded/faults.h"
 #include "tierzero/error.h"
+#include "tierzero/flight_recorder.h"
 
 namespace tierzero {
 
@@ -61,9 +63,13 @@ std::uint64_t SwapFile::submit(bool write, void* buf, std::size_t bytes, std::si
   return ++submitted_;
 }
 
-void SwapFile::wait(std::uint64_t job) {
+void SwapFile::wait(std::uint64_t job, int unit) {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return done_ >= job || !error_.empty(); });
+  const auto ready = [&] { return done_ >= job || !error_.empty(); };
+  if (!ready()) {
+    const FlightActivityScope io(FlightActivity::offload_io, unit);
+    cv_.wait(lock, ready);
+  }
   TZ_CHECK(error_.empty(), Error, error_);
 }
 
@@ -77,6 +83,7 @@ void SwapFile::run() {
       j = jobs_.front();
       jobs_.pop_front();
     }
+    stall_io_if_asked();  // fault injection (sharded/faults.h)
     std::string problem;
     for (std::size_t at = 0; at < j.bytes && problem.empty();) {
       char* p = static_cast<char*>(j.buf) + at;

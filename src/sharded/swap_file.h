@@ -38,8 +38,10 @@ class SwapFile {
   SwapFile& operator=(const SwapFile&) = delete;
   // Queues a read or write of `bytes` at `offset`; returns the job's number.
   std::uint64_t submit(bool write, void* buf, std::size_t bytes, std::size_t offset);
-  // Blocks until that job and those before it are done; throws Error if any failed.
-  void wait(std::uint64_t job);
+  // Blocks until that job and those before it are done; throws Error if any
+  // failed. A wait that blocks is the training thread's "offload_io"
+  // activity (tierzero/flight_recorder.h) on `unit` (-1: none).
+  void wait(std::uint64_t job, int unit = -1);
 
  private:
   struct Job {

@@ -28,6 +28,7 @@ void UnitFetcher::launch(std::size_t i) {
   const int u = units_[i];
   if (!src_.hier || src_.layout->whole[u]) return;  // replicated or held whole: converted in get()
   Slot& slot = slots_[i % slots_.size()];
+  const FlightPhaseScope tagged(src_.phase, u);
   const std::byte* shard = src_.store->unit(i);
   const std::size_t count = src_.layout->shard[u];
   if (src_.bits == 16) {

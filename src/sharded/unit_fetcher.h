@@ -15,6 +15,7 @@
 #include "comm/hier/hierarchy.h"
 #include "plan/shard_layout.h"
 #include "sharded/param_store.h"
+#include "tierzero/flight_recorder.h"
 
 namespace tierzero {
 
@@ -24,6 +25,7 @@ struct UnitSource {
   const ShardLayout* layout = nullptr;
   int bits = 16;                    // 16, or 8/4 for a quantised gather (qwZ)
   std::size_t quant_block = 256;
+  FlightPhase phase = FlightPhase::forward_gather;  // what the gathers are tagged as (tierzero/flight_recorder.h)
 };
 
 struct SecondaryStore {

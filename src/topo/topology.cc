@@ -176,6 +176,10 @@ std::string_view collective_name(Collective c) {
     case Collective::reduce_scatter: return "reduce_scatter";
     case Collective::all_reduce: return "all_reduce";
     case Collective::all_to_all: return "all_to_all";
+    case Collective::all_to_allv: return "all_to_allv";
+    case Collective::broadcast: return "broadcast";
+    case Collective::barrier: return "barrier";
+    case Collective::split: return "split";
   }
   return "?";
 }

@@ -27,6 +27,11 @@
 // `scontrol requeue $SLURM_JOB_ID` (the job must be submitted with
 // sbatch --requeue), and the requeued job (SLURM_RESTART_COUNT > 0)
 // resumes from the latest checkpoint from its first attempt.
+// An attempt that ends with exit 3 (a collective timed out) or a lost rank
+// (any other failure but bad input, divergence and an interrupt) is
+// followed by the verdict of its ranks' flight records (tierzero diagnose
+// on the command's --flight-dir, else its --save-dir), printed before the
+// rerun or the end. SIGUSR2 is passed on to the command (launch_child.h).
 #include <sys/wait.h>
 
 #include <chrono>
@@ -43,6 +48,7 @@
 #include "launch_child.h"
 #include "validators.h"
 #include "tierzero/error.h"
+#include "tierzero/flight_diagnose.h"
 
 namespace tierzero::cli {
 
@@ -55,13 +61,27 @@ struct LaunchArgs {
   std::vector<std::string> command;
 };
 
-// The value of --save-dir in the command ("--save-dir DIR" or "--save-dir=DIR"), or "".
-std::string save_dir_of(const std::vector<std::string>& cmd) {
+// The value of `option` in the command ("--save-dir DIR" or "--save-dir=DIR"), or "".
+std::string option_of(const std::vector<std::string>& cmd, const std::string& option) {
   for (std::size_t i = 0; i < cmd.size(); ++i) {
-    if (cmd[i] == "--save-dir" && i + 1 < cmd.size()) return cmd[i + 1];
-    if (cmd[i].rfind("--save-dir=", 0) == 0) return cmd[i].substr(11);
+    if (cmd[i] == option && i + 1 < cmd.size()) return cmd[i + 1];
+    if (cmd[i].rfind(option + "=", 0) == 0) return cmd[i].substr(option.size() + 1);
   }
   return "";
+}
+
+// Whether an attempt's exit code says a collective timed out or a rank was lost.
+bool hung_or_lost(int code) { return code != 0 && code != 2 && code != 4 && code != kExitPreempted && code != 128 + SIGINT; }
+
+// The verdict of the attempt's flight records, or why there is none.
+void print_verdict(const std::string& dir) {
+  try {
+    const FlightDiagnosis d = diagnose_flight(dir);
+    std::fprintf(stderr, "tierzero launch: where the ranks stopped (tierzero diagnose %s):\n%s", dir.c_str(), d.text.c_str());
+    for (const std::string& p : d.problems) std::fprintf(stderr, "tierzero launch: %s\n", p.c_str());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "tierzero launch: no verdict from the flight records: %s\n", e.message().c_str());
+  }
 }
 
 bool resumes(const std::vector<std::string>& cmd) {
@@ -102,7 +122,8 @@ void requeue_job(const std::string& job) {
 
 int run_launch(const LaunchArgs& a) {
   TZ_CHECK(!a.command.empty(), ConfigError, "give the command after --, e.g. tierzero launch -- mpirun -np 8 tierzero train ...");
-  const std::string save_dir = save_dir_of(a.command);
+  const std::string save_dir = option_of(a.command, "--save-dir");
+  const std::string flight_dir = option_of(a.command, "--flight-dir").empty() ? save_dir : option_of(a.command, "--flight-dir");
   TZ_CHECK(!save_dir.empty(), ConfigError, "launch reruns the command from its latest checkpoint: the command needs --save-dir DIR");
   const char* job = std::getenv("SLURM_JOB_ID");
   TZ_CHECK(!a.requeue || (job && *job), ConfigError, "--requeue hands preempted runs to Slurm, but SLURM_JOB_ID is not set (run it in an sbatch job)");
@@ -129,6 +150,7 @@ int run_launch(const LaunchArgs& a) {
     const auto [why, code] = ending(run_launch_child(cmd, a.grace_s));
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "tierzero launch: attempt %d ended after %.1f s: %s\n", attempt + 1, s, why.c_str());
+    if (hung_or_lost(code)) print_verdict(flight_dir);
     if (code == 0 || code == 2 || code == 4) return code;
     if (a.requeue && code == kExitPreempted) {
       requeue_job(job);

@@ -1,5 +1,4 @@
 // tierzero train: a training run configured by --config run.toml and flags.
-#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -13,6 +12,7 @@
 #include <thread>
 
 #include "commands.h"
+#include "flight_signals.h"
 #include "preemption.h"
 #include "validators.h"
 #include "tierzero/backend.h"
@@ -24,6 +24,7 @@
 #include "tierzero/nccl.h"
 #endif
 #include "tierzero/error.h"
+#include "tierzero/flight_recorder.h"
 #include "tierzero/order_check.h"
 #include "tierzero/trainer.h"
 #include "breakdown_report.h"
@@ -48,6 +49,9 @@ struct TrainArgs {
   std::int64_t seed = -1;
   int max_bad_steps = 10;
   int comm_queues = 0;
+  std::int64_t flight_records = 4096;
+  std::string flight_dir;
+  bool flight_dump_on_stop = false;
   bool recompute = false, breakdown = false, check_comm_order = false, allow_seed_change = false, async_save = false;
 };
 
@@ -208,9 +212,10 @@ void print_warnings(ShardedTrainer& trainer) {
 }
 
 // Fault injection for tests: VARIABLE=RANK:STEP names the step before which
-// that rank fails: TIERZERO_FAULT_STALL stops it as a hung process would
-// (see --comm-timeout), TIERZERO_FAULT_THROW throws std::bad_alloc,
-// TIERZERO_FAULT_SIGNAL sends it SIGUSR1 (a preemption notice).
+// that rank fails: TIERZERO_FAULT_THROW throws std::bad_alloc,
+// TIERZERO_FAULT_SIGNAL sends it SIGUSR1 (a preemption notice). The engine
+// reads the faults inside a step (TIERZERO_FAULT_STALL, _MISMATCH,
+// _KILL_IN_SAVE: docs/formats.md).
 int fault_step(const char* variable, int rank) {
   const char* v = std::getenv(variable);
   int r = -1, step = -1;
@@ -323,6 +328,10 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   if (root) logs = open_step_logs(log_dirs, first_step);
   // --init: the files' headers are checked here (every rank alike); each rank reads only its shards' slices.
   const std::unique_ptr<StateReader> init = a.init.empty() ? nullptr : open_weights(a.init, cfg.model);
+  // The flight recorder (tierzero/flight_recorder.h), before the engine's first collective: dumps into --flight-dir,
+  // else the save folder.
+  start_flight_recorder(*device_comm, {static_cast<std::size_t>(a.flight_records), a.flight_dir.empty() ? a.save_dir : a.flight_dir});
+  arm_flight_signals();
   ShardedTrainer trainer(cfg, plan, *world, data.train, init.get(), *backend);
   // A failure from here on is reported (and the job ended when the other
   // ranks are not failing alike) before the trainer's destructor waits
@@ -350,7 +359,6 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       report->set_run(run_object(cfg, plan, topo, mpi.size(), first_step, data.train.origin()));
       for (auto& log : logs) report->add_log(std::move(log));
     }
-    const int stall_step = fault_step("TIERZERO_FAULT_STALL", mpi.rank());
     const int throw_step = fault_step("TIERZERO_FAULT_THROW", mpi.rank());
     const int signal_step = fault_step("TIERZERO_FAULT_SIGNAL", mpi.rank());
     const std::int64_t held_step = hold_step(first_step);
@@ -360,7 +368,6 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     int bad_steps = 0;
     double save_s = 0;  // the training thread's time in save calls after the last step (reported with the next)
     while (trainer.next_step() < cfg.steps) {
-      if (trainer.next_step() == stall_step) pause();  // fault injection: this rank stops taking part
       if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
       if (trainer.next_step() == signal_step) std::raise(SIGUSR1);  // fault injection: a preemption notice
       if (trainer.next_step() == held_step) hold_for_notice();  // fault injection: wait for a notice
@@ -395,6 +402,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
       // A notice during the last step changes nothing: the run is complete, its last checkpoint written (exit 0).
       if (trainer.step_boundary(preemption_signal() != 0 && trainer.next_step() < cfg.steps)) {  // also completes an asynchronous save whose writers are done
+        if (a.flight_dump_on_stop) flight_dump("preempted", FlightDumpKind::stop);
         std::string where = "nothing saved (no --save-dir)";
         if (!a.save_dir.empty()) {
           trainer.complete_save();  // a save in flight: this step's (when one was due) or an earlier one's
@@ -413,6 +421,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     if (root) report->finish();
     return 0;
   } catch (...) {
+    flight_dump("error", FlightDumpKind::failure);
     ctx.fail(std::current_exception());
     throw;
   }
@@ -530,6 +539,13 @@ void add_train_command(CLI::App& app, Context& ctx) {
               "After every step, check that all ranks issued the same collectives in the same order from one thread "
               "(a failure names the first difference; slows each step by two small all-gathers)");
   c->add_option("--topology", a->topology, "Layout, innermost first, e.g. package=2,node=2,world=2 (default: detect nodes)");
+  c->add_option("--flight-records", a->flight_records,
+                "Collectives each rank's flight recorder keeps, with what the rank was doing (default 4096; 0: off); written to "
+                "DIR/flight/rank-R.json when a collective times out, on a fatal signal, on SIGTERM and on SIGUSR2 (tierzero diagnose DIR)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 24));
+  c->add_option("--flight-dir", a->flight_dir, "Where the flight dumps go (DIR/flight; default: --save-dir, else none)");
+  c->add_flag("--flight-dump-on-stop", a->flight_dump_on_stop,
+              "Also write every rank's flight record when the run is preempted (at the step boundary where it stops)");
   c->callback([a, &ctx] { ctx.exit_code = run_train(*a, ctx); });
 }
 

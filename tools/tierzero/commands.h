@@ -56,5 +56,6 @@ void add_sample_command(CLI::App& app, Context& ctx);
 void add_collective_command(CLI::App& app, Context& ctx);
 void add_launch_command(CLI::App& app, Context& ctx);
 void add_report_command(CLI::App& app, Context& ctx);
+void add_diagnose_command(CLI::App& app, Context& ctx);
 
 }  // namespace tierzero::cli

@@ -8,6 +8,7 @@ namespace {
 
 volatile std::sig_atomic_t g_early_signal = 0;
 extern "C" void record_early_signal(int signo) { g_early_signal = signo; }
+extern "C" void ignore_early_request(int) {}  // a handler, not SIG_IGN, which a command started by exec would inherit
 
 void record_early_signals(int, char**, char**) {
   struct sigaction sa {};
@@ -16,6 +17,11 @@ void record_early_signals(int, char**, char**) {
   sa.sa_flags = SA_RESTART;
   sigaction(SIGTERM, &sa, nullptr);
   sigaction(SIGUSR1, &sa, nullptr);
+  struct sigaction ignore {};
+  ignore.sa_handler = ignore_early_request;
+  sigemptyset(&ignore.sa_mask);
+  ignore.sa_flags = SA_RESTART;
+  sigaction(SIGUSR2, &ignore, nullptr);
 }
 
 // The dynamic loader runs the executable's .preinit_array before the
@@ -34,6 +40,7 @@ int take_early_signal() {
 void release_early_signals() {
   std::signal(SIGTERM, SIG_DFL);
   std::signal(SIGUSR1, SIG_DFL);
+  std::signal(SIGUSR2, SIG_DFL);
   if (const int s = take_early_signal()) std::raise(s);
 }
 

@@ -35,6 +35,9 @@ extern "C" void on_notice(int signo) {
   }
 }
 extern "C" void on_child_ended(int) {}  // SIGCHLD only ends the wait below
+extern "C" void forward_dump_request(int) {
+  if (g_child > 0) kill(g_child, SIGUSR2);
+}
 
 const char* notice_name(int signo) { return signo == SIGTERM ? "SIGTERM" : signo == SIGINT ? "SIGINT" : "SIGUSR1"; }
 
@@ -76,6 +79,7 @@ void wait_signal(double seconds, const sigset_t& open) {
   dfl.sa_handler = SIG_DFL;
   for (int n : kNotices) sigaction(n, &dfl, nullptr);
   sigaction(SIGCHLD, &dfl, nullptr);
+  sigaction(SIGUSR2, &dfl, nullptr);
   if (tty_input) {
     const int fd = open("/dev/null", O_RDONLY);
     if (fd >= 0) dup2(fd, STDIN_FILENO), close(fd);
@@ -138,6 +142,11 @@ void install_launch_notices(int early) {
   sigemptyset(&sc.sa_mask);
   sc.sa_flags = SA_NOCLDSTOP;
   sigaction(SIGCHLD, &sc, nullptr);
+  struct sigaction request {};
+  request.sa_handler = forward_dump_request;
+  sigemptyset(&request.sa_mask);
+  request.sa_flags = SA_RESTART;
+  sigaction(SIGUSR2, &request, nullptr);
   if (early) on_notice(early);
 }
 

@@ -5,7 +5,9 @@
 // seconds to end, then SIGTERM, then SIGKILL to its process group 10 s
 // later; a second SIGINT becomes SIGINT to the command at once (mpirun
 // stops its job, tierzero train stops without saving). Later SIGTERMs and
-// SIGUSR1s change nothing. Single-threaded use: one command at a time.
+// SIGUSR1s change nothing. SIGUSR2 is no notice: it is passed on to the
+// command as it is (mpirun and srun pass it to every rank, which writes its
+// flight record and goes on). Single-threaded use: one command at a time.
 #pragma once
 
 #include <string>

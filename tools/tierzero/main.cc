@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   tierzero::cli::add_collective_command(app, ctx);
   tierzero::cli::add_launch_command(app, ctx);
   tierzero::cli::add_report_command(app, ctx);
+  tierzero::cli::add_diagnose_command(app, ctx);
   if (argc > 1 && argv[1][0] != '-') {  // CLI11 would only say "A subcommand is required"
     std::string names;
     bool known = false;

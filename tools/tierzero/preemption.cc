@@ -7,6 +7,7 @@
 #include <cstdlib>
 
 #include "early_signals.h"
+#include "tierzero/flight_recorder.h"
 
 namespace tierzero::cli {
 
@@ -20,6 +21,9 @@ void say(const char* text, std::size_t n) {
 }
 
 extern "C" void on_preempt_signal(int signo) {
+  // mpirun and srun end the ranks left after a lost rank or an abort with SIGTERM, then SIGKILL: the last moment to
+  // say where each rank was (a stop notice dumps too, which costs a few milliseconds).
+  if (signo == SIGTERM) flight_dump("SIGTERM", FlightDumpKind::stop);
   if (signo == SIGINT && g_preempt_signal != 0) {
     static const char again[] = "\ntierzero: interrupted again: stopping at once without saving; latest names the last complete checkpoint\n";
     say(again, sizeof again - 1);

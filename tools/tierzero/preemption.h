@@ -7,7 +7,11 @@
 // SIGUSR1 only sets the flag again, so it cannot cut a save short; a second
 // SIGINT (Ctrl-C twice) stops the process at once, saying so, with exit
 // 130: `latest` keeps naming the last complete checkpoint, since a save
-// becomes visible only by its final rename.
+// becomes visible only by its final rename. A SIGTERM also writes the
+// rank's flight record from the handler (tierzero/flight_recorder.h):
+// it is how mpirun and srun end the ranks that are left when a rank is
+// lost or a collective timed out (SIGTERM, then SIGKILL about a second
+// later), so those ranks say where they were.
 // Handlers are process-wide; call these from the training thread.
 #pragma once
 

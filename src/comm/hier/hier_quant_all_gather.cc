@@ -5,6 +5,7 @@
 // the hierarchical all-gather (world -> node -> gpu), so every hop carries
 // P bytes per shard instead of count * sizeof(t); receivers dequantise each
 // shard into its place. Bytes per rank at level l: P * (f_l - 1) * P_>l.
+#include "comm/flight_state.h"
 #include "comm/hier/hop_state.h"
 
 namespace tierzero {
@@ -18,7 +19,10 @@ void hier_quant_all_gather(HopState& s, const void* send, void* recv, std::size_
     QuantPhase quant(s);
     s.ops->quantize(send, t, count, q, mine);
   }
-  hier_all_gather(s, mine, all, packed, DType::u8);
+  {
+    FlightBitsScope recorded(q.bits);  // the hops' flight records say what the bytes are
+    hier_all_gather(s, mine, all, packed, DType::u8);
+  }
   auto* out = static_cast<std::byte*>(recv);
   QuantPhase quant(s);
   for (std::size_t j = 0; j < w; ++j) s.ops->dequantize(all + j * packed, count, q, out + j * count * dtype_size(t), t);

@@ -12,6 +12,7 @@
 // quant_packed_bytes(m) at the hop's bits, or m * sizeof(t) unquantised.
 #include <algorithm>
 
+#include "comm/flight_state.h"
 #include "comm/hier/hop_state.h"
 
 namespace tierzero {
@@ -23,6 +24,7 @@ void exchange_and_sum(HopState& s, std::size_t h, const float* acc, std::size_t 
                       const QuantSpec& q, float* out) {
   ElementOps& ops = *s.ops;
   const int f = s.fanout(h);
+  const FlightBitsScope recorded(bits);
   s.mem->zero(out, piece * sizeof(float));
   if (bits == 16) {
     const std::size_t esize = dtype_size(t);

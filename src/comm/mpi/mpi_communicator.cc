@@ -19,11 +19,11 @@ struct Finish {
   }
 };
 
-// One outstanding MPI request; alltoallv's count arrays travel with it.
+// One outstanding MPI request and its flight record; alltoallv's count arrays travel with it.
 class MpiRequest final : public Request::Impl {
  public:
-  MpiRequest(MPI_Request r, const MpiCommunicator* comm, const char* what, Finish finish, std::vector<int> keep = {})
-      : request_(r), comm_(comm), what_(what), finish_(finish), keep_(std::move(keep)) {}
+  MpiRequest(MPI_Request r, const MpiCommunicator* comm, const char* what, FlightMark mark, Finish finish, std::vector<int> keep = {})
+      : request_(r), comm_(comm), what_(what), mark_(mark), finish_(finish), keep_(std::move(keep)) {}
   void wait() override {
     if (done_) return;
     if (comm_timeout_s() <= 0) {
@@ -48,17 +48,20 @@ class MpiRequest final : public Request::Impl {
   void complete() {
     done_ = true;
     finish_();
+    mark_.complete();
   }
   MPI_Request request_;
   const MpiCommunicator* comm_;
   const char* what_;
+  FlightMark mark_;
   Finish finish_;
   std::vector<int> keep_;
   bool done_ = false;
 };
 
-Request make_request(MPI_Request r, const MpiCommunicator* c, const char* what, Finish finish = {}, std::vector<int> keep = {}) {
-  return Request::make<MpiRequest>(r, c, what, finish, std::move(keep));
+Request make_request(MPI_Request r, const MpiCommunicator* c, const char* what, FlightMark mark, Finish finish = {},
+                     std::vector<int> keep = {}) {
+  return Request::make<MpiRequest>(r, c, what, mark, finish, std::move(keep));
 }
 
 Finish averaging(ReduceOp op, void* recv, std::size_t count, DType t, int size) {
@@ -76,6 +79,7 @@ MpiCommunicator::MpiCommunicator(MPI_Comm comm, Topology topology, std::vector<i
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
+  open_flight("mpi");
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -88,8 +92,9 @@ Request MpiCommunicator::iall_gather(const void* send, void* recv, std::size_t c
   MPI_Request r;
   const void* src = send;
   if (send == static_cast<const char*>(recv) + rank_ * count * dtype_size(t)) src = MPI_IN_PLACE;
+  const FlightMark mark = flight_begin(Collective::all_gather, count, t);
   mpi::check(MPI_Iallgather(src, n, mpi::datatype(t), recv, n, mpi::datatype(t), comm_, &r), "MPI_Iallgather");
-  return make_request(r, this, "all_gather");
+  return make_request(r, this, "all_gather", mark);
 }
 
 Request MpiCommunicator::ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
@@ -97,9 +102,10 @@ Request MpiCommunicator::ireduce_scatter(const void* send, void* recv, std::size
   const Finish finish = averaging(op, recv, count, t, size_);
   count_from_each(count * dtype_size(t));
   MPI_Request r;
+  const FlightMark mark = flight_begin(Collective::reduce_scatter, count, t);
   mpi::check(MPI_Ireduce_scatter_block(send, recv, n, mpi::datatype(t), mpi::sum_op(t), comm_, &r),
              "MPI_Ireduce_scatter_block");
-  return make_request(r, this, "reduce_scatter", finish);
+  return make_request(r, this, "reduce_scatter", mark, finish);
 }
 
 Request MpiCommunicator::iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
@@ -107,17 +113,19 @@ Request MpiCommunicator::iall_reduce(const void* send, void* recv, std::size_t c
   const Finish finish = averaging(op, recv, count, t, size_);
   count_all_reduce(count, dtype_size(t));
   MPI_Request r;
+  const FlightMark mark = flight_begin(Collective::all_reduce, count, t);
   mpi::check(MPI_Iallreduce(in_place(send, recv), recv, n, mpi::datatype(t), mpi::sum_op(t), comm_, &r),
              "MPI_Iallreduce");
-  return make_request(r, this, "all_reduce", finish);
+  return make_request(r, this, "all_reduce", mark, finish);
 }
 
 Request MpiCommunicator::iall_to_all(const void* send, void* recv, std::size_t count, DType t) {
   const int n = mpi::to_int(count, "all_to_all");
   count_from_each(count * dtype_size(t));
   MPI_Request r;
+  const FlightMark mark = flight_begin(Collective::all_to_all, count, t);
   mpi::check(MPI_Ialltoall(send, n, mpi::datatype(t), recv, n, mpi::datatype(t), comm_, &r), "MPI_Ialltoall");
-  return make_request(r, this, "all_to_all");
+  return make_request(r, this, "all_to_all", mark);
 }
 
 Request MpiCommunicator::iall_to_allv(const void* send, const std::vector<std::size_t>& send_counts,
@@ -138,9 +146,10 @@ Request MpiCommunicator::iall_to_allv(const void* send, const std::vector<std::s
   }
   MPI_Request r;
   const MPI_Datatype dt = mpi::datatype(t);
+  const FlightMark mark = flight_begin(Collective::all_to_allv, 0, t);
   mpi::check(MPI_Ialltoallv(send, v.data(), v.data() + p, dt, recv, v.data() + 2 * p, v.data() + 3 * p, dt, comm_, &r),
              "MPI_Ialltoallv");
-  return make_request(r, this, "all_to_allv", {}, std::move(v));
+  return make_request(r, this, "all_to_allv", mark, {}, std::move(v));
 }
 
 Request MpiCommunicator::ibroadcast(void* buf, std::size_t count, DType t, int root) {
@@ -148,14 +157,16 @@ Request MpiCommunicator::ibroadcast(void* buf, std::size_t count, DType t, int r
   const int n = mpi::to_int(count, "broadcast");
   count_from(root, count * dtype_size(t));
   MPI_Request r;
+  const FlightMark mark = flight_begin(Collective::broadcast, count, t);
   mpi::check(MPI_Ibcast(buf, n, mpi::datatype(t), root, comm_, &r), "MPI_Ibcast");
-  return make_request(r, this, "broadcast");
+  return make_request(r, this, "broadcast", mark);
 }
 
 void MpiCommunicator::barrier() {
   MPI_Request r;
+  const FlightMark mark = flight_begin(Collective::barrier, 0, DType::u8);
   mpi::check(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
-  make_request(r, this, "barrier").wait();
+  make_request(r, this, "barrier", mark).wait();
 }
 
 std::unique_ptr<Communicator> MpiCommunicator::split_by(int color) {

@@ -52,11 +52,12 @@ void abort_every_comm() {
 // Completes when the event recorded after the collective has fired. The
 // wait polls the event and the communicator's asynchronous error (a peer
 // that failed or vanished) under --comm-timeout, as NCCL's documentation
-// recommends instead of a blocking synchronise.
+// recommends instead of a blocking synchronise. The collective's flight
+// record is completed when the event is seen to have fired.
 class EventRequest final : public Request::Impl {
  public:
-  EventRequest(cudaEvent_t e, const Communicator* comm, ncclComm_t nccl, const char* what)
-      : event_(e), comm_(comm), nccl_(nccl), what_(what) {}
+  EventRequest(cudaEvent_t e, const Communicator* comm, ncclComm_t nccl, const char* what, FlightMark mark)
+      : event_(e), comm_(comm), nccl_(nccl), what_(what), mark_(mark) {}
   void wait() override {
     wait_polling(*comm_, what_, [this] { return test(); }, [this] { return async_error(); }, abort_every_comm, Idle::sleep);
   }
@@ -64,6 +65,7 @@ class EventRequest final : public Request::Impl {
     const cudaError_t e = cudaEventQuery(event_);
     if (e == cudaErrorNotReady) return false;
     check_rt(e, "event query");
+    mark_.complete();
     return true;
   }
   Impl* move_to(void* where) noexcept override { return new (where) EventRequest(*this); }
@@ -78,6 +80,7 @@ class EventRequest final : public Request::Impl {
   const Communicator* comm_;
   ncclComm_t nccl_;
   const char* what_;
+  FlightMark mark_;
 };
 
 // `host`: the same members over MPI (host()), with the same Traffic counter.
@@ -97,6 +100,7 @@ class NcclCommunicator final : public Communicator {
     token_ = static_cast<float*>(gpu::device_allocate(sizeof(float), stream_));
     check_rt(cudaMemsetAsync(token_, 0, sizeof(float), stream_), "cudaMemsetAsync");
     check_rt(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    open_flight("nccl");
   }
   ~NcclCommunicator() override {
     gpu::device_release(token_, stream_);
@@ -112,49 +116,50 @@ class NcclCommunicator final : public Communicator {
 
   Request iall_gather(const void* send, void* recv, std::size_t count, DType t) override {
     count_from_each(count * dtype_size(t));
+    const FlightMark mark = flight_begin(Collective::all_gather, count, t);
     check(ncclAllGather(send, recv, count, nccl_type(t), comm_, stream_), "ncclAllGather");
-    return done("all_gather");
+    return done("all_gather", mark);
   }
   Request ireduce_scatter(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) override {
     count_from_each(count * dtype_size(t));
     const NcclReduction r = nccl_reduction(op, t);
+    const FlightMark mark = flight_begin(Collective::reduce_scatter, count, t);
     check(ncclReduceScatter(send, recv, count, nccl_type(t), r.op, comm_, stream_), "ncclReduceScatter");
     if (r.divide_after) gpu::divide(recv, count, t, size_, stream_);
-    return done("reduce_scatter");
+    return done("reduce_scatter", mark);
   }
   Request iall_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op) override {
     count_all_reduce(count, dtype_size(t));
     const NcclReduction r = nccl_reduction(op, t);
+    const FlightMark mark = flight_begin(Collective::all_reduce, count, t);
     check(ncclAllReduce(send, recv, count, nccl_type(t), r.op, comm_, stream_), "ncclAllReduce");
     if (r.divide_after) gpu::divide(recv, count, t, size_, stream_);
-    return done("all_reduce");
+    return done("all_reduce", mark);
   }
   Request iall_to_all(const void* send, void* recv, std::size_t count, DType t) override {
     std::vector<std::size_t> counts(size_, count), displs(size_);
     for (int j = 0; j < size_; ++j) displs[j] = j * count;
-    return iall_to_allv(send, counts, displs, recv, counts, displs, t);
+    const FlightMark mark = flight_begin(Collective::all_to_all, count, t);
+    send_and_receive(send, counts, displs, recv, counts, displs, t);
+    return done("all_to_all", mark);
   }
   Request iall_to_allv(const void* send, const std::vector<std::size_t>& send_counts, const std::vector<std::size_t>& send_displs,
                        void* recv, const std::vector<std::size_t>& recv_counts, const std::vector<std::size_t>& recv_displs,
                        DType t) override {
-    const std::size_t es = dtype_size(t);
-    check(ncclGroupStart(), "ncclGroupStart");
-    for (int j = 0; j < size_; ++j) {  // grouped point-to-point: NCCL has no all-to-all collective
-      count_from(j, recv_counts[j] * es);
-      check(ncclSend(static_cast<const char*>(send) + send_displs[j] * es, send_counts[j], nccl_type(t), j, comm_, stream_), "ncclSend");
-      check(ncclRecv(static_cast<char*>(recv) + recv_displs[j] * es, recv_counts[j], nccl_type(t), j, comm_, stream_), "ncclRecv");
-    }
-    check(ncclGroupEnd(), "ncclGroupEnd");
-    return done("all_to_allv");
+    const FlightMark mark = flight_begin(Collective::all_to_allv, 0, t);
+    send_and_receive(send, send_counts, send_displs, recv, recv_counts, recv_displs, t);
+    return done("all_to_allv", mark);
   }
   Request ibroadcast(void* buf, std::size_t count, DType t, int root) override {
     count_from(root, count * dtype_size(t));
+    const FlightMark mark = flight_begin(Collective::broadcast, count, t);
     check(ncclBroadcast(buf, buf, count, nccl_type(t), root, comm_, stream_), "ncclBroadcast");
-    return done("broadcast");
+    return done("broadcast", mark);
   }
   void barrier() override {  // a one-element all-reduce completes only once every member has joined
+    const FlightMark mark = flight_begin(Collective::barrier, 0, DType::u8);
     check(ncclAllReduce(token_, token_, 1, ncclFloat32, ncclSum, comm_, stream_), "ncclAllReduce");
-    done("barrier").wait();
+    done("barrier", mark).wait();
   }
   std::unique_ptr<Communicator> split_by(int color) override {
     ncclComm_t sub;
@@ -176,11 +181,23 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
-  // Records the next event of a small ring on the stream; requests wait on it.
-  Request done(const char* what) {
+  // Grouped point-to-point sends and receives (NCCL has no all-to-all collective).
+  void send_and_receive(const void* send, const std::vector<std::size_t>& send_counts, const std::vector<std::size_t>& send_displs,
+                        void* recv, const std::vector<std::size_t>& recv_counts, const std::vector<std::size_t>& recv_displs, DType t) {
+    const std::size_t es = dtype_size(t);
+    check(ncclGroupStart(), "ncclGroupStart");
+    for (int j = 0; j < size_; ++j) {
+      count_from(j, recv_counts[j] * es);
+      check(ncclSend(static_cast<const char*>(send) + send_displs[j] * es, send_counts[j], nccl_type(t), j, comm_, stream_), "ncclSend");
+      check(ncclRecv(static_cast<char*>(recv) + recv_displs[j] * es, recv_counts[j], nccl_type(t), j, comm_, stream_), "ncclRecv");
+    }
+    check(ncclGroupEnd(), "ncclGroupEnd");
+  }
+  // Records the next event of a small ring on the stream; requests wait on it (and complete `mark`).
+  Request done(const char* what, FlightMark mark) {
     cudaEvent_t e = events_[next_++ % events_.size()];
     check_rt(cudaEventRecord(e, stream_), "event record");
-    return Request::make<EventRequest>(e, this, comm_, what);
+    return Request::make<EventRequest>(e, this, comm_, what, mark);
   }
   ncclComm_t comm_;
   std::unique_ptr<Communicator> host_;
