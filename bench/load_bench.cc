@@ -1,33 +1,18 @@
 #include "load_bench.h"
 
 #include <chrono>
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "ckpt/state_checkpoint.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/data.h"
 #include "tierzero/error.h"
+#include "tierzero/process_memory.h"
 #include "tierzero/sharded_trainer.h"
 
 namespace tierzero::bench {
 
 namespace {
-// This process's peak resident set in bytes (VmHWM, /proc/self/status; 0 where there is none).
-std::uint64_t peak_rss() {
-  std::ifstream in("/proc/self/status");
-  std::string key;
-  while (in >> key) {
-    if (key == "VmHWM:") {
-      std::uint64_t kib = 0;
-      in >> kib;
-      return kib * 1024;
-    }
-    in.ignore(1 << 20, '\n');
-  }
-  return 0;
-}
-
 // Every rank's `value`, in world order.
 std::vector<std::uint64_t> per_rank(Communicator& world, std::uint64_t value) {
   std::vector<std::uint64_t> all(static_cast<std::size_t>(world.size()));
@@ -55,13 +40,13 @@ LoadBenchResult run_load_bench(const TrainConfig& cfg, const Plan& plan, Communi
   const std::unique_ptr<StateReader> init = o.init.empty() ? nullptr : open_weights(o.init, cfg.model);
   ShardedTrainer trainer(cfg, plan, world, data, init.get());
   r.build_s = seconds_since(t0);
-  r.peak_build = per_rank(world, peak_rss());
+  r.peak_build = per_rank(world, peak_resident_bytes());
   if (!o.resume.empty()) {
     t0 = std::chrono::steady_clock::now();
     r.resharded = trainer.load_checkpoint(o.resume);
     r.resume_s = seconds_since(t0);
   }
-  r.peak_resume = per_rank(world, peak_rss());
+  r.peak_resume = per_rank(world, peak_resident_bytes());
   r.shard_bytes = per_rank(world, shard_bytes(trainer));
   if (!o.save_dir.empty()) {
     t0 = std::chrono::steady_clock::now();
@@ -102,7 +87,7 @@ std::string write_start_checkpoint(const TrainConfig& cfg, const Plan& plan, con
   meta.data_origin = cfg.data;
   const std::string step = write_state_checkpoint(dir, meta, *open_weights(init, cfg.model));
   const nlohmann::ordered_json j = {{"bench", "checkpoint"}, {"model", cfg.model.name}, {"ranks", topo.size()}, {"plan", plan.describe()},
-                                    {"step_dir", step}, {"seconds", seconds_since(t0)}, {"peak_rss_bytes", peak_rss()}};
+                                    {"step_dir", step}, {"seconds", seconds_since(t0)}, {"peak_rss_bytes", peak_resident_bytes()}};
   return j.dump();
 }
 

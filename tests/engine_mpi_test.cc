@@ -20,6 +20,8 @@
 #include "comm/exec_clock.h"
 #include "model/gemm.h"
 #include "sim/traffic_model.h"
+#include "tierzero/simulator.h"
+#include "tierzero/system.h"
 
 // Counts C++ heap allocations (MPI's own mallocs are not counted), and
 // those of a page or more apart (a buffer, whose fresh pages would fault).
@@ -214,6 +216,22 @@ TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
       EXPECT_EQ(mem["optim"], shard_total(plan.optim) * 12) << name;
       // A tied head holds the embedding whole for the step, and its gradient (fp32); an untied one neither.
       EXPECT_EQ(mem["embed"], cfg.model.tied ? 8 * layout.units()[layout.embed_unit()].numel : 0) << name;
+      // The simulator's memory model for tierzero's engine counts every byte the engine allocates (the working
+      // buffers by plan/engine_buffers.h's rules), not a formula of its own: the same total.
+      SimInput in;
+      in.system = load_system("frontier");  // its levels hold every layout's; memory does not depend on its rates
+      in.system.device.runtime_bytes = 0;
+      in.ranks = topo.size();
+      in.topology_spec = topo.to_string();
+      in.model = cfg.model;
+      in.micro_batch = cfg.micro_batch;
+      in.seq_len = cfg.seq_len;
+      in.dtype = cfg.param_dtype;
+      in.plan = plan;
+      const SimResult predicted = simulate(in);
+      double allocated = 0;
+      for (const auto& [k, v] : mem) allocated += static_cast<double>(v);
+      EXPECT_EQ(predicted.memory_total, allocated) << name << " on " << topo.to_string();
     }
     if (topo.fanout(Level::world) > 1) {
       EXPECT_LT(world_bytes["hier3"], world_bytes["zeropp"]) << topo.to_string();

@@ -41,6 +41,10 @@ struct DeviceSpec {
   double gemm_fp8_efficiency = 0;   // as gemm_efficiency, of peak_fp8_flops
   double memory_efficiency = 0.85;  // fraction of the memory bandwidth a streaming kernel reaches
   double launch_s = 0;              // device-side floor of one kernel
+  // Memory each rank's process holds that no engine allocates: on a CPU
+  // rank the program, its libraries and the MPI library's (measured); 0 on
+  // a GPU, whose engines count the CUDA context in their fixed_gb.
+  double runtime_bytes = 0;
   std::vector<AttentionRate> attention;
   // Where each figure comes from, keyed by the TOML key it documents.
   std::vector<std::pair<std::string, std::string>> sources;

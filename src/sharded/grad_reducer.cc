@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "plan/engine_buffers.h"
 #include "tierzero/flight_recorder.h"
 
 namespace tierzero {
@@ -18,7 +19,9 @@ GradReducer::GradReducer(const GptLayout& layout, const Spec& spec, const ShardL
   bucket_of_.assign(layout.units().size(), -1);
   index_in_bucket_.assign(layout.units().size(), -1);
   const std::size_t g = static_cast<std::size_t>(grads.group_size);
-  for (GradBucket& gb : grad_buckets(order, grads, wsize_, spec.bucket_bytes)) {
+  std::vector<GradBucket> buckets = grad_buckets(order, grads, wsize_, spec.bucket_bytes);
+  const std::array<std::size_t, 2> counts = bucket_buffer_counts(buckets);
+  for (GradBucket& gb : buckets) {
     Bucket& b = buckets_.emplace_back();
     static_cast<GradBucket&>(b) = std::move(gb);
     std::size_t offset = 0;
@@ -29,11 +32,9 @@ GradReducer::GradReducer(const GptLayout& layout, const Spec& spec, const ShardL
       offset += grads.shard[u];
     }
   }
-  std::size_t max_count = 0;
-  for (const Bucket& b : buckets_) max_count = std::max(max_count, b.count);
   for (int s = 0; s < 2; ++s) {
-    send_[s].resize(mem, max_count * g * wsize_);
-    recv_[s].resize(mem, max_count * wsize_);
+    send_[s].resize(mem, counts[s] * g * wsize_);
+    recv_[s].resize(mem, counts[s] * wsize_);
   }
 }
 
@@ -94,6 +95,6 @@ void GradReducer::finish() {
   }
 }
 
-std::size_t GradReducer::buffer_bytes() const { return send_[0].bytes() * 2 + recv_[0].bytes() * 2; }
+std::size_t GradReducer::buffer_bytes() const { return send_[0].bytes() + send_[1].bytes() + recv_[0].bytes() + recv_[1].bytes(); }
 
 }  // namespace tierzero

@@ -54,17 +54,13 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
   forward_units = layout.forward_order();
   backward_units = layout.backward_order();
   reduce_order = layout.reduce_order();
-  const std::size_t largest_unit =
-      std::max(max_padded_unit(layout, states.params), max_padded_unit(layout, states.bwd_params));
-  fetcher = std::make_unique<UnitFetcher>(layout, dtype, plan.prefetch, largest_unit, mem, ops, *meter);
+  fetcher = std::make_unique<UnitFetcher>(layout, dtype, fetch_slot_sizes(layout, states, plan.prefetch), mem, ops, *meter);
   reducer = std::make_unique<GradReducer>(layout, GradReducer::Spec::of(plan), states.grads, dtype, reduce_order, *g_hier,
                                           cross_comm.get(), *reduce_schedule, grads.data(), mem, ops, *meter);
   // A tied head uses wte at the head: the embedding is held whole for the step, with its gradient. An untied one
   // reads the embedding once, at the start, and writes its gradient last, through unit_grad.
   const std::size_t n_embed = cfg.model.tied ? layout.units()[layout.embed_unit()].numel : 0;
-  std::size_t max_unit = 0;
-  for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
-  embed_params.resize(mem, n_embed), embed_grads.resize(mem, n_embed), unit_grad.resize(mem, max_unit);
+  embed_params.resize(mem, n_embed), embed_grads.resize(mem, n_embed), unit_grad.resize(mem, unit_grad_elements(layout, cfg.model.tied));
   tokens.resize(static_cast<std::size_t>(cfg.micro_batch) * cfg.effective_seq_len());
   targets.resize(tokens.size());
   tokens_mem.resize(mem, tokens.size()), targets_mem.resize(mem, tokens.size());
@@ -345,8 +341,10 @@ std::vector<StepBreakdown> ShardedTrainer::gather_breakdowns() {
 
 std::vector<std::pair<std::string, std::uint64_t>> ShardedTrainer::memory_bytes() const {
   const Impl& s = *impl_;
+  const std::uint64_t scratch = (s.p_hier ? s.p_hier->scratch_bytes() : 0) + (s.b_hier ? s.b_hier->scratch_bytes() : 0) +
+                                s.g_hier->scratch_bytes();  // grown to size in the first step
   const std::uint64_t buffers = s.fetcher->buffer_bytes() + s.reducer->buffer_bytes() + s.unit_grad.bytes() +
-                                s.gather_send.bytes() + s.gather_recv.bytes();
+                                s.gather_send.bytes() + s.gather_recv.bytes() + scratch;
   const StateFootprint o = s.optim->footprint(), p = s.params_store->footprint(),
                        b = s.bwd_store ? s.bwd_store->footprint() : StateFootprint{};
   std::vector<std::pair<std::string, std::uint64_t>> out = {{"params", p.device},

@@ -1,17 +1,19 @@
 #include "sharded/unit_fetcher.h"
 
 #include <algorithm>
+#include <string>
+
+#include "tierzero/error.h"
 
 namespace tierzero {
 
-UnitFetcher::UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops,
+UnitFetcher::UnitFetcher(const GptLayout& layout, DType dtype, const std::vector<FetchSlotSize>& slots, Memory& mem, ElementOps& ops,
                          WaitMeter& meter)
-    : layout_(layout), mem_(mem), ops_(ops), meter_(meter), dtype_(dtype), dsize_(dtype_size(dtype)), depth_(depth), slots_(static_cast<std::size_t>(depth) + 1) {
-  std::size_t max_unit = 0;
-  for (const UnitInfo& u : layout.units()) max_unit = std::max(max_unit, u.numel);
-  for (Slot& s : slots_) {
-    s.gathered.resize(mem, max_gathered * dsize_);
-    s.compute.resize(mem, max_unit);
+    : layout_(layout), mem_(mem), ops_(ops), meter_(meter), dtype_(dtype), dsize_(dtype_size(dtype)), depth_(static_cast<int>(slots.size()) - 1),
+      slots_(slots.size()) {
+  for (std::size_t k = 0; k < slots.size(); ++k) {
+    slots_[k].gathered.resize(mem, slots[k].gathered * dsize_);
+    slots_[k].compute.resize(mem, slots[k].compute);
   }
 }
 
@@ -31,6 +33,8 @@ void UnitFetcher::launch(std::size_t i) {
   const FlightPhaseScope tagged(src_.phase, u);
   const std::byte* shard = src_.store->unit(i);
   const std::size_t count = src_.layout->shard[u];
+  TZ_CHECK(count * static_cast<std::size_t>(src_.layout->group_size) * dsize_ <= slot.gathered.bytes(), Error,
+           "unit " + std::to_string(u) + " does not fit its fetch slot (a pass the ring was not sized for)");
   if (src_.bits == 16) {
     slot.pending = src_.hier->iall_gather(shard, slot.gathered.data(), count, dtype_);
   } else {
@@ -43,6 +47,7 @@ const float* UnitFetcher::get(std::size_t i) {
   const int u = units_[i];
   const std::size_t n = layout_.units()[u].numel;
   Slot& slot = slots_[i % slots_.size()];
+  TZ_CHECK(n <= slot.compute.size(), Error, "unit " + std::to_string(u) + " does not fit its fetch slot (a pass the ring was not sized for)");
   if (!src_.hier || src_.layout->whole[u]) {
     ops_.to_f32(dtype_, src_.store->unit(i), slot.compute.data(), n);
     src_.store->release(i);

@@ -13,6 +13,7 @@
 
 #include "comm/exec_clock.h"
 #include "comm/hier/hierarchy.h"
+#include "plan/engine_buffers.h"
 #include "plan/shard_layout.h"
 #include "sharded/param_store.h"
 #include "tierzero/flight_recorder.h"
@@ -35,8 +36,8 @@ struct SecondaryStore {
 
 class UnitFetcher {
  public:
-  // max_gathered: the largest padded unit of any partitioned source (elements).
-  UnitFetcher(const GptLayout& layout, DType dtype, int depth, std::size_t max_gathered, Memory& mem, ElementOps& ops,
+  // slots: the ring, depth + 1 of them (plan/engine_buffers.h's fetch_slot_sizes for the passes it will be given).
+  UnitFetcher(const GptLayout& layout, DType dtype, const std::vector<FetchSlotSize>& slots, Memory& mem, ElementOps& ops,
               WaitMeter& meter);
   // Starts a pass over `units` (in order) from `src` (its store's pass); keeps slices in `keep` when given.
   void begin(const std::vector<int>& units, const UnitSource& src, const SecondaryStore* keep = nullptr);

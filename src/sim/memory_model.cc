@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "comm/hier/scratch_sizes.h"
 #include "model/gpt.h"
 #include "model/ops.h"
+#include "plan/engine_buffers.h"
 #include "plan/grad_buckets.h"
 #include "plan/shard_layout.h"
 
@@ -12,18 +14,45 @@ namespace tierzero {
 namespace {
 using Parts = std::vector<std::pair<std::string, double>>;
 
-// The largest unit's gathered extent in `l` (padded: the shard times the group).
-double max_padded(const GptLayout& layout, const ShardLayout& l) {
-  double m = 0;
-  for (std::size_t u = 0; u < layout.units().size(); ++u)
-    m = std::max(m, static_cast<double>(l.whole[u] ? layout.units()[u].numel : l.shard[u] * static_cast<std::size_t>(l.group_size)));
-  return m;
+// The topology of a group(part) (the world when not partitioned): the levels above it have fan-out 1.
+Topology group_topology(const Topology& topo, const Partition& part) {
+  std::array<int, kNumLevels> f{};
+  for (int i = 0; i < kNumLevels; ++i) f[i] = !part || i <= static_cast<int>(*part) ? topo.fanout(static_cast<Level>(i)) : 1;
+  return Topology(f, topo.levels());
 }
 
-double max_unit(const GptLayout& layout) {
-  double m = 0;
-  for (const UnitInfo& u : layout.units()) m = std::max(m, static_cast<double>(u.numel));
-  return m;
+// The engine's hierarchies' scratch after a step (comm/hier/scratch_sizes.h): the forward and backward gathers of
+// the largest gathered unit (qwZ's when the weights are quantised; hpZ's from bwd_params), the reduction of the
+// largest bucket (all-reduce, reduce-scatter or qgZ's), and the gathers of units rebuilt after the update.
+double comm_scratch(const Plan& p, const Topology& topo, const GptLayout& layout, const StateLayouts& states, std::size_t dsize,
+                    const std::vector<GradBucket>& buckets) {
+  std::size_t params = 0, bwd = 0, rebuilt = 0, bucket = 0;
+  for (std::size_t u = 0; u < layout.units().size(); ++u) {
+    if (!states.params.whole[u]) params = std::max(params, states.params.shard[u]);
+    if (!states.bwd_params.whole[u]) bwd = std::max(bwd, states.bwd_params.shard[u]);
+    if (p.rebuilt_after_update(layout.units()[u].numel)) rebuilt = std::max(rebuilt, states.optim.shard[u]);
+  }
+  for (const GradBucket& b : buckets) bucket = std::max(bucket, b.count);
+  QuantSpec q;
+  q.block = p.quant_block;
+  std::size_t total = 0;
+  if (p.params) {
+    ScratchSizes s(group_topology(topo, p.params), hop_spec(p.gather));
+    if (p.weight_bits == 16) s.all_gather(params, dsize);
+    else q.bits = p.weight_bits, s.all_gather_quantized(params, q);
+    total += s.total();
+  }
+  if (states.bwd_distinct && p.bwd_params) {
+    ScratchSizes s(group_topology(topo, p.bwd_params), hop_spec(p.gather));
+    s.all_gather(bwd, dsize);
+    total += s.total();
+  }
+  ScratchSizes g(group_topology(topo, p.grads), hop_spec(p.reduce));
+  if (!p.grads) g.all_reduce(bucket, dsize);
+  else if (p.quantized()) g.reduce_scatter_quantized(bucket, dsize, p.grad_bits, q);
+  else g.reduce_scatter(bucket, dsize);
+  if (rebuilt) g.all_gather(rebuilt, dsize);
+  return static_cast<double>(total + g.total());
 }
 
 // The offloaded states' host memory and files (optim_store.h, param_store.h): in host memory (cpu), or in files with
@@ -40,27 +69,30 @@ void offloaded(const Plan& p, const StateLayouts& states, double dsize, SimResul
     r.file_bytes += params, r.host_bytes += p.param_offload.buffers * dsize * static_cast<double>(states.params.largest_shard());
 }
 
-// tierzero's engine: what ShardedTrainer allocates (its memory_bytes()), from the same layouts: the states; the
-// fetcher's prefetch + 1 slots (a gathered unit in the working dtype and its fp32 copy); the reducer's two send and
-// two receive buckets; the fp32 gradient of one unit; a tied head's whole embedding and its gradient (fp32); the
-// gathers of units rebuilt after the update; the model's activations (GptModel, gpt_activation_elements).
+// tierzero's engine: what ShardedTrainer allocates (its memory_bytes()), from the same layouts and the same sizing
+// rules (plan/engine_buffers.h): the states; the fetcher's ring (a gathered unit in the working dtype and its fp32
+// copy per slot); the reducer's two send and two receive buckets; the fp32 gradient of one unit; a tied head's whole
+// embedding and its gradient (fp32); the gathers of units rebuilt after the update; the model's activations
+// (GptModel, gpt_activation_elements).
 Parts tierzero_parts(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
   const Plan& p = in.plan;
   const double dsize = static_cast<double>(dtype_size(in.dtype));
   const StateLayouts states = StateLayouts::make(layout, topo, p, 0);
   const bool params_off = p.param_offload.offloaded();
-  const double slots = (p.prefetch + 1) * (std::max(max_padded(layout, states.params), max_padded(layout, states.bwd_params)) * dsize +
-                                           max_unit(layout) * sizeof(float));
-  double bucket = 0;
-  for (const GradBucket& b : grad_buckets(layout.reduce_order(), states.grads, static_cast<std::size_t>(dsize), p.bucket_bytes))
-    bucket = std::max(bucket, static_cast<double>(b.count));
-  const double reducer = 2 * bucket * dsize * (states.grads.group_size + 1);
+  double slots = 0;
+  for (const FetchSlotSize& s : fetch_slot_sizes(layout, states, p.prefetch))
+    slots += static_cast<double>(s.gathered) * dsize + static_cast<double>(s.compute) * sizeof(float);
+  const std::vector<GradBucket> buckets = grad_buckets(layout.reduce_order(), states.grads, static_cast<std::size_t>(dsize), p.bucket_bytes);
+  double reducer = 0;
+  for (const std::size_t count : bucket_buffer_counts(buckets)) reducer += static_cast<double>(count) * dsize * (states.grads.group_size + 1);
   double rebuilt_shard = 0, rebuilt_padded = 0;
   for (std::size_t u = 0; u < layout.units().size(); ++u)
     if (p.rebuilt_after_update(layout.units()[u].numel))
       rebuilt_shard = std::max(rebuilt_shard, static_cast<double>(states.optim.shard[u])),
       rebuilt_padded = std::max(rebuilt_padded, static_cast<double>(states.optim.shard[u] * states.optim.group_size));
-  const double buffers = slots + reducer + max_unit(layout) * sizeof(float) + (rebuilt_shard + rebuilt_padded) * dsize;
+  const double unit_grad = static_cast<double>(unit_grad_elements(layout, in.model.tied)) * sizeof(float);
+  const double buffers = slots + reducer + unit_grad + (rebuilt_shard + rebuilt_padded) * dsize +
+                         comm_scratch(p, topo, layout, states, static_cast<std::size_t>(dsize), buckets);
   const double embed = in.model.tied ? 2.0 * sizeof(float) * static_cast<double>(layout.units()[layout.embed_unit()].numel) : 0.0;
   const double acts = sizeof(float) * static_cast<double>(gpt_activation_elements(in.model, in.micro_batch, seq_len, in.recompute.any(),
                                                                                   ops::attention_scratch(seq_len, in.model.heads)));
@@ -142,7 +174,7 @@ void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& 
   Parts parts = own ? tierzero_parts(in, topo, layout, seq_len, r) : engine_parts(in, topo, layout, seq_len, r);
   double allocated = 0;
   for (const auto& [k, v] : parts) allocated += v;
-  parts.emplace_back("runtime", allocated * in.engine.allocator_reserve + in.engine.fixed_bytes);
+  parts.emplace_back("runtime", allocated * in.engine.allocator_reserve + in.engine.fixed_bytes + in.system.device.runtime_bytes);
   r.memory_bytes = std::move(parts);
   r.memory_total = 0;
   for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;

@@ -57,6 +57,7 @@ void read_device_table(const toml::table& t, DeviceSpec& d, const std::string& w
   dev.number("gemm_fp8_efficiency", d.gemm_fp8_efficiency, 0, 1);
   dev.number("memory_efficiency", d.memory_efficiency, 1e-3, 1);
   dev.number("launch_us", d.launch_s, 0, 1e6, 1e-6);
+  dev.number("runtime_gb", d.runtime_bytes, 0, 1e6, 1e9);
   TZ_CHECK(d.peak_fp8_flops == 0 || d.gemm_fp8_efficiency > 0, ConfigError, where + ": peak_fp8_tflops needs gemm_fp8_efficiency");
   if (dev.take("attention")) {
     const toml::array* rates = t["attention"].as_array();
@@ -96,6 +97,7 @@ void write_device_keys(toml::table& root, const System& s) {
   if (d.peak_fp8_flops > 0) put(t, "peak_fp8_tflops", d.peak_fp8_flops / 1e12), put(t, "gemm_fp8_efficiency", d.gemm_fp8_efficiency);
   put(t, "memory_efficiency", d.memory_efficiency);
   put(t, "launch_us", d.launch_s / 1e-6);
+  if (d.runtime_bytes > 0) put(t, "runtime_gb", d.runtime_bytes / 1e9);
   toml::array rates;
   for (const AttentionRate& a : d.attention) {
     toml::table r;

@@ -224,23 +224,26 @@ int fault_step(const char* variable, int rank) {
 }
 
 // For the preemption tests: TIERZERO_FAULT_HOLD=STEP[,STEP...] makes every
-// rank of a run wait before the first listed step after the one it starts
-// at until it has a notice, or 120 s: a run that cannot end before the
-// notice reaches it, however slowly a loaded machine (or Slurm's time-limit
-// timer) passes it on. A requeued job's next start waits at the next step
-// listed, or not at all.
+// rank of a run wait before a listed step until it has a notice, or 120 s:
+// a run that cannot end before the notice reaches it, however slowly a
+// loaded machine (or Slurm's time-limit timer) passes it on. The job's k-th
+// start (k = Slurm's SLURM_RESTART_COUNT, 0 outside Slurm or before a
+// requeue) waits at the k-th step listed, if it has not passed it, or not
+// at all: a start that a notice stopped before its hold does not wait again
+// at that hold when the requeued job resumes.
 std::int64_t hold_step(std::int64_t first_step) {
   const char* v = std::getenv("TIERZERO_FAULT_HOLD");
   if (!v) return -1;
-  std::int64_t hold = -1;
-  for (const char* p = v; *p;) {
+  const char* restarts = std::getenv("SLURM_RESTART_COUNT");
+  long start = restarts ? std::strtol(restarts, nullptr, 10) : 0;
+  for (const char* p = v; *p; --start) {
     char* end = nullptr;
     const std::int64_t step = std::strtoll(p, &end, 10);
     if (end == p) break;
-    if (step > first_step && (hold < 0 || step < hold)) hold = step;
+    if (start == 0) return step > first_step ? step : -1;
     p = *end == ',' ? end + 1 : end;
   }
-  return hold;
+  return -1;
 }
 void hold_for_notice() {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(120);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tierzero/error.h"
+#include "tierzero/process_memory.h"
 
 namespace tierzero::cli {
 
@@ -68,6 +69,7 @@ void TrainReport::record(const StepStats& s, std::optional<double> val_loss) {
                                   {"tokens_per_s", tokens_per_s}, {"tflops", tflops}};
     if (val_loss) row["val_loss"] = *val_loss;
     for (const auto& [k, v] : extra_) row[k] = v;
+    row["peak_rss_bytes"] = peak_resident_bytes();  // this rank's (the root's) host memory high-water mark so far
     row["time"] = std::round(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count() * 1e3) / 1e3;
     if (recorded_ == 1) {  // this writer's first row: where the run starts
       if (first_step_ > 0) row["resumed"] = {{"from_step", first_step_}, {"redone", redone_}};

@@ -44,6 +44,8 @@ Request Hierarchy::submit(CommJob job) {
 
 std::size_t Hierarchy::num_hops() const { return state_->hops.size(); }
 
+std::size_t Hierarchy::scratch_bytes() const { return state_->scratch_bytes(); }
+
 Communicator& Hierarchy::hop(Level level) const {
   for (std::size_t i = 0; i < state_->levels.size(); ++i)
     for (Level l : state_->levels[i])

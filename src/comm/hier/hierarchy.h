@@ -62,6 +62,9 @@ class Hierarchy {
   Communicator& group() const { return group_; }
   // Number of hops with more than one member.
   std::size_t num_hops() const;
+  // The scratch buffers' bytes so far: they grow to the largest collective
+  // issued (comm/hier/scratch_sizes.h gives the size a set of calls reaches).
+  std::size_t scratch_bytes() const;
   // The communicator of the hop containing `level` (throws if none).
   Communicator& hop(Level level) const;
 

@@ -11,6 +11,12 @@ std::byte* HopState::buffer(Scratch which, std::size_t bytes) {
   return b.data();
 }
 
+std::size_t HopState::scratch_bytes() const {
+  std::size_t t = 0;
+  for (const auto& b : scratch) t += b.size();
+  return t;
+}
+
 void reverse_axes(Memory& mem, const std::byte* src, std::byte* dst, const Dims& dims, std::size_t block) {
   const std::size_t k = dims.k;
   // In dst, axis j has stride prod(dims[0..j-1]) blocks.

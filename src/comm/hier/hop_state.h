@@ -40,6 +40,7 @@ struct HopState {
   ExecClock* clock = nullptr;  // the executor's (null: not timed)
 
   std::byte* buffer(Scratch which, std::size_t bytes);
+  std::size_t scratch_bytes() const;  // what the buffers have grown to (scratch_sizes.h computes it beforehand)
   int fanout(std::size_t i) const { return hops[i]->size(); }
 
   // A collective on one hop, timed as the outermost level its members span

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The simulator's memory per rank for tierzero's own engine against what a
+# rank really takes: for several models, strategies and offload placements,
+# `tierzero simulate --json` predicts (on the cpu system, whose host memory
+# is the rank's memory: the device total plus the offloaded host bytes) and
+# a 1-step training with the same model, batch, plan and ranks measures
+# (rank 0's peak resident set, peak_rss_bytes of its metrics row). Each
+# prediction must be within 10% of the measurement.
+# Usage: memory_rss_test.sh TIERZERO MPIRUN
+set -u
+tz=$1
+mpirun=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+# check NP MODEL MICRO_BATCH SEQ_LEN TOPOLOGY STRATEGY [OPTIONS...]: one configuration.
+check() {
+  local np=$1 model=$2 mb=$3 seq=$4 topo=$5 strategy=$6
+  shift 6
+  local job=(--model "$model" --micro-batch "$mb" --seq-len "$seq" --topology "$topo" --strategy "$strategy" "$@")
+  local what="$model $strategy $np ranks mb $mb seq $seq${*:+ $*}"
+  "$tz" simulate --system cpu --ranks "$np" --recompute none "${job[@]}" --json > "$tmp/sim.json" 2>"$tmp/sim.log" ||
+    { echo "FAIL: $what: simulate: $(tail -n 2 "$tmp/sim.log")"; fail=1; return; }
+  "$mpirun" --oversubscribe -np "$np" "$tz" train "${job[@]}" --steps 1 --log-every 1000 --metrics "$tmp/m.jsonl" > "$tmp/train.log" 2>&1 ||
+    { echo "FAIL: $what: train: $(tail -n 3 "$tmp/train.log")"; fail=1; return; }
+  python3 - "$tmp/sim.json" "$tmp/m.jsonl" "$what" <<'PY' || fail=1
+import json, sys
+sim = json.load(open(sys.argv[1]))
+row = [json.loads(l) for l in open(sys.argv[2]) if l.strip()][-1]
+predicted = sim["memory_bytes"]["total"] + sim["host_bytes"]
+measured = row["peak_rss_bytes"]
+err = predicted / measured - 1
+ok = abs(err) <= 0.10
+print(f"{'ok' if ok else 'FAIL'}: {sys.argv[3]}: predicted {predicted / 1e9:.3f} GB, measured peak RSS {measured / 1e9:.3f} GB ({err:+.1%})")
+sys.exit(0 if ok else 1)
+PY
+}
+check 2 gpt2-124m 2 128 node=2 zero3
+check 2 gpt2-124m 2 128 node=2 zero3 --offload-optimizer cpu
+check 2 gpt-mini 4 256 node=2 ddp
+check 4 gpt-mini 4 256 node=2 zero3
+check 4 llama-mini 4 256 node=2 zeropp
+exit $fail
