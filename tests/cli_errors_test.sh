@@ -64,7 +64,7 @@ expect_exit 0 "fits" 1 -- "$tz" memory --system cpu --topology node=4 --model gp
 # are offloaded only from partitioned plans; train refuses the same.
 expect_exit 2 "no plan fits llama3-70b on 64 ranks of dgx-h100 (24.0 GB per rank): the smallest, zero3 with recomputation and the optimizer and the parameters offloaded, needs 232.1 GB, 206.6 GB of it activations at micro-batch 4 and sequence 8192" 1 -- \
   "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 24
-expect_exit 0 "both on the host\|optim offload cpu, param offload cpu" 1 -- \
+expect_exit 0 "optim offload cpu)" 1 -- \
   "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 40 --micro-batch 1 --seq-len 2048 --top 1
 expect_exit 2 "needs partitioned parameters (zero3, zeropp, mics, hier3); zero2 replicates them" 1 -- \
   "$tz" memory --model llama3-70b --system dgx-h100 --ranks 64 --strategy zero2 --offload-param cpu
@@ -125,7 +125,8 @@ python3 - <(cd "$tmp" && "$tz" simulate --ranks 384,8 --strategy hier3 --micro-b
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 assert [r["ranks"] for r in rows] == [8, 384], rows
-assert rows[0]["scaling_efficiency"] == 1.0 and rows[1]["scaling_efficiency"] < 1.0, rows
+assert rows[0]["scaling_efficiency"] == 1.0, rows
+assert abs(rows[1]["scaling_efficiency"] - rows[1]["tflops_per_device"] / rows[0]["tflops_per_device"]) < 1e-12, rows
 assert rows[0]["plan_changed"] and "package" in rows[0]["plan_changed"] and rows[1]["plan_changed"] is None, rows
 for key in ("comm_time_s", "latency_s", "quant_s"):
     assert set(rows[1][key]) == {"package", "node", "world"}, rows[1][key]

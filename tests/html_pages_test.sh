@@ -40,6 +40,7 @@ cat > "$run/measured-system.toml" <<'TOML'
 name = "measured"
 memory_gb = 0.01
 peak_tflops = 0.004
+memory_bandwidth_gbs = 14.5
 collectives = "mpi"
 [[level]]
 name = "package"

@@ -83,32 +83,32 @@ TEST(System, DevicePresetsAndBasedOn) {
 
 TEST(System, RejectsBadFiles) {
   const std::string ok_level = "[[level]]\nname='world'\nbandwidth_gbs=1\nlatency_us=1\n";
-  expect_error("memory_gb=1\npeak_tflops=1\ncolor='red'\n" + ok_level, "unknown key 'color'");
-  expect_error("peak_tflops=1\n" + ok_level, "needs memory_gb and peak_tflops (or based_on");
-  expect_error("memory_gb=1\npeak_tflops=1\n", "at least one [[level]]");
-  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=1\n", "needs bandwidth_gbs and latency_us");
-  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='node'\nbandwidth_gbs=1\nlatency_us=1\n", "last level must be 'world'");
-  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=-1\nlatency_us=1\n", "bandwidth must be > 0");
-  expect_error("memory_gb=1\npeak_tflops=1\ncollectives='tree'\n" + ok_level, "collectives must be");
-  expect_error("memory_gb=1\npeak_tflops=1\n[device]\nwarp_size=32\n" + ok_level, "[device]: unknown key 'warp_size'");
-  expect_error("memory_gb=1\npeak_tflops=1\n[device]\ngemm_efficiency=1.5\n" + ok_level, "gemm_efficiency must be between");
-  expect_error("memory_gb=1\npeak_tflops=1\n[device]\npeak_fp8_tflops=100\n" + ok_level, "needs gemm_fp8_efficiency");
-  expect_error("memory_gb=1\npeak_tflops=1\n[device]\n[[device.attention]]\nforward=0.5\nbackward=0.5\nhalf_seq=1\n" + ok_level,
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\ncolor='red'\n" + ok_level, "unknown key 'color'");
+  expect_error("peak_tflops=1\n" + ok_level, "needs memory_gb, peak_tflops and memory_bandwidth_gbs (or based_on");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n", "at least one [[level]]");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[[level]]\nname='world'\nbandwidth_gbs=1\n", "needs bandwidth_gbs and latency_us");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[[level]]\nname='node'\nbandwidth_gbs=1\nlatency_us=1\n", "last level must be 'world'");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[[level]]\nname='world'\nbandwidth_gbs=-1\nlatency_us=1\n", "bandwidth must be > 0");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\ncollectives='tree'\n" + ok_level, "collectives must be");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[device]\nwarp_size=32\n" + ok_level, "[device]: unknown key 'warp_size'");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[device]\ngemm_efficiency=1.5\n" + ok_level, "gemm_efficiency must be between");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[device]\npeak_fp8_tflops=100\n" + ok_level, "needs gemm_fp8_efficiency");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[device]\n[[device.attention]]\nforward=0.5\nbackward=0.5\nhalf_seq=1\n" + ok_level,
                "needs implementation");
-  expect_error("memory_gb=1\npeak_tflops=1\n[device]\n[[device.attention]]\nimplementation='flash2'\nforward=0.5\n" + ok_level,
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[device]\n[[device.attention]]\nimplementation='flash2'\nforward=0.5\n" + ok_level,
                "needs forward, backward and half_seq");
-  expect_error("memory_gb=1\npeak_tflops=1\n[device]\nsm_count_source=3\n" + ok_level, "sm_count_source must be a string");
-  expect_error("memory_gb=1\npeak_tflops=1\n[device]\nwarp_size_source='x'\n" + ok_level, "unknown key 'warp_size_source'");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[device]\nsm_count_source=3\n" + ok_level, "sm_count_source must be a string");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[device]\nwarp_size_source='x'\n" + ok_level, "unknown key 'warp_size_source'");
   expect_error("based_on='nope'\n" + ok_level, "unknown device 'nope'");
-  expect_error("memory_gb=1\npeak_tflops=1\noverlap=1.5\n" + ok_level, "overlap must be in [0, 1]");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\noverlap=1.5\n" + ok_level, "overlap must be in [0, 1]");
   expect_error("memory_gb=[\n", "sys.toml:");
-  expect_error("memory_gb=1\npeak_tflops=inf\n" + ok_level, "sys.toml: peak_tflops must be a finite number");
-  expect_error("memory_gb=nan\npeak_tflops=1\n" + ok_level, "sys.toml: memory_gb must be a finite number");
-  expect_error("memory_gb=0\npeak_tflops=1\n" + ok_level, "memory_gb must be between 1e-06 and 1e+09");
-  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nfanout=4294967298\nbandwidth_gbs=1\nlatency_us=1\n",
+  expect_error("memory_gb=1\npeak_tflops=inf\nmemory_bandwidth_gbs=1\n" + ok_level, "sys.toml: peak_tflops must be a finite number");
+  expect_error("memory_gb=nan\npeak_tflops=1\nmemory_bandwidth_gbs=1\n" + ok_level, "sys.toml: memory_gb must be a finite number");
+  expect_error("memory_gb=0\npeak_tflops=1\nmemory_bandwidth_gbs=1\n" + ok_level, "memory_gb must be between 1e-06 and 1e+09");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[[level]]\nname='world'\nfanout=4294967298\nbandwidth_gbs=1\nlatency_us=1\n",
                "fanout must be between 0 and 16777216");
-  expect_error("memory_gb=1\npeak_tflops=1\noverlap_reduce=-0.1\n" + ok_level, "overlap_reduce must be in [0, 1]");
-  expect_error("memory_gb=1\npeak_tflops=1\ncall_overhead_us=-3\n" + ok_level, "call_overhead_us must be in [0, 1e6)");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\noverlap_reduce=-0.1\n" + ok_level, "overlap_reduce must be in [0, 1]");
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\ncall_overhead_us=-3\n" + ok_level, "call_overhead_us must be in [0, 1e6)");
   EXPECT_THROW(load_system("no-such-system"), ConfigError);
 }
 
@@ -128,15 +128,15 @@ TEST(System, AchievedBandwidthInterpolatesOverParticipantsAndBytes) {
   // Points of no kind price every kind, the all-reduce too.
   EXPECT_NEAR(l.bandwidth_at({Collective::all_reduce, 2, 0, 1e4}), 2e9, 1);
   EXPECT_NEAR(l.bandwidth_at({Collective::all_to_all, 8, 0, 1e5}), 1.5e9, 1);
-  const std::string text = "memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n"
+  const std::string text = "memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n"
                            "achieved=[{participants=2, bytes=1000, bandwidth_gbs=1}, {participants=8, bytes=1e5, bandwidth_gbs=1.5}]\n";
   const System s = parse_system_toml(text, "t");
   ASSERT_EQ(s.links[0].achieved.size(), 2u);
   EXPECT_EQ(parse_system_toml(s.to_toml(), "back").links[0].achieved, s.links[0].achieved);
-  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n"
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n"
                "achieved=[{participants=1, bytes=1000, bandwidth_gbs=1}]\n",
                "level[0].achieved[0]: participants must be 2 to 16777216");
-  expect_error("memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\nachieved=3\n",
+  expect_error("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\nachieved=3\n",
                "achieved must be an array");
 }
 
@@ -171,7 +171,7 @@ TEST(System, AchievedBandwidthPerCollectiveAndGroups) {
     EXPECT_LE(v, last);
     last = v;
   }
-  const std::string head = "memory_gb=1\npeak_tflops=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n";
+  const std::string head = "memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\n[[level]]\nname='world'\nbandwidth_gbs=7\nlatency_us=1\n";
   const System s = parse_system_toml(head + "achieved=[{collective='reduce_scatter', participants=16, groups=2, bytes=1e6, bandwidth_gbs=6}]\n", "t");
   EXPECT_EQ(s.links[0].achieved.front(), (RatePoint{16, 1e6, 6e9, rs, 2}));
   EXPECT_EQ(parse_system_toml(s.to_toml(), "back").links[0].achieved, s.links[0].achieved);
@@ -185,7 +185,7 @@ TEST(System, AchievedBandwidthPerCollectiveAndGroups) {
 // "overlap" sets every kind, the per-kind keys override it; both survive a round trip with the call overhead.
 TEST(System, OverlapPerKindAndCallOverhead) {
   const std::string level = "[[level]]\nname='world'\nbandwidth_gbs=1\nlatency_us=1\n";
-  const System s = parse_system_toml("memory_gb=1\npeak_tflops=1\noverlap=0.25\noverlap_backward=0.5\ncall_overhead_us=40\n" + level, "s");
+  const System s = parse_system_toml("memory_gb=1\npeak_tflops=1\nmemory_bandwidth_gbs=1\noverlap=0.25\noverlap_backward=0.5\ncall_overhead_us=40\n" + level, "s");
   EXPECT_EQ(s.overlap, (Overlap{0.25, 0.5, 0.25}));
   EXPECT_NEAR(s.call_overhead_s, 40e-6, 1e-15);
   const System back = parse_system_toml(s.to_toml(), "back");

@@ -177,8 +177,8 @@ System parse_system_toml(std::string_view text, const std::string& origin) {
   reject_unknown(root, known, origin);
   System s;
   if (const auto base = root["based_on"].value<std::string>()) s = device_preset(*base);  // a device preset's figures, overridden below
-  else TZ_CHECK(root.contains("memory_gb") && root.contains("peak_tflops"), ConfigError,
-                origin + ": needs memory_gb and peak_tflops (or based_on = \"DEVICE\", a device preset)");
+  else TZ_CHECK(root.contains("memory_gb") && root.contains("peak_tflops") && root.contains("memory_bandwidth_gbs"), ConfigError,
+                origin + ": needs memory_gb, peak_tflops and memory_bandwidth_gbs (or based_on = \"DEVICE\", a device preset)");
   s.name = root["name"].value_or(std::string("custom"));
   read_device_keys(root, s, origin);
   for (auto [key, field] : {std::pair{"host_link_gbs", &System::host_link_Bps}, std::pair{"host_memory_gbs", &System::host_memory_Bps},

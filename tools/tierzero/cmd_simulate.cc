@@ -239,6 +239,7 @@ int run_plan(const SimArgs& a) {
       nlohmann::ordered_json changes = nlohmann::ordered_json::object();
       for (const auto& [setting, values] : c.alike.changes) changes[setting] = values;
       j["alike_changes"] = changes;
+      j["error_band"] = error_band(base_job.system.device.name, a.engine);
       std::cout << j.dump() << "\n";
     } else {
       std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
@@ -259,7 +260,7 @@ int run_plan(const SimArgs& a) {
       }
     }
   }
-  std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
+  if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
   if (!a.html.empty())
     write_plan_html(a.html, fmt::format("{} on {} ranks of {}", base_job.model.name, a.ranks.front(), a.system), page_rows,
                     options.memory_limit.value_or(base.system.memory_bytes));

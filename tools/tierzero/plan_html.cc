@@ -107,7 +107,7 @@ HtmlPage plan_page(const std::string& title, const SimRows& rows, double device_
     names.push_back("#" + std::to_string(i + 1));
     side.facts.push_back({names.back(), fmt::format("{:.2f} TFLOPS per device, {:.3f} s per step, {:.1f} GB per rank, recompute {}: {}",
                                                     num(r, "tflops_per_device"), num(r, "step_time_s"), num(r["memory_bytes"], "total") / 1e9,
-                                                    r.value("recompute", false) ? "yes" : "no", r.value("plan", std::string("?")))});
+                                                    r.value("recompute", std::string("?")), r.value("plan", std::string("?")))});
   }
   side.charts = side_by_side(rows, names, device_memory_bytes);
   page.sections.push_back(side);
