@@ -1,4 +1,4 @@
-// Plan files (tierzero/plan.h, docs/formats.md "Plan files"): the shipped
+// Plan files (tierzero/plan.h, docs/formats.md, "Plan file"): the shipped
 // strategies are the presets of docs/architecture.md's table; every
 // strategy and every plan the planner lists reads back from its file as an
 // equal plan with the same describe(); bad files are errors naming the

@@ -99,7 +99,7 @@ struct Plan {
 // package-level backward copy becomes node-level on a node=4,world=2 job.
 Plan fit_to(const Plan& plan, const Topology& topo);
 
-// A plan as a file (docs/formats.md, "Plan files"): a TOML `[plan]` table
+// A plan as a file (docs/formats.md, "Plan file"): a TOML `[plan]` table
 // with every field of Plan (the level of each state, weight and per-hop
 // gradient bits, the decompositions, quantisation block, bucket, prefetch,
 // persistence threshold and the offload placements); the same table in a

@@ -1,4 +1,4 @@
-// Plans as TOML files (tierzero/plan.h, docs/formats.md "Plan files"): the
+// Plans as TOML files (tierzero/plan.h, docs/formats.md, "Plan file"): the
 // [plan] table read and written, and the strategies shipped as such files.
 #include <cstdio>
 #include <limits>
