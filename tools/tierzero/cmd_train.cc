@@ -12,7 +12,6 @@
 #include <thread>
 #include <fmt/format.h>
 
-
 #include "commands.h"
 #include "flight_signals.h"
 #include "preemption.h"
@@ -445,8 +444,9 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
 }
 
 int run_train(const TrainArgs& a, Context& ctx) {
-  if (a.device != "cpu" || !a.strategy.empty() || !a.plan.empty() || (!a.config.empty() && read_config_plan(a.config)) || !a.topology.empty() || !a.deepspeed.empty() || !a.save_dir.empty() || !a.resume.empty() ||
-      !a.init.empty() || !a.offload_optimizer.empty() || !a.offload_param.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
+  const bool planned = !a.strategy.empty() || !a.plan.empty() || !a.deepspeed.empty() || (!a.config.empty() && read_config_plan(a.config));
+  if (a.device != "cpu" || planned || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
+      !a.offload_optimizer.empty() || !a.offload_param.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
   if (cfg.breakdown) return run_sharded(a, ctx);  // the breakdown is the sharding engine's (a world of one here)
@@ -533,7 +533,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
                 "Write the same scalars as DeepSpeed's csv_monitor does: one CSV file per scalar in this folder");
   c->add_option("--log-every", a->log_every, fmt::format("Steps between log lines when not on a terminal (default {})", d.log_every))
       ->check(at_least(1));
-  c->add_option("--device", a->device, "Where the engine runs: cpu (MPI) or cuda (one GPU per rank, NCCL)")
+  c->add_option("--device", a->device,
+                "Where the engine runs: cpu (MPI) or cuda (one GPU per rank, NCCL; compiled and tested on the CPU only: no GPU run has "
+                "passed yet, docs/gpu.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   c->add_option("--comm-queues", a->comm_queues,
                 "2 (default): parameter gathers and gradient reductions in two queues, each in one order on its own thread, so "

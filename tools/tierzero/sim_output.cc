@@ -1,6 +1,7 @@
 #include "sim_output.h"
 
 #include <cstdio>
+#include <vector>
 #include <fmt/format.h>
 
 #include "tierzero/plan.h"
@@ -37,16 +38,20 @@ void write_simulated_plan(const std::string& path, const std::string& what, cons
   const Topology topo = in.topology();
   std::string bytes;
   for (Level l : topo.levels()) bytes += fmt::format("{}{} {}", bytes.empty() ? "" : ", ", level_name(l), r.bytes_per_level[static_cast<int>(l)]);
+  // train recomputes all blocks or none (its default: all).
   const std::string train = fmt::format(
       "tierzero train --plan {} --model {} --topology {} --micro-batch {} --seq-len {}{}{}", path, model, topo.to_string(),
       in.micro_batch, sequence_length(in), in.grad_accum == 1 ? "" : fmt::format(" --grad-accum {}", in.grad_accum),
-      recompute.any() ? (recompute.kind == Recompute::Kind::full ? "" : " --recompute (train recomputes every block)") : " --no-recompute");
-  write_plan_file(path, plan,
-                  {what, fmt::format("{} ranks of {} ({})", in.ranks, in.system.name, topo.to_string()), assumed(in, recompute),
-                   fmt::format("predicted: {:.3f} s per step, {:.2f} TFLOPS per device, {:.2f} GB per rank; bytes received per rank "
-                               "and step by level: {}",
-                               r.step_time_s, r.tflops_per_device, r.memory_total / 1e9, bytes),
-                   "run it (" + std::to_string(in.ranks) + " ranks): " + train});
+      recompute.any() ? "" : " --no-recompute");
+  std::vector<std::string> comment = {
+      what, fmt::format("{} ranks of {} ({})", in.ranks, in.system.name, topo.to_string()), assumed(in, recompute),
+      fmt::format("predicted: {:.3f} s per step, {:.2f} TFLOPS per device, {:.2f} GB per rank; bytes received per rank and step by "
+                  "level: {}",
+                  r.step_time_s, r.tflops_per_device, r.memory_total / 1e9, bytes)};
+  if (recompute.any() && recompute.kind != Recompute::Kind::full)
+    comment.push_back("train recomputes every block, not " + recompute.name() + ": its step time and memory differ");
+  comment.push_back("run it (" + std::to_string(in.ranks) + " ranks): " + train);
+  write_plan_file(path, plan, comment);
 }
 
 }  // namespace tierzero::cli
