@@ -104,6 +104,12 @@ done
 "$tz" train --config "$tmp/run.toml" --strategy zero3 > "$tmp/log" 2>&1 &&  # one rank: which plan is all this asks
   grep -q "with zero3 (" "$tmp/log" && ok "--strategy wins over the config's [plan]" || { tail -3 "$tmp/log"; bad "--strategy over [plan]"; }
 
+# 3b. A plan file with NVMe offload names no directory (plan and simulate write none): --nvme-path gives it.
+printf '[plan]\nparams = "world"\nbwd_params = "world"\ngrads = "world"\noptim = "world"\n[plan.optim_offload]\ndevice = "nvme"\n' > "$tmp/nvme.toml"
+mkdir -p "$tmp/swap"
+"$tz" train --plan "$tmp/nvme.toml" --nvme-path "$tmp/swap" --model gpt-tiny --seq-len 32 --steps 1 > "$tmp/log" 2>&1 &&
+  grep -q "optim offload nvme" "$tmp/log" && ok "an NVMe plan file trains with --nvme-path" || { tail -3 "$tmp/log"; bad "NVMe plan with --nvme-path"; }
+
 # 4. Bad input: exit 2 naming the file and the key, before any rank trains (one process: the same check on every
 # rank; the last one through mpirun).
 launcher=()
@@ -129,6 +135,7 @@ expect_2 "give one of --plan, --strategy and --deepspeed-config" --plan "$tmp/be
 echo '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}}' > "$tmp/ds.json"
 expect_2 "$tmp/run.toml: its [plan] table and --deepspeed-config both give the plan; give one" --config "$tmp/run.toml" --deepspeed-config "$tmp/ds.json"
 expect_2 "cannot read plan file '$tmp/none.toml'" --plan "$tmp/none.toml"
+expect_2 "$tmp/nvme.toml: plan 'custom': " --plan "$tmp/nvme.toml"
 launcher=("$mpirun" --oversubscribe -np 2)
 variant level 's/^params = .*/params = "world"/; s/^bwd_params = .*/bwd_params = "package"/'
 expect_2 "$tmp/level.toml: key 'plan.bwd_params': level package is not in the topology node=2,world=1" --plan "$tmp/level.toml" --topology node=2

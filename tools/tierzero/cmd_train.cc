@@ -125,11 +125,10 @@ PlanFile plan_file(const TrainArgs& a) {
 }
 
 ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
-  const PlanFile planned = plan_file(a);
+  PlanFile planned = plan_file(a);
   if (a.deepspeed.empty()) {
-    ResolvedRun run{resolve(a), planned.for_topology(topo), {}, a.logs};
-    apply_placement_flags(a, run.plan);
-    return run;
+    apply_placement_flags(a, planned.plan);  // before the checks: a written plan names no NVMe directory (--nvme-path does)
+    return {resolve(a), planned.for_topology(topo), {}, a.logs};
   }
   const DeepSpeedConfig file = DeepSpeedConfig::read(a.deepspeed);
   DeepSpeedMapping ds;
