@@ -120,6 +120,7 @@ struct CalibrationPass {
     t.micro_batch = c.micro_batch;
     t.seq_len = c.seq_len;
     t.param_dtype = DType::bf16;
+    t.recompute = false;  // the step's own work: the simulator adds recomputation's where its input asks for it
     t.validate();
     return t;
   }

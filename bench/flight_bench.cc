@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   cfg.model = load_model(model);
   cfg.data = "builtin";
   cfg.micro_batch = 1;
+  cfg.recompute = false;
   cfg.steps = 2 * pairs + 3;
   const Plan plan = fit_to(strategy_plan("hier3"), topo);
   const TokenData data = TokenData::load(cfg.data);

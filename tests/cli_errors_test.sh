@@ -63,7 +63,7 @@ expect_exit 0 "fits" 1 -- "$tz" memory --system cpu --topology node=4 --model gp
 # Offload: where no plan fits even with both states offloaded, the error says what takes the room; parameters
 # are offloaded only from partitioned plans; train refuses the same.
 expect_exit 2 "no plan fits llama3-70b on 64 ranks of dgx-h100 (24.0 GB per rank): the smallest, zero3 with recomputation and the optimizer and the parameters offloaded, needs 232.1 GB, 206.6 GB of it activations at micro-batch 4 and sequence 8192" 1 -- \
-  "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 24
+  "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 24 --seq-len 8192
 expect_exit 0 "optim offload cpu)" 1 -- \
   "$tz" plan --model llama3-70b --system dgx-h100 --ranks 64 --memory-limit-gb 40 --micro-batch 1 --seq-len 2048 --top 1
 expect_exit 2 "needs partitioned parameters (zero3, zeropp, mics, hier3); zero2 replicates them" 1 -- \

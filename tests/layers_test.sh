@@ -39,7 +39,7 @@ done
 while IFS= read -r line; do
   echo "FAIL: ${line%%:*} includes ${line#*#include }, which is not public (include/tierzero)"; fail=1
 done < <(grep -H '^#include "' "$inc"/tierzero/*.h "$src"/../tools/tierzero/*.cc "$src"/../tools/tierzero/*.h |
-         grep -v '#include "tierzero/' | grep -v 'tools/tierzero/[a-z_]*\.[ch]*:#include "\(commands\|validators\|train_report\|breakdown_report\|early_signals\|preemption\|launch_child\|flight_signals\|[a-z_]*_bench\|step_log\|log_file\|event_file\|tensorboard_log\|tensorboard_event\.pb\|csv_log\|html_page\|page_assets\|chart\|run_metrics\|run_report\|plan_html\)\.h"')
+         grep -v '#include "tierzero/' | grep -v 'tools/tierzero/[a-z_]*\.[ch]*:#include "\(commands\|validators\|train_report\|breakdown_report\|early_signals\|preemption\|launch_child\|flight_signals\|[a-z_]*_bench\|step_log\|log_file\|event_file\|tensorboard_log\|tensorboard_event\.pb\|csv_log\|html_page\|page_assets\|chart\|run_metrics\|run_report\|plan_html\|sim_output\)\.h"')
 check() {  # check FILE LAYER
   local file=$1 layer=$2 line header theirs
   while IFS= read -r line; do

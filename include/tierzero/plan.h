@@ -42,6 +42,7 @@ struct OffloadPlacement {
   std::string nvme_path;
   int buffers = 2;
   bool offloaded() const { return device != Offload::none; }
+  bool operator==(const OffloadPlacement&) const = default;
 };
 
 struct Plan {
@@ -90,6 +91,7 @@ struct Plan {
   // The same partitions, bits, decompositions and buckets (the shards'
   // layout and the arithmetic); where the states live may differ.
   bool same_sharding(const Plan& o) const;
+  bool operator==(const Plan&) const = default;
 };
 
 // A preset adapted to a topology: a level the topology does not declare
@@ -97,8 +99,42 @@ struct Plan {
 // package-level backward copy becomes node-level on a node=4,world=2 job.
 Plan fit_to(const Plan& plan, const Topology& topo);
 
-// ddp, zero1, zero2, zero3, zeropp, mics, hier3.
+// A plan as a file (docs/formats.md, "Plan file"): a TOML `[plan]` table
+// with every field of Plan (the level of each state, weight and per-hop
+// gradient bits, the decompositions, quantisation block, bucket, prefetch,
+// persistence threshold and the offload placements); the same table in a
+// run configuration (train --config). Value type.
+struct PlanFile {
+  Plan plan;
+  // A level the job's topology does not declare becomes the next declared
+  // level outwards (fit_to), as the shipped strategies do; false: such a
+  // level is an error naming the file and key.
+  bool fit_to_topology = false;
+  std::string origin;  // the file, for errors
+  // The plan for a job on `topo`: fitted or checked level by level, then
+  // validated. Throws ConfigError naming the file (and the key, for a level).
+  Plan for_topology(const Topology& topo) const;
+};
+
+// A file holding one [plan] table and nothing else; ConfigError naming the
+// file and the key for an unknown key, a malformed value or bits the
+// quantiser cannot do (16, 8 or 4).
+PlanFile read_plan_file(const std::string& path);
+PlanFile parse_plan_file(std::string_view text, const std::string& origin);
+// The [plan] table of a run configuration, when it has one (its other keys
+// are TrainConfig's: tierzero/train_config.h).
+std::optional<PlanFile> read_config_plan(const std::string& path);
+// The text of a plan file: each line of `comment` as a TOML comment, then
+// the [plan] table; parse_plan_file reads back an equal plan.
+std::string plan_file_text(const Plan& plan, bool fit_to_topology, const std::vector<std::string>& comment = {});
+// Writes that text to `path` through a temporary file renamed over it (a
+// failed write leaves what was there); ConfigError naming the path.
+void write_plan_file(const std::string& path, const Plan& plan, const std::vector<std::string>& comment = {});
+
+// The named strategies, plan files shipped in data/plans and compiled in
+// (fit_to_topology = true): ddp, hier3, mics, zero1, zero2, zero3, zeropp.
 std::vector<std::string> strategy_names();
-Plan strategy_plan(std::string_view name);  // throws ConfigError
+PlanFile strategy_plan_file(std::string_view name);  // throws ConfigError naming them
+Plan strategy_plan(std::string_view name);  // its plan, not yet fitted to a topology
 
 }  // namespace tierzero

@@ -117,6 +117,7 @@ struct HopBits {
   // (the quantised reduce-scatter and the traffic model that prices it).
   int at_hop(const std::vector<Level>& levels) const;
   std::string to_string() const;
+  bool operator==(const HopBits&) const = default;
 };
 // Parses "package=16,node=8,world=4"; omitted levels are 16. Throws ConfigError.
 HopBits parse_hop_bits(std::string_view spec);

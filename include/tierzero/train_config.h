@@ -1,8 +1,13 @@
 // Everything a training run is configured with, and the one reader for it:
 // a TOML file (`--config run.toml`, keys as the fields below) overridden by
 // command-line flags. Unknown keys and bad values are ConfigErrors that
-// name the key. Value type.
+// name the key. The file's [plan] table, the partition plan of a multi-rank
+// run, is the plan layer's to read (read_config_plan, tierzero/plan.h).
+// The defaults below are every command's: train's, and the micro-batch,
+// sequence, recomputation and parameter dtype that simulate, plan and
+// memory assume. Value type.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -16,9 +21,9 @@ struct TrainConfig {
   GptConfig model = gpt_preset("gpt-tiny");  // key "model": a preset name, or a [model] table
   std::string data = "builtin";              // "builtin" or a token file
   std::int64_t steps = 300;
-  int micro_batch = 8;    // sequences per rank per micro-batch
+  int micro_batch = 4;    // sequences per rank per micro-batch
   int grad_accum = 1;     // micro-batches per step
-  int seq_len = 0;        // 0: the model's context
+  int seq_len = 0;        // 0: the model's context, at most kDefaultMaxSeqLen
   std::uint64_t seed = 1234;
   LrSchedule schedule{3e-3f, 0.1f, 20, 0};  // total 0: = steps
   AdamWConfig adamw{};
@@ -32,7 +37,9 @@ struct TrainConfig {
   // gradients (skipped), double after loss_scale_window good steps in a row.
   int loss_scale_power = 16;
   int loss_scale_window = 1000;
-  bool recompute = false;
+  // Full activation recomputation: backward runs each block's forward again
+  // instead of keeping its activations (what fits a large model's memory).
+  bool recompute = true;
   // Where each step's time goes, per rank (StepBreakdown): printed and in the metrics.
   bool breakdown = false;
   // Communication queues of the sharding engine: 2, parameter gathers and
@@ -52,7 +59,10 @@ struct TrainConfig {
 
   // Throws ConfigError naming the bad field.
   void validate() const;
-  int effective_seq_len() const { return seq_len > 0 ? seq_len : model.context; }
+  // The default sequence: the model's context up to 2048 tokens (a Llama
+  // 3.1 context of 131072 is no training default).
+  static constexpr int kDefaultMaxSeqLen = 2048;
+  int effective_seq_len() const { return seq_len > 0 ? seq_len : std::min(model.context, kDefaultMaxSeqLen); }
 };
 
 // Reads a TOML file into `cfg` (keys not given keep their values).

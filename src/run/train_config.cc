@@ -92,6 +92,7 @@ void parse_train_config(const std::string& text, const std::string& origin, Trai
     else if (key == "eval_batches") c.eval_batches = static_cast<int>(get_int(v, key, origin, 1));
     else if (key == "loss_scale_power") c.loss_scale_power = static_cast<int>(get_int(v, key, origin, 0, 64));
     else if (key == "loss_scale_window") c.loss_scale_window = static_cast<int>(get_int(v, key, origin, 1));
+    else if (key == "plan") TZ_CHECK(v.is_table(), ConfigError, origin + ": key 'plan' must be a table");  // the plan layer's (read_config_plan)
     else TZ_THROW(ConfigError, origin + ": unknown key '" + key + "'");
   }
   try {

@@ -176,6 +176,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
     cfg.seq_len = sargs->seq_len;
     cfg.param_dtype = parse_dtype(sargs->param_dtype);
     cfg.matmul = parse_matmul_type(sargs->matmul);
+    cfg.recompute = false;  // the step PyTorch's baseline runs (bench/gpt_vs_pytorch.py): activations kept
     cfg.validate();
     const auto r = bench::run_step_bench(cfg, sargs->threads, 1, sargs->steps);
     std::cout << bench::to_json_line(cfg, sargs->threads, r, bench::measure_gemm_rates(sargs->threads)) << std::endl;

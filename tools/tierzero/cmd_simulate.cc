@@ -7,11 +7,13 @@
 
 #include "commands.h"
 #include "plan_html.h"
+#include "sim_output.h"
 #include "validators.h"
 #include "tierzero/corpus.h"
 #include "tierzero/error.h"
 #include "tierzero/planner.h"
 #include "tierzero/simulator.h"
+#include "tierzero/train_config.h"
 
 namespace tierzero::cli {
 
@@ -20,10 +22,12 @@ struct SimArgs {
   std::string system = "frontier", model = "gpt-20b", topology, engine = "tierzero";
   std::vector<std::string> strategies = {"zero3", "zeropp", "hier3"};
   std::vector<int> ranks = {8, 16, 32, 64, 128, 256, 384};
-  int micro_batch = 4, seq_len = 0, grad_accum = 1;
-  std::string recompute = "full", attention;
+  // train's defaults (tierzero/train_config.h), so that every command assumes the same run.
+  int micro_batch = TrainConfig{}.micro_batch, seq_len = TrainConfig{}.seq_len, grad_accum = TrainConfig{}.grad_accum;
+  std::string recompute = TrainConfig{}.recompute ? "full" : "none", attention;
   bool fp8 = false, json = false;
   std::string html;  // --html: the page of the rows --json prints (plan_html.h)
+  std::string write_plan, write_plans;  // --write-plan FILE, plan's --write-plans DIR
   double memory_limit_gb = 0, min_quant_gain = 0.05;
   std::string offload_optimizer = "none", offload_param = "none";
   std::size_t persist_threshold = 0;
@@ -44,6 +48,7 @@ SimInput job(const SimArgs& a) {
   in.micro_batch = a.micro_batch;
   in.seq_len = a.seq_len;
   in.grad_accum = a.grad_accum;
+  in.dtype = TrainConfig{}.param_dtype;
   in.recompute = Recompute::parse(a.recompute);
   in.topology_spec = a.topology;
   in.engine = engine_profile(a.engine);
@@ -111,6 +116,7 @@ int run_simulate(const SimArgs& a) {
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
   const int world = static_cast<int>(Level::world);
   const SimInput base_job = job(a);
+  print_assumptions(base_job, a.json);
   if (!a.json)
     std::printf("%-8s %6s %10s %10s %10s %8s %6s %6s %10s  %s\n", "strategy", "ranks", "step_s", "compute_s", "TFLOPS", "scaling", "fits",
                 "GB", "world_s", "plan change");
@@ -121,6 +127,8 @@ int run_simulate(const SimArgs& a) {
       const SimResult r = simulate(p.in);
       if (base == 0) base = r.tflops_per_device;
       const double eff = r.tflops_per_device / base;
+      if (!a.write_plan.empty() && s == a.strategies.front() && n == ranks.front())
+        write_simulated_plan(a.write_plan, "tierzero simulate: " + s + "'s plan at the smallest rank count", a.model, p.in, p.in.recompute, r);
       if (!a.html.empty()) {
         page_rows.push_back(to_json(s, n, r, eff));
         page_rows.back()["plan"] = p.in.plan.describe();
@@ -182,6 +190,7 @@ void compare_engines(const SimInput& base_job, const PlanCandidate& best, const 
 int run_plan(const SimArgs& a) {
   TZ_CHECK(a.ranks.size() == 1, ConfigError, "plan takes one rank count (--ranks N)");
   const SimInput base_job = job(a);
+  print_assumptions(base_job, a.json, " (the search tries recompute none and full)");
   SimInput base = input(base_job, "zero3", a.ranks.front()).in;
   PlanSearchOptions options;
   if (a.memory_limit_gb > 0) options.memory_limit = a.memory_limit_gb * 1e9;
@@ -203,9 +212,17 @@ int run_plan(const SimArgs& a) {
                                       "--micro-batch or --seq-len, or add ranks",
                                       a.model, a.ranks.front(), a.system, options.memory_limit.value_or(base.system.memory_bytes) / 1e9,
                                       offload ? " and the optimizer and the parameters offloaded" : "", r.memory_total / 1e9,
-                                      activations / 1e9, base.micro_batch, base.seq_len > 0 ? base.seq_len : base.model.context));
+                                      activations / 1e9, base.micro_batch, sequence_length(base)));
   }
   SimRows page_rows;
+  for (std::size_t i = 0; i < found.size(); ++i) {  // the files: the best (--write-plan), every one listed (--write-plans)
+    SimInput in = base;
+    in.plan = found[i].plan;
+    const std::string what = fmt::format("tierzero plan: plan {} of the {} listed (best first)", i + 1, found.size());
+    if (i == 0 && !a.write_plan.empty()) write_simulated_plan(a.write_plan, what, a.model, in, found[i].recompute, found[i].result);
+    if (!a.write_plans.empty())
+      write_simulated_plan(fmt::format("{}/plan-{}.toml", a.write_plans, i + 1), what, a.model, in, found[i].recompute, found[i].result);
+  }
   for (const PlanCandidate& c : found) {
     if (!a.html.empty()) {
       page_rows.push_back(to_json("search", a.ranks.front(), c.result, 1.0));
@@ -276,6 +293,7 @@ int run_plan(const SimArgs& a) {
 int run_memory(const SimArgs& a) {
   TZ_CHECK(a.ranks.size() == 1 && a.strategies.size() == 1, ConfigError, "memory takes one strategy and one rank count");
   const Prepared p = input(job(a), a.strategies.front(), a.ranks.front());
+  print_assumptions(p.in, false);
   TZ_CHECK(a.offload_param == "none" || p.in.plan.params, ConfigError,
            "--offload-param needs partitioned parameters (zero3, zeropp, mics, hier3); " + a.strategies.front() + " replicates them");
   const SimResult r = simulate(p.in);
@@ -300,12 +318,16 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--model", a.model, kModelHelp)->capture_default_str();
   c->add_option("--topology", a.topology,
                 "Inner fan-outs, e.g. package=2,node=4 (world inferred from --ranks); needed where the system leaves them open (cpu)");
-  c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch")->check(at_least(1))->capture_default_str();
-  c->add_option("--seq-len", a.seq_len, "Sequence length (0: the model's context)")->check(at_least(0))->capture_default_str();
+  c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch (train's default)")->check(at_least(1))->capture_default_str();
+  c->add_option("--seq-len", a.seq_len,
+                "Sequence length (0: the model's context, at most " + std::to_string(TrainConfig::kDefaultMaxSeqLen) + ", as train)")
+      ->check(at_least(0))
+      ->capture_default_str();
   c->add_option("--grad-accum", a.grad_accum, "Micro-batches per step")->check(at_least(1))->capture_default_str();
   c->add_option("--recompute", a.recompute,
                 "Activation recomputation: none, full, selective (the attention core), selective-op (torchtitan's: every other matmul's "
-                "output kept), every:N (one block in N); true/false for full/none; the engine must offer it (data/engines)")
+                "output kept), every:N (one block in N); true/false for full/none; the engine must offer it (data/engines); "
+                "default train's")
       ->capture_default_str();
   c->add_option("--engine", a.engine,
                 "The training engine priced: tierzero, fsdp (FSDP1), fsdp2, deepspeed, megatron (data/engines: kernels, call pattern, "
@@ -343,6 +365,9 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   sim->add_flag("--json", a->json, "One JSON object per (strategy, ranks)");
   sim->add_option("--html", a->html, "Write one HTML page: scaling over the rank counts and the strategies side by side (charts, no network)");
+  sim->add_option("--write-plan", a->write_plan,
+                  "Write the plan simulated for the first --strategy at the smallest --ranks (fitted to that job's topology and memory) "
+                  "as a plan file for 'tierzero train --plan FILE'");
   sim->callback([a, &ctx] { ctx.exit_code = run_simulate(*a); });
 
   auto pl = std::make_shared<SimArgs>();
@@ -360,6 +385,10 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
       ->capture_default_str();
   plan->add_flag("--json", pl->json, "One JSON object per plan");
   plan->add_option("--html", pl->html, "Write one HTML page of the plans side by side (charts, no network)");
+  plan->add_option("--write-plan", pl->write_plan, "Write the best plan listed (the first) as a plan file for 'tierzero train --plan FILE'");
+  plan->add_option("--write-plans", pl->write_plans,
+                   "Write every plan listed as DIR/plan-N.toml, N its place in the list (1: the best); DIR must exist")
+      ->check(CLI::ExistingDirectory);
   plan->callback([pl, &ctx] { ctx.exit_code = run_plan(*pl); });
 
   auto m = std::make_shared<SimArgs>();

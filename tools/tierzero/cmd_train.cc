@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <thread>
+#include <fmt/format.h>
 
 #include "commands.h"
 #include "flight_signals.h"
@@ -34,7 +35,7 @@ namespace tierzero::cli {
 
 namespace {
 struct TrainArgs {
-  std::string config, model, data, val_data, metrics, param_dtype, matmul, strategy, topology, deepspeed, save_dir, resume, init;
+  std::string config, model, data, val_data, metrics, param_dtype, matmul, strategy, plan, topology, deepspeed, save_dir, resume, init;
   std::string offload_optimizer, offload_param, nvme_path;
   StepLogDirs logs;  // --tensorboard, --csv-monitor
   std::int64_t persist_threshold = -1;  // -1: the strategy's or the DeepSpeed config's
@@ -52,7 +53,8 @@ struct TrainArgs {
   std::int64_t flight_records = 4096;
   std::string flight_dir;
   bool flight_dump_on_stop = false;
-  bool recompute = false, breakdown = false, check_comm_order = false, allow_seed_change = false, async_save = false;
+  int recompute = 0;  // --recompute 1, --no-recompute -1, neither 0
+  bool breakdown = false, check_comm_order = false, allow_seed_change = false, async_save = false;
 };
 
 // The run's configuration: a DeepSpeed config's defaults (multi-rank
@@ -75,7 +77,7 @@ TrainConfig resolve(const TrainArgs& a, const DeepSpeedConfig* ds = nullptr, con
   if (!a.metrics.empty()) c.metrics = a.metrics;
   if (!a.param_dtype.empty()) c.param_dtype = parse_dtype(a.param_dtype);
   if (!a.matmul.empty()) c.matmul = parse_matmul_type(a.matmul);
-  if (a.recompute) c.recompute = true;
+  if (a.recompute != 0) c.recompute = a.recompute > 0;
   if (a.breakdown) c.breakdown = true;
   if (a.comm_queues > 0) c.comm_queues = a.comm_queues;
   if (a.log_every > 0) c.log_every = a.log_every;
@@ -108,13 +110,26 @@ void apply_placement_flags(const TrainArgs& a, Plan& plan) {
   if (a.persist_threshold >= 0) plan.persist_threshold = static_cast<std::size_t>(a.persist_threshold);
 }
 
+// The run's plan file: --plan, --strategy (a shipped plan file), the run
+// config's [plan] table, or zero3; at most one of the flags, and a
+// DeepSpeed config (which gives the plan itself) with none of them.
+PlanFile plan_file(const TrainArgs& a) {
+  TZ_CHECK((!a.plan.empty()) + (!a.strategy.empty()) + (!a.deepspeed.empty()) <= 1, ConfigError,
+           "give one of --plan, --strategy and --deepspeed-config");
+  if (!a.plan.empty()) return read_plan_file(a.plan);
+  if (!a.strategy.empty()) return strategy_plan_file(a.strategy);
+  std::optional<PlanFile> configured = a.config.empty() ? std::nullopt : read_config_plan(a.config);
+  TZ_CHECK(!configured || a.deepspeed.empty(), ConfigError,
+           a.config + ": its [plan] table and --deepspeed-config both give the plan; give one");
+  return configured ? *configured : strategy_plan_file("zero3");
+}
+
 ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
+  PlanFile planned = plan_file(a);
   if (a.deepspeed.empty()) {
-    ResolvedRun run{resolve(a), fit_to(strategy_plan(a.strategy.empty() ? "zero3" : a.strategy), topo), {}, a.logs};
-    apply_placement_flags(a, run.plan);
-    return run;
+    apply_placement_flags(a, planned.plan);  // before the checks: a written plan names no NVMe directory (--nvme-path does)
+    return {resolve(a), planned.for_topology(topo), {}, a.logs};
   }
-  TZ_CHECK(a.strategy.empty(), ConfigError, "give either --strategy or --deepspeed-config, not both");
   const DeepSpeedConfig file = DeepSpeedConfig::read(a.deepspeed);
   DeepSpeedMapping ds;
   ResolvedRun run{resolve(a, &file, [&](TrainConfig& c) { ds = file.apply(topo, c); }), {}, {}, a.logs};
@@ -431,8 +446,9 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
 }
 
 int run_train(const TrainArgs& a, Context& ctx) {
-  if (a.device != "cpu" || !a.strategy.empty() || !a.topology.empty() || !a.deepspeed.empty() || !a.save_dir.empty() || !a.resume.empty() ||
-      !a.init.empty() || !a.offload_optimizer.empty() || !a.offload_param.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
+  const bool planned = !a.strategy.empty() || !a.plan.empty() || !a.deepspeed.empty() || (!a.config.empty() && read_config_plan(a.config));
+  if (a.device != "cpu" || planned || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
+      !a.offload_optimizer.empty() || !a.offload_param.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
   if (cfg.breakdown) return run_sharded(a, ctx);  // the breakdown is the sharding engine's (a world of one here)
@@ -466,25 +482,44 @@ int run_train(const TrainArgs& a, Context& ctx) {
 
 void add_train_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<TrainArgs>();
+  const TrainConfig d;  // the defaults, every command's (tierzero/train_config.h)
   CLI::App* c = app.add_subcommand("train", "Train a GPT model");
-  c->add_option("--config", a->config, "TOML run configuration (flags override it)");
-  c->add_option("--model", a->model, kModelHelp);
-  c->add_option("--data", a->data, "'builtin', a token file made by 'tierzero data prepare', or an llm.c/nanoGPT .bin shard");
+  c->add_option("--config", a->config,
+                fmt::format("TOML run configuration: the keys below and those without a flag, with their defaults: beta1 {:g}, "
+                            "beta2 {:g}, eps {:g}, weight_decay {:g}, grad_clip {:g} (0: off), min_lr_ratio {:g} (the cosine's "
+                            "floor, x lr), and a [plan] table (a plan file's); flags override it (README, Configuration)",
+                            d.adamw.beta1, d.adamw.beta2, d.adamw.eps, d.adamw.weight_decay, d.grad_clip, d.schedule.min_lr_ratio));
+  c->add_option("--model", a->model, std::string(kModelHelp) + " (default " + d.model.name + ")");
+  c->add_option("--data", a->data,
+                "'builtin' (the default: the King James Bible, bytes), a token file made by 'tierzero data prepare', or an "
+                "llm.c/nanoGPT .bin shard");
   c->add_option("--val-data", a->val_data, "Held-out token file for the validation loss");
   c->add_option("--val-fraction", a->val_fraction, "Hold out this last fraction of --data for the validation loss (at most 0.5)")
       ->check(finite_number(false));
   c->add_option("--eval-every", a->eval_every, "Steps between validation losses (default 0: after the last step only)")->check(at_least(0));
   c->add_option("--eval-batches", a->eval_batches, "Held-out batches of micro-batch sequences per validation (default 8)")
       ->check(at_least(1));
-  c->add_option("--steps", a->steps, "Optimisation steps")->check(at_least(1));
-  c->add_option("--micro-batch", a->micro_batch, "Sequences per micro-batch per rank")->check(at_least(1));
-  c->add_option("--grad-accum", a->grad_accum, "Micro-batches per step")->check(at_least(1));
-  c->add_option("--seq-len", a->seq_len, "Sequence length (default: the model's context)")->check(at_least(0));
-  c->add_option("--lr", a->lr, "Peak learning rate (default 1e-3)")->check(finite_number(true));
-  c->add_option("--warmup", a->warmup, "Warmup steps")->check(at_least(0));
-  c->add_option("--seed", a->seed, "Seed of initialisation and data order")->check(at_least(0));
-  c->add_option("--param-dtype", a->param_dtype, "Working parameter storage: fp32, bf16, fp16");
-  c->add_flag("--recompute", a->recompute, "Recompute activations in backward");
+  c->add_option("--steps", a->steps,
+                fmt::format("Optimisation steps (default {}; with --deepspeed-config, its scheduler's total_num_steps when it "
+                            "gives one)", d.steps))
+      ->check(at_least(1));
+  c->add_option("--micro-batch", a->micro_batch, fmt::format("Sequences per micro-batch per rank (default {})", d.micro_batch))
+      ->check(at_least(1));
+  c->add_option("--grad-accum", a->grad_accum, fmt::format("Micro-batches per step (default {})", d.grad_accum))->check(at_least(1));
+  c->add_option("--seq-len", a->seq_len,
+                fmt::format("Sequence length (default 0: the model's context, at most {})", TrainConfig::kDefaultMaxSeqLen))
+      ->check(at_least(0));
+  c->add_option("--lr", a->lr,
+                fmt::format("Peak learning rate (default {:g}): linear warmup to it, then a cosine down to lr x min_lr_ratio "
+                            "({:g}) at the last step", d.schedule.lr, d.schedule.min_lr_ratio))
+      ->check(finite_number(true));
+  c->add_option("--warmup", a->warmup, fmt::format("Warmup steps (default {})", d.schedule.warmup))->check(at_least(0));
+  c->add_option("--seed", a->seed, fmt::format("Seed of initialisation and data order (default {})", d.seed))->check(at_least(0));
+  c->add_option("--param-dtype", a->param_dtype,
+                fmt::format("Working parameter storage: fp32, bf16, fp16 (default {})", dtype_name(d.param_dtype)));
+  c->add_flag("--recompute,!--no-recompute", a->recompute,
+              fmt::format("Recompute activations in backward (default {}; --no-recompute keeps them: faster, more memory)",
+                          d.recompute ? "on" : "off"));
   c->add_flag("--breakdown", a->breakdown,
               "Print where each step's time goes on every rank (compute; waits for gathers, reductions and control values, split "
               "by level, quantisation and local work; checkpoint) and write it to the metrics");
@@ -498,14 +533,23 @@ void add_train_command(CLI::App& app, Context& ctx) {
                 "TensorBoard event files in this folder, a new file per run start (DeepSpeed's tensorboard section)");
   c->add_option("--csv-monitor", a->logs.csv,
                 "Write the same scalars as DeepSpeed's csv_monitor does: one CSV file per scalar in this folder");
-  c->add_option("--log-every", a->log_every, "Steps between log lines when not on a terminal")->check(at_least(1));
-  c->add_option("--device", a->device, "Where the engine runs: cpu (MPI) or cuda (one GPU per rank, NCCL)")
+  c->add_option("--log-every", a->log_every, fmt::format("Steps between log lines when not on a terminal (default {})", d.log_every))
+      ->check(at_least(1));
+  c->add_option("--device", a->device,
+                "Where the engine runs: cpu (MPI) or cuda (one GPU per rank, NCCL; compiled and tested on the CPU only: no GPU run has "
+                "passed yet, docs/gpu.md)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
   c->add_option("--comm-queues", a->comm_queues,
                 "2 (default): parameter gathers and gradient reductions in two queues, each in one order on its own thread, so "
                 "gathers never wait behind reductions (MPI; one queue with NCCL); 1: one queue for every collective")
       ->check(CLI::Range(1, 2));
-  c->add_option("--strategy", a->strategy, "ddp, zero1, zero2, zero3, zeropp, mics or hier3 (multi-rank; default zero3)");
+  std::string strategies;
+  for (const std::string& n : strategy_names()) strategies += (strategies.empty() ? "" : ", ") + n;
+  c->add_option("--strategy", a->strategy,
+                "A named plan: " + strategies + " (the plan files of data/plans; multi-rank; default zero3, or the run config's [plan])");
+  c->add_option("--plan", a->plan,
+                "A plan file (TOML [plan] table: each state's level, bits, decompositions, buckets, prefetch, offload; "
+                "docs/formats.md), e.g. written by 'tierzero plan --write-plan'; multi-rank");
   c->add_option("--deepspeed-config", a->deepspeed, "DeepSpeed JSON config (ZeRO stage and ZeRO++ keys, offload, batch, optimizer, scheduler, precision, ...): its keys mean "
                 "what DeepSpeed means, a key it leaves out takes DeepSpeed's default, and without --steps the run is the scheduler's "
                 "total_num_steps long (docs/deepspeed.md)");
@@ -531,7 +575,10 @@ void add_train_command(CLI::App& app, Context& ctx) {
               "Write checkpoints from a background thread while training goes on (a host snapshot first; 'latest' moves once "
               "every rank's shards are written and checksummed)");
   c->add_option("--resume", a->resume, "Continue from a checkpoint directory, or 'latest' in --save-dir");
-  c->add_option("--init", a->init, "Start from the weights of a safetensors file (tierzero ckpt export)");
+  c->add_option("--init", a->init,
+                "Start from these weights: a Hugging Face directory (config.json beside model.safetensors, or sharded "
+                "model-*.safetensors with model.safetensors.index.json; give the same directory as --model), or a safetensors "
+                "file, Hugging Face's names or tierzero's (ckpt export); F32, BF16 or F16");
   c->add_option("--comm-timeout", a->comm_timeout, "Abort when a collective does not complete within S seconds (default 600; 0: never)")
       ->check(finite_number(false));
   c->add_option("--max-bad-steps", a->max_bad_steps,

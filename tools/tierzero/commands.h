@@ -17,8 +17,8 @@ constexpr int kExitPreempted = 75;
 
 // What --model accepts (tierzero/gpt_config.h, load_model).
 inline constexpr const char* kModelHelp =
-    "Model: a preset (gpt-tiny, gpt-mini, gpt2-124m, gpt-1.3b, gpt-10b, gpt-18b, gpt-20b, llama-tiny, llama-mini, llama3-8b, "
-    "llama3-70b, qwen2.5-7b), a model file (*.toml, docs/models.md) or a Hugging Face config.json or its directory";
+    "Model: a preset (gpt-tiny, gpt-mini, gpt2-124m, gpt-1.3b, gpt-10b, gpt-18b, gpt-20b, llama-tiny, llama-mini, llama3.2-1b, "
+    "llama3-8b, llama3-70b, qwen2.5-7b), a model file (*.toml, docs/models.md) or a Hugging Face config.json or its directory";
 
 // State shared by main and the subcommands. MPI is started only by the
 // commands that need it and finalised after main has reported any error, so

@@ -1,0 +1,57 @@
+#include "sim_output.h"
+
+#include <cstdio>
+#include <vector>
+#include <fmt/format.h>
+
+#include "tierzero/plan.h"
+#include "tierzero/train_config.h"
+
+namespace tierzero::cli {
+
+int sequence_length(const SimInput& in) {
+  TrainConfig c;
+  c.model = in.model;
+  c.seq_len = in.seq_len;
+  return c.effective_seq_len();
+}
+
+namespace {
+std::string assumed(const SimInput& in, const Recompute& recompute) {
+  const std::string seq = in.seq_len > 0 ? "" : fmt::format(" (the model's context, at most {})", TrainConfig::kDefaultMaxSeqLen);
+  return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}",
+                     in.micro_batch, sequence_length(in), seq, in.grad_accum, in.grad_accum == 1 ? "" : "es", recompute.name(),
+                     dtype_name(in.dtype), in.engine.name);
+}
+}  // namespace
+
+void print_assumptions(const SimInput& in, bool json, const std::string& note) {
+  std::FILE* out = json ? stderr : stdout;
+  std::fprintf(out, "%s%s\n", assumed(in, in.recompute).c_str(), note.c_str());
+  std::fflush(out);
+}
+
+void write_simulated_plan(const std::string& path, const std::string& what, const std::string& model, const SimInput& in,
+                          const Recompute& recompute, const SimResult& r) {
+  Plan plan = in.plan;
+  plan.optim_offload.nvme_path = plan.param_offload.nvme_path = "";  // the run names the directory (--nvme-path)
+  const Topology topo = in.topology();
+  std::string bytes;
+  for (Level l : topo.levels()) bytes += fmt::format("{}{} {}", bytes.empty() ? "" : ", ", level_name(l), r.bytes_per_level[static_cast<int>(l)]);
+  // train recomputes all blocks or none (its default: all).
+  const std::string train = fmt::format(
+      "tierzero train --plan {} --model {} --topology {} --micro-batch {} --seq-len {}{}{}", path, model, topo.to_string(),
+      in.micro_batch, sequence_length(in), in.grad_accum == 1 ? "" : fmt::format(" --grad-accum {}", in.grad_accum),
+      recompute.any() ? "" : " --no-recompute");
+  std::vector<std::string> comment = {
+      what, fmt::format("{} ranks of {} ({})", in.ranks, in.system.name, topo.to_string()), assumed(in, recompute),
+      fmt::format("predicted: {:.3f} s per step, {:.2f} TFLOPS per device, {:.2f} GB per rank; bytes received per rank and step by "
+                  "level: {}",
+                  r.step_time_s, r.tflops_per_device, r.memory_total / 1e9, bytes)};
+  if (recompute.any() && recompute.kind != Recompute::Kind::full)
+    comment.push_back("train recomputes every block, not " + recompute.name() + ": its step time and memory differ");
+  comment.push_back("run it (" + std::to_string(in.ranks) + " ranks): " + train);
+  write_plan_file(path, plan, comment);
+}
+
+}  // namespace tierzero::cli

@@ -1,0 +1,28 @@
+// What simulate, plan and memory print and write besides their tables: the
+// line that says what their figures assume (the defaults are every
+// command's, tierzero/train_config.h), and the plan files of --write-plan.
+#pragma once
+#include <string>
+
+#include "tierzero/simulator.h"
+
+namespace tierzero::cli {
+
+// Prints "assumed: micro-batch 4 x sequence 2048 (the model's context, at
+// most 2048), 1 micro-batch per step, recompute full, bf16 parameters,
+// engine tierzero" for `in`, then `note`, on stdout (stderr when `json`:
+// stdout holds only JSON rows then), flushed.
+void print_assumptions(const SimInput& in, bool json, const std::string& note = "");
+
+// The sequence length `in` prices (its seq_len, else the default's).
+int sequence_length(const SimInput& in);
+
+// Writes `in`'s plan to `path` as a plan file (tierzero/plan.h) headed by
+// comments: `what` (which plan of which command), the assumptions, the
+// prediction and the train command that runs it (`model`: what --model
+// was given). `recompute` is the recomputation the prediction priced.
+// ConfigError when it cannot be written.
+void write_simulated_plan(const std::string& path, const std::string& what, const std::string& model, const SimInput& in,
+                          const Recompute& recompute, const SimResult& result);
+
+}  // namespace tierzero::cli
