@@ -13,15 +13,17 @@ mpirun=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-# check NP MODEL MICRO_BATCH SEQ_LEN TOPOLOGY STRATEGY [OPTIONS...]: one configuration.
+# check NP MODEL MICRO_BATCH SEQ_LEN TOPOLOGY STRATEGY RECOMPUTE(full|none) [OPTIONS...]: one configuration.
 check() {
-  local np=$1 model=$2 mb=$3 seq=$4 topo=$5 strategy=$6
-  shift 6
+  local np=$1 model=$2 mb=$3 seq=$4 topo=$5 strategy=$6 recompute=$7
+  shift 7
   local job=(--model "$model" --micro-batch "$mb" --seq-len "$seq" --topology "$topo" --strategy "$strategy" "$@")
-  local what="$model $strategy $np ranks mb $mb seq $seq${*:+ $*}"
-  "$tz" simulate --system cpu --ranks "$np" --recompute none "${job[@]}" --json > "$tmp/sim.json" 2>"$tmp/sim.log" ||
+  local what="$model $strategy $np ranks mb $mb seq $seq recompute $recompute${*:+ $*}"
+  local train_recompute=--recompute
+  [ "$recompute" = none ] && train_recompute=--no-recompute
+  "$tz" simulate --system cpu --ranks "$np" --recompute "$recompute" "${job[@]}" --json > "$tmp/sim.json" 2>"$tmp/sim.log" ||
     { echo "FAIL: $what: simulate: $(tail -n 2 "$tmp/sim.log")"; fail=1; return; }
-  "$mpirun" --oversubscribe -np "$np" "$tz" train "${job[@]}" --steps 1 --log-every 1000 --metrics "$tmp/m.jsonl" > "$tmp/train.log" 2>&1 ||
+  "$mpirun" --oversubscribe -np "$np" "$tz" train "${job[@]}" "$train_recompute" --steps 1 --log-every 1000 --metrics "$tmp/m.jsonl" > "$tmp/train.log" 2>&1 ||
     { echo "FAIL: $what: train: $(tail -n 3 "$tmp/train.log")"; fail=1; return; }
   python3 - "$tmp/sim.json" "$tmp/m.jsonl" "$what" <<'PY' || fail=1
 import json, sys
@@ -35,9 +37,10 @@ print(f"{'ok' if ok else 'FAIL'}: {sys.argv[3]}: predicted {predicted / 1e9:.3f}
 sys.exit(0 if ok else 1)
 PY
 }
-check 2 gpt2-124m 2 128 node=2 zero3
-check 2 gpt2-124m 2 128 node=2 zero3 --offload-optimizer cpu
-check 2 gpt-mini 4 256 node=2 ddp
-check 4 gpt-mini 4 256 node=2 zero3
-check 4 llama-mini 4 256 node=2 zeropp
+check 2 gpt2-124m 2 128 node=2 zero3 none
+check 2 gpt2-124m 2 128 node=2 zero3 full --offload-optimizer cpu
+check 2 gpt-mini 4 256 node=2 ddp none
+check 4 gpt-mini 4 256 node=2 zero3 full
+check 4 llama-mini 4 256 node=2 zeropp none
+check 4 llama-mini 4 256 node=2 zero3 none --offload-optimizer cpu --offload-param cpu
 exit $fail
