@@ -121,7 +121,7 @@ expect_exit 2 "\-\-collective must be all_gather or reduce_scatter" 1 -- "$tz" c
 expect_exit 2 "unknown collective 'gather'" 1 -- "$tz" collective --collective gather
 expect_exit 2 "is under a byte per rank" 1 -- "$tz" collective --ranks 1024 --total-mib 0.0001
 expect_exit 2 "has 8 ranks per node; 12 ranks is not a multiple" 1 -- "$tz" collective --system frontier-rccl --ranks 12
-python3 - <(cd "$tmp" && "$tz" simulate --ranks 384,8 --strategy hier3 --micro-batch 1 --json) <<'PY' || fail=1
+python3 - <(cd "$tmp" && "$tz" simulate --ranks 384,8 --strategy hier3 --model gpt-18b --micro-batch 1 --seq-len 1024 --json) <<'PY' || fail=1
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 assert [r["ranks"] for r in rows] == [8, 384], rows

@@ -227,6 +227,7 @@ TEST(Engine, BytesPerLevelAndMemoryPerStateMatchTheFormulas) {
       in.micro_batch = cfg.micro_batch;
       in.seq_len = cfg.seq_len;
       in.dtype = cfg.param_dtype;
+      if (cfg.recompute) in.recompute = Recompute{Recompute::Kind::full};
       in.plan = plan;
       const SimResult predicted = simulate(in);
       double allocated = 0;

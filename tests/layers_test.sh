@@ -15,7 +15,7 @@ for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
 # include) and the layer that implements each. Every other header lives
 # beside its sources under src/.
 declare -A owner=(
-  [error.h]=core [dtype.h]=core
+  [error.h]=core [dtype.h]=core [process_memory.h]=core
   [topology.h]=topo [system.h]=topo [device.h]=topo
   [communicator.h]=comm [order_check.h]=comm [mpi.h]=comm [flight_recorder.h]=comm [flight_diagnose.h]=comm
   [data.h]=data [tokenizer.h]=data
