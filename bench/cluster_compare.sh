@@ -26,7 +26,7 @@ trap '"$cluster" down' EXIT
   --system-name emulated-cluster --calibrate-model "$MODEL" --calibrate-seq-len "$SEQ" --calibrate-micro-batch "$BATCH" > "$out/comm.jsonl"
 for s in $STRATEGIES; do
   "$cluster" counters > "$out/counters-$s-before.json"
-  "$cluster" run -- tierzero train --strategy "$s" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --steps "$STEPS" \
+  "$cluster" run -- tierzero train --strategy "$s" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --no-recompute --steps "$STEPS" \
     --param-dtype bf16 --comm-queues "$QUEUES" --breakdown --metrics "$out/train-$s.jsonl" > "$out/train-$s.log" 2>&1 || echo "{\"strategy\": \"$s\", \"error\": \"see $out/train-$s.log\"}"
   "$cluster" counters > "$out/counters-$s-after.json"
   "$root/build/tierzero" simulate --system "$out/system.toml" --model "$MODEL" --ranks 8 --seq-len "$SEQ" --micro-batch "$BATCH" \
