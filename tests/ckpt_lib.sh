@@ -1,14 +1,9 @@
-# Shared by the checkpoint scripts (ckpt_test.sh, ckpt_faults_test.sh): a
-# scratch folder, pass/fail bookkeeping, a gpt-tiny run under mpirun and the
-# comparison of two metrics files. Sourced with TIERZERO MPIRUN as $1 $2.
-set -u
-tz=$1
-mpirun=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+# Shared by the checkpoint scripts (ckpt_test.sh, ckpt_faults_test.sh): on
+# top of script_lib.sh (scratch folder, pass/fail bookkeeping), a gpt-tiny
+# run under mpirun and the comparison of two metrics files. Sourced with
+# TIERZERO MPIRUN as $1 $2.
+source "$(dirname "${BASH_SOURCE[0]}")/script_lib.sh"
 say() { echo "$*"; }
-bad() { echo "FAIL: $*"; fail=1; }
 run() { "$mpirun" --oversubscribe -np "$1" "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 1000 "${@:2}"; }
 compare() {  # compare A B RELTOL FROM_STEP: losses of B equal A's for the steps B ran
   python3 - "$@" <<'PY'

@@ -8,14 +8,7 @@
 # values); a shorter --steps warns that the warmup is longer than the run; a
 # batch that does not add up is exit 2.
 # Usage: deepspeed_walkthrough_test.sh TIERZERO MPIRUN
-set -u
-tz=$1
-mpirun=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "${BASH_SOURCE[0]}")/script_lib.sh"
 run() { "$mpirun" --oversubscribe -np 4 "$tz" train --model gpt-tiny --seq-len 32 --log-every 100 "$@"; }
 config() {  # config FILE EXTRA_JSON: the walkthrough's config with EXTRA's keys merged in
   python3 - "$1" "$2" <<'PY'

@@ -14,14 +14,7 @@
 # checkpoint draws the same text, and --init from the export starts at the
 # checkpoint's loss.
 # Usage: hf_llama_walkthrough_test.sh TIERZERO MPIRUN
-set -u
-tz=$1
-mpirun=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "${BASH_SOURCE[0]}")/script_lib.sh"
 
 # 1. The Hugging Face directory: llama-tiny's shape (V 256, C 64, 2 layers, 4 heads, 2 KV heads, F 176), weights a fixed
 #    pseudo-random pattern in BF16 (the high halves of small floats), the untied lm_head all zeros.

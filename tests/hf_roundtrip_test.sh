@@ -8,14 +8,7 @@
 # The tokenizer is a small one written here (the same as
 # tests/tokenizer_test.cc's hand-worked one), so nothing is fetched.
 # Usage: hf_roundtrip_test.sh TIERZERO MPIRUN
-set -u
-tz=$1
-mpirun=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "${BASH_SOURCE[0]}")/script_lib.sh"
 mkdir -p "$tmp/tok"
 python3 - "$tmp/tok/tokenizer.json" <<'PY'
 import json, sys

@@ -11,12 +11,7 @@
 # once, as a gpt-tiny rank's peak RSS less the allocations the simulator
 # counts for it, and takes the place of the cpu device's runtime_gb.
 # Usage: memory_rss_test.sh TIERZERO MPIRUN
-set -u
-tz=$1
-mpirun=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+source "$(dirname "${BASH_SOURCE[0]}")/script_lib.sh"
 # measure NP MODEL MICRO_BATCH SEQ_LEN TOPOLOGY STRATEGY RECOMPUTE [OPTIONS...]: writes $tmp/sim.json and $tmp/m.jsonl.
 measure() {
   local np=$1 model=$2 mb=$3 seq=$4 topo=$5 strategy=$6 recompute=$7

@@ -9,14 +9,7 @@
 # [plan] table trains alike. Bad plan files and conflicting flags are
 # exit 2 naming the file and the key.
 # Usage: plan_walkthrough_test.sh TIERZERO MPIRUN
-set -u
-tz=$1
-mpirun=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
+source "$(dirname "${BASH_SOURCE[0]}")/script_lib.sh"
 topo=package=2,node=2,world=2
 # The emulated cluster (scripts/cluster.sh's defaults) as a system file: ranks of one package share memory (the cpu
 # preset's measured node rate), each package's 2 Gbit/s link is shared by its 2 ranks, each node's 400 Mbit/s world
