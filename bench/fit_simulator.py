@@ -35,16 +35,16 @@ import tempfile
 
 # name: (low, high, start)
 PARAMS = {
-    "a100_gemm": (0.5, 0.869, 0.783),
-    "a100_short_k": (0.0, 1024.0, 144.0),
-    "h100_gemm": (0.4, 0.803, 0.672),
-    "h100_short_k": (0.0, 1024.0, 0.0),
+    "a100_gemm": (0.5, 0.869, 0.8003),
+    "a100_short_k": (0.0, 1024.0, 176.0),
+    "h100_gemm": (0.4, 0.803, 0.7035),
+    "h100_short_k": (0.0, 1024.0, 96.0),
     "h100_fp8": (0.2, 0.709, 0.436),
     "triton": (0.2, 1.0, 0.537),
-    "torch_ew": (1.0, 4.0, 2.2),
-    "fsdp_overlap": (0.0, 1.0, 0.36),
+    "torch_ew": (1.0, 4.0, 2.2469),
+    "fsdp_overlap": (0.0, 1.0, 0.3444),
     "fsdp2_overlap": (0.0, 1.0, 0.0),
-    "slowdown": (0.0, 0.6, 0.047),
+    "slowdown": (0.0, 0.6, 0.3564),
 }
 # FlashAttention-2's rates on each device (data/devices), the base of the Triton kernel's.
 FA2 = {"a100-80gb": (0.73, 0.63, 400), "h100-sxm": (0.349, 0.30, 330)}

@@ -54,6 +54,9 @@ expect_exit 2 "\-\-lr: must be positive, got 0" 1 -- "$tz" train --lr 0 --steps 
 expect_exit 2 "\-\-steps: must be at least 1, got 0" 1 -- "$tz" train --steps 0
 expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" train --micro-batch 0
 expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" simulate --micro-batch 0
+expect_exit 2 "\-\-model-code: megatron-te not in {engine,fms,hf-transformers,torchtitan}" 1 -- "$tz" simulate --model-code megatron-te
+# A model code prices its norms and rotary embedding: the assumptions say it, the step is slower.
+expect_exit 0 "engine fsdp, model code hf-transformers" 1 -- "$tz" simulate --system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3 --model-code hf-transformers
 # simulate/memory/plan: --topology for systems that leave fan-outs open;
 # scaling relative to the smallest rank count; plan changes said; latency
 # and quantisation per level in the JSON.

@@ -26,7 +26,7 @@ declare -A owner=(
   [gpu_backend.h]=gpu [nccl.h]=gpu
   [checkpoint.h]=ckpt [hugging_face.h]=ckpt [state_reader.h]=ckpt
   [sharded_trainer.h]=sharded
-  [simulator.h]=sim [planner.h]=sim [engine.h]=sim [corpus.h]=sim
+  [simulator.h]=sim [planner.h]=sim [engine.h]=sim [model_code.h]=sim [corpus.h]=sim
 )
 fail=0
 for h in "$inc"/tierzero/*.h; do

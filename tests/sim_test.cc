@@ -23,8 +23,8 @@ SimInput frontier(const char* strategy, int ranks) {
   return in;
 }
 
-// The compute is the op list priced (compute_model_test.cc checks the
-// pricing): forward and backward by pass, the optimizer's update beside
+// The compute is the op list priced (sim_ops_test.cc checks the op list
+// and the pricing): forward and backward by pass, the optimizer's update beside
 // them; recomputation adds a forward's worth of the blocks' work.
 TEST(Simulator, ComputeIsTheOpListsPassesAndTheOptimizer) {
   SimInput in = frontier("zero3", 8);

@@ -131,7 +131,8 @@ def others():
     out = []
     base_tt = dict(half='fit', url=TT_URL, gpu='a100-80gb', gpus=64, gpus_per_node=8, world_gbs=25,
                    interconnect='unstated; taken as a DGX A100 (200 Gb/s InfiniBand per GPU)', engine='fsdp2', strategy='zero3',
-                   strategy_as_published='FSDP2 1D (dp_shard 64)', precision='bf16', attention='flash2', reduce_bytes=4, notes=TT_NOTE)
+                   strategy_as_published='FSDP2 1D (dp_shard 64)', precision='bf16', attention='flash2', model_code='torchtitan', reduce_bytes=4,
+                   notes=TT_NOTE)
     l3_8b = llama(32, 4096, 32, 8, 14336, 128256, 'llama3-8b')
     l3_70b = llama(80, 8192, 64, 8, 28672, 128256, 'llama3-70b')
     l2_13b = llama(40, 5120, 40, 40, 13824, 32000, 'llama2-13b')
@@ -197,8 +198,8 @@ def others():
                         interconnect=('400 Gbps between nodes with GPUDirect RDMA (the blog): 50 GB/s per node of 8' if gpu.startswith('a100')
                                       else '800 Gbps between nodes (the blog): 100 GB/s per node of 8'),
                         engine='fsdp', strategy=strat, strategy_as_published='HYBRID_SHARD' if strat == 'mics' else 'FULL_SHARD',
-                        precision='bf16', attention='flash2', **shape, seq_len=4096, micro_batch=2, grad_accum=1, recompute=rc,
-                        tokens_per_s_per_gpu=float(tps), notes=ibm_note))
+                        precision='bf16', attention='flash2', model_code='fms', **shape, seq_len=4096, micro_batch=2, grad_accum=1,
+                        recompute=rc, tokens_per_s_per_gpu=float(tps), notes=ibm_note))
     # DeepSpeed (FlagPerf: fitting; ChatGLM3 and the Hugging Face blog: checking).
     fp_note = ("BAAI FlagPerf, DeepSpeed 0.11.1 ZeRO-3 (stage 3, overlap_comm, reduce and prefetch buckets 1e7), Hugging Face "
                "LlamaForCausalLM with FlashAttention-2, one node of 8, sequence 4096, micro batch 1, no recomputation (none enabled); "
@@ -209,7 +210,8 @@ def others():
     ]:
         out.append(dict(id=rid, half='fit', source=src, url='https://github.com/FlagOpen/FlagPerf', gpu=gpu, gpus=8, gpus_per_node=8,
                         node_gbs=200, world_gbs=25, interconnect='one node; NVLink 400 GB/s (H800/A800)', engine='deepspeed', strategy='zero3',
-                        strategy_as_published='ZeRO-3', precision='bf16', precision_as_published=prec, attention='flash2', **l2_7b,
+                        strategy_as_published='ZeRO-3', precision='bf16', precision_as_published=prec, attention='flash2',
+                        model_code='hf-transformers', **l2_7b,
                         seq_len=4096, micro_batch=1, grad_accum=1, recompute='none', tokens_per_s_per_gpu=tps, notes=fp_note))
     chatglm = dict(model='chatglm3-6b', layers=28, hidden=4096, heads=32, kv_heads=2, ffn=13696, mlp='swiglu', norm='rmsnorm',
                    positions='rope', tied=False, bias='qkv', vocab=65024)
@@ -217,8 +219,8 @@ def others():
                     source="FlagOpen/FlagPerf training/nvidia/chatglm3_6b-deepspeed/README.md, table '性能指标', row H100 1x8 (bf16, 8429.22 tokens/s/GPU)",
                     url='https://github.com/FlagOpen/FlagPerf', gpu='h100-sxm', gpus=8, gpus_per_node=8, world_gbs=50,
                     interconnect='one DGX H100 node', engine='deepspeed', strategy='zero3', strategy_as_published='ZeRO-3', precision='bf16',
-                    attention='flash2', **chatglm, seq_len=4096, micro_batch=1, grad_accum=1, recompute='none', tokens_per_s_per_gpu=8429.22,
-                    notes='DeepSpeed 0.11.1 ZeRO-3; the shape from THUDM/chatglm3-6b config.json (28 layers, 4096, 32 heads, 2 KV groups, ffn 13696, vocab 65024); SDPA attention (FlashAttention-2) inferred'))
+                    attention='flash2', model_code='hf-transformers', **chatglm, seq_len=4096, micro_batch=1, grad_accum=1, recompute='none', tokens_per_s_per_gpu=8429.22,
+                    notes='DeepSpeed 0.11.1 ZeRO-3; the shape from THUDM/chatglm3-6b config.json (28 layers, 4096, 32 heads, 2 KV groups, ffn 13696, vocab 65024); SDPA attention (FlashAttention-2) inferred; model_code hf-transformers: THUDM/chatglm3-6b modeling_chatglm.py writes its RMSNorm as Hugging Face\'s Llama does (38 bytes per element forward against 36) and rotates half of each head (fewer bytes than the Llama code), and copies K and V to every head (multi_query_group_num 2: not priced)'))
     granite = llama(32, 4096, 32, 32, 11008, 32008, 'granite-7b')
     hf_url = 'https://github.com/huggingface/blog/blob/main/deepspeed-to-fsdp-and-back.md'
     for rid, engine, strat, tps in [('hfblog-granite7b-a100-4gpu-zero3', 'deepspeed', 'ZeRO-3', 3094.5),
@@ -226,7 +228,8 @@ def others():
         out.append(dict(id=rid, half='check',
                         source=f"huggingface/blog deepspeed-to-fsdp-and-back.md, Table 3 'Ballpark throughput comparisons between FSDP and DeepSpeed on four A100 GPUs', row {'DeepSpeed' if engine == 'deepspeed' else 'FSDP (aligned mode)'}",
                         url=hf_url, gpu='a100-80gb', gpus=4, gpus_per_node=4, world_gbs=25, interconnect='one node of 4 A100 (NVLink taken)',
-                        engine=engine, strategy='zero3', strategy_as_published=strat, precision='bf16', attention='flash2', **granite,
+                        engine=engine, strategy='zero3', strategy_as_published=strat, precision='bf16', attention='flash2',
+                        model_code='hf-transformers', **granite,
                         seq_len=4096, micro_batch=8, grad_accum=1, recompute='full', tokens_per_s_per_gpu=tps,
                         notes='Accelerate >= 0.30, bf16 with fp32 master (aligned mode); batch 8 per device, step 10.4-10.6 s: sequence 4096 inferred from tokens per step; recomputation not stated: full taken (batch 8 x 4096 of a 7B model on an 80 GB A100 needs it); the A100\'s memory not stated: 80 GB taken'))
     # MI250X (checking half).
@@ -234,7 +237,8 @@ def others():
                     source="eminorhan/frontier-torchtitan README.md, 'Head-to-head comparison between A100 vs. MI250X GPUs (8 nodes)' (later version): wps ~1333",
                     url='https://github.com/eminorhan/frontier-torchtitan', gpu='mi250x-gcd', gpus=64, gpus_per_node=8, world_gbs=12.5,
                     interconnect='Frontier: 8 GCDs per node, 4 Slingshot NICs of 25 GB/s per node (OLCF user guide)', engine='fsdp2',
-                    strategy='zero3', strategy_as_published='FSDP2 1D', precision='bf16', attention='flash2', reduce_bytes=4, **l3_8b,
+                    strategy='zero3', strategy_as_published='FSDP2 1D', precision='bf16', attention='flash2', model_code='torchtitan',
+                    reduce_bytes=4, **l3_8b,
                     seq_len=8192, micro_batch=1, grad_accum=1, recompute='selective-op', tokens_per_s_per_gpu=1333.0,
                     notes="torchtitan's 64 x A100 Llama 3 8B setup replicated on 64 GCDs: FSDP2, selective op AC, "
                           "no compile, local batch 1, ROCm FlashAttention-2; 'wps ~1333' approximate; an earlier version's 645 came from a slow "
@@ -296,8 +300,9 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 # Keys: gpu (a device preset, data/devices), gpus, gpus_per_node, node_gbs and world_gbs (link per GPU per direction, from
 # the source's interconnect; node_gbs defaults to the device's DGX NVLink), engine (data/engines), strategy (a plan preset:
 # FSDP's FULL_SHARD zero3, SHARD_GRAD_OP zero2, HYBRID_SHARD mics; ZeRO-n zeron; Megatron's distributed optimizer zero1),
-# precision (bf16 or fp8 GEMMs), attention (a device rate), reduce_bytes and fused_loss (the run's mixed precision and loss,
-# over the engine's defaults), model (a model table, docs/models.md's keys),
+# precision (bf16 or fp8 GEMMs), attention (a device rate), model_code (the code of the layers where it writes its norms
+# and rotary embedding as PyTorch expressions: data/model-code; else the engine's kernels), reduce_bytes and fused_loss (the
+# run's mixed precision and loss, over the engine's defaults), model (a model table, docs/models.md's keys),
 # seq_len, micro_batch, grad_accum, recompute (none, full, selective, selective-op, every:N), tokens_per_s_per_gpu (as published),
 # oom (a configuration the source says ran out of memory), or, where a source publishes only ratios (the ZeRO++ blog, the
 # Frontier paper), speedup: the ratio of this run's throughput per GPU over that of the run with the keys of `over` changed.

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "tierzero/engine.h"
+#include "tierzero/model_code.h"
 #include "tierzero/plan.h"
 #include "tierzero/system.h"
 #include "tierzero/train_config.h"
@@ -81,6 +82,7 @@ struct SimInput {
   std::string topology_spec;
   EngineProfile engine = engine_profile("tierzero");
   std::string attention;  // overrides the engine's implementation when not ""
+  ModelCode model_code;   // how the layers' code writes its norms and rotary embedding (default: the engine's kernels)
   Topology topology() const;
   // The attention implementation priced: `attention` when given, else the
   // engine's where the device has a rate for it, else "eager" (PyTorch's

@@ -83,8 +83,10 @@ double op_time(const Op& op, const System& sys, const EngineProfile& engine) {
       return op.count * std::max(gemm_seconds(op, sys), floor);
     case OpKind::attention:
       return op.count * std::max(attention_seconds(op, sys, engine), floor);
-    case OpKind::memory:  // each kernel moves its share of the bytes, in at least the floor
-      return op.count * op.kernels * std::max(op.bytes * engine.elementwise_traffic / op.kernels / memory_rate(sys), floor);
+    case OpKind::memory: {  // each kernel moves its share of the bytes, in at least the floor
+      const double traffic = op.coded ? 1.0 : engine.elementwise_traffic;  // a coded op's bytes are its kernels' own
+      return op.count * op.kernels * std::max(op.bytes * traffic / op.kernels / memory_rate(sys), floor);
+    }
   }
   return 0;
 }

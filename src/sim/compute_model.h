@@ -5,7 +5,8 @@
 //              e = the device's gemm_efficiency x the shape's tile and wave
 //              quantisation (the best of cuBLAS's tile shapes)
 //   attention  its FLOPs at the implementation's rate for the sequence and head size
-//   memory     bytes x elementwise_traffic / (bandwidth x memory_efficiency)
+//   memory     bytes x elementwise_traffic / (bandwidth x memory_efficiency);
+//              an op the model's code writes (Op::coded) at its own bytes
 // and every kernel takes at least the device's launch floor and the
 // engine's host overhead. Pure functions.
 #pragma once

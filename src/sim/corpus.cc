@@ -79,6 +79,7 @@ PublishedRun read_run(const toml::table& t, const std::string& where, const Over
   if (const toml::node* n = t.get("reduce_bytes")) in.engine.reduce_bytes = static_cast<int>(get_int(*n, "reduce_bytes", where, 1, 8));
   if (const toml::node* n = t.get("fused_loss")) in.engine.fused_loss = get<bool>(*n, "fused_loss", where);
   in.attention = text("attention", false);
+  in.model_code = model_code(text("model_code", false));
   const std::string precision = text("precision");
   TZ_CHECK(precision == "bf16" || precision == "fp8", ConfigError, where + ": precision must be \"bf16\" or \"fp8\"");
   in.fp8 = precision == "fp8";
@@ -230,6 +231,10 @@ std::string error_band(const std::string& gpu, const std::string& engine) {
   static const std::vector<RunCheck> checks = check_corpus(builtin_corpus());
   const CorpusSummary s = summarize(select(checks, gpu, engine));
   const std::string what = gpu + " " + engine;
+  if (s.trained == 0 && s.ratios > 0)  // only ratios of two runs' throughput (the Frontier paper's): the ratio is checked
+    return fmt::format("+-{:.1f}% (median |error|; largest {:.1f}%) over {} published {} speedup{} (ratios of two configurations' "
+                       "throughput; tierzero validate); no absolute throughput on it in the corpus",
+                       100 * s.ratio_median_abs_error, 100 * s.ratio_max_abs_error, s.ratios, what, s.ratios == 1 ? "" : "s");
   if (s.trained == 0)
     return "no published run on " + (gpu.empty() ? std::string("this system's device") : gpu) + " under " + engine +
            " in the corpus (data/published-runs.toml): the prediction is unchecked";

@@ -135,14 +135,15 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
     gathered = working * n;  // the 16-bit copy of fp32 replicated parameters the step computes with
   }
   const double tokens = static_cast<double>(in.micro_batch) * seq_len, a = e.activation_bytes;
-  const double block = block_activation_bytes_per_token(m, seq_len, e.activation_bytes, in.attention_implementation() == "eager") * tokens;
+  const double block =
+      block_activation_bytes_per_token(m, seq_len, e.activation_bytes, in.attention_implementation() == "eager", in.model_code) * tokens;
   const double input = m.channels * a * tokens, L = m.layers;
   double saved = L * block, recomputing = 0;
   switch (in.recompute.kind) {
     case Recompute::Kind::full: saved = L * input, recomputing = 2 * block; break;
     case Recompute::Kind::every: saved = L / in.recompute.every * input + (L - L / in.recompute.every) * block, recomputing = 2 * block; break;
     case Recompute::Kind::selective:
-      saved = L * block_activation_bytes_per_token(m, seq_len, e.activation_bytes, false) * tokens;
+      saved = L * block_activation_bytes_per_token(m, seq_len, e.activation_bytes, false, in.model_code) * tokens;
       break;
     case Recompute::Kind::ops: {  // the input, the attention's output and the odd-numbered matmuls' (wq, wv, w1, w2; qkv, fc)
       const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size();
@@ -158,15 +159,17 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
 }
 }  // namespace
 
-double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int activation_bytes, bool eager_attention) {
+double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int activation_bytes, bool eager_attention, const ModelCode& code) {
   // What a block's backward reads (per token): the first norm's input and output, Q, K and V, the attention's output,
   // the second norm's input and output, the MLP's hidden (GELU's input and output; SwiGLU's gate, up and product),
-  // each norm's statistics (fp32); eager attention also keeps the H x s softmax weights of each token.
+  // each norm's statistics (fp32); eager attention also keeps the H x s softmax weights of each token. A norm the
+  // model's code writes itself keeps what its kernels keep (an fp32 copy of its input, say) instead of input and output.
   const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size(), a = activation_bytes;
   const double mlp = m.mlp == Mlp::swiglu ? 3 * F : 2 * F;
   const double stats = 2 * (m.norm == Norm::layernorm ? 8.0 : 4.0);
   const double scores = eager_attention ? static_cast<double>(m.heads) * seq_len * a : 4.0 * m.heads;  // or FlashAttention's log-sum-exp
-  return (6 * h + 2 * kv + mlp) * a + stats + scores;
+  const double norms = code.norm.listed ? 2 * h * code.norm_saved_bytes : 4 * h * a;
+  return (2 * h + 2 * kv + mlp) * a + norms + stats + scores;
 }
 
 void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {

@@ -6,7 +6,9 @@ namespace {
 // Builds one block's (or the model's ends') forward operations and their
 // backward counterparts. Memory-bound bytes are the minimum a kernel of
 // that operation reads and writes, in the activation dtype (a): an
-// engine's eager kernels move more (EngineProfile::elementwise_traffic).
+// engine's eager kernels move more (EngineProfile::elementwise_traffic);
+// the norms and the rotary embedding as the model's code writes them where
+// it lists them (tierzero/model_code.h).
 class OpBuilder {
  public:
   OpBuilder(std::vector<Op>& out, double count, bool fp8) : out_(out), count_(count), fp8_(fp8) {}
@@ -29,9 +31,16 @@ class OpBuilder {
     push_memory(name, OpPass::forward, forward, kernels);
     if (backward > 0) push_memory(name + "_grad", OpPass::backward, backward, kernels);
   }
-  void push_memory(const std::string& name, OpPass pass, double bytes, double kernels) {
+  // `elements` of an operation as the model's code writes it when the code lists it, else at the op list's
+  // `forward` and `backward` bytes.
+  void coded(const std::string& name, const CodedOp& op, double elements, double forward, double backward) {
+    if (!op.listed) return memory(name, forward, backward);
+    push_memory(name, OpPass::forward, elements * op.forward_bytes, op.forward_kernels, true);
+    push_memory(name + "_grad", OpPass::backward, elements * op.backward_bytes, op.backward_kernels, true);
+  }
+  void push_memory(const std::string& name, OpPass pass, double bytes, double kernels, bool coded = false) {
     Op o;
-    o.kind = OpKind::memory, o.pass = pass, o.name = name, o.count = count_, o.bytes = bytes, o.kernels = kernels;
+    o.kind = OpKind::memory, o.pass = pass, o.name = name, o.count = count_, o.bytes = bytes, o.kernels = kernels, o.coded = coded;
     out_.push_back(o);
   }
   void fused_attention(double rows, double seq, double head) {
@@ -58,9 +67,9 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
   const double a = o.activation_bytes, N = batch * seq, h = m.channels, d = m.head_size(), H = m.heads;
   const double kv = static_cast<double>(m.kv()) * d, F = m.ffn_size();
   const bool llama = m.family() == "llama";
-  b.memory("norm1", 2 * N * h * a, 3 * N * h * a);
+  b.coded("norm1", o.code.norm, N * h, 2 * N * h * a, 3 * N * h * a);
   b.linear("qkv", N, h + 2 * kv, h);
-  if (llama) b.memory("rope", 2 * N * (h + kv) * a, 2 * N * (h + kv) * a);
+  if (llama) b.coded("rope", o.code.rope, N * (h + kv), 2 * N * (h + kv) * a, 2 * N * (h + kv) * a);
   if (o.attention == "eager") {
     const double scores = batch * H * seq * seq;
     b.gemm("scores", OpPass::forward, batch * H, seq, seq, d);
@@ -74,7 +83,7 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
   }
   b.linear("proj", N, h, h);
   b.memory("residual1", 3 * N * h * a, 3 * N * h * a);
-  b.memory("norm2", 2 * N * h * a, 3 * N * h * a);
+  b.coded("norm2", o.code.norm, N * h, 2 * N * h * a, 3 * N * h * a);
   if (m.mlp == Mlp::swiglu) {
     b.linear("gate_up", N, 2 * F, h);
     b.memory("swiglu", 3 * N * F * a, 5 * N * F * a);
@@ -139,7 +148,7 @@ std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len
   // once and writes their gradient in place; otherwise they are upcast to
   // fp32, log-softmaxed, and the gradient goes back through both (PyTorch's
   // autocast cross_entropy).
-  ends.memory("norm_f", 2 * N * h * a, 3 * N * h * a);
+  ends.coded("norm_f", o.code.norm, N * h, 2 * N * h * a, 3 * N * h * a);
   ends.linear("head", N, V, h);
   if (o.fused_loss) ends.memory("loss", N * V * a, 2 * N * V * a);
   else ends.memory("loss", N * V * (a + 4 + 8), N * V * (4 + 12 + 4 + a), 3);  // cast, log-softmax; their gradients

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tierzero/gpt_config.h"
+#include "tierzero/model_code.h"
 #include "tierzero/simulator.h"
 
 namespace tierzero {
@@ -32,6 +33,7 @@ struct Op {
   bool attention_backward = false;
   double bytes = 0;
   double kernels = 1;
+  bool coded = false;  // bytes as the model's code moves them (tierzero/model_code.h), not the op list's minimum
 };
 
 // What the op list depends on besides the model and the batch.
@@ -41,6 +43,7 @@ struct OpOptions {
   bool fused_loss = false;
   bool fp8 = false;
   Recompute recompute;
+  ModelCode code;  // how the model's code writes its norms and rotary embedding (default: the engine's kernels)
 };
 
 // Every operation of one micro-batch of `micro_batch` sequences of `seq_len`.

@@ -24,7 +24,7 @@ struct SimArgs {
   std::vector<int> ranks = {8, 16, 32, 64, 128, 256, 384};
   // train's defaults (tierzero/train_config.h), so that every command assumes the same run.
   int micro_batch = TrainConfig{}.micro_batch, seq_len = TrainConfig{}.seq_len, grad_accum = TrainConfig{}.grad_accum;
-  std::string recompute = TrainConfig{}.recompute ? "full" : "none", attention;
+  std::string recompute = TrainConfig{}.recompute ? "full" : "none", attention, model_code = "engine";
   bool fp8 = false, json = false;
   std::string html;  // --html: the page of the rows --json prints (plan_html.h)
   std::string write_plan, write_plans;  // --write-plan FILE, plan's --write-plans DIR
@@ -53,6 +53,7 @@ SimInput job(const SimArgs& a) {
   in.topology_spec = a.topology;
   in.engine = engine_profile(a.engine);
   in.attention = a.attention;
+  in.model_code = model_code(a.model_code);
   in.fp8 = a.fp8;
   // The strategies' plans take where the states live (input); the run names the directory.
   in.plan.optim_offload.device = parse_offload(a.offload_optimizer), in.plan.param_offload.device = parse_offload(a.offload_param);
@@ -337,6 +338,13 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--attention", a.attention,
                 "The attention implementation: a rate the system's device gives (flash2, flash3, cudnn, triton; data/devices) or "
                 "eager (scores as batched GEMMs and a softmax over memory); default the engine's");
+  std::vector<std::string> codes = {"engine"};
+  for (const std::string& n : model_code_names()) codes.push_back(n);
+  c->add_option("--model-code", a.model_code,
+                "The code that computes the layers, as its norms and rotary embedding move memory: engine (the engine's kernels), "
+                "hf-transformers, torchtitan, fms (data/model-code: PyTorch expressions, one kernel each, fp32 where they upcast)")
+      ->check(CLI::IsMember(codes))
+      ->capture_default_str();
   c->add_flag("--fp8", a.fp8, "The linear layers' GEMMs in FP8 (Transformer Engine, torchao), at the device's FP8 rate");
   c->add_option("--offload-optimizer", a.offload_optimizer,
                 "Where the optimizer state lives: none, cpu (host memory) or nvme (files), priced with the system's host link, "

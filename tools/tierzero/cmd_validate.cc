@@ -25,6 +25,18 @@ std::vector<RunCheck> select_half(const std::vector<RunCheck>& checks, const std
 
 nlohmann::ordered_json figure(double v) { return v > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); }
 
+// Where the predicted step goes (the run's own configuration; a ratio's first): compute by kind, communication
+// and what of it is exposed, transfer time per level, and the memory by part.
+nlohmann::ordered_json breakdown(const SimResult& r) {
+  nlohmann::ordered_json j = {{"step_time_s", r.step_time_s},   {"compute_s", r.compute_s},         {"gemm_s", r.gemm_s},
+                              {"attention_s", r.attention_s},   {"memory_ops_s", r.memory_ops_s},   {"recompute_s", r.recompute_s},
+                              {"optimizer_s", r.optimizer_s},   {"comm_s", r.comm_s},               {"overlappable_s", r.overlappable_s},
+                              {"exposed_comm_s", r.exposed_comm_s}, {"offload_s", r.offload_s}};
+  for (Level l : kAllLevels) j["comm_time_s"][std::string(level_name(l))] = r.comm_time_s[static_cast<int>(l)];
+  for (const auto& [k, v] : r.memory_bytes) j["memory_bytes"][k] = v;
+  return j;
+}
+
 struct ValidateArgs {
   std::string corpus, override_file, half;
   bool json = false, summary = false;
@@ -82,7 +94,8 @@ int run_validate(const ValidateArgs& a) {
                                     {"oom", c.run->oom},
                                     {"memory_bytes", c.result.memory_total},
                                     {"device_memory_bytes", c.run->input.system.memory_bytes},
-                                    {"fits", c.fits}};
+                                    {"fits", c.fits},
+                                    {"step", breakdown(c.result)}};
         std::cout << j.dump() << "\n";
       }
     for (const std::string half : {"fit", "check"})
@@ -118,7 +131,7 @@ void add_validate_command(CLI::App& app, Context& ctx) {
                 "Device and engine figures to use instead of the presets' (TOML: [devices.NAME] tables of [device] keys, "
                 "[engines.NAME] tables of engine keys)");
   v->add_option("--half", a->half, "Only the fitting or the checking half")->check(CLI::IsMember({"fit", "check"}));
-  v->add_flag("--json", a->json, "One JSON object per run, then one per half");
+  v->add_flag("--json", a->json, "One JSON object per run (with where its predicted step goes), then one per half");
   v->add_flag("--summary", a->summary, "Only the halves' summaries");
   v->callback([a, &ctx] { ctx.exit_code = run_validate(*a); });
 }

@@ -19,9 +19,9 @@ int sequence_length(const SimInput& in) {
 namespace {
 std::string assumed(const SimInput& in, const Recompute& recompute) {
   const std::string seq = in.seq_len > 0 ? "" : fmt::format(" (the model's context, at most {})", TrainConfig::kDefaultMaxSeqLen);
-  return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}",
+  return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}{}",
                      in.micro_batch, sequence_length(in), seq, in.grad_accum, in.grad_accum == 1 ? "" : "es", recompute.name(),
-                     dtype_name(in.dtype), in.engine.name);
+                     dtype_name(in.dtype), in.engine.name, in.model_code.name.empty() ? "" : ", model code " + in.model_code.name);
 }
 }  // namespace
 

@@ -1,0 +1,132 @@
+// The op list and its pricing where they depend on the model's code
+// (tierzero/model_code.h, data/model-code): the norms and the rotary
+// embedding at the bytes and kernels the code's file counts, priced at those
+// bytes (not the engine's elementwise_traffic), and what they keep for the
+// backward; the engine's kernels where the code lists nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "sim/compute_model.h"
+#include "sim/memory_model.h"
+#include "sim/op_list.h"
+#include "tierzero/error.h"
+#include "tierzero/model_code.h"
+#include "tierzero/simulator.h"
+
+namespace tierzero {
+namespace {
+
+// Llama 3 8B: grouped queries (8 KV heads of 32), so Q and K differ in width.
+GptConfig llama8b() { return gpt_preset("llama3-8b"); }
+
+const Op& find(const std::vector<Op>& ops, const std::string& name, OpPass pass) {
+  const auto it = std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.name == name && o.pass == pass; });
+  if (it == ops.end()) throw std::runtime_error("no op " + name);
+  return *it;
+}
+
+TEST(ModelCode, EveryFileParsesWithItsSources) {
+  const std::vector<std::string> names = model_code_names();
+  EXPECT_EQ(names, (std::vector<std::string>{"fms", "hf-transformers", "torchtitan"}));
+  for (const std::string& n : names) {
+    const ModelCode c = model_code(n);
+    EXPECT_EQ(c.name, n);
+    EXPECT_TRUE(c.norm.listed && c.rope.listed) << n;
+    EXPECT_FALSE(c.source_of("norm").empty()) << n;
+    EXPECT_FALSE(c.source_of("rope").empty()) << n;
+    EXPECT_FALSE(c.source_of("code").empty()) << n;
+    EXPECT_GT(c.norm_saved_bytes, 0) << n;
+  }
+  EXPECT_FALSE(model_code("").norm.listed);
+  EXPECT_FALSE(model_code("engine").rope.listed);
+  try {
+    model_code("megatron-te");
+    ADD_FAILURE() << "an unknown code was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(e.message().find("unknown model code 'megatron-te'"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("hf-transformers"), std::string::npos) << e.message();
+  }
+}
+
+// Hugging Face's RMSNorm: 36 bytes per element in 5 kernels forward, 56 in 8 backward; its rotary embedding 20 in 5
+// and 24 in 6 per element of Q and K; without a code the op list's minimum (2a and 3a; 2a and 2a).
+TEST(ModelCode, TheOpListCountsTheCodesKernels) {
+  const GptConfig m = llama8b();
+  const double N = 2.0 * 4096, h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), a = 2;
+  OpOptions engine;
+  OpOptions hf = engine;
+  hf.code = model_code("hf-transformers");
+  const std::vector<Op> plain = micro_batch_ops(m, 2, 4096, engine), coded = micro_batch_ops(m, 2, 4096, hf);
+  ASSERT_EQ(plain.size(), coded.size());
+  const Op& n1 = find(coded, "norm1", OpPass::forward);
+  EXPECT_TRUE(n1.coded);
+  EXPECT_DOUBLE_EQ(n1.bytes, 36 * N * h);
+  EXPECT_DOUBLE_EQ(n1.kernels, 5);
+  EXPECT_DOUBLE_EQ(n1.count, m.layers);
+  const Op& n1g = find(coded, "norm1_grad", OpPass::backward);
+  EXPECT_DOUBLE_EQ(n1g.bytes, 56 * N * h);
+  EXPECT_DOUBLE_EQ(n1g.kernels, 8);
+  EXPECT_DOUBLE_EQ(find(coded, "norm_f", OpPass::forward).bytes, 36 * N * h);
+  EXPECT_DOUBLE_EQ(find(coded, "rope", OpPass::forward).bytes, 20 * N * (h + kv));
+  EXPECT_DOUBLE_EQ(find(coded, "rope_grad", OpPass::backward).bytes, 24 * N * (h + kv));
+  EXPECT_DOUBLE_EQ(find(coded, "rope_grad", OpPass::backward).kernels, 6);
+  const Op& p1 = find(plain, "norm1", OpPass::forward);
+  EXPECT_FALSE(p1.coded);
+  EXPECT_DOUBLE_EQ(p1.bytes, 2 * N * h * a);
+  EXPECT_DOUBLE_EQ(find(plain, "norm1_grad", OpPass::backward).bytes, 3 * N * h * a);
+  EXPECT_DOUBLE_EQ(find(plain, "rope", OpPass::forward).bytes, 2 * N * (h + kv) * a);
+  // Everything else is the same op for op.
+  for (std::size_t i = 0; i < plain.size(); ++i)
+    if (plain[i].name.rfind("norm", 0) != 0 && plain[i].name.rfind("rope", 0) != 0) EXPECT_DOUBLE_EQ(plain[i].bytes, coded[i].bytes) << plain[i].name;
+  // A full recomputation repeats the code's forward kernels.
+  hf.recompute = Recompute{Recompute::Kind::full};
+  const std::vector<Op> rec = micro_batch_ops(m, 2, 4096, hf);
+  EXPECT_DOUBLE_EQ(find(rec, "norm1", OpPass::recompute).bytes, 36 * N * h);
+  EXPECT_TRUE(find(rec, "norm1", OpPass::recompute).coded);
+}
+
+// A coded op moves its own bytes: the engine's elementwise_traffic scales the others only.
+TEST(ModelCode, ACodedOpIsPricedAtItsOwnBytes) {
+  const System sys = load_system("dgx-h100");
+  EngineProfile e = engine_profile("fsdp");
+  ASSERT_GT(e.elementwise_traffic, 1.5);
+  Op op;
+  op.kind = OpKind::memory, op.bytes = 64e9, op.kernels = 4;
+  const double rate = sys.memory_bandwidth_Bps * sys.device.memory_efficiency;
+  EXPECT_NEAR(op_time(op, sys, e), 64e9 * e.elementwise_traffic / rate, 1e-9);
+  op.coded = true;
+  EXPECT_NEAR(op_time(op, sys, e), 64e9 / rate, 1e-9);
+}
+
+// HF's norm keeps its fp32 input and its 16-bit output (6 bytes per element) where a fused one keeps input and
+// output (2 x 2): 2 bytes more per element of each of a block's two norms.
+TEST(ModelCode, ANormWrittenInFp32KeepsMoreForItsBackward) {
+  const GptConfig m = llama8b();
+  const double plain = block_activation_bytes_per_token(m, 4096, 2, false, ModelCode{});
+  const double hf = block_activation_bytes_per_token(m, 4096, 2, false, model_code("hf-transformers"));
+  EXPECT_DOUBLE_EQ(hf - plain, 2 * m.channels * (6 - 4));
+}
+
+// The step with Hugging Face's code is slower than with the engine's kernels by the memory-bound time alone.
+TEST(ModelCode, TheSimulatorPricesTheCodeInTheMemoryBoundOps) {
+  SimInput in;
+  in.model = llama8b();
+  in.system = load_system("dgx-h100");
+  in.ranks = 8;
+  in.micro_batch = 1;
+  in.seq_len = 4096;
+  in.engine = engine_profile("fsdp");
+  in.plan = fit_to(strategy_plan("zero3"), in.topology());
+  const SimResult plain = simulate(in);
+  in.model_code = model_code("hf-transformers");
+  const SimResult hf = simulate(in);
+  EXPECT_GT(hf.memory_ops_s, 1.5 * plain.memory_ops_s);
+  EXPECT_DOUBLE_EQ(hf.gemm_s, plain.gemm_s);
+  EXPECT_DOUBLE_EQ(hf.attention_s, plain.attention_s);
+  EXPECT_NEAR(hf.compute_s - plain.compute_s, hf.memory_ops_s - plain.memory_ops_s, 1e-12);
+  EXPECT_GT(hf.step_time_s, plain.step_time_s);
+}
+
+}  // namespace
+}  // namespace tierzero
