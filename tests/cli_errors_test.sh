@@ -57,6 +57,7 @@ expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" simulate -
 expect_exit 2 "\-\-model-code: megatron-te not in {engine,fms,hf-transformers,torchtitan}" 1 -- "$tz" simulate --model-code megatron-te
 # A model code prices its norms and rotary embedding: the assumptions say it, the step is slower.
 expect_exit 0 "engine fsdp, model code hf-transformers" 1 -- "$tz" simulate --system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3 --model-code hf-transformers
+expect_exit 0 "engine fsdp, norms and rotary embedding as the engine's kernels (--model-code" 1 -- "$tz" simulate --system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3
 # simulate/memory/plan: --topology for systems that leave fan-outs open;
 # scaling relative to the smallest rank count; plan changes said; latency
 # and quantisation per level in the JSON.

@@ -19,9 +19,13 @@ int sequence_length(const SimInput& in) {
 namespace {
 std::string assumed(const SimInput& in, const Recompute& recompute) {
   const std::string seq = in.seq_len > 0 ? "" : fmt::format(" (the model's context, at most {})", TrainConfig::kDefaultMaxSeqLen);
+  // Under an eager engine a Llama's norms and rotary embedding cost what its code makes them (data/model-code): say which.
+  std::string code = in.model_code.name.empty() ? "" : ", model code " + in.model_code.name;
+  if (code.empty() && in.engine.elementwise_traffic > 1 && in.model.family() == "llama")
+    code = ", norms and rotary embedding as the engine's kernels (--model-code for Hugging Face's, torchtitan's or fms's layers)";
   return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}{}",
                      in.micro_batch, sequence_length(in), seq, in.grad_accum, in.grad_accum == 1 ? "" : "es", recompute.name(),
-                     dtype_name(in.dtype), in.engine.name, in.model_code.name.empty() ? "" : ", model code " + in.model_code.name);
+                     dtype_name(in.dtype), in.engine.name, code);
 }
 }  // namespace
 
