@@ -17,10 +17,10 @@ std::vector<std::string> model_code_names() {
 
 namespace {
 // PREFIX_forward_bytes, _backward_bytes, _forward_kernels, _backward_kernels: all four or none; PREFIX_source for the group.
-void read_op(SourcedTable& t, const toml::table& table, const std::string& prefix, CodedOp& op) {
+void read_op(SourcedTable& t, const std::string& prefix, CodedOp& op) {
   const std::string keys[] = {prefix + "_forward_bytes", prefix + "_backward_bytes", prefix + "_forward_kernels", prefix + "_backward_kernels"};
   int given = 0;
-  for (const std::string& k : keys) given += table.contains(k) ? 1 : 0;
+  for (const std::string& k : keys) given += t.take(k) ? 1 : 0;
   if (given == 0) return;
   TZ_CHECK(given == 4, ConfigError, t.where() + ": " + prefix + " needs all of " + keys[0] + ", " + keys[1] + ", " + keys[2] + ", " + keys[3]);
   op.listed = true;
@@ -37,9 +37,9 @@ ModelCode parse_code(std::string_view name, std::string_view text) {
   ModelCode c;
   c.name = std::string(name);
   SourcedTable t(root, origin);
-  read_op(t, root, "norm", c.norm);
-  read_op(t, root, "rope", c.rope);
-  TZ_CHECK(c.norm.listed == root.contains("norm_saved_bytes"), ConfigError, origin + ": norm_saved_bytes goes with the norm's kernels");
+  read_op(t, "norm", c.norm);
+  read_op(t, "rope", c.rope);
+  TZ_CHECK(c.norm.listed == t.take("norm_saved_bytes"), ConfigError, origin + ": norm_saved_bytes goes with the norm's kernels");
   t.number("norm_saved_bytes", c.norm_saved_bytes, 0, 1e3);
   t.source_only("code");
   t.finish(c.sources);

@@ -78,12 +78,6 @@ Prepared input(const SimInput& job, const std::string& strategy, int ranks) {
   return {in, changed};
 }
 
-nlohmann::ordered_json per_level(const std::array<double, kNumLevels>& v) {
-  nlohmann::ordered_json j;
-  for (Level l : kAllLevels) j[std::string(level_name(l))] = v[static_cast<int>(l)];
-  return j;
-}
-
 nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const SimResult& r, double efficiency) {
   nlohmann::ordered_json j;
   j["strategy"] = strategy;
@@ -95,11 +89,9 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   j["scaling_efficiency"] = efficiency;
   j["fits"] = r.fits;
   j["collective_calls"] = r.collective_calls;
-  nlohmann::ordered_json mem, bytes;
-  for (const auto& [k, v] : r.memory_bytes) mem[k] = v;
-  mem["total"] = r.memory_total;
+  nlohmann::ordered_json bytes;
   for (Level l : kAllLevels) bytes[std::string(level_name(l))] = r.bytes_per_level[static_cast<int>(l)];
-  j["memory_bytes"] = mem;
+  j["memory_bytes"] = memory_json(r);
   j["host_bytes"] = r.host_bytes, j["file_bytes"] = r.file_bytes, j["offload_s"] = r.offload_s;  // the offloaded states'
   j["comm_time_s"] = per_level(r.comm_time_s);  // transfer
   j["latency_s"] = per_level(r.latency_s);
@@ -339,10 +331,11 @@ void add_common(CLI::App* c, SimArgs& a) {
                 "The attention implementation: a rate the system's device gives (flash2, flash3, cudnn, triton; data/devices) or "
                 "eager (scores as batched GEMMs and a softmax over memory); default the engine's");
   std::vector<std::string> codes = {"engine"};
-  for (const std::string& n : model_code_names()) codes.push_back(n);
+  std::string code_names;
+  for (const std::string& n : model_code_names()) codes.push_back(n), code_names += ", " + n;
   c->add_option("--model-code", a.model_code,
-                "The code that computes the layers, as its norms and rotary embedding move memory: engine (the engine's kernels), "
-                "hf-transformers, torchtitan, fms (data/model-code: PyTorch expressions, one kernel each, fp32 where they upcast)")
+                "The code that computes the layers, as its norms and rotary embedding move memory: engine (the engine's kernels)" +
+                    code_names + " (data/model-code: PyTorch expressions, one kernel each, fp32 where they upcast)")
       ->check(CLI::IsMember(codes))
       ->capture_default_str();
   c->add_flag("--fp8", a.fp8, "The linear layers' GEMMs in FP8 (Transformer Engine, torchao), at the device's FP8 rate");

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "sim_output.h"
 #include "tierzero/corpus.h"
 #include "tierzero/error.h"
 
@@ -32,8 +33,8 @@ nlohmann::ordered_json breakdown(const SimResult& r) {
                               {"attention_s", r.attention_s},   {"memory_ops_s", r.memory_ops_s},   {"recompute_s", r.recompute_s},
                               {"optimizer_s", r.optimizer_s},   {"comm_s", r.comm_s},               {"overlappable_s", r.overlappable_s},
                               {"exposed_comm_s", r.exposed_comm_s}, {"offload_s", r.offload_s}};
-  for (Level l : kAllLevels) j["comm_time_s"][std::string(level_name(l))] = r.comm_time_s[static_cast<int>(l)];
-  for (const auto& [k, v] : r.memory_bytes) j["memory_bytes"][k] = v;
+  j["comm_time_s"] = per_level(r.comm_time_s);
+  j["memory_bytes"] = memory_json(r);
   return j;
 }
 

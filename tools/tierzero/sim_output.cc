@@ -9,6 +9,19 @@
 
 namespace tierzero::cli {
 
+nlohmann::ordered_json per_level(const std::array<double, kNumLevels>& v) {
+  nlohmann::ordered_json j;
+  for (Level l : kAllLevels) j[std::string(level_name(l))] = v[static_cast<int>(l)];
+  return j;
+}
+
+nlohmann::ordered_json memory_json(const SimResult& r) {
+  nlohmann::ordered_json j;
+  for (const auto& [k, v] : r.memory_bytes) j[k] = v;
+  j["total"] = r.memory_total;
+  return j;
+}
+
 int sequence_length(const SimInput& in) {
   TrainConfig c;
   c.model = in.model;

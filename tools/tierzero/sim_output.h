@@ -2,6 +2,8 @@
 // line that says what their figures assume (the defaults are every
 // command's, tierzero/train_config.h), and the plan files of --write-plan.
 #pragma once
+#include <array>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tierzero/simulator.h"
@@ -13,6 +15,11 @@ namespace tierzero::cli {
 // engine tierzero" for `in`, then `note`, on stdout (stderr when `json`:
 // stdout holds only JSON rows then), flushed.
 void print_assumptions(const SimInput& in, bool json, const std::string& note = "");
+
+// A per-level figure of a SimResult as {"package": .., "node": .., "world": ..}.
+nlohmann::ordered_json per_level(const std::array<double, kNumLevels>& v);
+// A SimResult's memory by part, and "total".
+nlohmann::ordered_json memory_json(const SimResult& r);
 
 // The sequence length `in` prices (its seq_len, else the default's).
 int sequence_length(const SimInput& in);
