@@ -58,6 +58,13 @@ expect_exit 2 "\-\-model-code: megatron-te not in {engine,fms,hf-transformers,to
 # A model code prices its norms and rotary embedding: the assumptions say it, the step is slower.
 expect_exit 0 "engine fsdp, model code hf-transformers" 1 -- "$tz" simulate --system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3 --model-code hf-transformers
 expect_exit 0 "engine fsdp, norms and rotary embedding as the engine's kernels (--model-code" 1 -- "$tz" simulate --system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3
+# A fit with less free than a block's allocation is at the memory limit: memory and simulate say so, and what to change;
+# 200 tokens shorter it has room.
+limit_args=(--system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3 --micro-batch 6 --recompute full)
+expect_exit 0 "at the memory limit: 0.12 GB free, less than the largest allocation the step repeats for every block (1.24 GB)" 1 -- "$tz" memory "${limit_args[@]}" --seq-len 7200
+expect_exit 0 "^zero3 .* limit .*79.9" 1 -- "$tz" simulate "${limit_args[@]}" --seq-len 7200
+expect_exit 0 '"fits":true,"at_memory_limit":true' 1 -- "$tz" simulate "${limit_args[@]}" --seq-len 7200 --json
+expect_exit 0 '"fits":true,"at_memory_limit":false' 1 -- "$tz" simulate "${limit_args[@]}" --seq-len 7000 --json
 # simulate/memory/plan: --topology for systems that leave fan-outs open;
 # scaling relative to the smallest rank count; plan changes said; latency
 # and quantisation per level in the JSON.

@@ -78,8 +78,11 @@ TEST(ModelCode, TheOpListCountsTheCodesKernels) {
   EXPECT_DOUBLE_EQ(find(plain, "norm1_grad", OpPass::backward).bytes, 3 * N * h * a);
   EXPECT_DOUBLE_EQ(find(plain, "rope", OpPass::forward).bytes, 2 * N * (h + kv) * a);
   // Everything else is the same op for op.
-  for (std::size_t i = 0; i < plain.size(); ++i)
-    if (plain[i].name.rfind("norm", 0) != 0 && plain[i].name.rfind("rope", 0) != 0) EXPECT_DOUBLE_EQ(plain[i].bytes, coded[i].bytes) << plain[i].name;
+  for (std::size_t i = 0; i < plain.size(); ++i) {
+    if (plain[i].name.rfind("norm", 0) != 0 && plain[i].name.rfind("rope", 0) != 0) {
+      EXPECT_DOUBLE_EQ(plain[i].bytes, coded[i].bytes) << plain[i].name;
+    }
+  }
   // A full recomputation repeats the code's forward kernels.
   hf.recompute = Recompute{Recompute::Kind::full};
   const std::vector<Op> rec = micro_batch_ops(m, 2, 4096, hf);

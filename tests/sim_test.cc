@@ -375,6 +375,38 @@ TEST(Simulator, CallsCostTheirOverheadAndDeepSpeedIssuesOnePerModule) {
 namespace tierzero {
 namespace {
 
+// A plan that fits with fewer bytes free than the allocation it repeats for every block (here FSDP's gradient of one
+// block, reduced in fp32) is at the memory limit under an engine with a caching allocator; with that allocation's
+// bytes free it is not; tierzero's engine (its buffers preallocated, no cache) never is.
+TEST(Simulator, AFitWithLessFreeThanABlocksAllocationIsAtTheMemoryLimit) {
+  SimInput in = frontier("zero3", 384);
+  in.engine = engine_profile("fsdp");
+  in.engine.reduce_bytes = 4;
+  SimResult r = simulate(in);
+  ASSERT_TRUE(r.fits);
+  const GptConfig& m = in.model;
+  const double block = 12.0 * m.channels * m.channels + 13.0 * m.channels;  // a GPT block's weights and biases
+  const double hidden = static_cast<double>(in.micro_batch) * m.context * m.ffn_size() * in.engine.activation_bytes;
+  EXPECT_NEAR(r.largest_allocation, std::max(4 * block, hidden), 1e-9 * r.largest_allocation);
+  EXPECT_FALSE(r.at_memory_limit);  // 64 GB of which a few used
+  r.judge_memory(r.memory_total + r.largest_allocation - 1, in.engine);
+  EXPECT_TRUE(r.fits);
+  EXPECT_TRUE(r.at_memory_limit);
+  r.judge_memory(r.memory_total + r.largest_allocation, in.engine);
+  EXPECT_FALSE(r.at_memory_limit);
+  r.judge_memory(r.memory_total - 1, in.engine);  // does not fit: not "at the limit"
+  EXPECT_FALSE(r.fits);
+  EXPECT_FALSE(r.at_memory_limit);
+  r.judge_memory(r.memory_total + 1, engine_profile("tierzero"));
+  EXPECT_TRUE(r.fits);
+  EXPECT_FALSE(r.at_memory_limit);
+  // The simulation judges against the system's device memory.
+  in.system.memory_bytes = r.memory_total + r.largest_allocation / 2;
+  const SimResult tight = simulate(in);
+  EXPECT_TRUE(tight.fits);
+  EXPECT_TRUE(tight.at_memory_limit);
+}
+
 TEST(Planner, FitMemoryWidensTheBackwardCopyOnlyWhenItMustFit) {
   SimInput in = frontier("hier3", 16);
   in.recompute = Recompute{Recompute::Kind::full};
@@ -411,6 +443,30 @@ TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
     }
   // With less memory than any plan needs, nothing is listed.
   EXPECT_TRUE(search_plans(base, {1e6, 8, 0.05}).empty());
+}
+
+// Plans at the memory limit (their throughput an upper bound) are listed after every other, each group fastest first.
+TEST(Planner, ListsPlansAtTheMemoryLimitLast) {
+  SimInput base = frontier("zero3", 64);
+  base.engine = engine_profile("fsdp");
+  const auto roomy = search_plans(base, {std::nullopt, 1000, 0.0, 0.0});
+  ASSERT_FALSE(roomy.empty());
+  EXPECT_FALSE(roomy.front().result.at_memory_limit);
+  // A device just big enough for the fastest plan, with less free than its blocks' allocation.
+  const SimResult& fastest = roomy.front().result;
+  const auto tight = search_plans(base, {fastest.memory_total + fastest.largest_allocation / 2, 1000, 0.0, 0.0});
+  ASSERT_FALSE(tight.empty());
+  EXPECT_FALSE(tight.front().result.at_memory_limit);
+  EXPECT_LT(tight.front().result.tflops_per_device, fastest.tflops_per_device);
+  bool limit_seen = false;
+  for (std::size_t i = 0; i < tight.size(); ++i) {
+    if (!tight[i].result.at_memory_limit) EXPECT_FALSE(limit_seen) << i << ": a plan with room after one at the limit";
+    limit_seen = limit_seen || tight[i].result.at_memory_limit;
+    if (i && tight[i].result.at_memory_limit == tight[i - 1].result.at_memory_limit) {
+      EXPECT_LE(tight[i].result.tflops_per_device, tight[i - 1].result.tflops_per_device);
+    }
+  }
+  EXPECT_TRUE(limit_seen);
 }
 
 // Plans within 0.5% of a faster listed one of the same kind are folded into

@@ -58,12 +58,17 @@ std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs);
 // The summary of a set of checks: over the trained runs with a published
 // throughput, the median and largest |error|; the same over the published
 // ratios; how many trained runs (ratios' configurations included) are
-// called "does not fit"; over the out-of-memory runs, how many "fit".
+// called "does not fit"; over the out-of-memory runs, how many "fit". Of
+// the trained runs with a throughput, those at the memory limit
+// (SimResult::at_memory_limit: their prediction an upper bound), how many of
+// them ran no faster than predicted, and the largest |error| of the others.
 struct CorpusSummary {
   int trained = 0, ratios = 0, oom = 0;
   double median_abs_error = 0, max_abs_error = 0;
   double ratio_median_abs_error = 0, ratio_max_abs_error = 0;
   int trained_not_fitting = 0, oom_fitting = 0;
+  int at_limit = 0, at_limit_within_bound = 0;
+  double max_abs_error_below_limit = 0;
 };
 CorpusSummary summarize(const std::vector<RunCheck>& checks);
 

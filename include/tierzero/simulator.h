@@ -116,6 +116,20 @@ struct SimResult {
   double host_bytes = 0, file_bytes = 0;                     // the offloaded states' (host memory, NVMe files)
   double offload_s = 0;                                      // their part of the step (included in step_time_s)
   bool fits = false;
+  // The largest allocation the step repeats for every block (its gathered
+  // weights, its gradient at the reduction's bytes, its MLP hidden), and
+  // whether the plan fits with fewer bytes than that left free under an
+  // engine whose caching allocator holds blocks (allocator_reserve > 0). At
+  // that limit the allocator cannot place the allocation beside its cache:
+  // it frees every cached block and retries (PyTorch's cudaMalloc retries),
+  // a device synchronisation each, block after block, so the step runs
+  // slower than step_time_s by an amount the model does not price: the
+  // predicted throughput is an upper bound. (The loss's logits, allocated
+  // once per micro-batch, would cost one retry, not one per block.)
+  double largest_allocation = 0;
+  bool at_memory_limit = false;
+  // Sets fits and at_memory_limit for a device of `capacity` bytes under engine `e`.
+  void judge_memory(double capacity, const EngineProfile& e);
 };
 
 SimResult simulate(const SimInput& in);

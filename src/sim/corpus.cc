@@ -199,7 +199,7 @@ std::pair<double, double> median_and_max(std::vector<double> v) {
 
 CorpusSummary summarize(const std::vector<RunCheck>& checks) {
   CorpusSummary s;
-  std::vector<double> errors, ratio_errors;
+  std::vector<double> errors, ratio_errors, below_limit;
   for (const RunCheck& c : checks) {
     if (c.run->oom) {
       ++s.oom;
@@ -213,9 +213,13 @@ CorpusSummary summarize(const std::vector<RunCheck>& checks) {
     } else {
       ++s.trained;
       errors.push_back(std::abs(c.error));
+      if (!c.result.at_memory_limit) below_limit.push_back(std::abs(c.error));
+      s.at_limit += c.result.at_memory_limit ? 1 : 0;
+      s.at_limit_within_bound += c.result.at_memory_limit && c.error >= 0 ? 1 : 0;
     }
   }
   std::tie(s.median_abs_error, s.max_abs_error) = median_and_max(errors);
+  s.max_abs_error_below_limit = median_and_max(below_limit).second;
   std::tie(s.ratio_median_abs_error, s.ratio_max_abs_error) = median_and_max(ratio_errors);
   return s;
 }

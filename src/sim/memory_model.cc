@@ -172,6 +172,18 @@ double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int act
   return (2 * h + 2 * kv + mlp) * a + norms + stats + scores;
 }
 
+namespace {
+// The largest allocation the step repeats for every block (SimResult::largest_allocation).
+double largest_allocation(const SimInput& in, const GptLayout& layout, int seq_len) {
+  const EngineProfile& e = in.engine;
+  const double tokens = static_cast<double>(in.micro_batch) * seq_len;
+  const double block_unit = static_cast<double>(layout.units()[layout.block_unit(0)].numel);
+  const double gathered = in.plan.params ? block_unit * std::max(2, e.reduce_bytes) : 0.0;  // 16-bit weights; the gradient as reduced
+  const double hidden = tokens * in.model.ffn_size() * e.activation_bytes;
+  return std::max(gathered, hidden);
+}
+}  // namespace
+
 void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
   const bool own = in.engine.name == "tierzero";
   Parts parts = own ? tierzero_parts(in, topo, layout, seq_len, r) : engine_parts(in, topo, layout, seq_len, r);
@@ -181,7 +193,13 @@ void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& 
   r.memory_bytes = std::move(parts);
   r.memory_total = 0;
   for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;
-  r.fits = r.memory_total <= in.system.memory_bytes;
+  r.largest_allocation = largest_allocation(in, layout, seq_len);
+  r.judge_memory(in.system.memory_bytes, in.engine);
+}
+
+void SimResult::judge_memory(double capacity, const EngineProfile& e) {
+  fits = memory_total <= capacity;
+  at_memory_limit = fits && e.allocator_reserve > 0 && capacity - memory_total < largest_allocation;
 }
 
 }  // namespace tierzero

@@ -15,7 +15,7 @@ namespace tierzero {
 double block_activation_bytes_per_token(const GptConfig& model, int seq_len, int activation_bytes, bool eager_attention,
                                         const ModelCode& code);
 
-// Fills r.memory_bytes, r.memory_total, r.fits, r.host_bytes and r.file_bytes.
+// Fills r.memory_bytes, r.memory_total, r.fits, r.largest_allocation, r.at_memory_limit, r.host_bytes and r.file_bytes.
 void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r);
 
 }  // namespace tierzero

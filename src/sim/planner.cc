@@ -122,7 +122,7 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
                     in.plan = plan;
                     in.recompute = recompute;
                     SimResult r = simulate(in);
-                    r.fits = r.memory_total <= limit;
+                    r.judge_memory(limit, in.engine);
                     // A decomposition that changes nothing on this topology (three-level on two levels) is listed once.
                     const auto same = [&](const PlanCandidate& c) { return same_but_decomposition(c, {plan, recompute, r, {}}); };
                     if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back({plan, recompute, r, {}});
@@ -142,11 +142,13 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
       if (nvme) enumerate(Offload::nvme, Offload::nvme);
     }
   }
-  // Lossy plans are ranked as if slower by the margin they must win by.
+  // Lossy plans are ranked as if slower by the margin they must win by; plans at the memory limit (their throughput
+  // an upper bound: SimResult::at_memory_limit) after every other.
   const auto score = [&](const PlanCandidate& c) {
     return c.result.tflops_per_device / (lossy(c.plan) ? 1 + options.min_quant_gain : 1.0);
   };
   std::sort(out.begin(), out.end(), [&](const PlanCandidate& a, const PlanCandidate& b) {
+    if (a.result.at_memory_limit != b.result.at_memory_limit) return b.result.at_memory_limit;
     if (score(a) != score(b)) return score(a) > score(b);
     return a.result.memory_total < b.result.memory_total;
   });

@@ -88,6 +88,8 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   j["tflops_per_device"] = r.tflops_per_device;
   j["scaling_efficiency"] = efficiency;
   j["fits"] = r.fits;
+  j["at_memory_limit"] = r.at_memory_limit;
+  j["largest_allocation_bytes"] = r.largest_allocation;
   j["collective_calls"] = r.collective_calls;
   nlohmann::ordered_json bytes;
   for (Level l : kAllLevels) bytes[std::string(level_name(l))] = r.bytes_per_level[static_cast<int>(l)];
@@ -136,8 +138,9 @@ int run_simulate(const SimArgs& a) {
       } else {
         // world_s: everything the network level costs (transfer, latency, quantisation).
         std::printf("%-8s %6d %10.3f %10.3f %10.2f %8.3f %6s %6.1f %10.3f  %s\n", s.c_str(), n, r.step_time_s, r.compute_s,
-                    r.tflops_per_device, eff, r.fits ? "yes" : "NO", r.memory_total / 1e9,
+                    r.tflops_per_device, eff, fits_word(r.fits, r.at_memory_limit), r.memory_total / 1e9,
                     r.comm_time_s[world] + r.latency_s[world] + r.quant_time_s[world], p.changed.empty() ? "-" : p.changed.c_str());
+        if (r.at_memory_limit) std::printf("%15s %s\n", "", memory_limit_note(r, p.in.system.memory_bytes).c_str());
       }
     }
   }
@@ -238,6 +241,8 @@ int run_plan(const SimArgs& a) {
       std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
                   c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute.name().c_str(), c.plan.prefetch,
                   c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
+      if (c.result.at_memory_limit)
+        std::printf("%27s %s\n", "", memory_limit_note(c.result, options.memory_limit.value_or(base.system.memory_bytes)).c_str());
       if (c.plan.optim_offload.offloaded() || c.plan.param_offload.offloaded())
         std::printf("%27s step %.3f s, %.3f s of it the offloaded states (%.1f GB host, %.1f GB NVMe per rank)\n", "",
                     c.result.step_time_s, c.result.offload_s, c.result.host_bytes / 1e9, c.result.file_bytes / 1e9);
@@ -295,6 +300,7 @@ int run_memory(const SimArgs& a) {
   for (const auto& [k, v] : r.memory_bytes) std::printf("  %-12s %10.3f GB\n", k.c_str(), v / 1e9);
   std::printf("  %-12s %10.3f GB of %.1f GB: %s\n", "total", r.memory_total / 1e9, p.in.system.memory_bytes / 1e9,
               r.fits ? "fits" : "does NOT fit");
+  if (r.at_memory_limit) std::printf("  %s\n", memory_limit_note(r, p.in.system.memory_bytes).c_str());
   if (p.in.plan.optim_offload.offloaded() || p.in.plan.param_offload.offloaded()) {
     std::printf("offloaded (optimizer %s, parameters %s): %.3f GB of host memory", std::string(offload_name(p.in.plan.optim_offload.device)).c_str(),
                 std::string(offload_name(p.in.plan.param_offload.device)).c_str(), r.host_bytes / 1e9);

@@ -53,7 +53,10 @@ nlohmann::ordered_json summary_json(const std::string& half, const CorpusSummary
           {"speedup_max_abs_error", s.ratio_max_abs_error},
           {"trained_called_not_fitting", s.trained_not_fitting},
           {"oom_runs", s.oom},
-          {"oom_called_fitting", s.oom_fitting}};
+          {"oom_called_fitting", s.oom_fitting},
+          {"at_memory_limit", s.at_limit},
+          {"at_memory_limit_within_bound", s.at_limit_within_bound},
+          {"max_abs_error_below_memory_limit", s.max_abs_error_below_limit}};
 }
 
 // The id of the run of largest |error| among the ratios or the others.
@@ -70,6 +73,10 @@ void print_summary(const std::string& half, const std::vector<RunCheck>& checks)
               "%d called \"fits\"\n",
               half.c_str(), s.trained, 100 * s.median_abs_error, 100 * s.max_abs_error, worst(checks, false).c_str(), s.trained_not_fitting,
               s.oom, s.oom_fitting);
+  if (s.at_limit > 0)
+    std::printf("%s half: %d run(s) at the memory limit (predicted throughput an upper bound), %d no faster than predicted; "
+                "largest |error| of the others %.1f%%\n",
+                half.c_str(), s.at_limit, s.at_limit_within_bound, 100 * s.max_abs_error_below_limit);
   if (s.ratios > 0)
     std::printf("%s half: %d published speedups, median |error| %.1f%%, largest %.1f%% (%s)\n", half.c_str(), s.ratios,
                 100 * s.ratio_median_abs_error, 100 * s.ratio_max_abs_error, worst(checks, true).c_str());
@@ -96,6 +103,7 @@ int run_validate(const ValidateArgs& a) {
                                     {"memory_bytes", c.result.memory_total},
                                     {"device_memory_bytes", c.run->input.system.memory_bytes},
                                     {"fits", c.fits},
+                                    {"at_memory_limit", c.result.at_memory_limit},
                                     {"step", breakdown(c.result)}};
         std::cout << j.dump() << "\n";
       }
@@ -115,7 +123,7 @@ int run_validate(const ValidateArgs& a) {
       const std::string error = c.run->oom ? "-" : fmt::format("{:+.1f}%", 100 * c.error);
       std::printf("%-46s %-5s %-10s %-9s %10s %10s %8s %7.1f / %6.1f %5s\n", c.run->id.c_str(), c.run->half.c_str(), c.run->gpu.c_str(),
                   c.run->input.engine.name.c_str(), published.c_str(), predicted.c_str(), error.c_str(), c.result.memory_total / 1e9,
-                  c.run->input.system.memory_bytes / 1e9, c.fits ? "yes" : "NO");
+                  c.run->input.system.memory_bytes / 1e9, fits_word(c.fits, c.result.at_memory_limit));
     }
   }
   for (const std::string half : {"fit", "check"})

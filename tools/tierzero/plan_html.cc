@@ -89,7 +89,9 @@ HtmlPage simulate_page(const std::string& title, const SimRows& rows, double dev
   PageSection side{fmt::format("The strategies side by side at {} ranks", largest), {}, {}, {}};
   for (const json& r : at_largest) {
     std::string text = fmt::format("{:.3f} s per step, {:.1f} GB per rank{}", num(r, "step_time_s"), num(r["memory_bytes"], "total") / 1e9,
-                                   r.value("fits", true) ? "" : ": does NOT fit");
+                                   !r.value("fits", true)            ? ": does NOT fit"
+                                   : r.value("at_memory_limit", false) ? ": at the memory limit (slower than predicted)"
+                                                                       : "");
     if (r.contains("plan")) text = r["plan"].get<std::string>() + "; " + text;
     side.facts.push_back({r["strategy"].get<std::string>(), text});
   }
