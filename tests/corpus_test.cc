@@ -49,7 +49,7 @@ TEST(Corpus, HalvesStayWithinThePinnedErrors) {
     int speedups;
     double speedup_median, speedup_max;
   };
-  for (const Pin& p : {Pin{"fit", 0.024, 0.292, 4, 0.091, 0.151}, Pin{"check", 0.033, 0.303, 3, 0.215, 0.377}}) {
+  for (const Pin& p : {Pin{"fit", 0.024, 0.292, 4, 0.091, 0.151}, Pin{"check", 0.033, 0.297, 3, 0.215, 0.377}}) {
     const CorpusSummary s = summarize(half(builtin_checks(), p.half));
     EXPECT_LE(s.median_abs_error, p.median + 0.003) << p.half;
     EXPECT_LE(s.max_abs_error, p.max + 0.003) << p.half;
@@ -62,15 +62,15 @@ TEST(Corpus, HalvesStayWithinThePinnedErrors) {
 
 // Published runs the corpus leaves out (bench/corpus/outside-ibm.toml: the IBM blog's 34B on H100 and 13B on A100 and
 // H100, the 13B with either reading of its "Selective" checkpointing): the model carries over to them. Pinned at
-// their figures when the model's code was added (largest |error| 8.0%; the model before it: 19.2%), with 0.3 points
-// of room.
+// their figures when FSDP1's backward prefetch was priced (largest |error| 7.1%; before it 8.0%, and before the model's
+// code 19.2%), with 0.3 points of room.
 TEST(Corpus, CarriesOverToPublishedRunsOutsideIt) {
   const std::vector<RunCheck> checks = check_corpus(load_corpus(std::string(TZ_BENCH_DIR) + "/corpus/outside-ibm.toml", ""));
   ASSERT_EQ(checks.size(), 5u);
   const CorpusSummary s = summarize(checks);
   EXPECT_EQ(s.trained_not_fitting, 0);
-  EXPECT_LE(s.max_abs_error, 0.080 + 0.003);
-  EXPECT_LE(s.median_abs_error, 0.044 + 0.003);
+  EXPECT_LE(s.max_abs_error, 0.071 + 0.003);
+  EXPECT_LE(s.median_abs_error, 0.031 + 0.003);
 }
 
 // The runs predicted at the memory limit (SimResult::at_memory_limit: less free than a block's allocation, so the
@@ -170,6 +170,7 @@ model = { preset = "gpt-1.3b" }
                         Case{"tokens_per_s_per_gpu = 100\nover = { strategy = \"zero2\" }\n", "speedup and over go together"},
                         Case{"speedup = 1.2\nover = { id = \"x\" }\n", "over may not change 'id'"},
                         Case{"speedup = 1.2\nover = { strategy = \"nope\" }\n", "nope"},
+                        Case{"tokens_per_s_per_gpu = 100\nbackward_prefetch = \"early\"\n", "backward_prefetch must be \"pre\" or \"post\""},
                         Case{"tokens_per_s_per_gpu = 100\n[[run]]\nid = \"r1\"\n", "missing key 'half'"}}) {
     try {
       parse_corpus(head + c.tail, "bad.toml");

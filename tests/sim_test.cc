@@ -336,6 +336,12 @@ TEST(Simulator, OverlapHidesCommunicationUnderCompute) {
   EXPECT_NEAR(serial.step_time_s - simulate(in).step_time_s, hidden({0.5, 0.5, 0.5}), 1e-9);
   in.engine.overlap_slowdown = 0.25;
   EXPECT_NEAR(serial.step_time_s - simulate(in).step_time_s, 0.75 * hidden({0.5, 0.5, 0.5}), 1e-9);
+  // Backward gathers issued after the unit's backward (FSDP1's BACKWARD_POST) hide under nothing; the reductions as before.
+  in.engine.overlap_slowdown = 0;
+  in.engine.overlap = {1, 0.1, 0.1};  // little enough that the backward's compute does not cap what hides
+  in.engine.backward_prefetch = BackwardPrefetch::post;
+  EXPECT_NEAR(serial.step_time_s - simulate(in).step_time_s, hidden({1, 0, 0.1}), 1e-9);
+  EXPECT_LT(hidden({1, 0, 0.1}), hidden({1, 0.1, 0.1}));
 }
 
 // Every collective call pays the system's call overhead; DeepSpeed issues
@@ -460,7 +466,9 @@ TEST(Planner, ListsPlansAtTheMemoryLimitLast) {
   EXPECT_LT(tight.front().result.tflops_per_device, fastest.tflops_per_device);
   bool limit_seen = false;
   for (std::size_t i = 0; i < tight.size(); ++i) {
-    if (!tight[i].result.at_memory_limit) EXPECT_FALSE(limit_seen) << i << ": a plan with room after one at the limit";
+    if (!tight[i].result.at_memory_limit) {
+      EXPECT_FALSE(limit_seen) << i << ": a plan with room after one at the limit";
+    }
     limit_seen = limit_seen || tight[i].result.at_memory_limit;
     if (i && tight[i].result.at_memory_limit == tight[i - 1].result.at_memory_limit) {
       EXPECT_LE(tight[i].result.tflops_per_device, tight[i - 1].result.tflops_per_device);

@@ -100,6 +100,7 @@ def llmfoundry():
             precision_as_published=f"{row['prec']}, MP mode {row['mp']}",
             attention='triton', fused_loss=True,
             reduce_bytes=4 if row['mp'] == 'DEFAULT' else 2,
+            backward_prefetch='post',
             model=f"mpt-{row['model']}", layers=L, hidden=h, heads=H, kv_heads=H, ffn=4 * h, mlp='gelu', norm='layernorm',
             positions='learned', tied=True, bias='none', vocab=50368,
             seq_len=seq, micro_batch=mb, grad_accum=int(row['ga']),
@@ -109,7 +110,8 @@ def llmfoundry():
                    "the shape from scripts/train/yamls/pretrain/mpt-*.yaml (d_model, n_layers, n_heads, expansion_ratio 4, vocab 50368, "
                    "learned positions as NumParams shows); attn_impl triton (submit_benchmarks.py's default) and loss_fn "
                    "fused_crossentropy (flash-attn's kernel, the yamls' default) inferred; MP mode DEFAULT reduces in fp32, PURE in bf16 "
-                   "(Composer's get_mixed_precision)"),
+                   "(Composer's get_mixed_precision); the yamls' fsdp_config sets no backward_prefetch: Composer's FSDPConfig default "
+                   "BACKWARD_POST"),
         ))
     return out
 
@@ -184,7 +186,8 @@ def others():
     # IBM / PyTorch blog (checking half).
     ibm_url = 'https://github.com/pytorch/pytorch.github.io/blob/site/_posts/2024-03-13-maximizing-training.md'
     ibm_note = ("IBM's foundation-model-stack fms-fsdp (FSDP1, SDPA FlashAttention-2, bf16, PyTorch nightlies after 2.2); batch 2 and "
-                "sequence 4096 (the blog and the fms-fsdp README); reduce in bf16; the Llama 2 shapes (34B: fms-fsdp's llama2 34b)")
+                "sequence 4096 (the blog and the fms-fsdp README); reduce in bf16; the Llama 2 shapes (34B: fms-fsdp's llama2 34b); "
+                "FSDP(..., limit_all_gathers=True) with backward_prefetch left at PyTorch's BACKWARD_PRE (fms-fsdp main_training.py)")
     l2_34b = llama(48, 8192, 64, 8, 22016, 32000, 'llama2-34b')
     for rid, row, gpu, gpus, world, shape, strat, rc, tps in [
         ('ibm-fsdp-llama2-7b-a100-128gpu', '7B, A100, 128 GPUs, HSDP, AC no, 3700 tokens/s/GPU (MFU 0.57)', 'a100-80gb', 128, 6.25, l2_7b, 'mics', 'none', 3700),
@@ -301,9 +304,9 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 # the source's interconnect; node_gbs defaults to the device's DGX NVLink), engine (data/engines), strategy (a plan preset:
 # FSDP's FULL_SHARD zero3, SHARD_GRAD_OP zero2, HYBRID_SHARD mics; ZeRO-n zeron; Megatron's distributed optimizer zero1),
 # precision (bf16 or fp8 GEMMs), attention (a device rate), model_code (the code of the layers where it writes its norms
-# and rotary embedding as PyTorch expressions: data/model-code; else the engine's kernels), reduce_bytes and fused_loss (the
-# run's mixed precision and loss, over the engine's defaults), model (a model table, docs/models.md's keys),
-# seq_len, micro_batch, grad_accum, recompute (none, full, selective, selective-op, every:N), tokens_per_s_per_gpu (as published),
+# and rotary embedding as PyTorch expressions: data/model-code; else the engine's kernels), reduce_bytes, fused_loss and
+# backward_prefetch (the run's mixed precision, loss and FSDP1 backward prefetch, over the engine's defaults), model (a
+# model table, docs/models.md's keys), seq_len, micro_batch, grad_accum, recompute (none, full, selective, selective-op, every:N), tokens_per_s_per_gpu (as published),
 # oom (a configuration the source says ran out of memory), or, where a source publishes only ratios (the ZeRO++ blog, the
 # Frontier paper), speedup: the ratio of this run's throughput per GPU over that of the run with the keys of `over` changed.
 '''

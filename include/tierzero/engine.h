@@ -23,6 +23,13 @@ namespace tierzero {
 // one per parameterised module (DeepSpeed ZeRO-3's hooks).
 enum class CallPattern { per_unit, per_module };
 
+// When an engine issues the next unit's weight gather in backward: before
+// this unit's backward computes (pre: the gather may run under it), or
+// after (post: the next unit's backward waits for it, with no compute to
+// hide under). FSDP1's BackwardPrefetch.BACKWARD_PRE (PyTorch's default)
+// and BACKWARD_POST (Composer's, so llm-foundry's).
+enum class BackwardPrefetch { pre, post };
+
 // Bytes per parameter of each state of the plan, before the plan divides
 // them among the ranks that share it.
 struct StateBytes {
@@ -52,6 +59,7 @@ struct EngineProfile {
   // (DDP's no_sync); false: each micro-batch's are reduced (tierzero).
   bool accumulate_locally = false;
   Overlap overlap;                       // fraction of each kind of overlappable communication hidden under compute
+  BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // post: the backward gathers hide under nothing
   double overlap_slowdown = 0;           // fraction by which compute beside collectives slows (their kernels take SMs and bandwidth)
   // Memory.
   StateBytes state_bytes;

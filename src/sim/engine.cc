@@ -39,6 +39,9 @@ void read_engine_keys(const toml::table& table, EngineProfile& e, const std::str
   t.text("calls", calls, {"per_unit", "per_module"});
   e.calls = calls == "per_module" ? CallPattern::per_module : CallPattern::per_unit;
   t.boolean("accumulate_locally", e.accumulate_locally);
+  std::string prefetch = e.backward_prefetch == BackwardPrefetch::post ? "post" : "pre";
+  t.text("backward_prefetch", prefetch, {"pre", "post"});
+  e.backward_prefetch = prefetch == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
   t.number("overlap_forward", e.overlap.forward, 0, 1);
   t.number("overlap_backward", e.overlap.backward, 0, 1);
   t.number("overlap_reduce", e.overlap.reduce, 0, 1);

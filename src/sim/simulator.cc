@@ -218,13 +218,14 @@ SimResult simulate(const SimInput& in) {
   const double exposed = price_communication(in, topo, cfg, layout, r);
   r.offload_s = offload_time(in, topo, layout);
   // Forward gathers hide under the forward's compute, backward gathers and reductions under the backward's (and its
-  // recomputation), each kind by the system's overlap times the engine's; compute beside them slows by the engine's
-  // overlap_slowdown.
+  // recomputation), each kind by the system's overlap times the engine's (backward gathers issued after the unit's
+  // backward hide under nothing); compute beside them slows by the engine's overlap_slowdown.
   const Overlap& so = in.system.overlap;
   const Overlap& eo = in.engine.overlap;
   const Overlap& o = r.overlappable_by_kind;
   const double hidden_f = so.forward * eo.forward * std::min(o.forward, c.forward_s);
-  const double hidden_b = std::min(so.backward * eo.backward * o.backward + so.reduce * eo.reduce * o.reduce, c.backward_s + c.recompute_s);
+  const double backward_gathers = in.engine.backward_prefetch == BackwardPrefetch::post ? 0.0 : eo.backward;
+  const double hidden_b = std::min(so.backward * backward_gathers * o.backward + so.reduce * eo.reduce * o.reduce, c.backward_s + c.recompute_s);
   r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) + r.offload_s;
   r.exposed_comm_s = r.step_time_s - r.compute_s - r.offload_s;
   const double tokens = static_cast<double>(in.micro_batch) * seq_len * in.grad_accum;

@@ -25,6 +25,7 @@ struct SimArgs {
   // train's defaults (tierzero/train_config.h), so that every command assumes the same run.
   int micro_batch = TrainConfig{}.micro_batch, seq_len = TrainConfig{}.seq_len, grad_accum = TrainConfig{}.grad_accum;
   std::string recompute = TrainConfig{}.recompute ? "full" : "none", attention, model_code = "engine";
+  std::string backward_prefetch;  // "" = the engine's
   bool fp8 = false, json = false;
   std::string html;  // --html: the page of the rows --json prints (plan_html.h)
   std::string write_plan, write_plans;  // --write-plan FILE, plan's --write-plans DIR
@@ -52,6 +53,11 @@ SimInput job(const SimArgs& a) {
   in.recompute = Recompute::parse(a.recompute);
   in.topology_spec = a.topology;
   in.engine = engine_profile(a.engine);
+  if (!a.backward_prefetch.empty()) {
+    TZ_CHECK(a.engine == "fsdp", ConfigError,
+             "--backward-prefetch is FSDP1's BackwardPrefetch: it needs --engine fsdp (the " + a.engine + " engine has no such setting)");
+    in.engine.backward_prefetch = a.backward_prefetch == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
+  }
   in.attention = a.attention;
   in.model_code = model_code(a.model_code);
   in.fp8 = a.fp8;
@@ -333,6 +339,10 @@ void add_common(CLI::App* c, SimArgs& a) {
                 "overlap, memory)")
       ->check(CLI::IsMember(engine_names()))
       ->capture_default_str();
+  c->add_option("--backward-prefetch", a.backward_prefetch,
+                "FSDP1's backward prefetch (--engine fsdp): pre (BACKWARD_PRE, PyTorch's default: the next block's all-gather runs under "
+                "this block's backward) or post (BACKWARD_POST, Composer's and so llm-foundry's: it waits, exposed); default the engine's")
+      ->check(CLI::IsMember({"pre", "post"}));
   c->add_option("--attention", a.attention,
                 "The attention implementation: a rate the system's device gives (flash2, flash3, cudnn, triton; data/devices) or "
                 "eager (scores as batched GEMMs and a softmax over memory); default the engine's");

@@ -46,9 +46,10 @@ std::string assumed(const SimInput& in, const Recompute& recompute) {
   std::string code = in.model_code.name.empty() ? "" : ", model code " + in.model_code.name;
   if (code.empty() && in.engine.elementwise_traffic > 1 && in.model.family() == "llama")
     code = ", norms and rotary embedding as the engine's kernels (--model-code for Hugging Face's, torchtitan's or fms's layers)";
-  return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}{}",
+  const char* prefetch = in.engine.backward_prefetch == BackwardPrefetch::post ? " with backward prefetch post" : "";
+  return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}{}{}",
                      in.micro_batch, sequence_length(in), seq, in.grad_accum, in.grad_accum == 1 ? "" : "es", recompute.name(),
-                     dtype_name(in.dtype), in.engine.name, code);
+                     dtype_name(in.dtype), in.engine.name, prefetch, code);
 }
 }  // namespace
 
