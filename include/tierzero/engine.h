@@ -29,6 +29,8 @@ enum class CallPattern { per_unit, per_module };
 // hide under). FSDP1's BackwardPrefetch.BACKWARD_PRE (PyTorch's default)
 // and BACKWARD_POST (Composer's, so llm-foundry's).
 enum class BackwardPrefetch { pre, post };
+// "pre" or "post"; a ConfigError "WHERE: backward_prefetch must be ..." for anything else.
+BackwardPrefetch parse_backward_prefetch(std::string_view s, const std::string& where);
 
 // Bytes per parameter of each state of the plan, before the plan divides
 // them among the ranks that share it.

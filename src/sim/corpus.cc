@@ -78,10 +78,8 @@ PublishedRun read_run(const toml::table& t, const std::string& where, const Over
   if (const toml::table* e = over.of("engines", in.engine.name)) read_engine_keys(*e, in.engine, over.origin + ": [engines." + in.engine.name + "]");
   if (const toml::node* n = t.get("reduce_bytes")) in.engine.reduce_bytes = static_cast<int>(get_int(*n, "reduce_bytes", where, 1, 8));
   if (const toml::node* n = t.get("fused_loss")) in.engine.fused_loss = get<bool>(*n, "fused_loss", where);
-  if (const std::string prefetch = text("backward_prefetch", false); !prefetch.empty()) {
-    TZ_CHECK(prefetch == "pre" || prefetch == "post", ConfigError, where + ": backward_prefetch must be \"pre\" or \"post\"");
-    in.engine.backward_prefetch = prefetch == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
-  }
+  if (const std::string prefetch = text("backward_prefetch", false); !prefetch.empty())
+    in.engine.backward_prefetch = parse_backward_prefetch(prefetch, where);
   in.attention = text("attention", false);
   in.model_code = model_code(text("model_code", false));
   const std::string precision = text("precision");

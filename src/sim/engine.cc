@@ -10,6 +10,11 @@ namespace tierzero {
 
 std::string EngineProfile::source_of(const std::string& key) const { return tierzero::source_of(sources, key); }
 
+BackwardPrefetch parse_backward_prefetch(std::string_view s, const std::string& where) {
+  TZ_CHECK(s == "pre" || s == "post", ConfigError, where + ": backward_prefetch must be \"pre\" or \"post\", got '" + std::string(s) + "'");
+  return s == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
+}
+
 std::vector<std::string> engine_names() {
   std::vector<std::string> names;
   for (const auto& [name, text] : embedded_files("engines")) names.emplace_back(name);
@@ -41,7 +46,7 @@ void read_engine_keys(const toml::table& table, EngineProfile& e, const std::str
   t.boolean("accumulate_locally", e.accumulate_locally);
   std::string prefetch = e.backward_prefetch == BackwardPrefetch::post ? "post" : "pre";
   t.text("backward_prefetch", prefetch, {"pre", "post"});
-  e.backward_prefetch = prefetch == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
+  e.backward_prefetch = parse_backward_prefetch(prefetch, where);
   t.number("overlap_forward", e.overlap.forward, 0, 1);
   t.number("overlap_backward", e.overlap.backward, 0, 1);
   t.number("overlap_reduce", e.overlap.reduce, 0, 1);

@@ -56,7 +56,7 @@ SimInput job(const SimArgs& a) {
   if (!a.backward_prefetch.empty()) {
     TZ_CHECK(a.engine == "fsdp", ConfigError,
              "--backward-prefetch is FSDP1's BackwardPrefetch: it needs --engine fsdp (the " + a.engine + " engine has no such setting)");
-    in.engine.backward_prefetch = a.backward_prefetch == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
+    in.engine.backward_prefetch = parse_backward_prefetch(a.backward_prefetch, "--backward-prefetch");
   }
   in.attention = a.attention;
   in.model_code = model_code(a.model_code);
