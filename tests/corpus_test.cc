@@ -180,6 +180,19 @@ model = { preset = "gpt-1.3b" }
       EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
     }
   }
+  // The engine file's keys through --override: backward_prefetch read (post slows the run), a bad value named.
+  const std::string run = head + "tokens_per_s_per_gpu = 100\n";
+  const double pre = check_corpus(parse_corpus(run, "ok.toml"))[0].predicted;
+  const auto post = parse_corpus(run, "ok.toml", {"[engines.fsdp]\nbackward_prefetch = \"post\"\n", "o.toml"});
+  EXPECT_EQ(post[0].input.engine.backward_prefetch, BackwardPrefetch::post);
+  EXPECT_LT(check_corpus(post)[0].predicted, pre);
+  try {
+    parse_corpus(run, "ok.toml", {"[engines.fsdp]\nbackward_prefetch = \"early\"\n", "o.toml"});
+    ADD_FAILURE() << "accepted backward_prefetch = early";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("o.toml: [engines.fsdp]: backward_prefetch must be \"pre\" or \"post\", got 'early'"), std::string::npos)
+        << e.what();
+  }
   std::string twice = head + "tokens_per_s_per_gpu = 100\n" + head + "tokens_per_s_per_gpu = 100\n";
   EXPECT_THROW(parse_corpus(twice, "bad.toml"), ConfigError);
   std::string wrong_gpu = head + "tokens_per_s_per_gpu = 100\n";

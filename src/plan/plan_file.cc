@@ -168,15 +168,10 @@ void write_plan_file(const std::string& path, const Plan& plan, const std::vecto
   TZ_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, ConfigError, "cannot rename '" + tmp + "' to '" + path + "'");
 }
 
-std::vector<std::string> strategy_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, text] : embedded_files("plans")) names.emplace_back(name);
-  return names;
-}
+std::vector<std::string> strategy_names() { return embedded_names("plans"); }
 
 PlanFile strategy_plan_file(std::string_view name) {
-  for (const auto& [file, text] : embedded_files("plans"))
-    if (file == name) return parse_plan_file(text, "data/plans/" + std::string(name) + ".toml");
+  if (const auto text = embedded_text("plans", name)) return parse_plan_file(*text, "data/plans/" + std::string(name) + ".toml");
   std::string names;
   for (auto& n : strategy_names()) names += (names.empty() ? "" : ", ") + n;
   TZ_THROW(ConfigError, "unknown strategy '" + std::string(name) + "' (expected " + names + ")");

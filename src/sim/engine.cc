@@ -15,11 +15,7 @@ BackwardPrefetch parse_backward_prefetch(std::string_view s, const std::string& 
   return s == "post" ? BackwardPrefetch::post : BackwardPrefetch::pre;
 }
 
-std::vector<std::string> engine_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, text] : embedded_files("engines")) names.emplace_back(name);
-  return names;
-}
+std::vector<std::string> engine_names() { return embedded_names("engines"); }
 
 void read_engine_keys(const toml::table& table, EngineProfile& e, const std::string& where) {
   SourcedTable t(table, where);
@@ -45,7 +41,7 @@ void read_engine_keys(const toml::table& table, EngineProfile& e, const std::str
   e.calls = calls == "per_module" ? CallPattern::per_module : CallPattern::per_unit;
   t.boolean("accumulate_locally", e.accumulate_locally);
   std::string prefetch = e.backward_prefetch == BackwardPrefetch::post ? "post" : "pre";
-  t.text("backward_prefetch", prefetch, {"pre", "post"});
+  t.text("backward_prefetch", prefetch);
   e.backward_prefetch = parse_backward_prefetch(prefetch, where);
   t.number("overlap_forward", e.overlap.forward, 0, 1);
   t.number("overlap_backward", e.overlap.backward, 0, 1);
@@ -82,8 +78,7 @@ EngineProfile parse_engine(std::string_view name, std::string_view text) {
 }  // namespace
 
 EngineProfile engine_profile(std::string_view name) {
-  for (const auto& [file, text] : embedded_files("engines"))
-    if (file == name) return parse_engine(file, text);
+  if (const auto text = embedded_text("engines", name)) return parse_engine(name, *text);
   std::string names;
   for (const std::string& n : engine_names()) names += (names.empty() ? "" : ", ") + n;
   TZ_THROW(ConfigError, "unknown engine '" + std::string(name) + "' (engines: " + names + ")");

@@ -9,11 +9,7 @@ namespace tierzero {
 
 std::string ModelCode::source_of(const std::string& key) const { return tierzero::source_of(sources, key); }
 
-std::vector<std::string> model_code_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, text] : embedded_files("model-code")) names.emplace_back(name);
-  return names;
-}
+std::vector<std::string> model_code_names() { return embedded_names("model-code"); }
 
 namespace {
 // PREFIX_forward_bytes, _backward_bytes, _forward_kernels, _backward_kernels: all four or none; PREFIX_source for the group.
@@ -49,8 +45,7 @@ ModelCode parse_code(std::string_view name, std::string_view text) {
 
 ModelCode model_code(std::string_view name) {
   if (name.empty() || name == "engine") return {};
-  for (const auto& [file, text] : embedded_files("model-code"))
-    if (file == name) return parse_code(file, text);
+  if (const auto text = embedded_text("model-code", name)) return parse_code(name, *text);
   std::string names = "engine";
   for (const std::string& n : model_code_names()) names += ", " + n;
   TZ_THROW(ConfigError, "unknown model code '" + std::string(name) + "' (codes: " + names + ")");

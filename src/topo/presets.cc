@@ -119,17 +119,12 @@ System cpu() {
 }
 }  // namespace
 
-std::vector<std::string> device_preset_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, text] : embedded_files("devices")) names.emplace_back(name);
-  return names;
-}
+std::vector<std::string> device_preset_names() { return embedded_names("devices"); }
 
 System device_preset(std::string_view name) {
-  for (const auto& [file, text] : embedded_files("devices")) {
-    if (file != name) continue;
-    const std::string origin = "data/devices/" + std::string(file) + ".toml";
-    const toml::table root = parse_toml(text, origin);
+  if (const auto text = embedded_text("devices", name)) {
+    const std::string origin = "data/devices/" + std::string(name) + ".toml";
+    const toml::table root = parse_toml(*text, origin);
     System s;
     if (const auto base = root["based_on"].value<std::string>()) {
       TZ_CHECK(*base != name, ConfigError, origin + ": based_on names itself");
@@ -151,7 +146,7 @@ System device_preset(std::string_view name) {
 
 std::vector<std::string> system_preset_names() {
   std::vector<std::string> names = {"frontier"};
-  for (const auto& [name, text] : embedded_files("systems")) names.emplace_back(name);
+  for (const std::string& n : embedded_names("systems")) names.push_back(n);
   for (const char* n : {"dgx-a100", "dgx-a100-40", "dgx-h100", "dgx-h200", "gh200", "dgx2-ib1", "dgx2-ib4", "cpu"}) names.emplace_back(n);
   return names;
 }
@@ -172,8 +167,7 @@ std::optional<System> system_preset(std::string_view name) {
   if (name == "dgx2-ib4") return dgx2("dgx2-ib4", 4);
   if (name == "cpu") return cpu();
   // Measured systems: data/systems/NAME.toml, compiled in.
-  for (const auto& [measured, text] : embedded_files("systems"))
-    if (name == measured) return parse_system_toml(text, "data/systems/" + std::string(measured) + ".toml");
+  if (const auto text = embedded_text("systems", name)) return parse_system_toml(*text, "data/systems/" + std::string(name) + ".toml");
   return std::nullopt;
 }
 

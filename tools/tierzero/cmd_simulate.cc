@@ -196,6 +196,7 @@ int run_plan(const SimArgs& a) {
   SimInput base = input(base_job, "zero3", a.ranks.front()).in;
   PlanSearchOptions options;
   if (a.memory_limit_gb > 0) options.memory_limit = a.memory_limit_gb * 1e9;
+  const double capacity = options.memory_limit.value_or(base.system.memory_bytes);
   options.top = a.top;
   options.min_quant_gain = a.min_quant_gain;
   const auto found = search_plans(base, options);
@@ -212,7 +213,7 @@ int run_plan(const SimArgs& a) {
     TZ_THROW(ConfigError, fmt::format("no plan fits {} on {} ranks of {} ({:.1f} GB per rank): the smallest, zero3 with recomputation{}, "
                                       "needs {:.1f} GB, {:.1f} GB of it activations at micro-batch {} and sequence {}; lower "
                                       "--micro-batch or --seq-len, or add ranks",
-                                      a.model, a.ranks.front(), a.system, options.memory_limit.value_or(base.system.memory_bytes) / 1e9,
+                                      a.model, a.ranks.front(), a.system, capacity / 1e9,
                                       offload ? " and the optimizer and the parameters offloaded" : "", r.memory_total / 1e9,
                                       activations / 1e9, base.micro_batch, sequence_length(base)));
   }
@@ -248,7 +249,7 @@ int run_plan(const SimArgs& a) {
                   c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute.name().c_str(), c.plan.prefetch,
                   c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
       if (c.result.at_memory_limit)
-        std::printf("%27s %s\n", "", memory_limit_note(c.result, options.memory_limit.value_or(base.system.memory_bytes)).c_str());
+        std::printf("%27s %s\n", "", memory_limit_note(c.result, capacity).c_str());
       if (c.plan.optim_offload.offloaded() || c.plan.param_offload.offloaded())
         std::printf("%27s step %.3f s, %.3f s of it the offloaded states (%.1f GB host, %.1f GB NVMe per rank)\n", "",
                     c.result.step_time_s, c.result.offload_s, c.result.host_bytes / 1e9, c.result.file_bytes / 1e9);
@@ -267,8 +268,8 @@ int run_plan(const SimArgs& a) {
   if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
   if (!a.html.empty())
     write_plan_html(a.html, fmt::format("{} on {} ranks of {}", base_job.model.name, a.ranks.front(), a.system), page_rows,
-                    options.memory_limit.value_or(base.system.memory_bytes));
-  compare_engines(base_job, found.front(), a, options.memory_limit.value_or(base.system.memory_bytes));
+                    capacity);
+  compare_engines(base_job, found.front(), a, capacity);
   // Whether hier3 helps on this system, and why.
   std::fprintf(stderr, "ranked by TFLOPS; a lossy plan (quantised weights or gradients) ranks above an exact one only when %.0f%% faster "
                        "(--min-quant-gain)\n", 100 * a.min_quant_gain);

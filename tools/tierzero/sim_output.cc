@@ -25,7 +25,6 @@ nlohmann::ordered_json memory_json(const SimResult& r) {
 const char* fits_word(bool fits, bool at_memory_limit) { return !fits ? "NO" : at_memory_limit ? "limit" : "yes"; }
 
 std::string memory_limit_note(const SimResult& r, double capacity) {
-  if (!r.at_memory_limit) return "";
   return fmt::format("at the memory limit: {:.2f} GB free, less than the largest allocation the step repeats for every block ({:.2f} GB): the caching "
                      "allocator will free its cache and retry (cudaMalloc retries), so the step runs slower than predicted; "
                      "a smaller micro-batch or more recomputation leaves room",

@@ -24,8 +24,9 @@ nlohmann::ordered_json memory_json(const SimResult& r);
 // A fit in a table's column: "yes", "limit" (fits, at the memory limit:
 // SimResult::at_memory_limit) or "NO".
 const char* fits_word(bool fits, bool at_memory_limit);
-// The line that says a result at the memory limit runs slower than
-// predicted ("" when it is not at the limit).
+// The line that says why a result at the memory limit
+// (SimResult::at_memory_limit) runs slower than predicted, on a device of
+// `capacity` bytes.
 std::string memory_limit_note(const SimResult& r, double capacity);
 
 // The sequence length `in` prices (its seq_len, else the default's).
