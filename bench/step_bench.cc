@@ -32,7 +32,8 @@ StepBenchResult run_step_bench(const TrainConfig& cfg, int threads, int warmup, 
   r.tokens_per_s = tokens / r.step_time_s;
   r.tflops = r.tokens_per_s * cfg.model.flops_per_token(cfg.effective_seq_len()) / 1e12;
   r.matmul = ops::matmul();
-  if (r.matmul == MatmulType::bf16) r.bf16_kernels = ops::bf16_gemm_kernels();
+  if (r.matmul == MatmulType::bf16)
+    for (const ops::Bf16GemmKernel& kernel : ops::bf16_gemm_kernels()) r.bf16_kernels.emplace_back(kernel.shape(), kernel.impl);
   return r;
 }
 

@@ -1,12 +1,18 @@
 // The CPU GEMMs (model/gemm.h): fp32 against a double-precision product
 // for every transpose, leading dimension, alpha and beta; bf16 against the
 // exact product of the bf16-rounded operands (so it is bf16 inputs with
-// fp32 accumulation, not fp32), and the GPT layers computed with bf16
+// fp32 accumulation, not fp32), for hand-picked cases and for every product
+// shape both model families run, and the GPT layers computed with bf16
 // GEMMs against fp32 within bf16's error bound.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <random>
+#include <set>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "model/cpu_peaks.h"
@@ -15,6 +21,7 @@
 #include "model/vec_kernels.h"
 #include "test_random.h"
 #include "tierzero/error.h"
+#include "tierzero/trainer.h"
 
 namespace tierzero {
 namespace {
@@ -112,6 +119,67 @@ TEST(Gemm, Bf16IsTheProductOfRoundedInputsAccumulatedInFp32) {
     EXPECT_GT(vs_fp32, 1e-4) << "bf16 GEMM looks like fp32";
     EXPECT_LT(vs_fp32, 2 * 0x1p-8);
   }
+}
+
+// Error bounds, relative to the sum of |terms| of an output (run_case's
+// measure). fp32's unit roundoff u = 2^-24: any order of summing k terms,
+// with alpha's scaling and beta's sum two more roundings, is within
+// gamma(k + 2) = (k + 2) u / (1 - (k + 2) u) (Higham, Accuracy and
+// Stability of Numerical Algorithms, 2nd ed., eq. 3.5). A product of two
+// bf16 values is exact in fp32 (8 + 8 significant bits), so bf16 inputs
+// with fp32 accumulation are within gamma(k + 2) of the exact product of
+// the rounded operands; against the fp32 operands each product is further
+// off by at most (1 + 2^-9)^2 - 1 = 2^-8 + 2^-18 (bf16 rounds to nearest
+// with 8 significant bits: 2^-9 relative).
+double gamma_fp32(int terms) {
+  const double nu = terms * 0x1p-24;
+  return nu / (1 - nu);
+}
+double bf16_vs_fp32_bound(int k) {
+  const double rounding = 0x1p-8 + 0x1p-18;
+  return rounding + gamma_fp32(k + 2) * (1 + rounding);
+}
+
+// Every bf16 product gpt-tiny and llama-tiny run in a training step at
+// micro-batch 1, 2, 4 and 8 (the shapes recorded by the GEMM itself, each
+// model and batch on a fresh thread), computed again on random operands on
+// that thread, through the primitive the model used: within gamma(k + 2) of
+// the product of the rounded operands and within bf16_vs_fp32_bound(k) of
+// the fp32 product. Fails naming the shape and oneDNN's implementation
+// (e.g. "64x64x16 NT on gemm:jit"); the bounds hold for any correct bf16
+// path on any CPU, so only a wrong one fails.
+TEST(Gemm, Bf16ProductsOfBothModelFamiliesAreWithinTheirBound) {
+  if (!ops::cpu_has_bf16_units()) GTEST_SKIP() << "no bf16 matrix units: " << ops::gemm_info();
+  const TokenData data = TokenData::builtin();
+  std::set<std::string> impls;
+  double largest_vs_fp32 = 0;
+  for (const char* model : {"gpt-tiny", "llama-tiny"})
+    for (int micro_batch : {1, 2, 4, 8})
+      std::thread([&] {
+        TrainConfig c;
+        c.model = gpt_preset(model), c.steps = 1, c.micro_batch = micro_batch, c.matmul = MatmulType::bf16;
+        LocalTrainer trainer(c, data);
+        trainer.step();
+        ASSERT_EQ(ops::matmul(), MatmulType::bf16);
+        const auto kernels = ops::bf16_gemm_kernels();
+        EXPECT_GE(kernels.size(), 4u) << model << ": forward and backward products of every layer kind";
+        for (const ops::Bf16GemmKernel& g : kernels) {
+          const std::string where = std::string(model) + " micro-batch " + std::to_string(micro_batch) + ": " + g.shape() +
+                                    " alpha " + std::to_string(g.alpha) + " beta " + std::to_string(g.beta) + " on " + g.impl;
+          impls.insert(g.impl);
+          const Case c{g.trans_a, g.trans_b, g.m, g.n, g.k, g.ldc - g.n, g.alpha, g.beta};
+          EXPECT_LE(run_case(c, round_bf16), gamma_fp32(g.k + 2)) << where;
+          const double vs_fp32 = run_case(c, [](float x) { return x; });
+          EXPECT_LE(vs_fp32, bf16_vs_fp32_bound(g.k)) << where;
+          largest_vs_fp32 = std::max(largest_vs_fp32, vs_fp32);
+        }
+      }).join();
+  // fp32 products would stay within gamma(k + 2) < 2^-13 of the fp32 reference.
+  EXPECT_GT(largest_vs_fp32, 0x1p-13) << "the bf16 products look like fp32 ones";
+  std::string names;
+  for (const std::string& i : impls) names += " " + i;
+  RecordProperty("bf16_implementations", names);
+  std::cout << "bf16 products ran on:" << names << "\n";
 }
 
 // The operands' conversion: the portable loop is dtype.h's f32_to_bf16 for

@@ -1,8 +1,11 @@
-// Training: configuration errors, the schedule, determinism, and the loss
-// on the built-in corpus falling from ~ln(256) below 3.0 in 300 steps.
+// Training: configuration errors, the schedule, determinism, the loss on
+// the built-in corpus falling from ~ln(256) below 3.0 in 300 steps, and
+// bf16 GEMMs training like fp32 ones.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "tierzero/error.h"
 #include "model/gemm.h"
@@ -126,31 +129,52 @@ TEST(LocalTrainer, LossFallsBelowThreeWithin300Steps) {
   EXPECT_FALSE(last.skipped);
 }
 
-// bf16 GEMMs (bf16 inputs, fp32 accumulation) train like fp32 ones: over
-// 200 steps on the built-in corpus every 20-step mean of the loss is within
-// 1% of the fp32 run's (single steps differ by up to ~3% as the two
-// trajectories drift apart, so the curve is compared, not each step).
-TEST(LocalTrainer, Bf16MatmulFollowsTheFp32LossCurve) {
+// bf16 GEMMs (bf16 inputs, fp32 accumulation) train like fp32 ones, compared
+// where the comparison is not chaotic. gpt-tiny at micro-batch 4 sits on a
+// loss plateau near 3.0 and the step at which a run leaves it is chaotic (a
+// 2^-9 perturbation moves it by tens of steps: with seed 1234 over 200 steps
+// one AMD EPYC left it at step ~120 in fp32 and after 200 in bf16), so a
+// step-by-step or window-by-window curve comparison fails on some CPUs with
+// a correct bf16 path. Two quantities are stable:
+// - the first 10 steps (warmup, before any plateau): the products differ by
+//   bf16's rounding only, and the losses by ~1e-5 relative (measured: at
+//   most 1.6e-5 over seeds 1234 and 1-5); the check allows 1e-3, and a wrong
+//   bf16 path (fp16 bits, a lost transpose, truncation) is off by far more;
+// - the mean loss over the last 100 of 600 steps, where every run has left
+//   the plateau (measured exits: steps 30-168) and the cosine schedule has
+//   decayed: fp32's own seed-to-seed range there is 2.5% (2.229-2.285 over
+//   seeds 1234 and 1-5, AMD EPYC family 26; bf16 within 0.75% of fp32 for each
+//   seed), and a bf16 run is another trajectory of the same training, so
+//   it must land within 3% of fp32's (a run still on the plateau is 30% off).
+TEST(LocalTrainer, Bf16MatmulTrainsLikeFp32) {
   if (!ops::cpu_has_bf16_units()) GTEST_SKIP() << "no bf16 matrix units: " << ops::gemm_info();
   const TokenData data = TokenData::builtin();
-  auto curve = [&](MatmulType t) {
-    TrainConfig c = tiny(200);
-    c.matmul = t;
+  constexpr std::int64_t kSteps = 600, kTail = 100, kEarly = 10;
+  auto losses = [&](MatmulType t, std::uint64_t seed) {
+    TrainConfig c = tiny(kSteps);
+    c.matmul = t, c.seed = seed;
     LocalTrainer trainer(c, data);
-    std::vector<double> losses;
-    while (trainer.next_step() < 200) losses.push_back(trainer.step().loss);
+    std::vector<double> out;
+    while (trainer.next_step() < kSteps) out.push_back(trainer.step().loss);
     EXPECT_EQ(ops::matmul(), t);
-    return losses;
+    return out;
   };
-  const auto fp32 = curve(MatmulType::fp32), bf16 = curve(MatmulType::bf16);
-  ASSERT_EQ(fp32.size(), 200u);
-  EXPECT_NE(fp32, bf16);  // the bf16 run did compute differently
-  for (std::size_t w = 0; w < 200; w += 20) {
-    double a = 0, b = 0;
-    for (std::size_t i = w; i < w + 20; ++i) a += fp32[i], b += bf16[i];
-    EXPECT_NEAR(b / a, 1.0, 0.01) << "steps " << w << " to " << w + 19 << ": fp32 mean " << a / 20 << ", bf16 " << b / 20;
+  auto tail_mean = [&](const std::vector<double>& l) {
+    double sum = 0;
+    for (std::int64_t i = kSteps - kTail; i < kSteps; ++i) sum += l[i];
+    return sum / kTail;
+  };
+  for (std::uint64_t seed : {1234u, 1u}) {
+    const auto fp32 = losses(MatmulType::fp32, seed), bf16 = losses(MatmulType::bf16, seed);
+    ASSERT_EQ(fp32.size(), static_cast<std::size_t>(kSteps));
+    EXPECT_NE(fp32, bf16) << "seed " << seed << ": the bf16 run computed in fp32";
+    for (std::int64_t i = 0; i < kEarly; ++i)
+      EXPECT_NEAR(bf16[i] / fp32[i], 1.0, 1e-3) << "seed " << seed << " step " << i << ": fp32 " << fp32[i] << ", bf16 " << bf16[i];
+    const double f = tail_mean(fp32), b = tail_mean(bf16);
+    EXPECT_NEAR(b / f, 1.0, 0.03) << "seed " << seed << ": mean loss over the last " << kTail << " of " << kSteps
+                                  << " steps, fp32 " << f << ", bf16 " << b;
+    EXPECT_LT(f, 2.6) << "seed " << seed << ": fp32 did not leave the plateau near 3.0";
   }
-  EXPECT_LT(bf16.back(), 2.6);
 }
 
 TEST(LocalTrainer, RejectsDataWithALargerVocabulary) {

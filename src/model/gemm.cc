@@ -80,13 +80,12 @@ class Bf16Gemm {
     stream_.wait();
   }
 
-  // "MxNxK TA" and the implementation oneDNN chose, per cached shape.
-  std::vector<std::pair<std::string, std::string>> kernels() const {
-    std::vector<std::pair<std::string, std::string>> out;
+  // Each cached shape and the implementation oneDNN chose for it.
+  std::vector<Bf16GemmKernel> kernels() const {
+    std::vector<Bf16GemmKernel> out;
     for (const auto& [key, p] : primitives_) {
       const auto& [ta, tb, m, n, k, alpha, beta, ldc] = key;
-      out.emplace_back(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + (ta ? "T" : "N") + (tb ? "T" : "N"),
-                       p.impl);
+      out.push_back({ta, tb, m, n, k, alpha, beta, ldc, p.impl});
     }
     return out;
   }
@@ -172,7 +171,11 @@ void gemm<double>(bool ta, bool tb, int m, int n, int k, double alpha, const dou
 
 bool cpu_has_bf16_units() { return isa_has(effective_isa(), dnnl_cpu_isa_avx512_core_bf16); }
 
-std::vector<std::pair<std::string, std::string>> bf16_gemm_kernels() { return thread_bf16_gemm().kernels(); }
+std::string Bf16GemmKernel::shape() const {
+  return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " " + (trans_a ? "T" : "N") + (trans_b ? "T" : "N");
+}
+
+std::vector<Bf16GemmKernel> bf16_gemm_kernels() { return thread_bf16_gemm().kernels(); }
 
 Bf16Units cpu_bf16_units() {
   if (!cpu_has_bf16_units()) return Bf16Units::none;

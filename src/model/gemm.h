@@ -18,7 +18,6 @@
 // allocates nothing.
 #pragma once
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "tierzero/dtype.h"
@@ -37,9 +36,20 @@ MatmulType matmul();
 bool cpu_has_bf16_units();
 // Those units against the CPU's fp32 FMAs, measured (model/cpu_peaks.h).
 Bf16Units cpu_bf16_units();
-// The oneDNN implementation each bf16 product shape of the calling thread
-// ran on so far: "MxNxK TA" (T/N per operand) -> e.g. "brg:avx512_core_bf16".
-std::vector<std::pair<std::string, std::string>> bf16_gemm_kernels();
+// One bf16 product the calling thread ran (its gemm arguments less the
+// pointers and the operands' leading dimensions) and the oneDNN
+// implementation that served it. A plain value.
+struct Bf16GemmKernel {
+  bool trans_a = false, trans_b = false;
+  int m = 0, n = 0, k = 0;
+  float alpha = 1, beta = 0;
+  int ldc = 0;
+  std::string impl;  // oneDNN's name, e.g. "brg:avx512_core_bf16"
+  // "MxNxK TA" (T/N per operand), e.g. "64x64x16 NT".
+  std::string shape() const;
+};
+// Every bf16 product shape the calling thread ran so far, each once.
+std::vector<Bf16GemmKernel> bf16_gemm_kernels();
 
 // Threads for GEMMs (the other layers run on the calling thread).
 void set_blas_threads(int n);
