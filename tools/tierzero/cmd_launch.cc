@@ -95,15 +95,11 @@ void print_verdict(const std::string& dir) {
   }
 }
 
-// The failure flight records written in `dir`/flight (or `dir`) since `start`: "ranks 0-3: comm-timeout", or "" when none.
+// The failure flight records written in `dir`/flight since `start`: "ranks 0-3: comm-timeout", or "" when none.
 // Each file is read once per modification.
 class FailureDumps {
  public:
-  FailureDumps(const std::string& dir, std::filesystem::file_time_type start) : start_(start) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    folder_ = fs::is_directory(fs::path(dir) / "flight", ec) || !fs::is_directory(dir, ec) ? fs::path(dir) / "flight" : fs::path(dir);
-  }
+  FailureDumps(const std::string& dir, std::filesystem::file_time_type start) : folder_(std::filesystem::path(dir) / "flight"), start_(start) {}
   std::string operator()() {
     namespace fs = std::filesystem;
     std::error_code ec;

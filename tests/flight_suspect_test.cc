@@ -38,7 +38,7 @@ json dump(int rank, const std::string& topology, const json& comm, std::int64_t 
   return d;
 }
 
-class FlightDiagnoseTest : public testing::Test {
+class FlightSuspectTest : public testing::Test {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() / ("tierzero-diagnose-" + std::to_string(::getpid()) + "-" +
@@ -62,7 +62,7 @@ class FlightDiagnoseTest : public testing::Test {
   fs::path dir_;
 };
 
-TEST_F(FlightDiagnoseTest, ARankWhoseProcessStoodStillIsNamedStopped) {
+TEST_F(FlightSuspectTest, ARankWhoseProcessStoodStillIsNamedStopped) {
   std::vector<json> d;
   for (int r = 0; r < 4; ++r) d.push_back(dump(r, "node=2,world=2", cross(r), kT + r * kS / 10, kT + 6 * kS - kS / 20));
   d[3]["liveness"]["tick_ns"] = kT - 2 * kS;  // no tick for the last 8 s: stopped, then dumped on waking
@@ -73,7 +73,7 @@ TEST_F(FlightDiagnoseTest, ARankWhoseProcessStoodStillIsNamedStopped) {
   EXPECT_EQ(line.rfind("verdict: rank 3 was stopped: its process did not run for 8.00 s", 0), 0u) << line;
 }
 
-TEST_F(FlightDiagnoseTest, AClosedPauseDuringTheWaitCountsAndAnEarlierOneDoesNot) {
+TEST_F(FlightSuspectTest, AClosedPauseDuringTheWaitCountsAndAnEarlierOneDoesNot) {
   std::vector<json> d;
   for (int r = 0; r < 4; ++r) d.push_back(dump(r, "node=2,world=2", cross(r), kT + r * kS / 10, kT + 6 * kS - kS / 20));
   d[1]["liveness"]["pause_ns"] = 5 * kS, d[1]["liveness"]["pause_end_ns"] = kT - 2 * kS;  // before anyone waited
@@ -85,7 +85,7 @@ TEST_F(FlightDiagnoseTest, AClosedPauseDuringTheWaitCountsAndAnEarlierOneDoesNot
   EXPECT_DOUBLE_EQ(v["suspect"]["resumed_s_before_dump"].get<double>(), 1.0);
 }
 
-TEST_F(FlightDiagnoseTest, ARankThatEnteredLateIsNamedWithHowLate) {
+TEST_F(FlightSuspectTest, ARankThatEnteredLateIsNamedWithHowLate) {
   std::vector<json> d;
   for (int r = 0; r < 4; ++r) d.push_back(dump(r, "node=2,world=2", cross(r), kT + r * kS / 10, 0));  // older dumps: no ticker
   d[2]["records"][1]["started_ns"] = d[2]["records"][1]["queued_ns"] = kT + 4 * kS;  // 4 s after rank 0, its partner
@@ -97,7 +97,7 @@ TEST_F(FlightDiagnoseTest, ARankThatEnteredLateIsNamedWithHowLate) {
   EXPECT_EQ(line.rfind("verdict: rank 2 held the others up: it entered its #5 all_gather on communicator 1", 0), 0u) << line;
 }
 
-TEST_F(FlightDiagnoseTest, CollectivesStuckWithEveryMemberAcrossOneLevelAreAPartition) {
+TEST_F(FlightSuspectTest, CollectivesStuckWithEveryMemberAcrossOneLevelAreAPartition) {
   std::vector<json> d;
   for (int r = 0; r < 4; ++r) d.push_back(dump(r, "node=2,world=2", cross(r), kT + r * kS / 10, kT + 6 * kS - kS / 20));
   const auto [v, line] = diagnose(d);
@@ -111,7 +111,7 @@ TEST_F(FlightDiagnoseTest, CollectivesStuckWithEveryMemberAcrossOneLevelAreAPart
             "level world failed (a partition), not a rank");
 }
 
-TEST_F(FlightDiagnoseTest, WithNothingConclusiveTheRankThatStoppedFirstIsTheLikeliest) {
+TEST_F(FlightSuspectTest, WithNothingConclusiveTheRankThatStoppedFirstIsTheLikeliest) {
   // One package: the stuck collectives cross no link between groups, so no partition; rank 1's last progress is the oldest.
   std::vector<json> d;
   for (int r = 0; r < 4; ++r) {
