@@ -9,14 +9,8 @@
 # (ranks 0-3 and 4-7), not a rank.
 # Skipped (exit 77, ctest SKIP_RETURN_CODE) where namespaces or tc are not permitted.
 # Usage: cluster_partition_test.sh TIERZERO
-set -u
 tz=$1
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cluster="$root/scripts/cluster.sh"
-if [ "$(id -u)" -ne 0 ] || ! "$cluster" check; then
-  echo "SKIP: network namespaces, veth/bridges or tc tbf are not permitted here"
-  exit 77
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/cluster_lib.sh"
 export NODES=2 NODE_PKGS=2 GPUS=2 NODE_RATE=2gbit WORLD_RATE=400mbit
 timeout_s=15 grace_s=10
 tmp=$(mktemp -d)
