@@ -2,13 +2,7 @@
 # Smoke test of the emulated cluster (scripts/cluster.sh): 2 nodes x 1
 # package x 2 ranks, a few training steps across shaped namespace links.
 # Skipped (exit 77, ctest SKIP_RETURN_CODE) where namespaces or tc are not permitted.
-set -u
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cluster="$root/scripts/cluster.sh"
-if [ "$(id -u)" -ne 0 ] || ! "$cluster" check; then
-  echo "SKIP: network namespaces, veth/bridges or tc tbf are not permitted here"
-  exit 77
-fi
+source "$(dirname "${BASH_SOURCE[0]}")/cluster_lib.sh"
 export NODES=2 NODE_PKGS=1 GPUS=2 NODE_RATE=2gbit WORLD_RATE=400mbit
 trap '"$cluster" down' EXIT
 "$cluster" up || exit 1

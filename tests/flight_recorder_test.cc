@@ -72,6 +72,12 @@ TEST_F(FlightRecorderTest, RecordsWhatEachCollectiveWasAndWhatTheRankDid) {
   EXPECT_EQ(d["world_size"], 1);
   EXPECT_EQ(d["rank"], 0);
   EXPECT_EQ(d["reason"], "test");
+  EXPECT_EQ(d["kind"], "request");
+  EXPECT_EQ(d["version"], 1);
+  EXPECT_EQ(d["minor"], 1);  // kind and liveness added
+  // The ticker read the clock at the start at the latest, and not after the dump.
+  EXPECT_GT(d["liveness"]["tick_ns"].get<std::int64_t>(), 0);
+  EXPECT_LE(d["liveness"]["tick_ns"].get<std::int64_t>(), d["time_ns"].get<std::int64_t>());
   EXPECT_EQ(d["activity"]["what"], "backward");
   EXPECT_EQ(d["activity"]["unit"], 2);
   EXPECT_EQ(d["activity"]["step"], 7);
@@ -194,7 +200,9 @@ TEST_F(FlightRecorderTest, AFailureDumpIsKept) {
   EXPECT_FALSE(flight_dump("SIGUSR2", FlightDumpKind::request));
   EXPECT_FALSE(flight_dump("SIGTERM", FlightDumpKind::stop));
   std::ifstream in(dir_ / "flight" / "rank-0.json");
-  EXPECT_EQ(json::parse(in)["reason"], "comm-timeout");
+  const json d = json::parse(in);
+  EXPECT_EQ(d["reason"], "comm-timeout");
+  EXPECT_EQ(d["kind"], "failure");
   start(16);  // a new job starts afresh: the old dump is removed
   EXPECT_FALSE(fs::exists(dir_ / "flight" / "rank-0.json"));
   EXPECT_TRUE(flight_dump("SIGUSR2", FlightDumpKind::request));

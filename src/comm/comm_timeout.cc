@@ -36,7 +36,7 @@ void comm_timed_out(const Communicator& comm, const char* what, double limit_s, 
   if (m.size() > 16) ranks += ",...";
   std::fprintf(stderr,
                "tierzero: rank %d: collective %s on level %s among ranks {%s} did not complete within %g s "
-               "(--comm-timeout); a rank is stuck or lost; aborting\n",
+               "(--comm-timeout); a rank is stuck or lost; aborting the job (exit 3; Open MPI's messages about the abort may follow)\n",
                comm.world_rank(comm.rank()), what, std::string(level_name(span)).c_str(), ranks.c_str(), limit_s);
   if (flight_dump("comm-timeout", FlightDumpKind::failure))
     std::fprintf(stderr, "tierzero: rank %d: flight record written to %s (tierzero diagnose)\n", comm.world_rank(comm.rank()),

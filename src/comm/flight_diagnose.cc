@@ -18,6 +18,7 @@
 #include <tuple>
 
 #include "comm/flight_dumps.h"
+#include "comm/flight_suspect.h"
 #include "tierzero/communicator.h"
 
 namespace tierzero {
@@ -278,6 +279,9 @@ json Analysis::result() const {
   }
   j["mismatches"] = mismatches();
   j["first_missing"] = first_missing();
+  bool snapshot = true;
+  for (const auto& [rank, d] : dumps_.ranks) snapshot = snapshot && d.reason == "SIGUSR2";
+  j["suspect"] = snapshot ? json(nullptr) : flight_suspect(dumps_, !j["first_missing"].is_null());
   j["communicators"] = communicators();
   return j;
 }
@@ -364,15 +368,52 @@ std::string mismatch_text(const json& m) {
   return s;
 }
 
-// The headline: the first mismatch, the dead ranks, the first collective some ranks are missing from.
+// The suspect of flight_suspect.h in words.
+std::string suspect_text(const json& s) {
+  const std::string how = s["how"];
+  if (how == "partition") {
+    std::string groups;
+    for (const json& g : s["groups"]) groups += (groups.empty() ? "" : " and ") + ranks_text(ints(g));
+    return "the ranks wait for each other across level " + s["level"].get<std::string>() + ": " + std::to_string(s["collectives"].get<int>()) +
+           " collective(s) that all their members entered did not complete between the " + s["groups_level"].get<std::string>() +
+           " groups " + groups + ", and no rank was stopped or late: the link or network of level " + s["level"].get<std::string>() +
+           " failed (a partition), not a rank";
+  }
+  const std::string rank = "rank " + std::to_string(s["rank"].get<int>());
+  if (how == "paused") {
+    std::string v = rank + " was stopped: its process did not run for " + seconds(s["paused_s"].get<double>()) + " (from " +
+                    seconds(s["stopped_s_before_dump"].get<double>()) + " to " + seconds(s["resumed_s_before_dump"].get<double>()) +
+                    " before its dump: SIGSTOP, a debugger or a frozen host) while the others waited";
+    for (std::size_t i = 1; i < s["paused_ranks"].size(); ++i)
+      v += "; rank " + std::to_string(s["paused_ranks"][i]["rank"].get<int>()) + " also stood still for " +
+           seconds(s["paused_ranks"][i]["paused_s"].get<double>());
+    return v;
+  }
+  if (how == "late") {
+    return rank + " held the others up: it entered its #" + std::to_string(s["seq"].get<std::uint64_t>()) + " " + s["op"].get<std::string>() +
+           " on communicator " + std::to_string(s["comm"].get<int>()) + " (" + tag_text(s) + ") " + seconds(s["late_s"].get<double>()) +
+           " after " + ranks_text(ints(s["waited"])) + ", which waited in it";
+  }
+  return "most likely " + rank + " (not conclusive: no rank is missing from a collective the others wait in): its last progress was " +
+         seconds(s["last_progress_s_before_dump"].get<double>()) + " before its dump, " + seconds(s["ahead_s"].get<double>()) +
+         " before any other rank's";
+}
+
+// The headline: the first mismatch, the dead ranks, the suspect, the first collective some ranks are missing from
+// (left out when a suspect other than its missing ranks, or a partition, explains the hang).
 std::string verdict(const json& j) {
   const json& f = j["first_missing"];
+  const json& s = j["suspect"];
   std::vector<std::string> parts;
   if (!j["mismatches"].empty()) parts.push_back("mismatch: " + mismatch_text(j["mismatches"][0]));
   if (!j["dead"].empty())
     parts.push_back(ranks_text(ints(j["dead"])) + (j["dead"].size() == 1 ? " has" : " have") +
                     " no usable dump: dead (killed, or ended before it could write one)");
-  if (!f.is_null()) {
+  if (!s.is_null()) parts.push_back(suspect_text(s));
+  const auto names_suspect = [&] {
+    return s.is_null() || (s.contains("rank") && std::find(f["missing"].begin(), f["missing"].end(), s["rank"]) != f["missing"].end());
+  };
+  if (!f.is_null() && names_suspect()) {
     std::set<int> waiting;
     for (const json& w : f["waiting"]) waiting.insert(w["rank"].get<int>());
     std::string missing;

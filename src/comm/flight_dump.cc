@@ -74,6 +74,13 @@ void write_activity(Out& o, const FlightRecorder& r) {
     << ",\"since_ns\":" << static_cast<std::int64_t>(v[3]) << "}";
 }
 
+// The ticker's evidence (flight_state.h): its last reading and the latest long pause.
+void write_liveness(Out& o, const FlightRecorder& r) {
+  o << ",\"liveness\":{\"tick_interval_ns\":" << FlightRecorder::kTickNs << ",\"tick_ns\":" << r.tick_ns.load(std::memory_order_acquire)
+    << ",\"pause_ns\":" << r.pause_ns.load(std::memory_order_relaxed) << ",\"pause_end_ns\":" << r.pause_end_ns.load(std::memory_order_relaxed)
+    << "}";
+}
+
 void write_tables(Out& o, const FlightRecorder& r) {
   o << ",\"queues\":[";
   const int queues = r.num_queues.load(std::memory_order_acquire);
@@ -113,13 +120,16 @@ void write_records(Out& o, const FlightRecorder& r) {
   o << "]";
 }
 
-bool write_dump(int fd, const FlightRecorder& r, const char* reason) {
+const char* kind_name(FlightDumpKind kind) { return kind == FlightDumpKind::failure ? "failure" : kind == FlightDumpKind::stop ? "stop" : "request"; }
+
+bool write_dump(int fd, const FlightRecorder& r, const char* reason, FlightDumpKind kind) {
   Out o(fd);
-  o << "{\"format\":\"tierzero-flight\",\"version\":1,\"job\":\"" << r.job << "\",\"world_size\":" << r.world << ",\"rank\":" << r.rank
-    << ",\"topology\":\"" << r.topology << "\",\"reason\":\"" << reason << "\",\"time_ns\":" << flight_now_ns()
+  o << "{\"format\":\"tierzero-flight\",\"version\":1,\"minor\":1,\"job\":\"" << r.job << "\",\"world_size\":" << r.world << ",\"rank\":" << r.rank
+    << ",\"topology\":\"" << r.topology << "\",\"reason\":\"" << reason << "\",\"kind\":\"" << kind_name(kind) << "\",\"time_ns\":" << flight_now_ns()
     << ",\"records_kept\":" << r.capacity.load(std::memory_order_relaxed) << ",\"records_total\":" << r.next.load(std::memory_order_acquire)
     << ",";
   write_activity(o, r);
+  write_liveness(o, r);
   write_tables(o, r);
   write_records(o, r);
   o << "}\n";
@@ -137,7 +147,7 @@ bool flight_dump(const char* reason, FlightDumpKind kind) noexcept {
   if (!r.failure_dumped.load()) {
     const int fd = ::open(r.tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      ok = write_dump(fd, r, reason);
+      ok = write_dump(fd, r, reason, kind);
       ok = ::close(fd) == 0 && ok;
       ok = ok && ::rename(r.tmp_path, r.path) == 0;
       if (!ok) ::unlink(r.tmp_path);

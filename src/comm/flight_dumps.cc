@@ -46,6 +46,12 @@ FlightDumpRead parse_dump(const json& d) {
   out.activity.step = field<std::int64_t>(a, "step");
   out.activity.micro = field<int>(a, "micro");
   out.activity.since_ns = field<std::int64_t>(a, "since_ns");
+  if (d.contains("liveness")) {  // minor version 1
+    const json& l = d.at("liveness");
+    out.liveness.tick_ns = field<std::int64_t>(l, "tick_ns");
+    out.liveness.pause_ns = field<std::int64_t>(l, "pause_ns");
+    out.liveness.pause_end_ns = field<std::int64_t>(l, "pause_end_ns");
+  }
   for (const json& q : d.at("queues")) out.queues[field<int>(q, "id")] = {field<std::uint64_t>(q, "entered"), field<std::uint64_t>(q, "completed")};
   for (const json& c : d.at("communicators")) {
     FlightCommRead r;

@@ -35,6 +35,11 @@ struct FlightDumpRead {
     int unit = -1, micro = -1;
     std::int64_t step = -1, since_ns = 0;
   } activity;
+  // The liveness ticker's (minor version 1; all 0 in an older dump): its
+  // last reading, and the latest pause of the process with its end.
+  struct {
+    std::int64_t tick_ns = 0, pause_ns = 0, pause_end_ns = 0;
+  } liveness;
   std::map<int, std::pair<std::uint64_t, std::uint64_t>> queues;  // id -> jobs entered, completed
   std::vector<FlightCommRead> comms;
   std::vector<FlightRecordRead> records;  // oldest first

@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <functional>
+#include <thread>
 #include <vector>
 
 #include "comm/flight_state.h"
@@ -282,6 +284,34 @@ std::string prepare_folder(const fs::path& dir) {
   return ec ? ec.message() : "";
 }
 
+// The liveness ticker (flight_state.h): one thread per process, started
+// with the first recorder and never stopped (it only reads the clock and
+// stores three atomics). A gap between two readings far longer than its
+// sleep means the whole process stood still.
+void tick_forever() {
+  FlightRecorder& r = flight_recorder();
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(FlightRecorder::kTickNs));
+    const std::int64_t now = flight_now_ns(), last = r.tick_ns.load(std::memory_order_relaxed);
+    if (last != 0 && now - last >= FlightRecorder::kPauseNs) {
+      r.pause_ns.store(now - last, std::memory_order_relaxed);
+      r.pause_end_ns.store(now, std::memory_order_relaxed);
+    }
+    r.tick_ns.store(now, std::memory_order_release);  // after the pause: a dump never sees the tick without its pause
+  }
+}
+
+void start_ticker() {
+  FlightRecorder& r = flight_recorder();
+  r.pause_ns.store(0), r.pause_end_ns.store(0);
+  r.tick_ns.store(flight_now_ns());
+  static const bool started = [] {
+    std::thread(tick_forever).detach();
+    return true;
+  }();
+  (void)started;
+}
+
 void set_text(char* out, std::size_t size, const std::string& text, const char* what) {
   TZ_CHECK(text.size() < size, ConfigError, std::string("the flight recorder's ") + what + " '" + text + "' is too long");
   std::memcpy(out, text.c_str(), text.size() + 1);
@@ -320,6 +350,7 @@ void start_flight_recorder(Communicator& world, const FlightOptions& options) {
   r.capacity.store(options.records, std::memory_order_relaxed);
   r.next.store(0, std::memory_order_relaxed);
   r.ring.store(rings.back().get(), std::memory_order_release);
+  start_ticker();
   r.on.store(true, std::memory_order_release);
 }
 

@@ -113,6 +113,12 @@ struct FlightRecorder {
   char job[40] = {}, topology[96] = {};
   int rank = 0, world = 1;
   std::atomic<bool> dumping{false}, failure_dumped{false};
+  // The liveness ticker (flight_recorder.cc): a thread that reads the clock
+  // every kTickNs. Its last reading, and the latest gap between two readings
+  // of at least kPauseNs (the process did not run: SIGSTOP, a debugger, a
+  // frozen host) with the time it ended. The ticker writes, dumps read.
+  static constexpr std::int64_t kTickNs = 100'000'000, kPauseNs = 1'000'000'000;
+  std::atomic<std::int64_t> tick_ns{0}, pause_ns{0}, pause_end_ns{0};
 };
 FlightRecorder& flight_recorder();  // the process's; never destroyed
 

@@ -32,6 +32,12 @@
 // followed by the verdict of its ranks' flight records (tierzero diagnose
 // on the command's --flight-dir, else its --save-dir), printed before the
 // rerun or the end. SIGUSR2 is passed on to the command (launch_child.h).
+// Ranks that gave up (a failure flight record written during this attempt:
+// a collective timed out, an error, a fatal signal) end the command
+// --abort-grace seconds later if it has not ended by itself (mpirun waits
+// forever for the daemons of a node it can no longer reach): SIGTERM to its
+// process group, SIGKILL 10 s later; the attempt then counts as ended with
+// the ranks' exit code (3 for a timed-out collective, else 1).
 #include <sys/wait.h>
 
 #include <chrono>
@@ -40,6 +46,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -57,6 +67,7 @@ struct LaunchArgs {
   int max_restarts = 3;
   double backoff_s = 10;
   double grace_s = 120;
+  double abort_grace_s = 30;
   bool requeue = false;
   std::vector<std::string> command;
 };
@@ -83,6 +94,43 @@ void print_verdict(const std::string& dir) {
     std::fprintf(stderr, "tierzero launch: no verdict from the flight records: %s\n", e.message().c_str());
   }
 }
+
+// The failure flight records written in `dir`/flight since `start`: "ranks 0-3: comm-timeout", or "" when none.
+// Each file is read once per modification.
+class FailureDumps {
+ public:
+  FailureDumps(const std::string& dir, std::filesystem::file_time_type start) : folder_(std::filesystem::path(dir) / "flight"), start_(start) {}
+  std::string operator()() {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    for (const fs::directory_entry& f : fs::directory_iterator(folder_, ec)) {
+      const std::string name = f.path().filename().string();
+      const auto when = f.last_write_time(ec);
+      if (ec || name.rfind("rank-", 0) != 0 || f.path().extension() != ".json" || when < start_ || seen_[name] == when) continue;
+      seen_[name] = when;
+      try {
+        std::ifstream in(f.path());
+        const nlohmann::json d = nlohmann::json::parse(in);
+        if (d.value("kind", "") == "failure") failed_[d.at("reason").get<std::string>()].insert(d.at("rank").get<int>());
+      } catch (const std::exception&) {  // being written (renamed over it later) or not a dump: read again when it changes
+      }
+    }
+    std::string out;
+    for (const auto& [reason, ranks] : failed_) {
+      std::string list;
+      for (int r : ranks) list += (list.empty() ? "" : ",") + std::to_string(r);
+      out += (out.empty() ? "" : "; ") + std::string(ranks.size() == 1 ? "rank " : "ranks ") + list + ": " + reason;
+    }
+    return out;
+  }
+  bool timed_out() const { return failed_.count("comm-timeout") > 0; }
+
+ private:
+  std::filesystem::path folder_;
+  std::filesystem::file_time_type start_;
+  std::map<std::string, std::filesystem::file_time_type> seen_;
+  std::map<std::string, std::set<int>> failed_;
+};
 
 bool resumes(const std::vector<std::string>& cmd) {
   for (const std::string& a : cmd)
@@ -147,7 +195,15 @@ int run_launch(const LaunchArgs& a) {
     for (const std::string& w : cmd) std::fprintf(stderr, " %s", w.c_str());
     std::fprintf(stderr, "\n");
     const auto t0 = std::chrono::steady_clock::now();
-    const auto [why, code] = ending(run_launch_child(cmd, a.grace_s));
+    FailureDumps failures(flight_dir, std::filesystem::file_time_type::clock::now());
+    GiveUpWatch watch;
+    watch.gave_up = std::ref(failures), watch.grace_s = a.abort_grace_s;
+    auto [why, code] = ending(run_launch_child(cmd, a.grace_s, &watch));
+    if (watch.ended) {
+      code = failures.timed_out() ? 3 : 1;
+      why = "ended by the launcher " + std::to_string(static_cast<int>(a.abort_grace_s)) + " s after its ranks gave up (" + watch.why +
+            "); counted as exit " + std::to_string(code);
+    }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::fprintf(stderr, "tierzero launch: attempt %d ended after %.1f s: %s\n", attempt + 1, s, why.c_str());
     if (hung_or_lost(code)) print_verdict(flight_dir);
@@ -161,8 +217,8 @@ int run_launch(const LaunchArgs& a) {
       std::fprintf(stderr, "tierzero launch: stopping: the launcher itself received signal %d\n", notice);
       return code;
     }
-    if (attempt == a.max_restarts) {
-      std::fprintf(stderr, "tierzero launch: giving up after %d restarts\n", a.max_restarts);
+    if (attempt == a.max_restarts) {  // the last line a user reads, after Open MPI's own messages about the abort
+      std::fprintf(stderr, "tierzero launch: giving up after %d restarts; attempt %d ended: %s\n", a.max_restarts, attempt + 1, why.c_str());
       return code;
     }
     resume_latest();
@@ -181,6 +237,11 @@ void add_launch_command(CLI::App& app, Context& ctx) {
   c->add_option("--grace", a->grace_s,
                 "Seconds a notice (SIGTERM, SIGINT, SIGUSR1 to the launcher) gives the run to save and stop before SIGTERM; keep it "
                 "below the scheduler's own grace (Kubernetes' terminationGracePeriodSeconds, Slurm's KillWait)")
+      ->check(finite_number(false))
+      ->capture_default_str();
+  c->add_option("--abort-grace", a->abort_grace_s,
+                "Seconds the command may run on after its ranks gave up (a failure flight record: a collective timed out, an error, a "
+                "fatal signal) before the launcher ends its process group (mpirun waits forever for a node it cannot reach)")
       ->check(finite_number(false))
       ->capture_default_str();
   c->add_flag("--requeue", a->requeue,

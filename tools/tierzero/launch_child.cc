@@ -96,10 +96,11 @@ void wait_signal(double seconds, const sigset_t& open) {
 // Waits for the child, passing on and escalating notices (launch_child.h):
 // SIGTERM once the grace is over, SIGKILL to its group kKillAfterTermS
 // after that SIGTERM or after a second Ctrl-C.
-int wait_child(pid_t pid, double grace_s, const sigset_t& open, const char* what) {
+// With a watch: once its ranks gave up, SIGTERM to its group after the watch's grace (then SIGKILL as above).
+int wait_child(pid_t pid, double grace_s, const sigset_t& open, const char* what, GiveUpWatch* watch) {
   using clock = std::chrono::steady_clock;
   const auto since = [](clock::time_point t) { return std::chrono::duration<double>(clock::now() - t).count(); };
-  std::optional<clock::time_point> noticed, stopping;  // the first notice; the SIGTERM or second Ctrl-C
+  std::optional<clock::time_point> noticed, stopping, gave_up;  // the first notice; the SIGTERM or second Ctrl-C; the ranks gave up
   bool killed = false;
   int status = 0;
   for (;;) {
@@ -120,13 +121,27 @@ int wait_child(pid_t pid, double grace_s, const sigset_t& open, const char* what
       std::fprintf(stderr, "tierzero launch: %s did not stop within %g s (--grace): SIGTERM\n", what, grace_s);
       kill(pid, SIGTERM);
     }
+    if (watch && !noticed && !stopping && !gave_up) {
+      watch->why = watch->gave_up();
+      if (!watch->why.empty()) {
+        gave_up = clock::now();
+        std::fprintf(stderr, "tierzero launch: the ranks gave up (%s); %s has %g s (--abort-grace) to end\n", watch->why.c_str(), what, watch->grace_s);
+      }
+    }
+    if (gave_up && !noticed && !stopping && since(*gave_up) >= watch->grace_s) {
+      stopping = clock::now();
+      watch->ended = true;
+      std::fprintf(stderr, "tierzero launch: %s did not end within %g s (--abort-grace) after its ranks gave up (mpirun waits for a node it cannot reach?): SIGTERM to its process group\n",
+                   what, watch->grace_s);
+      kill(-pid, SIGTERM);
+    }
     if (stopping && !killed && since(*stopping) >= kKillAfterTermS) {
       killed = true;
       std::fprintf(stderr, "tierzero launch: %s did not stop %g s later: SIGKILL to its process group\n", what, kKillAfterTermS);
       kill(-pid, SIGKILL);
     }
-    const double left = stopping ? kKillAfterTermS - since(*stopping) : noticed ? grace_s - since(*noticed) : 0.0;
-    wait_signal(!noticed ? -1.0 : killed ? 1.0 : std::clamp(left, 0.0, 1.0), open);  // -1: until a signal
+    const double left = stopping ? kKillAfterTermS - since(*stopping) : noticed ? grace_s - since(*noticed) : 1.0;
+    wait_signal(!noticed && !stopping && !watch ? -1.0 : killed ? 1.0 : std::clamp(left, 0.0, 1.0), open);  // -1: until a signal
   }
 }
 
@@ -154,7 +169,7 @@ int launch_notice() { return g_notice; }
 
 bool launch_interrupted_twice() { return g_interrupted_again != 0; }
 
-int run_launch_child(const std::vector<std::string>& cmd, double grace_s) {
+int run_launch_child(const std::vector<std::string>& cmd, double grace_s, GiveUpWatch* watch) {
   std::vector<char*> argv;
   for (const std::string& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -188,7 +203,7 @@ int run_launch_child(const std::vector<std::string>& cmd, double grace_s) {
   g_child = pid;  // a notice pending since the signals were blocked is passed on in the wait
   int status = 0;
   try {
-    status = wait_child(pid, grace_s, open, cmd[0].c_str());
+    status = wait_child(pid, grace_s, open, cmd[0].c_str(), watch);
   } catch (...) {
     g_child = 0;
     restore();

@@ -41,7 +41,9 @@ int Context::fail(std::exception_ptr error) {
   const bool many = mpi && mpi->size() > 1;
   if (how != MpiSession::Failure::alike || mpi->rank() == 0) {
     const std::string who = many && how != MpiSession::Failure::alike ? "rank " + std::to_string(mpi->rank()) + ": " : "";
-    std::fprintf(stderr, "tierzero: %s%s\n", who.c_str(), text.c_str());
+    // Open MPI prints its own lines after an abort (MPI_ABORT was invoked..., ORTE_ERROR_LOG ...): say whose they are.
+    const char* after = many && how == MpiSession::Failure::alone ? " (aborting the job; Open MPI's messages about the abort may follow)" : "";
+    std::fprintf(stderr, "tierzero: %s%s%s\n", who.c_str(), text.c_str(), after);
     std::fflush(stderr);
   }
   if (many && how == MpiSession::Failure::alone) MpiSession::abort(code);
