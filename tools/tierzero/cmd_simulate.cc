@@ -202,10 +202,11 @@ int run_simulate(const SimArgs& a) {
 std::string engine_reason(const SimInput& job, const EngineProfile& other) {
   std::string out;
   for (const EngineDifference& d : engine_differences(job, other))
-    out += fmt::format("{}{} {} vs {} ({}x with {}'s)", out.empty() ? "" : ", ", d.key, d.ours, d.theirs, figure(d.speedup, 2), other.name);
-  if (out.empty()) return "the engines' differences (data/engines) change nothing on this job: the plans make the gap";
-  return fmt::format("{}'s engine differs from {}'s in {} (data/engines/{}.toml, {}.toml)", job.engine.name, other.name, out, job.engine.name,
-                     other.name);
+    out += fmt::format("{}{} {} vs {} (x{})", out.empty() ? "" : ", ", d.key, d.ours, d.theirs, figure(d.speedup, 2));
+  if (out.empty()) return "The engine files (data/engines) differ in nothing that moves this job: the plans make the gap";
+  return fmt::format("Why, from the engine files ({0}'s value vs {1}'s; xF: {0}'s throughput with that one value of {1}'s): {2} "
+                     "(data/engines/{0}.toml, {1}.toml)",
+                     job.engine.name, other.name, out);
 }
 
 // The best plan against ZeRO++ and ZeRO-3 under tierzero's and DeepSpeed's
@@ -238,7 +239,7 @@ void compare_engines(const SimInput& base_job, const PlanCandidate& best, const 
     else deepspeed_zeropp = zpp.tflops_per_device;
   }
   if (marked) std::fprintf(stderr, "  * does not fit %.1f GB per rank\n", memory_limit / 1e9);
-  std::fprintf(stderr, "  tierzero with the best plan vs DeepSpeed's ZeRO++ here: %sx; %s\n", figure(tierzero_best / deepspeed_zeropp, 2).c_str(),
+  std::fprintf(stderr, "  tierzero with the best plan vs DeepSpeed's ZeRO++ here: %sx. %s\n", figure(tierzero_best / deepspeed_zeropp, 2).c_str(),
                engine_reason(tierzero_job, engine_profile("deepspeed")).c_str());
 }
 
