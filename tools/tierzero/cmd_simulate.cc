@@ -238,7 +238,7 @@ void compare_engines(const SimInput& base_job, const PlanCandidate& best, const 
     if (std::string(e) == "tierzero") tierzero_best = t_best, tierzero_job = b;
     else deepspeed_zeropp = zpp.tflops_per_device;
   }
-  if (marked) std::fprintf(stderr, "  * does not fit %.1f GB per rank\n", memory_limit / 1e9);
+  if (marked) std::fprintf(stderr, "  * does not fit %s GB per rank\n", figure(memory_limit / 1e9, 1).c_str());
   std::fprintf(stderr, "  tierzero with the best plan vs DeepSpeed's ZeRO++ here: %sx. %s\n", figure(tierzero_best / deepspeed_zeropp, 2).c_str(),
                engine_reason(tierzero_job, engine_profile("deepspeed")).c_str());
 }
@@ -264,12 +264,12 @@ int run_plan(const SimArgs& a) {
     double activations = 0;
     for (const auto& [k, v] : r.memory_bytes)
       if (k == "activations") activations = v;
-    TZ_THROW(ConfigError, fmt::format("no plan fits {} on {} ranks of {} ({:.1f} GB per rank): the smallest, zero3 with recomputation{}, "
-                                      "needs {:.1f} GB, {:.1f} GB of it activations at micro-batch {} and sequence {}; lower "
+    TZ_THROW(ConfigError, fmt::format("no plan fits {} on {} ranks of {} ({} GB per rank): the smallest, zero3 with recomputation{}, "
+                                      "needs {} GB, {} GB of it activations at micro-batch {} and sequence {}; lower "
                                       "--micro-batch or --seq-len, or add ranks",
-                                      a.model, a.ranks.front(), a.system, capacity / 1e9,
-                                      offload ? " and the optimizer and the parameters offloaded" : "", r.memory_total / 1e9,
-                                      activations / 1e9, base.micro_batch, sequence_length(base)));
+                                      a.model, a.ranks.front(), a.system, figure(capacity / 1e9, 1),
+                                      offload ? " and the optimizer and the parameters offloaded" : "", figure(r.memory_total / 1e9, 1),
+                                      figure(activations / 1e9, 1), base.micro_batch, sequence_length(base)));
   }
   SimRows page_rows;
   if (!a.json) std::printf("%8s %9s %9s %7s  plan (TFLOPS and tokens/s per device, validate's tokens/s per GPU; GB per rank)\n", "TFLOPS", "step_s",

@@ -48,10 +48,10 @@ nlohmann::ordered_json memory_json(const SimResult& r) {
 const char* fits_word(bool fits, bool at_memory_limit) { return !fits ? "NO" : at_memory_limit ? "limit" : "yes"; }
 
 std::string memory_limit_note(const SimResult& r, double capacity) {
-  return fmt::format("at the memory limit: {:.2f} GB free, less than the largest allocation the step repeats for every block ({:.2f} GB): the caching "
+  return fmt::format("at the memory limit: {} GB free, less than the largest allocation the step repeats for every block ({} GB): the caching "
                      "allocator will free its cache and retry (cudaMalloc retries), so the step runs slower than predicted; "
                      "a smaller micro-batch or more recomputation leaves room",
-                     (capacity - r.memory_total) / 1e9, r.largest_allocation / 1e9);
+                     figure((capacity - r.memory_total) / 1e9, 2), figure(r.largest_allocation / 1e9, 2));
 }
 
 int sequence_length(const SimInput& in) {
