@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tierzero/error.h"
+#include "tierzero/simulator.h"
 
 namespace tierzero {
 namespace {
@@ -41,6 +42,35 @@ TEST(System, AllPresetsRoundTripThroughToml) {
   // GPU presets use NCCL/RCCL rings; the cpu preset tierzero's MPI communicator (direct).
   EXPECT_EQ(system_preset("frontier")->collectives, CollectiveLibrary::nccl);
   EXPECT_EQ(system_preset("cpu")->collectives, CollectiveLibrary::mpi);
+}
+
+// The cpu preset takes the levels a job has, as train runs them on one
+// machine (the demo's package=2,node=2): package and node both shared memory
+// at the one measured rate, the world 10 GbE; the fan-outs are the job's.
+TEST(System, CpuPresetTakesTheJobsLevelsAsSharedMemory) {
+  const System s = load_system("cpu");
+  EXPECT_DOUBLE_EQ(s.link(Level::package).bandwidth_Bps, s.link(Level::node).bandwidth_Bps);
+  EXPECT_DOUBLE_EQ(s.link(Level::package).latency_s, s.link(Level::node).latency_s);
+  EXPECT_LT(s.link(Level::world).bandwidth_Bps, s.link(Level::node).bandwidth_Bps);
+  try {
+    s.topology(8);
+    ADD_FAILURE() << "the cpu preset fixed its own fan-outs";
+  } catch (const TopologyError& e) {
+    EXPECT_NE(e.message().find("system 'cpu' does not fix the fan-out of package, node; give --topology"), std::string::npos) << e.message();
+  }
+  SimInput in;
+  in.model = gpt_preset("gpt-tiny");
+  in.system = s;
+  in.ranks = 8;
+  in.topology_spec = "package=2,node=2";
+  EXPECT_EQ(in.topology().to_string(), "package=2,node=2,world=2");
+  in.plan = fit_to(strategy_plan("hier3"), in.topology());
+  const SimResult r = simulate(in);
+  EXPECT_GT(r.bytes_per_level[static_cast<int>(Level::package)], 0u);
+  EXPECT_GT(r.comm_time_s[static_cast<int>(Level::package)], 0.0);
+  in.topology_spec = "node=4";  // a job without a package level prices none
+  in.plan = fit_to(strategy_plan("hier3"), in.topology());
+  EXPECT_EQ(simulate(in).bytes_per_level[static_cast<int>(Level::package)], 0u);
 }
 
 void expect_error(const std::string& text, const char* fragment) {

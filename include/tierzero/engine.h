@@ -52,6 +52,10 @@ struct EngineProfile {
   // The recomputation policies the engine offers (Recompute::name of each
   // kind: none, full, every, selective, selective-op).
   std::vector<std::string> recompute = {"none", "full"};
+  // The strategies (data/plans) the engine runs: FSDP has no ZeRO++ nor
+  // hier3. simulate lists only these by default and marks any other it is
+  // asked for; the corpus and the planner price any plan.
+  std::vector<std::string> strategies = {"ddp", "zero1", "zero2", "zero3", "zeropp", "mics", "hier3"};
   int reduce_bytes = 2;              // bytes per gradient element a reduction moves (an fp32 reduce: 4)
   // Collectives.
   CallPattern calls = CallPattern::per_unit;
@@ -73,6 +77,7 @@ struct EngineProfile {
   bool operator==(const EngineProfile&) const = default;
 
   std::string source_of(const std::string& key) const;
+  bool runs(std::string_view strategy) const;  // `strategy` is one of `strategies`
 };
 
 // tierzero, fsdp, fsdp2, deepspeed, megatron.

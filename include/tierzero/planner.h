@@ -51,6 +51,21 @@ bool same_but_buffers(const PlanCandidate& a, const PlanCandidate& b);
 // Quantised weights or gradients.
 bool lossy(const Plan& p);
 
+// One key of the engine files (data/engines) in which another engine
+// differs from a job's, and what it is worth on that job: its throughput
+// with the other engine's value over that with its own (above 1: the other
+// engine's value is faster).
+struct EngineDifference {
+  std::string key;           // as the engine files name it: attention, activation_bytes, overlap, ...
+  std::string ours, theirs;  // the two values
+  double speedup = 1;
+};
+// The keys in which `other` differs from in.engine, each priced alone on
+// `in` (the rest in.engine's), that move its throughput by more than
+// `at_least` (a fraction), the largest effect first: why one engine is
+// slower than another on this job.
+std::vector<EngineDifference> engine_differences(const SimInput& in, const EngineProfile& other, double at_least = 0.01);
+
 struct PlanSearchOptions {
   std::optional<double> memory_limit;  // bytes; default the system's device memory
   std::size_t top = 10;

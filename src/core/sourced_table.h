@@ -38,6 +38,7 @@ class SourcedTable {
   void finish(Sources& sources) const;
 
   const std::string& where() const { return where_; }
+  const toml::table& table() const { return table_; }
 
  private:
   const toml::node* node(const std::string& key);

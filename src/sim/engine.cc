@@ -1,10 +1,13 @@
 #include "tierzero/engine.h"
 
+#include <algorithm>
+
 #include "core/embedded_data.h"
 #include "core/sourced_table.h"
 #include "core/toml_read.h"
 #include "sim/engine_toml.h"
 #include "tierzero/error.h"
+#include "tierzero/plan.h"
 
 namespace tierzero {
 
@@ -17,6 +20,28 @@ BackwardPrefetch parse_backward_prefetch(std::string_view s, const std::string& 
 
 std::vector<std::string> engine_names() { return embedded_names("engines"); }
 
+namespace {
+// When `key` is present: field = its list of names, each one of `allowed`; ConfigError naming them otherwise.
+void read_names(SourcedTable& t, const std::string& key, const std::vector<std::string>& allowed, std::vector<std::string>& field) {
+  if (!t.take(key)) return;
+  std::string names;
+  for (const std::string& n : allowed) names += (names.empty() ? "" : ", ") + n;
+  const toml::array* list = t.table()[key].as_array();
+  TZ_CHECK(list && !list->empty(), ConfigError, t.where() + ": " + key + " must be a list of " + names);
+  field.clear();
+  for (const toml::node& k : *list) {
+    const auto name = k.value<std::string>();
+    TZ_CHECK(name && std::find(allowed.begin(), allowed.end(), *name) != allowed.end(), ConfigError,
+             t.where() + ": " + key + " lists " + names + ", not " + (name ? "'" + *name + "'" : "a non-string"));
+    field.push_back(*name);
+  }
+}
+}  // namespace
+
+bool EngineProfile::runs(std::string_view strategy) const {
+  return std::find(strategies.begin(), strategies.end(), strategy) != strategies.end();
+}
+
 void read_engine_keys(const toml::table& table, EngineProfile& e, const std::string& where) {
   SourcedTable t(table, where);
   t.text("attention", e.attention);
@@ -24,17 +49,8 @@ void read_engine_keys(const toml::table& table, EngineProfile& e, const std::str
   t.number("host_overhead_us", e.host_overhead_s, 0, 1e6, 1e-6);
   t.boolean("fused_loss", e.fused_loss);
   t.integer("activation_bytes", e.activation_bytes, 1, 8);
-  if (t.take("recompute")) {
-    const toml::array* kinds = table["recompute"].as_array();
-    TZ_CHECK(kinds && !kinds->empty(), ConfigError, where + ": recompute must be a list of policies (none, full, every, selective, selective-op)");
-    e.recompute.clear();
-    for (const toml::node& k : *kinds) {
-      const auto name = k.value<std::string>();
-      TZ_CHECK(name && (*name == "none" || *name == "full" || *name == "every" || *name == "selective" || *name == "selective-op"),
-               ConfigError, where + ": recompute lists none, full, every, selective or selective-op");
-      e.recompute.push_back(*name);
-    }
-  }
+  read_names(t, "recompute", {"none", "full", "every", "selective", "selective-op"}, e.recompute);
+  read_names(t, "strategies", strategy_names(), e.strategies);
   t.integer("reduce_bytes", e.reduce_bytes, 0, 8);
   std::string calls = e.calls == CallPattern::per_module ? "per_module" : "per_unit";
   t.text("calls", calls, {"per_unit", "per_module"});

@@ -101,14 +101,17 @@ System dgx2(const char* name, int ib_links) {
 }
 
 System cpu() {
-  // A generic CPU cluster: shared-memory MPI inside a node and 10 GbE between
-  // nodes. Node figures measured on the project's 2-vCPU development machine
-  // with Open MPI 4.1 (2 ranks, ~10 GB/s all-gather); 10 GbE is 1.25 GB/s
-  // line rate; the rank's compute figures in data/devices/cpu.toml. Replace
-  // with `tierzero bench comm --write-system` on the real cluster.
-  // Collectives: tierzero's MPI communicator (Open MPI's libnbc), direct.
+  // A generic CPU cluster: shared-memory MPI inside a node (between the ranks
+  // of one package, a socket, and between packages alike) and 10 GbE between
+  // nodes. The shared-memory figures measured on the project's 2-vCPU
+  // development machine with Open MPI 4.1 (2 ranks, ~10 GB/s all-gather);
+  // 10 GbE is 1.25 GB/s line rate; the rank's compute figures in
+  // data/devices/cpu.toml. Replace with `tierzero bench comm --write-system`
+  // on the real cluster. Collectives: tierzero's MPI communicator (Open MPI's
+  // libnbc), direct. The fan-outs are the job's (--topology).
+  const char* shared = "measured: Open MPI vader (shared memory), 2 ranks, this project's dev machine";
   System s = make_system("cpu",
-                    {link(Level::node, 0, 10 * kGB, 5 * kUs, "measured: Open MPI vader, 2 ranks, this project's dev machine"),
+                    {link(Level::package, 0, 10 * kGB, 5 * kUs, shared), link(Level::node, 0, 10 * kGB, 5 * kUs, shared),
                      link(Level::world, 0, 1.25 * kGB, 30 * kUs, "10 GbE line rate")},
                     "cpu");
   s.collectives = CollectiveLibrary::mpi;

@@ -96,14 +96,15 @@ Topology System::topology(int ranks) const {
   std::array<int, kNumLevels> fanout = {1, 1, 1};
   std::vector<Level> declared;
   int inner = 1;
+  std::string open;  // the inner levels whose fan-out the job gives
   for (const LinkSpec& l : links) {
     declared.push_back(l.level);
     if (l.level == Level::world) continue;
-    TZ_CHECK(l.fanout > 0, TopologyError,
-             "system '" + name + "' does not fix the fan-out of level " + std::string(level_name(l.level)) + "; give --topology");
-    fanout[static_cast<int>(l.level)] = l.fanout;
-    inner *= l.fanout;
+    if (l.fanout == 0) open += (open.empty() ? "" : ", ") + std::string(level_name(l.level));
+    fanout[static_cast<int>(l.level)] = std::max(l.fanout, 1);
+    inner *= std::max(l.fanout, 1);
   }
+  TZ_CHECK(open.empty(), TopologyError, "system '" + name + "' does not fix the fan-out of " + open + "; give --topology with the levels the job has");
   TZ_CHECK(ranks > 0 && ranks % inner == 0, TopologyError,
            "system '" + name + "' has " + std::to_string(inner) + " ranks per node; " + std::to_string(ranks) + " ranks is not a multiple");
   fanout[2] = ranks / inner;

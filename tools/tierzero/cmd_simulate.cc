@@ -21,6 +21,7 @@ namespace {
 struct SimArgs {
   std::string system = "frontier", model = "gpt-20b", topology, engine = "tierzero";
   std::vector<std::string> strategies = {"zero3", "zeropp", "hier3"};
+  bool strategies_given = false;  // --strategy given: every one priced (else those of the defaults the engine runs)
   std::vector<int> ranks = {8, 16, 32, 64, 128, 256, 384};
   // train's defaults (tierzero/train_config.h), so that every command assumes the same run.
   int micro_batch = TrainConfig{}.micro_batch, seq_len = TrainConfig{}.seq_len, grad_accum = TrainConfig{}.grad_accum;
@@ -92,6 +93,7 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   j["compute_time_s"] = r.compute_s;
   j["exposed_comm_s"] = r.exposed_comm_s;
   j["tflops_per_device"] = r.tflops_per_device;
+  j["tokens_per_s_per_device"] = r.tokens_per_s_per_device;
   j["scaling_efficiency"] = efficiency;
   j["fits"] = r.fits;
   j["at_memory_limit"] = r.at_memory_limit;
@@ -104,9 +106,33 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   j["comm_time_s"] = per_level(r.comm_time_s);  // transfer
   j["latency_s"] = per_level(r.latency_s);
   j["quant_s"] = per_level(r.quant_time_s);
+  std::array<double, kNumLevels> level_s{};
+  for (Level l : kAllLevels) level_s[static_cast<int>(l)] = level_time(r, l);
+  j["level_time_s"] = per_level(level_s);  // the three above, summed
   j["bytes_per_level"] = bytes;
   j["physical_bytes"] = {{"package_links", r.package_link_bytes}, {"node_nics", r.node_nic_bytes}};  // into one, per step
   return j;
+}
+
+// The strategies simulate prices: those given (--strategy), else those of
+// the defaults the engine runs (data/engines: strategies).
+std::vector<std::string> strategies_for(const SimArgs& a, const EngineProfile& engine) {
+  if (a.strategies_given) return a.strategies;
+  std::vector<std::string> out;
+  for (const std::string& s : a.strategies)
+    if (engine.runs(s)) out.push_back(s);
+  return out.empty() ? engine.strategies : out;
+}
+
+// "fsdp does not run zeropp, hier3 (its strategies: ...; data/engines/fsdp.toml): priced as if it did", or "" when it runs them all.
+std::string not_run_note(const EngineProfile& engine, const std::vector<std::string>& strategies) {
+  std::string missing, runs;
+  for (const std::string& s : strategies)
+    if (!engine.runs(s)) missing += (missing.empty() ? "" : ", ") + s;
+  for (const std::string& s : engine.strategies) runs += (runs.empty() ? "" : ", ") + s;
+  if (missing.empty()) return "";
+  return fmt::format("{} does not run {} (its strategies: {}; data/engines/{}.toml): priced as if it did", engine.name, missing, runs,
+                     engine.name);
 }
 
 int run_simulate(const SimArgs& a) {
@@ -115,20 +141,27 @@ int run_simulate(const SimArgs& a) {
   std::vector<int> ranks = a.ranks;
   std::sort(ranks.begin(), ranks.end());
   ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  const int world = static_cast<int>(Level::world);
   const SimInput base_job = job(a);
+  const std::vector<std::string> strategies = strategies_for(a, base_job.engine);
   print_assumptions(base_job, a.json);
-  if (!a.json)
-    std::printf("%-8s %6s %10s %10s %10s %8s %6s %6s %10s  %s\n", "strategy", "ranks", "step_s", "compute_s", "TFLOPS", "scaling", "fits",
-                "GB", "world_s", "plan change");
-  for (const std::string& s : a.strategies) {
+  // A column per level of the job (LEVEL_s: everything it costs: transfer, latency, quantisation); "-" where it joins no ranks.
+  SimInput first = base_job;
+  first.ranks = ranks.front();
+  const std::vector<Level> levels = first.topology().levels();
+  if (!a.json) {
+    std::string header = fmt::format("{:<8} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6} {:>6}", "strategy", "ranks", "step_s", "compute_s",
+                                     "TFLOPS", "tokens/s", "scaling", "fits", "GB");
+    for (Level l : levels) header += fmt::format(" {:>10}", std::string(level_name(l)) + "_s");
+    std::printf("%s  plan change\n", header.c_str());
+  }
+  for (const std::string& s : strategies) {
     double base = 0;
     for (int n : ranks) {
       const Prepared p = input(base_job, s, n);
       const SimResult r = simulate(p.in);
       if (base == 0) base = r.tflops_per_device;
       const double eff = r.tflops_per_device / base;
-      if (!a.write_plan.empty() && s == a.strategies.front() && n == ranks.front())
+      if (!a.write_plan.empty() && s == strategies.front() && n == ranks.front())
         write_simulated_plan(a.write_plan, "tierzero simulate: " + s + "'s plan at the smallest rank count", a.model, p.in, p.in.recompute, r);
       if (!a.html.empty()) {
         page_rows.push_back(to_json(s, n, r, eff));
@@ -138,27 +171,46 @@ int run_simulate(const SimArgs& a) {
         nlohmann::ordered_json j = to_json(s, n, r, eff);
         j["plan"] = p.in.plan.describe();
         j["engine"] = a.engine;
+        j["engine_runs"] = base_job.engine.runs(s);  // false: the engine has no such strategy (data/engines: strategies)
         j["error_band"] = error_band(base_job.system.device.name, a.engine);
         j["plan_changed"] = p.changed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.changed);
         std::cout << j.dump() << "\n";
       } else {
-        // world_s: everything the network level costs (transfer, latency, quantisation).
-        std::printf("%-8s %6d %10.3f %10.3f %10.2f %8.3f %6s %6.1f %10.3f  %s\n", s.c_str(), n, r.step_time_s, r.compute_s,
-                    r.tflops_per_device, eff, fits_word(r.fits, r.at_memory_limit), r.memory_total / 1e9,
-                    r.comm_time_s[world] + r.latency_s[world] + r.quant_time_s[world], p.changed.empty() ? "-" : p.changed.c_str());
+        const Topology topo = p.in.topology();
+        std::string row = fmt::format("{:<8} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6} {:>6}", s + (base_job.engine.runs(s) ? "" : "*"),
+                                      n, figure(r.step_time_s, 3), figure(r.compute_s, 3), figure(r.tflops_per_device, 2),
+                                      figure(r.tokens_per_s_per_device, 0), figure(eff, 3), fits_word(r.fits, r.at_memory_limit),
+                                      figure(r.memory_total / 1e9, 1));
+        for (Level l : levels) row += fmt::format(" {:>10}", topo.fanout(l) > 1 ? figure(level_time(r, l), 3) : "-");
+        std::printf("%s  %s\n", row.c_str(), p.changed.empty() ? "-" : p.changed.c_str());
         if (r.at_memory_limit) std::printf("%15s %s\n", "", memory_limit_note(r, p.in.system.memory_bytes).c_str());
       }
     }
   }
   if (!a.html.empty()) write_simulate_html(a.html, fmt::format("{} on {}", base_job.model.name, a.system), page_rows, base_job.system.memory_bytes);
-  if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
+  if (!a.json) {
+    if (const std::string note = not_run_note(base_job.engine, strategies); !note.empty()) std::printf("* %s\n", note.c_str());
+    std::printf("TFLOPS and tokens/s per device (validate's tokens/s per GPU); GB per rank; LEVEL_s: what each level costs per step "
+                "(transfer, latency, quantisation; -: the job has no such level)\n");
+    std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
+  }
   return 0;
 }
 
-// The best plan against ZeRO++ and ZeRO-3 under tierzero's engine and
-// DeepSpeed's: what DeepSpeed would give on this system against tierzero.
+// Why tierzero's engine is slower or faster than DeepSpeed's on `job`: the
+// keys of their engine files that move its throughput, each priced alone.
+std::string engine_reason(const SimInput& job, const EngineProfile& other) {
+  std::string out;
+  for (const EngineDifference& d : engine_differences(job, other))
+    out += fmt::format("{}{} {} vs {} (x{})", out.empty() ? "" : ", ", d.key, d.ours, d.theirs, figure(d.speedup, 2));
+  if (out.empty()) return "The engine files (data/engines) differ in nothing that moves this job: the plans make the gap";
+  return fmt::format("Why, from the engine files ({0}'s value vs {1}'s; xF: {0}'s throughput with that one value of {1}'s): {2} "
+                     "(data/engines/{0}.toml, {1}.toml)",
+                     job.engine.name, other.name, out);
+}
+
 // The best plan against ZeRO++ and ZeRO-3 under tierzero's and DeepSpeed's
-// engines; a strategy that does not fit `memory_limit` is marked.
+// engines, and why the engines differ; a strategy that does not fit `memory_limit` is marked.
 void compare_engines(const SimInput& base_job, const PlanCandidate& best, const SimArgs& a, double memory_limit) {
   const int ranks = a.ranks.front();
   std::fflush(stdout);  // after the plans, on a terminal that shows both streams
@@ -166,11 +218,12 @@ void compare_engines(const SimInput& base_job, const PlanCandidate& best, const 
                a.system.c_str(), a.engine.c_str());
   std::fprintf(stderr, "  %-10s %8s %9s %9s %12s %11s\n", "engine", "best", "zeropp", "zero3", "best/zeropp", "best/zero3");
   double deepspeed_zeropp = 0, tierzero_best = 0;
+  SimInput tierzero_job;
   bool marked = false;
   const auto cell = [&](const SimResult& r) {
     const bool over = r.memory_total > memory_limit;
     marked = marked || over;
-    return fmt::format("{:8.2f}{}", r.tflops_per_device, over ? "*" : " ");
+    return fmt::format("{:>8}{}", figure(r.tflops_per_device, 2), over ? "*" : " ");
   };
   for (const char* e : {"tierzero", "deepspeed"}) {
     SimInput job = base_job;
@@ -180,13 +233,14 @@ void compare_engines(const SimInput& base_job, const PlanCandidate& best, const 
     b.recompute = best.recompute;
     const double t_best = simulate(b).tflops_per_device;
     const SimResult zpp = simulate(input(job, "zeropp", ranks).in), z3 = simulate(input(job, "zero3", ranks).in);
-    std::fprintf(stderr, "  %-10s %8.2f %s %s %11.2fx %10.2fx\n", e, t_best, cell(zpp).c_str(), cell(z3).c_str(),
-                 t_best / zpp.tflops_per_device, t_best / z3.tflops_per_device);
-    if (std::string(e) == "tierzero") tierzero_best = t_best;
+    std::fprintf(stderr, "  %-10s %8s %s %s %11sx %10sx\n", e, figure(t_best, 2).c_str(), cell(zpp).c_str(), cell(z3).c_str(),
+                 figure(t_best / zpp.tflops_per_device, 2).c_str(), figure(t_best / z3.tflops_per_device, 2).c_str());
+    if (std::string(e) == "tierzero") tierzero_best = t_best, tierzero_job = b;
     else deepspeed_zeropp = zpp.tflops_per_device;
   }
-  if (marked) std::fprintf(stderr, "  * does not fit %.1f GB per rank\n", memory_limit / 1e9);
-  std::fprintf(stderr, "  tierzero with the best plan vs DeepSpeed's ZeRO++ here: %.2fx\n", tierzero_best / deepspeed_zeropp);
+  if (marked) std::fprintf(stderr, "  * does not fit %s GB per rank\n", figure(memory_limit / 1e9, 1).c_str());
+  std::fprintf(stderr, "  tierzero with the best plan vs DeepSpeed's ZeRO++ here: %sx. %s\n", figure(tierzero_best / deepspeed_zeropp, 2).c_str(),
+               engine_reason(tierzero_job, engine_profile("deepspeed")).c_str());
 }
 
 int run_plan(const SimArgs& a) {
@@ -210,14 +264,16 @@ int run_plan(const SimArgs& a) {
     double activations = 0;
     for (const auto& [k, v] : r.memory_bytes)
       if (k == "activations") activations = v;
-    TZ_THROW(ConfigError, fmt::format("no plan fits {} on {} ranks of {} ({:.1f} GB per rank): the smallest, zero3 with recomputation{}, "
-                                      "needs {:.1f} GB, {:.1f} GB of it activations at micro-batch {} and sequence {}; lower "
+    TZ_THROW(ConfigError, fmt::format("no plan fits {} on {} ranks of {} ({} GB per rank): the smallest, zero3 with recomputation{}, "
+                                      "needs {} GB, {} GB of it activations at micro-batch {} and sequence {}; lower "
                                       "--micro-batch or --seq-len, or add ranks",
-                                      a.model, a.ranks.front(), a.system, capacity / 1e9,
-                                      offload ? " and the optimizer and the parameters offloaded" : "", r.memory_total / 1e9,
-                                      activations / 1e9, base.micro_batch, sequence_length(base)));
+                                      a.model, a.ranks.front(), a.system, figure(capacity / 1e9, 1),
+                                      offload ? " and the optimizer and the parameters offloaded" : "", figure(r.memory_total / 1e9, 1),
+                                      figure(activations / 1e9, 1), base.micro_batch, sequence_length(base)));
   }
   SimRows page_rows;
+  if (!a.json) std::printf("%8s %9s %9s %7s  plan (TFLOPS and tokens/s per device, validate's tokens/s per GPU; GB per rank)\n", "TFLOPS", "step_s",
+                           "tokens/s", "GB");
   for (std::size_t i = 0; i < found.size(); ++i) {  // the files: the best (--write-plan), every one listed (--write-plans)
     SimInput in = base;
     in.plan = found[i].plan;
@@ -245,14 +301,15 @@ int run_plan(const SimArgs& a) {
       j["error_band"] = error_band(base_job.system.device.name, a.engine);
       std::cout << j.dump() << "\n";
     } else {
-      std::printf("%8.2f TFLOPS %7.1f GB  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s\n", c.result.tflops_per_device,
-                  c.result.memory_total / 1e9, lossy(c.plan) ? "lossy" : "exact", c.recompute.name().c_str(), c.plan.prefetch,
-                  c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
-      if (c.result.at_memory_limit)
-        std::printf("%27s %s\n", "", memory_limit_note(c.result, capacity).c_str());
+      const std::string figures = fmt::format("{:>8} {:>9} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
+                                              figure(c.result.tokens_per_s_per_device, 0), figure(c.result.memory_total / 1e9, 1));
+      const std::string indent(figures.size() + 1, ' ');
+      std::printf("%s  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
+                  c.recompute.name().c_str(), c.plan.prefetch, c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
+      if (c.result.at_memory_limit) std::printf("%s %s\n", indent.c_str(), memory_limit_note(c.result, capacity).c_str());
       if (c.plan.optim_offload.offloaded() || c.plan.param_offload.offloaded())
-        std::printf("%27s step %.3f s, %.3f s of it the offloaded states (%.1f GB host, %.1f GB NVMe per rank)\n", "",
-                    c.result.step_time_s, c.result.offload_s, c.result.host_bytes / 1e9, c.result.file_bytes / 1e9);
+        std::printf("%s %s s of the step the offloaded states (%s GB host, %s GB NVMe per rank)\n", indent.c_str(),
+                    figure(c.result.offload_s, 3).c_str(), figure(c.result.host_bytes / 1e9, 1).c_str(), figure(c.result.file_bytes / 1e9, 1).c_str());
       if (c.alike.count > 0) {
         std::string changes;
         for (const auto& [setting, values] : c.alike.changes) {
@@ -260,8 +317,8 @@ int run_plan(const SimArgs& a) {
           for (const std::string& x : values) v += (v.empty() ? "" : "|") + x;
           changes += (changes.empty() ? "" : "; ") + setting + " " + v;
         }
-        std::printf("%27s %d more within %.1f%% (%.1f-%.1f GB): %s\n", "", c.alike.count, 100 * options.alike_within,
-                    c.alike.memory_min / 1e9, c.alike.memory_max / 1e9, changes.c_str());
+        std::printf("%s %d more within %.1f%% (%s-%s GB): %s\n", indent.c_str(), c.alike.count, 100 * options.alike_within,
+                    figure(c.alike.memory_min / 1e9, 1).c_str(), figure(c.alike.memory_max / 1e9, 1).c_str(), changes.c_str());
       }
     }
   }
@@ -279,19 +336,20 @@ int run_plan(const SimArgs& a) {
   std::string why;
   const bool helps = h3.tflops_per_device > zpp.tflops_per_device * 1.01;
   if (!topo.declares(Level::package))
-    why = "the system has no package level, so hier3's backward copy and first reduction hop become node-level and it differs from zeropp only in decomposing the weight all-gather";
+    why = "the job has no package level, so hier3's backward copy and first reduction hop become node-level and it differs from zeropp only in decomposing the weight all-gather";
   else if (helps)
-    why = fmt::format("its package-level backward copy and package->node->world reductions keep traffic on the {:.0f} GB/s package links",
-                      base.system.link(Level::package).bandwidth_Bps / 1e9);
+    why = fmt::format("its package-level backward copy and package->node->world reductions keep traffic on the {} GB/s package links",
+                      figure(base.system.link(Level::package).bandwidth_Bps / 1e9, 0));
   else if (zpp.exposed_comm_s < 0.05 * zpp.step_time_s)
-    why = fmt::format("both hide their communication under {:.2f} s of compute, so the traffic hier3 saves costs nothing "
+    why = fmt::format("both hide their communication under {} s of compute, so the traffic hier3 saves costs nothing "
                       "here (fewer tokens per rank or slower links change that)",
-                      zpp.compute_s);
+                      figure(zpp.compute_s, 2));
   else
     why = "the traffic hier3 keeps inside the package is not what bounds zeropp's step here";
-  std::fprintf(stderr, "hier3 vs zeropp on %s, %d ranks: %.2f vs %.2f TFLOPS per device (%s); network time %.3f vs %.3f s; %s\n",
-               a.system.c_str(), a.ranks.front(), h3.tflops_per_device, zpp.tflops_per_device,
-               helps ? "hier3 helps" : "hier3 does not help", h3.comm_time_s[2], zpp.comm_time_s[2], why.c_str());
+  std::fprintf(stderr, "hier3 vs zeropp on %s, %d ranks: %s vs %s TFLOPS per device (%s); time per level %s; %s\n", a.system.c_str(),
+               a.ranks.front(), figure(h3.tflops_per_device, 2).c_str(), figure(zpp.tflops_per_device, 2).c_str(),
+               helps ? "hier3 helps" : "hier3 does not help", level_times(h3, zpp, topo).c_str(), why.c_str());
+  if (const std::string note = not_run_note(base.engine, {"zeropp", "hier3"}); !note.empty()) std::fprintf(stderr, "  (%s)\n", note.c_str());
   return 0;
 }
 
@@ -304,15 +362,16 @@ int run_memory(const SimArgs& a) {
   const SimResult r = simulate(p.in);
   if (!p.changed.empty()) std::printf("plan change: %s\n", p.changed.c_str());
   std::printf("memory per rank: %s, %s, %d ranks on %s\n", p.in.model.name.c_str(), a.strategies.front().c_str(), a.ranks.front(), a.system.c_str());
-  for (const auto& [k, v] : r.memory_bytes) std::printf("  %-12s %10.3f GB\n", k.c_str(), v / 1e9);
-  std::printf("  %-12s %10.3f GB of %.1f GB: %s\n", "total", r.memory_total / 1e9, p.in.system.memory_bytes / 1e9,
+  for (const auto& [k, v] : r.memory_bytes) std::printf("  %-12s %10s GB\n", k.c_str(), figure(v / 1e9, 3).c_str());
+  std::printf("  %-12s %10s GB of %s GB: %s\n", "total", figure(r.memory_total / 1e9, 3).c_str(), figure(p.in.system.memory_bytes / 1e9, 1).c_str(),
               r.fits ? "fits" : "does NOT fit");
+  if (const std::string note = not_run_note(p.in.engine, a.strategies); !note.empty()) std::printf("note: %s\n", note.c_str());
   if (r.at_memory_limit) std::printf("  %s\n", memory_limit_note(r, p.in.system.memory_bytes).c_str());
   if (p.in.plan.optim_offload.offloaded() || p.in.plan.param_offload.offloaded()) {
-    std::printf("offloaded (optimizer %s, parameters %s): %.3f GB of host memory", std::string(offload_name(p.in.plan.optim_offload.device)).c_str(),
-                std::string(offload_name(p.in.plan.param_offload.device)).c_str(), r.host_bytes / 1e9);
-    if (r.file_bytes > 0) std::printf(", %.3f GB in NVMe files", r.file_bytes / 1e9);
-    std::printf(" per rank; %.3f s of each %.3f s step\n", r.offload_s, r.step_time_s);
+    std::printf("offloaded (optimizer %s, parameters %s): %s GB of host memory", std::string(offload_name(p.in.plan.optim_offload.device)).c_str(),
+                std::string(offload_name(p.in.plan.param_offload.device)).c_str(), figure(r.host_bytes / 1e9, 3).c_str());
+    if (r.file_bytes > 0) std::printf(", %s GB in NVMe files", figure(r.file_bytes / 1e9, 3).c_str());
+    std::printf(" per rank; %s s of each %s s step\n", figure(r.offload_s, 3).c_str(), figure(r.step_time_s, 3).c_str());
   }
   return 0;
 }
@@ -376,7 +435,11 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   auto a = std::make_shared<SimArgs>();
   CLI::App* sim = app.add_subcommand("simulate", "Predict step time, TFLOPS per device, scaling efficiency and memory");
   add_common(sim, *a);
-  sim->add_option("--strategy", a->strategies, "Strategies")->delimiter(',')->capture_default_str();
+  CLI::Option* strategy = sim->add_option("--strategy", a->strategies,
+                                          "Strategies (default: those of these the engine runs, data/engines: strategies; any other "
+                                          "given is priced as if it ran, its rows marked *)")
+                              ->delimiter(',')
+                              ->capture_default_str();
   sim->add_option("--ranks", a->ranks, "Rank counts (weak scaling: per-rank batch fixed; relative to the smallest)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber)
@@ -386,7 +449,10 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   sim->add_option("--write-plan", a->write_plan,
                   "Write the plan simulated for the first --strategy at the smallest --ranks (fitted to that job's topology and memory) "
                   "as a plan file for 'tierzero train --plan FILE'");
-  sim->callback([a, &ctx] { ctx.exit_code = run_simulate(*a); });
+  sim->callback([a, strategy, &ctx] {
+    a->strategies_given = strategy->count() > 0;
+    ctx.exit_code = run_simulate(*a);
+  });
 
   auto pl = std::make_shared<SimArgs>();
   pl->ranks = {384};

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "chart.h"
+#include "sim_output.h"
 
 namespace tierzero::cli {
 
@@ -16,13 +17,8 @@ constexpr const char* kLevels[] = {"package", "node", "world"};
 
 double num(const json& j, const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN; }
 
-// Everything one level costs a step: transfer, latency and quantisation.
-double network_s(const json& row, const char* level) {
-  double s = 0;
-  for (const char* part : {"comm_time_s", "latency_s", "quant_s"})
-    if (row.contains(part) && row[part].contains(level)) s += row[part][level].get<double>();
-  return s;
-}
+// Everything one level costs a step: transfer, latency and quantisation (level_time).
+double network_s(const json& row, const char* level) { return row.at("level_time_s").at(level).get<double>(); }
 
 // The states of the rows' memory (all but "total"), in their first order.
 std::vector<std::string> states_of(const SimRows& rows) {
@@ -88,7 +84,8 @@ HtmlPage simulate_page(const std::string& title, const SimRows& rows, double dev
     if (r.at("ranks").get<int>() == largest) at_largest.push_back(r);
   PageSection side{fmt::format("The strategies side by side at {} ranks", largest), {}, {}, {}};
   for (const json& r : at_largest) {
-    std::string text = fmt::format("{:.3f} s per step, {:.1f} GB per rank{}", num(r, "step_time_s"), num(r["memory_bytes"], "total") / 1e9,
+    std::string text = fmt::format("{} s per step, {} tokens/s per device, {} GB per rank{}", figure(num(r, "step_time_s"), 3),
+                                   figure(num(r, "tokens_per_s_per_device"), 0), figure(num(r["memory_bytes"], "total") / 1e9, 1),
                                    !r.value("fits", true)            ? ": does NOT fit"
                                    : r.value("at_memory_limit", false) ? ": at the memory limit (slower than predicted)"
                                                                        : "");
@@ -107,8 +104,9 @@ HtmlPage plan_page(const std::string& title, const SimRows& rows, double device_
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const json& r = rows[i];
     names.push_back("#" + std::to_string(i + 1));
-    side.facts.push_back({names.back(), fmt::format("{:.2f} TFLOPS per device, {:.3f} s per step, {:.1f} GB per rank, recompute {}: {}",
-                                                    num(r, "tflops_per_device"), num(r, "step_time_s"), num(r["memory_bytes"], "total") / 1e9,
+    side.facts.push_back({names.back(), fmt::format("{} TFLOPS and {} tokens/s per device, {} s per step, {} GB per rank, recompute {}: {}",
+                                                    figure(num(r, "tflops_per_device"), 2), figure(num(r, "tokens_per_s_per_device"), 0),
+                                                    figure(num(r, "step_time_s"), 3), figure(num(r["memory_bytes"], "total") / 1e9, 1),
                                                     r.value("recompute", std::string("?")), r.value("plan", std::string("?")))});
   }
   side.charts = side_by_side(rows, names, device_memory_bytes);

@@ -1,7 +1,7 @@
 // The pages of `tierzero simulate --html FILE` and `tierzero plan --html
 // FILE` (html_page.h), drawn from the rows the commands' --json prints
 // (strategy, ranks, step_time_s, tflops_per_device, scaling_efficiency,
-// memory_bytes per state, comm_time_s, latency_s and quant_s per level,
+// memory_bytes per state, level_time_s per level (transfer, latency and quantisation),
 // plan, recompute): scaling over rank counts, and the strategies or the
 // candidate plans side by side (TFLOPS per device, memory per rank stacked
 // by state against the device's memory, network time per level).

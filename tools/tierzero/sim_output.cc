@@ -1,5 +1,7 @@
 #include "sim_output.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 #include <fmt/format.h>
@@ -8,6 +10,27 @@
 #include "tierzero/train_config.h"
 
 namespace tierzero::cli {
+
+std::string figure(double v, int decimals) {
+  constexpr int kSignificant = 3, kMostPlaces = 12;
+  int places = decimals;
+  if (v != 0 && std::isfinite(v))
+    places = std::clamp(kSignificant - 1 - static_cast<int>(std::floor(std::log10(std::fabs(v)))), decimals, kMostPlaces);
+  return fmt::format("{:.{}f}", v, places);
+}
+
+double level_time(const SimResult& r, Level level) {
+  const int l = static_cast<int>(level);
+  return r.comm_time_s[l] + r.latency_s[l] + r.quant_time_s[l];
+}
+
+std::string level_times(const SimResult& r, const SimResult& other, const Topology& topo) {
+  std::string out;
+  for (Level l : topo.levels())
+    if (topo.fanout(l) > 1)
+      out += fmt::format("{}{} {} vs {} s", out.empty() ? "" : ", ", level_name(l), figure(level_time(r, l), 3), figure(level_time(other, l), 3));
+  return out.empty() ? "no level joins ranks (one rank)" : out;
+}
 
 nlohmann::ordered_json per_level(const std::array<double, kNumLevels>& v) {
   nlohmann::ordered_json j;
@@ -25,10 +48,10 @@ nlohmann::ordered_json memory_json(const SimResult& r) {
 const char* fits_word(bool fits, bool at_memory_limit) { return !fits ? "NO" : at_memory_limit ? "limit" : "yes"; }
 
 std::string memory_limit_note(const SimResult& r, double capacity) {
-  return fmt::format("at the memory limit: {:.2f} GB free, less than the largest allocation the step repeats for every block ({:.2f} GB): the caching "
+  return fmt::format("at the memory limit: {} GB free, less than the largest allocation the step repeats for every block ({} GB): the caching "
                      "allocator will free its cache and retry (cudaMalloc retries), so the step runs slower than predicted; "
                      "a smaller micro-batch or more recomputation leaves room",
-                     (capacity - r.memory_total) / 1e9, r.largest_allocation / 1e9);
+                     figure((capacity - r.memory_total) / 1e9, 2), figure(r.largest_allocation / 1e9, 2));
 }
 
 int sequence_length(const SimInput& in) {
@@ -72,9 +95,10 @@ void write_simulated_plan(const std::string& path, const std::string& what, cons
       recompute.any() ? "" : " --no-recompute");
   std::vector<std::string> comment = {
       what, fmt::format("{} ranks of {} ({})", in.ranks, in.system.name, topo.to_string()), assumed(in, recompute),
-      fmt::format("predicted: {:.3f} s per step, {:.2f} TFLOPS per device, {:.2f} GB per rank; bytes received per rank and step by "
+      fmt::format("predicted: {} s per step, {} TFLOPS and {} tokens/s per device, {} GB per rank; bytes received per rank and step by "
                   "level: {}",
-                  r.step_time_s, r.tflops_per_device, r.memory_total / 1e9, bytes)};
+                  figure(r.step_time_s, 3), figure(r.tflops_per_device, 2), figure(r.tokens_per_s_per_device, 0), figure(r.memory_total / 1e9, 2),
+                  bytes)};
   if (recompute.any() && recompute.kind != Recompute::Kind::full)
     comment.push_back("train recomputes every block, not " + recompute.name() + ": its step time and memory differ");
   comment.push_back("run it (" + std::to_string(in.ranks) + " ranks): " + train);

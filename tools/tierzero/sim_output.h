@@ -16,6 +16,18 @@ namespace tierzero::cli {
 // stdout holds only JSON rows then), flushed.
 void print_assumptions(const SimInput& in, bool json, const std::string& note = "");
 
+// `v` with `decimals` places, and more where that would show fewer than 3
+// significant figures (0.0312, not 0.03; 0.000154, not 0.000): the one
+// format of the figures simulate, plan and memory print.
+std::string figure(double v, int decimals);
+
+// Everything `level` costs in `r`: transfer, latency and quantisation.
+double level_time(const SimResult& r, Level level);
+// The time each level of `topo` that joins ranks (fan-out above 1) costs in
+// `r` and in `other`: "node 0.00123 vs 0.00456 s, world ..."; "no level
+// joins ranks (one rank)" where none does.
+std::string level_times(const SimResult& r, const SimResult& other, const Topology& topo);
+
 // A per-level figure of a SimResult as {"package": .., "node": .., "world": ..}.
 nlohmann::ordered_json per_level(const std::array<double, kNumLevels>& v);
 // A SimResult's memory by part, and "total".
