@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "comm/flight_state.h"
 #include "tierzero/error.h"
 #include "tierzero/topology.h"
 
@@ -18,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-constexpr std::int64_t kPauseNs = 1'000'000'000;  // a process that did not run this long was stopped (the ticker's own threshold)
+constexpr std::int64_t kPauseNs = FlightRecorder::kPauseNs;  // a process that did not run this long was stopped
 constexpr std::int64_t kLateNs = 1'000'000'000;   // a rank this much later into a collective than the last of the others made them wait
 
 double s_of(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
