@@ -216,7 +216,7 @@ Chart allocations_chart(const json& measured, const std::optional<SimResult>& pr
   c.note = "What the engine allocates (its states, buffers and activations), measured, beside the simulator's states; a bar on "
            "one side only is a part the other does not count apart.";
   if (predicted && sys && sys->device.sm_count > 0 && sys->memory_bytes > 0)  // a GPU: the device's memory holds these and the runtime
-    c.note += fmt::format(" The device's memory on {}: {:.3g} GB; the prediction's total (with the runtime, {:.3g} GB) is {:.2g}% of it.",
+    c.note += fmt::format(" The device's memory on system '{}': {:.3g} GB; the prediction's total (with the runtime, {:.3g} GB) is {:.2g}% of it.",
                           sys->name, sys->memory_bytes / 1e9, predicted->memory_total / 1e9, 100 * predicted->memory_total / sys->memory_bytes);
   return c;
 }
@@ -246,7 +246,7 @@ Chart process_chart(const json& row, const std::optional<SimResult>& predicted, 
                                              predicted->memory_total / unit, unit_name, 100 * (predicted->memory_total / rss - 1))
                                : std::string(" (a GPU rank's is host memory: no prediction to compare it with)"));
   if (compare && sys->memory_bytes > 0)
-    c.note += fmt::format(" The memory per rank on {}: {:.3g} GB; the run's peak used {:.2g}% of it.", sys->name, sys->memory_bytes / 1e9,
+    c.note += fmt::format(" The memory per rank on system '{}': {:.3g} GB; the run's peak used {:.3g}% of it.", sys->name, sys->memory_bytes / 1e9,
                           100 * rss / sys->memory_bytes);
   return c;
 }
