@@ -7,12 +7,16 @@
 #include "tierzero/trainer.h"
 
 #include <mpi.h>
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <thread>
@@ -33,6 +37,42 @@ double time_op(Communicator& world, int warmup, int iters, const std::function<v
   const double t0 = now();
   for (int i = 0; i < iters; ++i) op();
   double t = (now() - t0) / iters;
+  MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return t;
+}
+
+// How many ranks share each core of this machine (at least 1): the ranks that run under this kernel (the same boot
+// id: emulated hosts in network namespaces share one machine's cores) over the cores this process may run on.
+double ranks_per_core() {
+  std::ifstream f("/proc/sys/kernel/random/boot_id");
+  std::string boot;
+  std::getline(f, boot);
+  MPI_Comm machine;
+  if (boot.empty()) MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &machine);
+  else MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(std::hash<std::string>{}(boot) & 0x3fffffff), 0, &machine);
+  int ranks = 1;
+  MPI_Comm_size(machine, &ranks);
+  MPI_Comm_free(&machine);
+  cpu_set_t set;
+  const int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1.0, static_cast<double>(ranks) / std::max(cores, 1));
+}
+
+double process_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// Seconds per call of `op` when every rank of this host computes at once on cores it shares with no other program:
+// the CPU time a call takes this process, times the ranks that share each core; the slowest rank's. Unlike the wall
+// time, it does not grow with what else the machine runs.
+double shared_core_time(Communicator& world, int warmup, int iters, const std::function<void()>& op) {
+  for (int i = 0; i < warmup; ++i) op();
+  world.barrier();
+  const double t0 = process_cpu_seconds();
+  for (int i = 0; i < iters; ++i) op();
+  double t = (process_cpu_seconds() - t0) / iters * ranks_per_core();
   MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return t;
 }
@@ -99,7 +139,7 @@ double measure_gemm_flops(Communicator& world) {
   constexpr int kN = 384;
   std::vector<float> a(kN * kN, 1.0f), b(kN * kN, 1.0f), c(kN * kN);
   ops::gemm<float>(false, true, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f, c.data(), kN);
-  const double t = time_op(world, 1, 20, [&] {
+  const double t = shared_core_time(world, 1, 20, [&] {
     ops::gemm<float>(false, true, kN, kN, kN, 1.0f, a.data(), kN, b.data(), kN, 0.0f, c.data(), kN);
   });
   return 2.0 * kN * kN * kN / t;
@@ -159,7 +199,17 @@ void measure_compute(Communicator& world, const ComputeCalibration& c, System& s
   // The peak in the GEMM math the pass computes in (its trainer set it on this
   // thread: bf16 where the CPU has bf16 units), so the efficiency compares like with like.
   sys.peak_flops = measure_gemm_flops(world);
-  const double t_compute = time_op(world, 1, 5, [&] { pass.run(); });
+  const double sharing = ranks_per_core();
+  char ranks[32];
+  std::snprintf(ranks, sizeof ranks, "%.3g", sharing);
+  set_source(sys.device.sources, "peak_tflops",
+             "measured by tierzero bench comm: a 384^3 GEMM in the calibration step's math, its CPU time times the " +
+                 std::string(ranks) + " ranks that share each core here");
+  // A core's streaming rate, shared as its compute is.
+  sys.memory_bandwidth_Bps /= sharing;
+  set_source(sys.device.sources, "memory_bandwidth_gbs",
+             "the cpu device's memcpy rate over the " + std::string(ranks) + " ranks that share each core here");
+  const double t_compute = shared_core_time(world, 1, 5, [&] { pass.run(); });
   SimInput step;
   step.model = pass.cfg.model, step.micro_batch = c.micro_batch, step.seq_len = c.seq_len, step.ranks = 1;
   step.system = sys;
@@ -174,7 +224,7 @@ void measure_compute(Communicator& world, const ComputeCalibration& c, System& s
   sys.device.gemm_efficiency = std::sqrt(lo * hi);
   set_source(sys.device.sources, "gemm_efficiency",
              "measured by tierzero bench comm: the simulator's compute of a " + c.model + " step (micro-batch " +
-                 std::to_string(c.micro_batch) + ", sequence " + std::to_string(c.seq_len) + ") equals its measured " +
+                 std::to_string(c.micro_batch) + ", sequence " + std::to_string(pass.cfg.effective_seq_len()) + ") equals its measured " +
                  std::to_string(t_compute) + " s");
   constexpr std::size_t kShard = 1 << 18;
   std::vector<std::byte> in(kShard * world.size(), std::byte{0}), out(kShard * world.size());

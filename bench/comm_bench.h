@@ -41,15 +41,19 @@ std::string to_json_line(const CommBenchRow& row, const Topology& topo);
 struct ComputeCalibration {
   std::string model = "gpt-mini";
   int micro_batch = 1;
-  int seq_len = 128;
+  int seq_len = 128;  // 0: the model's context (at most 2048), as train's
 };
 
 // Fits latency and bandwidth per declared level from all-gathers over
 // group(level), all running at once (so shared links are contended as in
 // training). Levels with fan-out 1 cannot be measured and copy the
 // nearest measured inner level (their `source` says so). Peak FLOP/s is
-// a concurrent sgemm; gemm_efficiency the one at which the simulator's
-// op-by-op compute of the calibration step takes its measured time; overlap how much communication hides under it. Collectives are direct (the MPI communicator).
+// a GEMM's; gemm_efficiency the one at which the simulator's op-by-op
+// compute of the calibration step takes its measured time; both timed as
+// CPU time times the ranks that share each core of the machine (every
+// rank computing at once, nothing else running), and the memory bandwidth
+// shared the same way; overlap how much communication hides under it.
+// Collectives are direct (the MPI communicator).
 System measure_system(Communicator& world, const std::string& name, const ComputeCalibration& calibration);
 
 }  // namespace tierzero::bench

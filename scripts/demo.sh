@@ -3,8 +3,10 @@
 # (or MODEL, e.g. MODEL=llama-mini) trained with the hier3 strategy on 8
 # ranks (2 nodes x 2 packages x 2 ranks) on the built-in corpus, with
 # held-out validation, ending with a sample of text from the final
-# checkpoint; then the same layout's collectives measured side by side,
-# and last the run's report (report.html: its path is the last line).
+# checkpoint; then the same layout's collectives measured side by side
+# (and the system file its report predicts on, calibrated on the run's
+# own step), and last the run's report (report.html: its path is the
+# last line).
 # Each phase prints its own elapsed time. TZ_DEMO_STEPS changes the steps.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 steps=${TZ_DEMO_STEPS:-1500}
@@ -23,8 +25,10 @@ tz_phase "training: $steps steps of ${MODEL:-gpt-tiny}, hier3 on 8 ranks (Ctrl-C
 tz_phase "a sample from the final checkpoint (tierzero sample)"
 "$TZ_BUILD/tierzero" sample --checkpoint "$out/ckpt" --prompt "And God said" --tokens 200 --temperature 0.8 --top-k 20 --seed 1
 tz_phase "the collectives of this layout, measured (tierzero bench comm)"
+# Its compute calibrated on the step the run trains (model, micro-batch, the model's context), all 8 ranks at once as
+# in training: the report's predicted step rests on it.
 mpirun -np 8 "$TZ_BUILD/tierzero" bench comm --topology package=2,node=2,world=2 --sizes 1048576,4194304 \
-  --write-system "$out/measured-system.toml"
+  --write-system "$out/measured-system.toml" --calibrate-model "${MODEL:-gpt-tiny}" --calibrate-micro-batch 4 --calibrate-seq-len 0
 tz_phase "the run's report (tierzero report: its measured system, metrics and checkpoint)"
 report=$("$TZ_BUILD/tierzero" report "$out")
 tz_phase done

@@ -291,6 +291,10 @@ s = tomllib.load(open(sys.argv[1], "rb"))
 assert s["collectives"] == "mpi", s
 assert 0 < s["device"]["gemm_efficiency"] <= 1 and 0 <= s["overlap_forward"] == s["overlap_backward"] <= 1 and 0 <= s["overlap_reduce"] <= 1 and s["peak_tflops"] > 0, s
 assert [l["name"] for l in s["level"]] == ["package", "world"], s
+# The 4 ranks share this machine's cores: a rank's memory bandwidth is the cpu device's 14.5 GB/s over the ranks per core.
+import os
+per_core = max(1.0, 4 / len(os.sched_getaffinity(0)))
+assert abs(s["memory_bandwidth_gbs"] - 14.5 / per_core) < 1e-9 and f"{per_core:.3g} ranks that share each core" in s["memory_bandwidth_gbs_source"], s
 for l in s["level"]:
     assert l["bandwidth_gbs"] > 0 and l["latency_us"] > 0 and l["source"].startswith("measured"), l
     # One achieved-rate point per measured shard size among the level's group, and among its hop group where smaller.

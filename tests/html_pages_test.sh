@@ -5,8 +5,10 @@
 # theirs; headless Chromium (Debian's, installed here when missing; the
 # test is skipped, exit 77, only where it cannot be) opens each with no
 # network and html_pages_check.mjs fails on a console error, a request, a
-# blank chart or one missing data. A page without its chart library must
-# fail the same check. Bad input: a metrics file cut mid-line (a killed
+# blank chart, one missing data, overlapping or cut labels, a legend not
+# drawn whole, or one line hiding another. A page without its chart
+# library, and the report drawn as it misled before (a scrolling legend,
+# crowded labels, TFLOPS on a second axis over tokens/s), must fail it. Bad input: a metrics file cut mid-line (a killed
 # run) is read up to it with a note; a folder without metrics names what
 # was looked for (exit 2). Screenshots go to OUT_DIR.
 #   html_pages_test.sh TIERZERO MPIRUN OUT_DIR
@@ -87,10 +89,35 @@ html = open(sys.argv[1]).read()
 start = html.index("<script>\n") + len("<script>\n")
 open(sys.argv[2], "w").write(html[:start] + html[html.index("\n</script>", start):])
 PY
+# The report drawn as it misled before: a legend that scrolls in a narrow box (its items cut), upright bars whose
+# labels run into each other, and TFLOPS on a second axis of the tokens/s chart (the same line, on top of it).
+python3 - "$page" "$tmp/misleading.html" <<'PY'
+import json, re, sys
+html = open(sys.argv[1]).read()
+m = re.search(r'(<script type="application/json" id="tz-charts">)(.*?)(</script>)', html, re.S)
+charts = json.loads(m.group(2))
+by_title = {c["option"]["title"]["text"]: c["option"] for c in charts}
+by_title["Bytes received per level per step (rank 0)"]["legend"] = {"top": 26, "type": "scroll", "width": 300}
+bars = by_title["The engine's allocations by state (rank 0)"]
+bars["xAxis"], bars["yAxis"] = bars["yAxis"], bars["xAxis"]
+bars["xAxis"]["data"] = [s + "_state_name" for s in bars["xAxis"]["data"]]
+rate = by_title["Tokens per second (all ranks)"]
+rate["yAxis"].append({"type": "value", "scale": True})
+tflops = {k: v for k, v in rate["series"][0].items() if k != "markLine"}
+rate["series"].append(dict(tflops, name="TFLOPS", yAxisIndex=1, data=[[x, y / 1e4] for x, y in tflops["data"]]))
+next(c for c in charts if c["option"] is rate)["marks"] += len(tflops["data"])
+text = json.dumps(charts).replace("<", "\\u003c")
+open(sys.argv[2], "w").write(html[:m.start(2)] + text + html[m.end(2):])
+PY
 export TZ_WEB_DIR=$root/web
 msg=$(timeout 120 node "$root/tests/html_pages_check.mjs" /usr/bin/chromium "$out" "$page" "$tmp/simulate.html" "$tmp/plan.html" \
-  "$tmp/cut.html" "!$tmp/no-library.html" 2>&1) || bad "the pages in Chromium"
+  "$tmp/cut.html" "!$tmp/no-library.html" "!$tmp/misleading.html" 2>&1) || bad "the pages in Chromium"
 echo "$msg"
 grep -q "ok: no-library.html must fail the check: uncaught: echarts is not defined" <<<"$msg" || bad "the check passed a page without ECharts"
+for flaw in "chart 'Bytes received per level per step \(rank 0\)': '[a-z]+ \((measured|predicted)\)' (is cut \(clipped\)|runs past the chart's edge)" \
+  "chart 'The engine's allocations by state \(rank 0\)': 'params_state_name' overlaps 'bwd_params_state_name'" \
+  "chart 'Tokens per second \(all ranks\)': line 'measured' and line 'TFLOPS' are drawn on top of each other"; do
+  grep -qE "$flaw" <<<"$msg" || bad "the check missed: $flaw"
+done
 [ $fail -eq 0 ] && echo "html pages: all passed"
 exit $fail

@@ -1,10 +1,14 @@
 // A run's report (tools/tierzero/run_report.h) and its metrics reader: the
-// predicted bytes per level are simulate()'s for the run's plan, model,
-// batch and system; every restart is marked on the step and token axes at
-// its step and at the tokens trained before it; a cut last line is noted
-// and skipped, a bad line inside is an error naming it.
+// predicted bytes per level, rates, step and memory are simulate()'s for
+// the run's plan, model, batch and system, memory compared like with like
+// (the engine's allocations with the predicted states, the process's peak
+// resident set with the prediction's total, on CPU ranks only); every
+// restart is marked on the step and token axes at its step and at the
+// tokens trained before it; a cut last line is noted and skipped, a bad
+// line inside is an error naming it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 
@@ -29,7 +33,7 @@ RunMetrics metrics(CheckpointMeta& meta) {
   for (int s = 0; s < 6; ++s) {
     json row = {{"step", s}, {"loss", 5.0 - 0.1 * s}, {"tokens", 256}, {"step_time_s", 0.1}, {"tokens_per_s", 2560.0}, {"tflops", 0.001},
                 {"strategy", "hier3"}, {"bytes_per_level", {{"package", 1000 + s}, {"node", 500}, {"world", 0}}},
-                {"memory_bytes", {{"params", 1e5}, {"grads", 2e5}}}};
+                {"memory_bytes", {{"params", 1e5}, {"grads", 2e5}}}, {"peak_rss_bytes", 5e7}};
     if (s == 3) row["resumed"] = {{"from_step", 3}, {"redone", 1}};
     m.rows.push_back(row);
   }
@@ -67,15 +71,54 @@ TEST(RunReport, PredictionIsTheSimulatorsAndRestartsAreMarked) {
   }
   EXPECT_EQ(predicted, 3);
   EXPECT_EQ(bytes["series"][0]["data"][5][1].get<double>(), 1005 / 1e6) << "measured package bytes of step 5";
+  EXPECT_DOUBLE_EQ(all.at("Tokens per second (all ranks)")["series"][1]["data"][0][1].get<double>(), want.tokens_per_s_per_device * 4);
+  EXPECT_DOUBLE_EQ(all.at("TFLOPS per device")["series"][1]["data"][0][1].get<double>(), want.tflops_per_device);
+  EXPECT_DOUBLE_EQ(all.at("Step time")["series"][1]["data"][0][1].get<double>(), want.step_time_s);
   for (const auto& [title, option] : all) {
-    if (title.starts_with("Memory")) continue;  // categories, no time axis
+    if (option["series"][0]["type"] == "bar") continue;  // categories, no time axis
     const json& mark = option["series"][0]["markLine"]["data"][0];
     EXPECT_EQ(mark["name"], "restart at 3 (1 redone)") << title;
     EXPECT_EQ(mark["xAxis"].get<double>(), title == "Loss against tokens" ? 3 * 256.0 : 3.0) << title;
   }
-  const json& memory = all.at("Memory per state (rank 0)");
-  EXPECT_EQ(memory["series"][1]["name"], "predicted");
+  // The engine's allocations beside the predicted states, without the runtime; on a GPU no resident set is compared.
+  const json& states = all.at("The engine's allocations by state (rank 0)");
+  ASSERT_EQ(states["series"].size(), 2u);
+  const json& names = states["yAxis"]["data"];
+  EXPECT_EQ(names.front(), "params");
+  EXPECT_EQ(names.back(), "total");
+  EXPECT_EQ(std::find(names.begin(), names.end(), "runtime"), names.end());
+  EXPECT_DOUBLE_EQ(states["series"][0]["data"].back().get<double>(), 3e5 / 1e6);
+  double want_states = 0;
+  for (const auto& [k, v] : want.memory_bytes) want_states += k == "runtime" ? 0 : v;
+  EXPECT_NEAR(states["series"][1]["data"].back().get<double>(), want_states / 1e6, 1e-9) << "MB: frontier's states of gpt-tiny";
+  EXPECT_EQ(all.at("The process's memory (rank 0)")["series"].size(), 1u) << "a GPU rank's resident set is host memory";
   EXPECT_TRUE(page.notes.empty()) << page.notes.front();
+}
+
+TEST(RunReport, ACpuRunsResidentSetIsComparedWithThePredictedTotal) {
+  CheckpointMeta meta;
+  System cpu_ranks = load_system("frontier");  // its levels, with CPU ranks' device (no SMs) and a process runtime
+  cpu_ranks.device.sm_count = 0, cpu_ranks.device.runtime_bytes = 4.7e7;
+  RunReportInput in{metrics(meta), std::nullopt, "", cpu_ranks, "a test's"};
+  const auto all = charts(run_report(in));
+  SimInput sim;
+  sim.model = meta.model, sim.system = *in.system, sim.ranks = 4, sim.micro_batch = 2, sim.seq_len = 32, sim.grad_accum = 1;
+  sim.plan = meta.plan, sim.dtype = meta.train.param_dtype, sim.topology_spec = meta.topology;
+  const SimResult want = simulate(sim);
+  double runtime = 0;
+  for (const auto& [k, v] : want.memory_bytes) runtime += k == "runtime" ? v : 0;
+  ASSERT_GT(runtime, 0);
+  const json& process = all.at("The process's memory (rank 0)");
+  EXPECT_EQ(process["yAxis"]["data"], json({"engine's allocations", "runtime and the rest", "process (peak RSS)"}));
+  ASSERT_EQ(process["series"].size(), 2u);
+  const json& measured = process["series"][0]["data"];
+  EXPECT_DOUBLE_EQ(measured[0].get<double>(), 0.3) << "MB: the engine's allocations";
+  EXPECT_DOUBLE_EQ(measured[1].get<double>(), 50 - 0.3) << "MB: the rest of the resident set";
+  EXPECT_DOUBLE_EQ(measured[2].get<double>(), 50) << "MB: the peak resident set";
+  const json& predicted = process["series"][1]["data"];
+  EXPECT_NEAR(predicted[1].get<double>(), runtime / 1e6, 1e-9);
+  EXPECT_NEAR(predicted[2].get<double>(), want.memory_total / 1e6, 1e-9);
+  EXPECT_NEAR(predicted[0].get<double>() + predicted[1].get<double>(), predicted[2].get<double>(), 1e-9);
 }
 
 TEST(RunReport, WithoutASystemThePageSaysWhy) {

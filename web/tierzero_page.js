@@ -3,18 +3,37 @@
 // element of the same id. No network: ECharts is inlined before this file.
 // window.tierzeroCharts lists the charts drawn, with the number of data
 // points each should hold (the browser test compares them with ECharts').
+// A legend wraps onto as many rows as its items need; the plot starts below
+// its last row.
 (function () {
   'use strict';
+  const kGapBelowLegend = 14;  // px between the legend's last row and the plot
+
+  // Moves the plot's top below the legend as drawn (its rows depend on the chart's width).
+  function fitLegend(chart, top) {
+    const legend = chart.getModel().getComponent('legend');
+    if (!legend) return;
+    const group = chart.getViewOfComponentModel(legend).group;
+    const box = group.getBoundingRect().clone();
+    if (group.transform) box.applyTransform(group.transform);
+    chart.setOption({ grid: { top: Math.max(top, Math.ceil(box.y + box.height + kGapBelowLegend)) } });
+  }
+
   function draw() {
     const specs = JSON.parse(document.getElementById('tz-charts').textContent);
     window.tierzeroCharts = specs.map(function (spec) {
       const chart = echarts.init(document.getElementById(spec.id), null, { renderer: 'canvas' });
       spec.option.animation = false;
       chart.setOption(spec.option);
-      return { id: spec.id, marks: spec.marks, chart: chart };
+      const top = spec.option.grid ? spec.option.grid.top : 0;
+      fitLegend(chart, top);
+      return { id: spec.id, marks: spec.marks, chart: chart, top: top };
     });
     window.addEventListener('resize', function () {
-      window.tierzeroCharts.forEach(function (c) { c.chart.resize(); });
+      window.tierzeroCharts.forEach(function (c) {
+        c.chart.resize();
+        fitLegend(c.chart, c.top);
+      });
     });
   }
   document.addEventListener('DOMContentLoaded', draw);

@@ -15,7 +15,7 @@ ordered_json frame(const std::string& title, bool legend) {
   ordered_json o;
   o["title"] = {{"text", title}, {"left", "center"}, {"textStyle", {{"fontSize", 14}}}};
   o["tooltip"] = {{"trigger", "axis"}};
-  if (legend) o["legend"] = {{"top", 26}, {"type", "scroll"}};
+  if (legend) o["legend"] = {{"top", 26}};  // plain: it wraps onto rows, and the page moves the plot below them (web/tierzero_page.js)
   o["grid"] = {{"top", legend ? 64 : 40}, {"left", 64}, {"right", 64}, {"bottom", 48}, {"containLabel", true}};
   return o;
 }
@@ -62,13 +62,18 @@ Chart line_chart(const std::string& title, const LineAxes& axes, const std::vect
 }
 
 Chart bar_chart(const std::string& title, const std::string& y_name, const std::vector<std::string>& categories,
-                const std::vector<BarSeries>& series, const std::optional<YLine>& line) {
+                const std::vector<BarSeries>& series, const std::optional<YLine>& line, BarAxis bars) {
   Chart c;
+  const bool across = bars == BarAxis::horizontal;
+  const char* category_axis = across ? "yAxis" : "xAxis";
+  const char* value_axis_key = across ? "xAxis" : "yAxis";
   ordered_json o = frame(title, series.size() > 1);
   o["tooltip"] = {{"trigger", "axis"}, {"axisPointer", {{"type", "shadow"}}}};
-  o["xAxis"] = {{"type", "category"}, {"data", categories}, {"axisLabel", {{"interval", 0}, {"overflow", "break"}}}};
-  o["yAxis"] = value_axis(y_name, false);
-  o["yAxis"]["scale"] = false;
+  o[category_axis] = {{"type", "category"}, {"data", categories}, {"axisLabel", {{"interval", 0}, {"overflow", "break"}}}};
+  if (across) o[category_axis]["inverse"] = true;  // the first category on top, as it reads
+  o[value_axis_key] = value_axis(y_name, across);
+  o[value_axis_key].erase("min"), o[value_axis_key].erase("max");
+  o[value_axis_key]["scale"] = false;
   o["series"] = ordered_json::array();
   for (const BarSeries& s : series) {
     ordered_json data = ordered_json::array();
@@ -79,7 +84,7 @@ Chart bar_chart(const std::string& title, const std::string& y_name, const std::
     o["series"].push_back(j);
   }
   if (line && !o["series"].empty()) {
-    o["series"][0]["markLine"] = {{"symbol", "none"}, {"silent", true}, {"data", {{{"yAxis", line->y}, {"name", line->label}}}},
+    o["series"][0]["markLine"] = {{"symbol", "none"}, {"silent", true}, {"data", {{{value_axis_key, line->y}, {"name", line->label}}}},
                                   {"lineStyle", {{"type", "dashed"}, {"color", "#c62828"}}},
                                   {"label", {{"formatter", "{b}"}, {"position", "insideEndTop"}, {"color", "#c62828"}}}};
     double top = line->y;  // ECharts sizes the axis to the bars alone: keep the line in view
@@ -91,7 +96,7 @@ Chart bar_chart(const std::string& title, const std::string& y_name, const std::
       for (const auto& [stack, height] : piles) top = std::max(top, height);
     }
     const double step = std::pow(10.0, std::floor(std::log10(top * 1.08))) / 2;  // a round top: 64 -> 70, 0.9 -> 1
-    o["yAxis"]["max"] = std::ceil(top * 1.08 / step) * step;
+    o[value_axis_key]["max"] = std::ceil(top * 1.08 / step) * step;
   }
   c.option = o;
   return c;

@@ -1,8 +1,8 @@
 // The kinds of chart tierzero's pages draw, as ECharts options
 // (html_page.h's Chart): lines over a numeric x axis (steps, tokens,
 // ranks), optionally stacked as areas, with vertical markers (restarts)
-// and a second y axis; and bars over categories, grouped or stacked, with
-// a horizontal line (a device's memory). Pure functions of their inputs.
+// and a second y axis; and bars over categories, grouped or stacked,
+// upright or across, with a line at a value (a device's memory). Pure functions of their inputs.
 #pragma once
 #include <array>
 #include <optional>
@@ -47,7 +47,13 @@ struct YLine {
   std::string label;
 };
 
+// Which way the bars run: up from categories along x, or across from
+// categories down y (long category names stay apart, one per row).
+enum class BarAxis { vertical, horizontal };
+
+// `y_name` names the value axis (x where the bars run horizontally).
 Chart bar_chart(const std::string& title, const std::string& y_name, const std::vector<std::string>& categories,
-                const std::vector<BarSeries>& series, const std::optional<YLine>& line = std::nullopt);
+                const std::vector<BarSeries>& series, const std::optional<YLine>& line = std::nullopt,
+                BarAxis bars = BarAxis::vertical);
 
 }  // namespace tierzero::cli

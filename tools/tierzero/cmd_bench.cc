@@ -147,7 +147,8 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   comm->add_option("--system-name", args->system_name, "Name recorded in the written system file");
   comm->add_option("--calibrate-model", args->calibration.model, "Model whose training step the written system's gemm_efficiency is fitted to (--write-system)");
   comm->add_option("--calibrate-micro-batch", args->calibration.micro_batch, "Its micro-batch")->check(at_least(1));
-  comm->add_option("--calibrate-seq-len", args->calibration.seq_len, "Its sequence length")->check(at_least(1));
+  comm->add_option("--calibrate-seq-len", args->calibration.seq_len, "Its sequence length (0: the model's context, at most 2048, as train)")
+      ->check(at_least(0));
   comm->callback([args, &ctx] { ctx.exit_code = run_comm(*args, ctx); });
 
   auto qargs = std::make_shared<QuantArgs>();

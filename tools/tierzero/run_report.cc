@@ -52,11 +52,21 @@ std::string restart_words(const RunRestart& r) {
 
 // A series of one row field against one time axis.
 Series field_series(const std::string& name, const std::vector<json>& rows, const std::vector<double>& x, const char* field,
-                    LineStyle style = LineStyle::solid, double scale = 1) {
+                    LineStyle style = LineStyle::solid) {
   Series s{name, {}, style};
   for (std::size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].contains(field)) s.points.push_back({x[i], num(rows[i], field) * scale});
+    if (rows[i].contains(field)) s.points.push_back({x[i], num(rows[i], field)});
   return s;
+}
+
+// The median of the rows' step times after the first (it warms up), or NAN.
+double median_step_time(const std::vector<json>& rows) {
+  std::vector<double> t;
+  for (std::size_t i = rows.size() > 1 ? 1 : 0; i < rows.size(); ++i)
+    if (const double v = num(rows[i], "step_time_s"); std::isfinite(v)) t.push_back(v);
+  if (t.empty()) return NAN;
+  std::nth_element(t.begin(), t.begin() + static_cast<std::ptrdiff_t>(t.size() / 2), t.end());
+  return t[t.size() / 2];
 }
 
 // A flat dashed line of a predicted value across the run's steps.
@@ -103,8 +113,16 @@ Chart loss_chart(const std::vector<json>& rows, const std::vector<double>& x, co
   return line_chart("Loss against " + x_name, {x_name, "loss", "", false, false}, series, marks);
 }
 
+// Where the system's compute figures come from, in words: its GEMM efficiency's source (bench comm names the step it
+// was fitted to), else its device preset's.
+std::string calibration_words(const System& sys) {
+  const std::string fitted = sys.device.source_of("gemm_efficiency");
+  if (!fitted.empty()) return fitted;
+  return sys.device.name.empty() ? "the system file's own figures" : "the " + sys.device.name + " device's figures";
+}
+
 Chart step_time_chart(const std::vector<json>& rows, const std::vector<double>& x, const std::vector<XMarker>& marks,
-                      const std::optional<SimResult>& predicted) {
+                      const std::optional<SimResult>& predicted, const std::optional<System>& sys) {
   static constexpr std::pair<const char*, const char*> kParts[] = {
       {"forward_s", "forward"},         {"backward_s", "backward"},         {"optimizer_s", "optimizer"},
       {"gather_wait_s", "gather wait"}, {"reduce_wait_s", "reduce wait"},   {"control_wait_s", "control wait"},
@@ -130,8 +148,23 @@ Chart step_time_chart(const std::vector<json>& rows, const std::vector<double>& 
   }
   if (predicted) series.push_back(predicted_line("predicted step", x, predicted->step_time_s));  // dashed: beside the pile, not on it
   Chart c = line_chart(split ? "Step time by its breakdown (rank 0)" : "Step time", {"step", "seconds", "", false, true}, series, marks);
-  if (!split) c.note = "Run with --breakdown (DeepSpeed's wall_clock_breakdown) to split the step into compute and waits.";
+  const double median = median_step_time(rows);
+  if (predicted && sys)
+    c.note = fmt::format("Measured: a median step of {:.3g} s; predicted on system '{}': {:.3g} s (compute {:.3g} s, communication left exposed "
+                         "{:.3g} s), so the run took {:.2f}x the prediction. The prediction prices the engine's step alone (not data "
+                         "loading, logging, validation or checkpoints), its compute at the system's calibration: {}. ",
+                         median, sys->name, predicted->step_time_s, predicted->compute_s, predicted->exposed_comm_s,
+                         median / predicted->step_time_s, calibration_words(*sys));
+  if (!split) c.note += "Run with --breakdown (DeepSpeed's wall_clock_breakdown) to split the step into compute and waits.";
   return c;
+}
+
+// One rate of the rows against the step, with the predicted rate dashed.
+Chart rate_chart(const std::string& title, const std::string& y, const std::vector<json>& rows, const std::vector<double>& x,
+                 const char* field, const std::vector<XMarker>& marks, std::optional<double> predicted) {
+  std::vector<Series> series = {field_series("measured", rows, x, field)};
+  if (predicted) series.push_back(predicted_line("predicted", x, *predicted));
+  return line_chart(title, {"step", y, "", false, false}, series, marks);
 }
 
 Chart bytes_chart(const std::vector<json>& rows, const std::vector<double>& x, const std::vector<XMarker>& marks,
@@ -150,7 +183,12 @@ Chart bytes_chart(const std::vector<json>& rows, const std::vector<double>& x, c
   return c;
 }
 
-Chart memory_chart(const json& measured, const std::optional<SimResult>& predicted, const std::optional<System>& sys, std::string& note) {
+// MB, or GB from a gigabyte up.
+std::pair<double, std::string> memory_unit(double largest) { return largest >= 1e9 ? std::pair{1e9, "GB"} : std::pair{1e6, "MB"}; }
+
+// The engine's allocations on rank 0 by state, measured, beside the simulator's states (its runtime is the process's,
+// drawn with the peak resident set).
+Chart allocations_chart(const json& measured, const std::optional<SimResult>& predicted, const std::optional<System>& sys) {
   std::vector<std::string> states;
   std::map<std::string, double> have, want;
   double have_total = 0, want_total = 0;
@@ -161,12 +199,12 @@ Chart memory_chart(const json& measured, const std::optional<SimResult>& predict
   }
   if (predicted)
     for (const auto& [k, v] : predicted->memory_bytes) {
+      if (k == "runtime") continue;
       if (!have.count(k)) states.push_back(k);
       want[k] = v, want_total += v;
     }
   states.push_back("total");
-  const double unit = std::max(have_total, want_total) >= 1e9 ? 1e9 : 1e6;
-  const std::string unit_name = unit == 1e9 ? "GB" : "MB";
+  const auto [unit, unit_name] = memory_unit(std::max(have_total, want_total));
   BarSeries m{"measured", {}, ""}, p{"predicted", {}, ""};
   for (const std::string& s : states) {
     m.values.push_back(s == "total" ? have_total / unit : have.count(s) ? have[s] / unit : NAN);
@@ -174,15 +212,43 @@ Chart memory_chart(const json& measured, const std::optional<SimResult>& predict
   }
   std::vector<BarSeries> series = {m};
   if (predicted) series.push_back(p);
-  std::optional<YLine> limit;
-  if (sys && sys->memory_bytes > 0) {
-    const double top = std::max(have_total, want_total);
-    note = fmt::format("The device's memory on {}: {:.3g} GB; the run used {:.2g}% of it.", sys->name, sys->memory_bytes / 1e9,
-                       100 * have_total / sys->memory_bytes);
-    if (sys->memory_bytes <= 20 * top) limit = YLine{sys->memory_bytes / unit, "device memory"};
-    else note += " (Its line would flatten the bars: it is left out.)";
-  }
-  return bar_chart("Memory per state (rank 0)", unit_name, states, series, limit);
+  Chart c = bar_chart("The engine's allocations by state (rank 0)", unit_name, states, series, std::nullopt, BarAxis::horizontal);
+  c.note = "What the engine allocates (its states, buffers and activations), measured, beside the simulator's states; a bar on "
+           "one side only is a part the other does not count apart.";
+  if (predicted && sys && sys->device.sm_count > 0 && sys->memory_bytes > 0)  // a GPU: the device's memory holds these and the runtime
+    c.note += fmt::format(" The device's memory on system '{}': {:.3g} GB; the prediction's total (with the runtime, {:.3g} GB) is {:.2g}% of it.",
+                          sys->name, sys->memory_bytes / 1e9, predicted->memory_total / 1e9, 100 * predicted->memory_total / sys->memory_bytes);
+  return c;
+}
+
+// Rank 0's process, measured (its peak resident set: the engine's allocations and everything else the process holds)
+// beside the prediction's total (its states and the runtime). A GPU rank's resident set is host memory, not the
+// device's: there the prediction is left out.
+Chart process_chart(const json& row, const std::optional<SimResult>& predicted, const std::optional<System>& sys) {
+  double allocated = 0;
+  for (const auto& [k, v] : row["memory_bytes"].items())
+    if (!k.ends_with("_host") && !k.ends_with("_file")) allocated += v.get<double>();
+  const double rss = num(row, "peak_rss_bytes");
+  const bool cpu = sys && sys->device.sm_count == 0;  // a CPU rank: its memory is the process's
+  const bool compare = predicted && cpu;
+  double runtime = 0;
+  if (compare)
+    for (const auto& [k, v] : predicted->memory_bytes)
+      if (k == "runtime") runtime = v;
+  const auto [unit, unit_name] = memory_unit(std::max(rss, compare ? predicted->memory_total : 0.0));
+  const std::vector<std::string> parts = {"engine's allocations", "runtime and the rest", "process (peak RSS)"};
+  std::vector<BarSeries> series = {{"measured", {allocated / unit, (rss - allocated) / unit, rss / unit}, ""}};
+  if (compare)
+    series.push_back({"predicted", {(predicted->memory_total - runtime) / unit, runtime / unit, predicted->memory_total / unit}, ""});
+  Chart c = bar_chart("The process's memory (rank 0)", unit_name, parts, series, std::nullopt, BarAxis::horizontal);
+  c.note = fmt::format("The process's peak resident set (measured: {:.3g} {}){}.", rss / unit, unit_name,
+                       compare ? fmt::format(" beside the prediction's total (its states and the runtime: {:.3g} {}; {:+.1f}%)",
+                                             predicted->memory_total / unit, unit_name, 100 * (predicted->memory_total / rss - 1))
+                               : std::string(" (a GPU rank's is host memory: no prediction to compare it with)"));
+  if (compare && sys->memory_bytes > 0)
+    c.note += fmt::format(" The memory per rank on system '{}': {:.3g} GB; the run's peak used {:.3g}% of it.", sys->name, sys->memory_bytes / 1e9,
+                          100 * rss / sys->memory_bytes);
+  return c;
 }
 }  // namespace
 
@@ -245,20 +311,19 @@ HtmlPage run_report(const RunReportInput& in) {
   PageSection training{"Training", {}, {}, {}};
   training.charts.push_back(loss_chart(rows, axes.step, "step", step_marks));
   training.charts.push_back(loss_chart(rows, axes.tokens, "tokens", token_marks));
-  Series tps = field_series("tokens/s", rows, axes.step, "tokens_per_s");
-  Series tflops = field_series("TFLOPS per device", rows, axes.step, "tflops", LineStyle::solid);
-  tflops.y_axis = 1;
-  training.charts.push_back(line_chart("Throughput", {"step", "tokens/s", "TFLOPS per device", false, false}, {tps, tflops}, step_marks));
-  training.charts.push_back(step_time_chart(rows, axes.step, step_marks, predicted));
+  // Apart: TFLOPS is tokens/s times a constant, so on two axes of one chart the lines would lie on top of each other.
+  training.charts.push_back(rate_chart("Tokens per second (all ranks)", "tokens/s", rows, axes.step, "tokens_per_s", step_marks,
+                                       predicted ? std::optional(predicted->tokens_per_s_per_device * meta->world_size) : std::nullopt));
+  training.charts.push_back(rate_chart("TFLOPS per device", "TFLOPS", rows, axes.step, "tflops", step_marks,
+                                       predicted ? std::optional(predicted->tflops_per_device) : std::nullopt));
+  training.charts.push_back(step_time_chart(rows, axes.step, step_marks, predicted, in.system));
   page.sections.push_back(training);
 
   PageSection system{"Communication and memory", {}, {}, {}};
   if (rows.back().contains("bytes_per_level") && topo) system.charts.push_back(bytes_chart(rows, axes.step, step_marks, predicted, *topo));
-  if (const auto m = rows.back().find("memory_bytes"); m != rows.back().end()) {
-    std::string note;
-    Chart c = memory_chart(*m, predicted, in.system, note);
-    c.note = note;
-    system.charts.push_back(c);
+  if (rows.back().contains("memory_bytes")) {
+    system.charts.push_back(allocations_chart(rows.back()["memory_bytes"], predicted, in.system));
+    if (rows.back().contains("peak_rss_bytes")) system.charts.push_back(process_chart(rows.back(), predicted, in.system));
   }
   if (system.charts.empty()) system.paragraphs.push_back("A single-process run has no levels to communicate over and no plan's memory.");
   page.sections.push_back(system);
