@@ -192,10 +192,13 @@ Chart allocations_chart(const json& measured, const std::optional<SimResult>& pr
   std::vector<std::string> states;
   std::map<std::string, double> have, want;
   double have_total = 0, want_total = 0;
-  for (const auto& [k, v] : measured.items()) {
-    if (k.ends_with("_host") || k.ends_with("_file")) continue;  // off the device
-    states.push_back(k);
-    have[k] = v.get<double>(), have_total += v.get<double>();
+  for (const auto& [key, v] : measured.items()) {
+    if (key.ends_with("_host") || key.ends_with("_file")) continue;  // off the device
+    // The engine's gather slots and buckets ("buffers") and a tied head's embedding ("embed") are what the
+    // simulator's memory model counts together as "gathered" (src/sim/memory_model.cc).
+    const std::string k = key == "buffers" || key == "embed" ? "gathered" : key;
+    if (!have.count(k)) states.push_back(k);
+    have[k] += v.get<double>(), have_total += v.get<double>();
   }
   if (predicted)
     for (const auto& [k, v] : predicted->memory_bytes) {
