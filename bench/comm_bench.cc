@@ -108,14 +108,6 @@ double measure_gemm_flops(Communicator& world) {
   return 2.0 * kN * kN * kN / t;
 }
 
-// Bytes per second one rank copies (memcpy of 32 MiB, its buffers touched
-// first) with every rank copying at once: ranks share the memory bus.
-double measure_copy_rate(Communicator& world) {
-  constexpr std::size_t kBytes = std::size_t{32} << 20;
-  std::vector<std::byte> src(kBytes, std::byte{1}), dst(kBytes, std::byte{0});
-  return static_cast<double>(kBytes) / time_op(world, 1, 10, [&] { std::memcpy(dst.data(), src.data(), kBytes); });
-}
-
 // How the written figures were measured: the command, the job and the date (UTC).
 std::string measured_by(const Communicator& world) {
   char date[16] = "";
@@ -179,9 +171,6 @@ double measure_overlap(Communicator& world, CalibrationPass& pass, double t_comp
 // model: they hide less) of 256 KiB shards.
 void measure_compute(Communicator& world, const ComputeCalibration& c, System& sys) {
   const std::string how = measured_by(world);
-  sys.memory_bandwidth_Bps = measure_copy_rate(world);
-  set_source(sys.device.sources, "memory_bandwidth_gbs",
-             "measured: memcpy of 32 MiB on every rank at once, the slowest rank's rate; " + how);
   CalibrationPass pass(c);
   // The peak in the GEMM math the pass computes in (its trainer set it on this
   // thread: bf16 where the CPU has bf16 units), so the efficiency compares like with like.
@@ -203,7 +192,7 @@ void measure_compute(Communicator& world, const ComputeCalibration& c, System& s
   }
   sys.device.gemm_efficiency = std::sqrt(lo * hi);
   set_source(sys.device.sources, "gemm_efficiency",
-             "measured by tierzero bench comm: the simulator's compute of a " + c.model + " step (micro-batch " +
+             "measured: the simulator's compute of a " + c.model + " step (micro-batch " +
                  std::to_string(c.micro_batch) + ", sequence " + std::to_string(c.seq_len) + ") equals its measured " +
                  fmt::format("{:.4g}", t_compute) + " s, every rank at once; " + how);
   constexpr std::size_t kShard = 1 << 18;

@@ -48,8 +48,8 @@ struct ComputeCalibration {
 // group(level), all running at once (so shared links are contended as in
 // training). Levels with fan-out 1 cannot be measured and copy the
 // nearest measured inner level (their `source` says so). Peak FLOP/s is
-// a concurrent GEMM in the calibration step's math; memory bandwidth a
-// concurrent memcpy; memory the host's over its ranks; gemm_efficiency the
+// a concurrent GEMM in the calibration step's math; memory the host's over
+// its ranks (the memory bandwidth is the cpu preset's); gemm_efficiency the
 // one at which the simulator's op-by-op compute of the calibration step
 // takes its measured time; overlap how much communication hides under it.
 // Each measured figure's source says what was measured, on how many ranks

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The cluster admin's walkthrough (docs/walkthrough-planner.md), its
 # commands run as the page gives them (walkthrough_lib.sh) and what it says
-# of their output checked; then at small scale, plans as data end to end: every plan that `tierzero plan`
-# lists for gpt-tiny on 8 ranks of the emulated cluster's 2 x 2 x 2 layout
+# of their output checked; then at small scale, plans as data end to end:
+# every plan that `tierzero plan` lists for gpt-tiny on 8 ranks of the
+# emulated cluster's 2 x 2 x 2 layout
 # (its default top 10), and the plan `simulate` prices for each shipped
 # strategy, is written as a plan file, trained for 2 steps with the command
 # the file itself gives (train --plan), and moves per level exactly the

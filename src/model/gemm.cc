@@ -191,7 +191,10 @@ void set_blas_threads(int n) {
   omp_set_num_threads(n);
 }
 
-int blas_threads() { return omp_get_max_threads(); }
+int blas_threads() {
+  default_threads();
+  return omp_get_max_threads();
+}
 
 std::string gemm_info() {
   const dnnl_version_t* v = dnnl_version();

@@ -43,7 +43,7 @@ std::vector<std::pair<std::string, std::string>> bf16_gemm_kernels();
 
 // Threads for GEMMs (the other layers run on the calling thread).
 void set_blas_threads(int n);
-// The threads a GEMM of the calling thread runs on now.
+// The threads a GEMM of the calling thread runs on (set_blas_threads', else the default above).
 int blas_threads();
 
 // One line naming the kernels in use, e.g. "fp32: oneDNN 2.6.3 avx512_core_bf16;
