@@ -2,6 +2,7 @@
 
 #include "comm/hier/hierarchy.h"
 #include "core/sourced_table.h"
+#include "model/gemm.h"
 #include "model/ops.h"
 #include "tierzero/simulator.h"
 #include "tierzero/trainer.h"
@@ -16,10 +17,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <functional>
 #include <optional>
 #include <thread>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace tierzero::bench {
@@ -145,6 +148,18 @@ double measure_gemm_flops(Communicator& world) {
   return 2.0 * kN * kN * kN / t;
 }
 
+// How the written figures were measured: the command, the job and the date (UTC).
+std::string measured_by(const Communicator& world) {
+  char date[16] = "";
+  const std::time_t t = std::time(nullptr);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  std::strftime(date, sizeof date, "%Y-%m-%d", &utc);
+  const int threads = ops::blas_threads();
+  return "tierzero bench comm --write-system on " + std::to_string(world.size()) + " ranks (" + world.topology().to_string() + "), " +
+         std::to_string(threads) + " GEMM thread" + (threads == 1 ? "" : "s") + " per rank, " + date;
+}
+
 // One training step of the calibration model on this rank alone
 // (LocalTrainer: forward, backward, clipping, AdamW, parameter casts): the
 // work a rank does per step besides communicating.
@@ -195,20 +210,20 @@ double measure_overlap(Communicator& world, CalibrationPass& pass, double t_comp
 // reduce-scatters (reductions, whose sums the CPU computes beside the
 // model: they hide less) of 256 KiB shards.
 void measure_compute(Communicator& world, const ComputeCalibration& c, System& sys) {
+  const std::string how = measured_by(world);
   CalibrationPass pass(c);
   // The peak in the GEMM math the pass computes in (its trainer set it on this
   // thread: bf16 where the CPU has bf16 units), so the efficiency compares like with like.
   sys.peak_flops = measure_gemm_flops(world);
   const double sharing = ranks_per_core();
-  char ranks[32];
-  std::snprintf(ranks, sizeof ranks, "%.3g", sharing);
+  const std::string ranks = fmt::format("{:.3g}", sharing);
   set_source(sys.device.sources, "peak_tflops",
-             "measured by tierzero bench comm: a 384^3 GEMM in the calibration step's math, its CPU time times the " +
-                 std::string(ranks) + " ranks that share each core here");
+             "measured: 384x384x384 " + std::string(matmul_type_name(ops::matmul())) +
+                 " GEMMs on every rank at once, their CPU time times the " + ranks + " ranks that share each core here; " + how);
   // A core's streaming rate, shared as its compute is.
   sys.memory_bandwidth_Bps /= sharing;
   set_source(sys.device.sources, "memory_bandwidth_gbs",
-             "the cpu device's memcpy rate over the " + std::string(ranks) + " ranks that share each core here");
+             "not measured here: the cpu preset's memcpy rate over the " + ranks + " ranks that share each core here; " + how);
   const double t_compute = shared_core_time(world, 1, 5, [&] { pass.run(); });
   SimInput step;
   step.model = pass.cfg.model, step.micro_batch = c.micro_batch, step.seq_len = c.seq_len, step.ranks = 1;
@@ -223,9 +238,9 @@ void measure_compute(Communicator& world, const ComputeCalibration& c, System& s
   }
   sys.device.gemm_efficiency = std::sqrt(lo * hi);
   set_source(sys.device.sources, "gemm_efficiency",
-             "measured by tierzero bench comm: the simulator's compute of a " + c.model + " step (micro-batch " +
-                 std::to_string(c.micro_batch) + ", sequence " + std::to_string(pass.cfg.effective_seq_len()) + ") equals its measured " +
-                 std::to_string(t_compute) + " s");
+             "measured: the simulator's compute of a " + c.model + " step (micro-batch " + std::to_string(c.micro_batch) +
+                 ", sequence " + std::to_string(pass.cfg.effective_seq_len()) + ") equals its measured " + fmt::format("{:.4g}", t_compute) +
+                 " s, every rank at once, in CPU time times the ranks that share each core; " + how);
   constexpr std::size_t kShard = 1 << 18;
   std::vector<std::byte> in(kShard * world.size(), std::byte{0}), out(kShard * world.size());
   const double gathers = measure_overlap(world, pass, t_compute, [&] { world.all_gather(in.data(), out.data(), kShard, DType::u8); });
@@ -246,7 +261,13 @@ System measure_system(Communicator& world, const std::string& name, const Comput
   const int per_node = topo.fanout(Level::package) * topo.fanout(Level::node);
   sys = device_preset("cpu");
   sys.name = name;
-  sys.memory_bytes = static_cast<double>(pages) * static_cast<double>(page) / per_node;
+  // The preset's figures this bench does not measure keep their values; their sources say whose they are.
+  for (auto& [key, text] : sys.device.sources) text = "not measured here: the cpu preset's (" + text + ")";
+  const double host = static_cast<double>(pages) * static_cast<double>(page);
+  sys.memory_bytes = host / per_node;
+  set_source(sys.device.sources, "memory_gb",
+             fmt::format("measured: this host's physical memory ({:.3f} GB, sysconf) over its {} ranks (the package and node "
+                         "fan-outs); ", host / 1e9, per_node) + measured_by(world));
   sys.collectives = CollectiveLibrary::mpi;
   measure_compute(world, calibration, sys);
   std::optional<LinkSpec> inner;  // the last measured level

@@ -48,12 +48,16 @@ struct ComputeCalibration {
 // group(level), all running at once (so shared links are contended as in
 // training). Levels with fan-out 1 cannot be measured and copy the
 // nearest measured inner level (their `source` says so). Peak FLOP/s is
-// a GEMM's; gemm_efficiency the one at which the simulator's op-by-op
+// a concurrent GEMM in the calibration step's math; memory the host's over
+// its ranks; gemm_efficiency the one at which the simulator's op-by-op
 // compute of the calibration step takes its measured time; both timed as
-// CPU time times the ranks that share each core of the machine (every
-// rank computing at once, nothing else running), and the memory bandwidth
-// shared the same way; overlap how much communication hides under it.
-// Collectives are direct (the MPI communicator).
+// CPU time times the ranks that share each core of the machine (every rank
+// computing at once, nothing else running), and the cpu preset's memory
+// bandwidth shared the same way; overlap how much communication hides under
+// it. Each measured figure's source says what was measured, on how many
+// ranks and GEMM threads, with which command and when; the cpu preset's
+// figures it keeps say they were not measured here. Collectives are direct
+// (the MPI communicator).
 System measure_system(Communicator& world, const std::string& name, const ComputeCalibration& calibration);
 
 }  // namespace tierzero::bench

@@ -62,7 +62,7 @@ def main():
             if p.returncode != 0:
                 raise SystemExit(f"{m} training failed: {err}")
             rows = [json.loads(l) for l in open(metrics)]
-            curves[m] = [[r["step"] + 1, r["val_loss"]] for r in rows if "val_loss" in r]
+            curves[m] = [[r["step"], r["val_loss"]] for r in rows if "val_loss" in r]
     final = {m: c[-1][1] for m, c in curves.items()}
     print(json.dumps({"bench": "llama_vs_gpt", "cpu": cpu_model(), "rounds": a.rounds,
                       "step_tflops": tflops, "median_tflops": median,

@@ -43,7 +43,7 @@ double seconds_per_step(const std::string& dir, const cli::StepLogDirs& dirs, in
   st.tokens = 8 * 8 * 256;
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < steps; ++i) {
-    st.step = i, st.loss = 3.0 + 1.0 / (i + 1), st.grad_norm = 1.5, st.lr = 1e-3f;
+    st.step = i + 1, st.loss = 3.0 + 1.0 / (i + 1), st.grad_norm = 1.5, st.lr = 1e-3f;
     report.record(st, i % 500 == 499 ? std::optional<double>(st.loss + 0.1) : std::nullopt);
   }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / steps;

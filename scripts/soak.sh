@@ -57,7 +57,7 @@ python3 - "$work/ref.jsonl" "$work/soak.jsonl" "$steps" <<'PY' || fail=1
 import json, sys
 ref, soak = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
 steps = int(sys.argv[3])
-assert [r["step"] for r in soak] == list(range(steps)), f"soak: FAIL: the metrics hold steps {soak[0]['step'] if soak else None}..{soak[-1]['step'] if soak else None}, {len(soak)} rows"
+assert [r["step"] for r in soak] == list(range(1, steps + 1)), f"soak: FAIL: the metrics hold steps {soak[0]['step'] if soak else None}..{soak[-1]['step'] if soak else None}, {len(soak)} rows"
 bad = [r["step"] for r, s in zip(ref, soak) if r["loss"] != s["loss"] or r["grad_norm"] != s["grad_norm"]]
 assert not bad, f"soak: FAIL: losses differ from the uninterrupted run at steps {bad[:5]}"
 PY

@@ -28,7 +28,7 @@ last=$(sed 's/step-0*//' "$tmp/k/latest")
 run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps $((last + 5)) --micro-batch 2 --save-dir "$tmp/k" --resume latest \
   --metrics "$tmp/kres.jsonl" 2>/dev/null
 python3 -c "
-import json; s=[json.loads(l)['step'] for l in open('$tmp/kres.jsonl')]; assert s == list(range($last, $last+5)), s; print('   resumed at step', s[0])" \
+import json; s=[json.loads(l)['step'] for l in open('$tmp/kres.jsonl')]; assert s == list(range($last + 1, $last + 6)), s; print('   resumed after step', $last)" \
   && say "ok: --resume latest continues from the last complete checkpoint" || bad "resume latest after SIGKILL"
 
 # 2. A collective that does not complete within --comm-timeout aborts the job, naming it.
@@ -51,8 +51,8 @@ else bad "--keep with a newer foreign step: rc $rc, $(ls "$tmp/keep" | tr '\n' '
 run 1 --strategy ddp --steps 6 --micro-batch 2 --save-dir "$tmp/met" --save-every 3 --metrics "$tmp/met.jsonl" 2>/dev/null
 run 1 --strategy ddp --steps 6 --micro-batch 2 --resume "$tmp/met/step-00000003" --metrics "$tmp/met.jsonl" 2>/dev/null
 python3 -c "
-import json; s=[json.loads(l)['step'] for l in open('$tmp/met.jsonl')]; assert s == [0, 1, 2, 3, 4, 5], s" \
-  && say "ok: metrics appended on resume (steps 0-5 once each)" || bad "metrics on resume: $(cut -c1-12 "$tmp/met.jsonl" | tr '\n' ' ')"
+import json; s=[json.loads(l)['step'] for l in open('$tmp/met.jsonl')]; assert s == [1, 2, 3, 4, 5, 6], s" \
+  && say "ok: metrics appended on resume (steps 1-6 once each)" || bad "metrics on resume: $(cut -c1-12 "$tmp/met.jsonl" | tr '\n' ' ')"
 
 # 5. What an interrupted save left behind is removed at the next start, and said.
 mkdir -p "$tmp/left/.tmp-step-00000099" && echo junk > "$tmp/left/latest.tmp"
@@ -104,7 +104,7 @@ if [ $rc -eq 75 ] && [ ${#ranks[@]} -eq 8 ] && [ "$stopped" -lt 200 ] && [ "$(ca
    "$tz" ckpt verify "$tmp/ext" >/dev/null && compare "$tmp/ext_ref.jsonl" "$tmp/ext1.jsonl" 0 0 &&
    run 8 "${long[@]}" --save-dir "$tmp/ext" --resume latest --metrics "$tmp/ext2.jsonl" 2>/dev/null &&
    compare "$tmp/ext_ref.jsonl" "$tmp/ext2.jsonl" 0 "$stopped"; then
-  say "ok: two signals from outside stop the job after step $((stopped - 1)) with one sound checkpoint; resumed bit for bit"
+  say "ok: two signals from outside stop the job after step $stopped with one sound checkpoint; resumed bit for bit"
 else bad "signals from outside (exit $rc, ${#ranks[@]} rank processes, $stopped steps, latest $(cat "$tmp/ext/latest" 2>/dev/null))"; tail -5 "$tmp/extlog"; fi
 
 # 11. A rank SIGKILLed while its background writer is halfway through a
@@ -151,7 +151,7 @@ if [ $rc -eq 0 ] && grep -q "attempt 2 of 3" "$tmp/offlog" && [ -z "$(ls -A "$tm
    python3 - "$tmp/off-ref.jsonl" "$tmp/off-nvme.jsonl" <<'PY'
 import json, sys
 ref, got = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
-assert [r["step"] for r in got] == list(range(60)), [r["step"] for r in got][:12]
+assert [r["step"] for r in got] == list(range(1, 61)), [r["step"] for r in got][:12]
 assert all(a["loss"] == b["loss"] for a, b in zip(ref, got)), "losses differ"
 PY
 then say "ok: the optimizer and the parameters in NVMe swap files survive a SIGKILLed rank: resumed, every loss bit-identical, no swap file left"

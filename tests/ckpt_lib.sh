@@ -5,12 +5,12 @@
 source "$(dirname "${BASH_SOURCE[0]}")/script_lib.sh"
 say() { echo "$*"; }
 run() { "$mpirun" --oversubscribe -np "$1" "$tz" train --model gpt-tiny --seq-len 32 --param-dtype fp32 --log-every 1000 "${@:2}"; }
-compare() {  # compare A B RELTOL FROM_STEP: losses of B equal A's for the steps B ran
+compare() {  # compare A B RELTOL AFTER_STEP: B's rows start after step AFTER_STEP (0, or its checkpoint's); its losses equal A's
   python3 - "$@" <<'PY'
 import json, sys
 a = {r["step"]: r["loss"] for r in map(json.loads, open(sys.argv[1]))}
 b = [json.loads(l) for l in open(sys.argv[2])]
-tol, first = float(sys.argv[3]), int(sys.argv[4])
+tol, first = float(sys.argv[3]), int(sys.argv[4]) + 1
 assert b and b[0]["step"] == first, ("resumed run starts at", b[0]["step"] if b else None)
 worst = max(abs(r["loss"] - a[r["step"]]) / a[r["step"]] for r in b)
 assert worst <= tol, f"worst relative loss difference {worst:.3g} > {tol}"

@@ -37,7 +37,7 @@ run 8 --strategy hier3 --topology gpu=2,node=2,world=2 --steps 15 --micro-batch 
 #    quantisation, so they match each other to float rounding (1e-5), and the
 #    quantised hier3 run within its quantisation noise (1e-2).
 run 4 --strategy zero3 --topology node=2,world=2 --steps 15 --micro-batch 4 --resume "$tmp/a/step-00000010" \
-  --metrics "$tmp/z3.jsonl" 2>"$tmp/log" && grep -q "resumed at step 10 (re-partitioned" "$tmp/log" || { cat "$tmp/log"; bad "zero3 on 4"; }
+  --metrics "$tmp/z3.jsonl" 2>"$tmp/log" && grep -q "resumed after step 10 (re-partitioned" "$tmp/log" || { cat "$tmp/log"; bad "zero3 on 4"; }
 run 1 --strategy ddp --steps 15 --micro-batch 16 --resume "$tmp/a/step-00000010" --metrics "$tmp/ddp.jsonl" 2>"$tmp/log" || { cat "$tmp/log"; bad "ddp on 1"; }
 compare "$tmp/ddp.jsonl" "$tmp/z3.jsonl" 1e-5 10 && compare "$tmp/full.jsonl" "$tmp/z3.jsonl" 1e-2 10 && say "ok: resharded 8 -> 4 -> 1" || bad "resharding"
 
@@ -109,21 +109,21 @@ run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-ba
   --metrics "$tmp/again.jsonl" 2>/dev/null && compare "$tmp/full.jsonl" "$tmp/again.jsonl" 0 10 && say "ok: resumes exactly after the crash" || bad "resume after crash"
 
 # 7. Preemption: a SIGUSR1 to rank 3 before step 6 (fault injection) makes
-#     every rank finish step 6, save and exit 75; the resumed run's losses
+#     every rank finish step 6, save it (step-00000006) and exit 75; the resumed run's losses
 #     are the uninterrupted run's, bit for bit; ckpt verify passes.
 out=$(TIERZERO_FAULT_SIGNAL=3:6 run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-batch 2 \
   --save-dir "$tmp/pre" --save-every 100 --metrics "$tmp/pre1.jsonl" 2>&1); rc=$?
-if [ $rc -eq 75 ] && grep -q "preempted (a rank received SIGTERM, SIGUSR1 or SIGINT, or found mpirun gone) after step 6: saved" <<<"$out" &&
-   [ "$(cat "$tmp/pre/latest")" = step-00000007 ] && compare "$tmp/full.jsonl" "$tmp/pre1.jsonl" 0 0 &&
+if [ $rc -eq 75 ] && grep -q "preempted (a rank received SIGTERM, SIGUSR1 or SIGINT, or found mpirun gone) after step 6: saved $tmp/pre/step-00000006;" <<<"$out" &&
+   [ "$(cat "$tmp/pre/latest")" = step-00000006 ] && compare "$tmp/full.jsonl" "$tmp/pre1.jsonl" 0 0 &&
    "$tz" ckpt verify "$tmp/pre" >/dev/null &&
    run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-batch 2 --save-dir "$tmp/pre" --resume latest \
-     --metrics "$tmp/pre2.jsonl" 2>"$tmp/log" && compare "$tmp/full.jsonl" "$tmp/pre2.jsonl" 0 7; then
+     --metrics "$tmp/pre2.jsonl" 2>"$tmp/log" && compare "$tmp/full.jsonl" "$tmp/pre2.jsonl" 0 6; then
   say "ok: preempted by a signal on one rank (exit 75), resumed bit for bit"
 else bad "preemption (exit $rc)"; tail -5 <<<"$out"; fi
 
 #     A notice during the last step changes nothing: the run is complete
 #     (exit 0), its final checkpoint written, nothing said of preemption.
-out=$(TIERZERO_FAULT_SIGNAL=2:14 run 4 --strategy zero3 --topology node=2,world=2 --steps 15 --micro-batch 2 \
+out=$(TIERZERO_FAULT_SIGNAL=2:15 run 4 --strategy zero3 --topology node=2,world=2 --steps 15 --micro-batch 2 \
   --save-dir "$tmp/last" --save-every 100 --metrics "$tmp/last.jsonl" 2>&1); rc=$?
 [ $rc -eq 0 ] && [ "$(cat "$tmp/last/latest")" = step-00000015 ] && ! grep -q preempted <<<"$out" && "$tz" ckpt verify "$tmp/last" >/dev/null &&
   say "ok: a notice during the last step: the run completes (exit 0)" || { bad "notice in the last step (exit $rc)"; tail -3 <<<"$out"; }
@@ -136,7 +136,7 @@ run 8 --strategy hier3 --topology package=2,node=2,world=2 --steps 15 --micro-ba
   compare "$tmp/full.jsonl" "$tmp/as.jsonl" 0 0 && say "ok: --async-save writes the synchronous checkpoints, byte for byte" ||
   { cat "$tmp/log"; bad "async save"; }
 # 9. ckpt verify names the first bad file and exits 2; a missing meta.json too.
-cp -r "$tmp/pre/step-00000007" "$tmp/bad7"
+cp -r "$tmp/pre/step-00000006" "$tmp/bad7"
 printf 'X' | dd of="$tmp/bad7/rank-00002.optim" bs=1 seek=100 conv=notrunc 2>/dev/null
 out=$("$tz" ckpt verify "$tmp/bad7" 2>&1); rc=$?
 [ $rc -eq 2 ] && grep -q "rank-00002.optim" <<<"$out" && say "ok: ckpt verify names a corrupt shard (exit 2)" || bad "ckpt verify corrupt (exit $rc): $out"

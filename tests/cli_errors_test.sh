@@ -117,15 +117,15 @@ out=$("$tz" launch --max-restarts 3 --backoff 0 -- "$tz" train --steps 0 --save-
 out=$(TIERZERO_FAULT_SIGNAL=1:3 "$tz" launch --backoff 0 -- "$mpirun" --oversubscribe -np 2 "$tz" train --model gpt-tiny --steps 6 \
   --strategy zero3 --save-dir "$tmp/l1" --save-every 100 2>&1); rc=$?
 [ $rc -eq 0 ] && grep -q "attempt 1 ended after .* exit 75: preempted" <<<"$out" && grep -q -- "--resume latest" <<<"$out" &&
-  grep -q "resumed at step 4" <<<"$out" && echo "ok: launch reruns a preempted run from its checkpoint" ||
+  grep -q "resumed after step 3" <<<"$out" && echo "ok: launch reruns a preempted run from its checkpoint" ||
   { echo "FAIL: launch after a preemption (exit $rc)"; echo "$out"; fail=1; }
 # A preemption notice while the processes are still starting (before any library's initialiser has run
 # it is recorded, early_signals.h): train saves after its first step and exits 75 on every rank; other
 # commands keep the default action; the launcher stops before starting the command.
 out=$(TIERZERO_FAULT_EARLY_SIGNAL=1 "$mpirun" --oversubscribe -np 2 "$tz" train --model gpt-tiny --steps 6 --strategy zero3 \
   --save-dir "$tmp/e1" --log-every 100000 2>&1); rc=$?
-[ $rc -eq 75 ] && grep -q "preempted (a rank received SIGTERM, SIGUSR1 or SIGINT, or found mpirun gone) after step 0: saved" <<<"$out" && [ -d "$tmp/e1/step-00000001" ] &&
-  echo "ok: a notice during start-up: train saves after step 0 and exits 75" || { echo "FAIL: early notice to train (exit $rc)"; echo "$out"; fail=1; }
+[ $rc -eq 75 ] && grep -q "preempted (a rank received SIGTERM, SIGUSR1 or SIGINT, or found mpirun gone) after step 1: saved $tmp/e1/step-00000001;" <<<"$out" && [ -d "$tmp/e1/step-00000001" ] &&
+  echo "ok: a notice during start-up: train saves after step 1 and exits 75" || { echo "FAIL: early notice to train (exit $rc)"; echo "$out"; fail=1; }
 TIERZERO_FAULT_EARLY_SIGNAL=1 "$tz" bench quant --elements 1000 >/dev/null 2>&1; rc=$?
 [ $rc -eq 138 ] && echo "ok: a notice during start-up ends other commands (SIGUSR1's default action)" ||
   { echo "FAIL: early notice to bench (exit $rc, expected 138)"; fail=1; }
@@ -213,7 +213,7 @@ expect_exit 0 "done: 2 steps" 1 -- "$tz" train --data "$tmp/t.bin" --steps 2 --m
 python3 - "$tmp/m.jsonl" <<'PY' || fail=1
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-assert [l["step"] for l in lines] == [0, 1], lines
+assert [l["step"] for l in lines] == [1, 2], lines
 for l in lines:
     assert {"step", "loss", "lr", "tokens_per_s", "tflops"} <= set(l), l
 print("ok: metrics JSONL")
@@ -286,7 +286,7 @@ PY
   --calibrate-model gpt-tiny --calibrate-seq-len 32 > /dev/null 2>&1 || { echo "FAIL: bench comm --write-system"; fail=1; }
 sim=$("$tz" simulate --system "$tmp/sys.toml" --model gpt-tiny --ranks 4 --seq-len 32 --micro-batch 1 --strategy zero3,hier3 --json)
 python3 - "$tmp/sys.toml" "$sim" <<'PY' || fail=1
-import json, sys, tomllib
+import json, re, sys, tomllib
 s = tomllib.load(open(sys.argv[1], "rb"))
 assert s["collectives"] == "mpi", s
 assert 0 < s["device"]["gemm_efficiency"] <= 1 and 0 <= s["overlap_forward"] == s["overlap_backward"] <= 1 and 0 <= s["overlap_reduce"] <= 1 and s["peak_tflops"] > 0, s
@@ -306,5 +306,17 @@ assert [r["strategy"] for r in rows] == ["zero3", "hier3"], rows
 for r in rows:
     assert r["step_time_s"] > r["compute_time_s"] > 0 and r["fits"], r
 print("ok: measured system file, simulated step", rows[0]["step_time_s"], "s")
+# Each figure's source says how it was measured here (the command, the 4 ranks, the threads), or that it was not.
+job = "tierzero bench comm --write-system on 4 ranks (package=2,world=2), 1 GEMM thread per rank, "
+measured = {"memory_gb": s, "peak_tflops": s, "gemm_efficiency": s["device"]}
+for key, table in measured.items():
+    src = table[key + "_source"]
+    assert src.startswith("measured: ") and job in src and "assumed" not in src and "preset" not in src, (key, src)
+host = float(re.search(r"physical memory \(([0-9.]+) GB", s["memory_gb_source"]).group(1))
+assert "over its 2 ranks" in s["memory_gb_source"] and abs(s["memory_gb"] - host / 2) < 1e-3, (s["memory_gb"], s["memory_gb_source"])
+assert re.search(r"384x384x384 (fp32|bf16) GEMMs", s["peak_tflops_source"]), s["peak_tflops_source"]
+others = {k: v for k, v in list(s.items()) + list(s["device"].items()) if k.endswith("_source") and k[:-7] not in measured}
+assert others and all(v.startswith("not measured here: the cpu preset's (") for v in others.values()), others
+print("ok: the measured system's sources: measured here for", sorted(measured), "; the cpu preset's for", sorted(k[:-7] for k in others))
 PY
 exit $fail

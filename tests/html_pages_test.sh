@@ -62,7 +62,7 @@ latency_us = 30
 TOML
 
 page=$("$tz" report "$run" 2> "$tmp/report.err")
-[ "$page" = "$run/report.html" ] && grep -q "resumed at 7" "$page" && grep -q "the simulator on .*measured: $run/measured-system.toml" "$page" \
+[ "$page" = "$run/report.html" ] && grep -q "resumed after 6" "$page" && grep -q "the simulator on .*measured: $run/measured-system.toml" "$page" \
   && echo "ok: report of the run's folder, the restart and the measured system in it" || bad "report: '$page' $(cat "$tmp/report.err")"
 "$tz" simulate --model gpt-20b --system frontier --strategy zero3,zeropp,hier3 --ranks 8,64,384 --html "$tmp/simulate.html" > /dev/null \
   || bad "simulate --html"

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The cluster admin's walkthrough (docs/walkthrough-planner.md) at small
-# scale, and plans as data end to end: every plan that `tierzero plan`
-# lists for gpt-tiny on 8 ranks of the emulated cluster's 2 x 2 x 2 layout
+# The cluster admin's walkthrough (docs/walkthrough-planner.md), its
+# commands run as the page gives them (walkthrough_lib.sh) and what it says
+# of their output checked; then at small scale, plans as data end to end:
+# every plan that `tierzero plan` lists for gpt-tiny on 8 ranks of the
+# emulated cluster's 2 x 2 x 2 layout
 # (its default top 10), and the plan `simulate` prices for each shipped
 # strategy, is written as a plan file, trained for 2 steps with the command
 # the file itself gives (train --plan), and moves per level exactly the
@@ -10,6 +12,27 @@
 # exit 2 naming the file and the key.
 # Usage: plan_walkthrough_test.sh TIERZERO MPIRUN
 source "$(dirname "${BASH_SOURCE[0]}")/script_lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/walkthrough_lib.sh"
+page=$(dirname "${BASH_SOURCE[0]}")/../docs/walkthrough-planner.md
+
+# 0. The page's commands, as written, and what it says of their output: memory's first line and verdict, the plan
+#    file's header with its command, and section 5's predicted bytes, in tiny.toml and at every step of m.jsonl.
+w=$tmp/walk
+run_walkthrough "$page" "$w" && ok "docs/walkthrough-planner.md's commands run as written" || { tail -5 "$w/walkthrough.log"; bad "the page's commands"; }
+grep -q "^assumed: micro-batch 4 x sequence 2048 (the model's context, at most 2048), 1 micro-batch per step, recompute full, bf16 parameters, engine tierzero" "$w/walkthrough.log" &&
+  grep -q "^  total  *[0-9.]* GB of 80.0 GB: fits" "$w/walkthrough.log" && ok "memory: what it assumed, and the 13B fits 80 GB under zero3" || bad "memory's output"
+grep -q "^# run it (32 ranks): tierzero train --plan best.toml --model llama2-13b.toml --topology node=8,world=4 --micro-batch 4 --seq-len 2048$" "$w/best.toml" &&
+  grep -q "^# 32 ranks of dgx-h100 (node=8,world=4)$" "$w/best.toml" && ok "best.toml's header names the job and the command that runs it" || bad "best.toml's header"
+python3 - "$page" "$w/tiny.toml" "$w/m.jsonl" <<'PY' && ok "section 5: the page's predicted bytes are tiny.toml's and every step's of m.jsonl" || bad "section 5's bytes"
+import json, re, sys
+page, plan = open(sys.argv[1]).read(), open(sys.argv[2]).read()
+said = dict((k, int(v)) for k, v in re.findall(r"(node|world) (\d+)", re.search(r"comment predicts `([^`]*)`", page).group(1)))
+predicted = dict((k, int(v)) for k, v in re.findall(r"(node|world) (\d+)", re.search(r"by level: (.*)", plan).group(1)))
+rows = [json.loads(l) for l in open(sys.argv[3])]
+assert said == predicted, (said, predicted)
+assert [r["step"] for r in rows] == [1, 2, 3, 4, 5] and all(r["bytes_per_level"] == said for r in rows), rows
+PY
+
 topo=package=2,node=2,world=2
 # The emulated cluster (scripts/cluster.sh's defaults) as a system file: ranks of one package share memory (the cpu
 # preset's measured node rate), each package's 2 Gbit/s link is shared by its 2 ranks, each node's 400 Mbit/s world

@@ -48,9 +48,9 @@ stopped() {
   fi
   if run "$np" "${common[@]}" "${!layout}" --save-dir "$d" --resume latest --metrics "$tmp/$name.resumed.jsonl" 2>"$tmp/log" &&
      compare "$ref" "$tmp/$name.resumed.jsonl" 0 "$at" >/dev/null; then
-    say "ok: $name: exit $got after step $((at - 1)), checkpoint verified, resumed bit for bit"
+    say "ok: $name: exit $got after step $at, checkpoint verified, resumed bit for bit"
   else
-    bad "$name: the run resumed at step $at"; tail -n 5 "$tmp/log"
+    bad "$name: the run resumed after step $at"; tail -n 5 "$tmp/log"
   fi
 }
 # start NAME NP [COMMAND PREFIX...]: starts the case's training in the background (pid in $job).

@@ -30,14 +30,14 @@ run --deepspeed-config "$tmp/ds.json" --steps 8 --resume latest > "$tmp/log2" 2>
 python3 - "$tmp/m.jsonl" "$tmp/csv/tiny" <<'PY' || fail=1
 import csv, json, os, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-assert [r["step"] for r in rows] == list(range(8)), [r["step"] for r in rows]
-assert [r["step"] for r in rows if "resumed" in r] == [3], "the resumed run's first row marks it"
-assert rows[3]["resumed"] == {"from_step": 3, "redone": 2}, rows[3]["resumed"]  # steps 3 and 4 ran twice
+assert [r["step"] for r in rows] == list(range(1, 9)), [r["step"] for r in rows]
+assert [r["step"] for r in rows if "resumed" in r] == [4], "the resumed run's first row marks it"
+assert rows[3]["resumed"] == {"from_step": 3, "redone": 1}, rows[3]["resumed"]  # step 4 ran twice
 assert "run" in rows[0] and rows[3]["run"]["step"] == 3 and rows[0]["run"]["world_size"] == 2
 raw = open(os.path.join(sys.argv[2], "train_loss.csv"), newline="").read()
 assert raw.startswith("step,loss\r\n") and raw.count("step,") == 1, raw[:40]
 table = list(csv.reader(open(os.path.join(sys.argv[2], "train_loss.csv"), newline="")))
-assert [int(s) for s, _ in table[1:]] == list(range(8)), table
+assert [int(s) for s, _ in table[1:]] == list(range(1, 9)), table
 assert all(float(v) == r["loss"] for (s, v), r in zip(table[1:], rows)), "CSV losses differ from the metrics"
 val = list(csv.reader(open(os.path.join(sys.argv[2], "val_loss.csv"), newline="")))
 assert val[0] == ["step", "loss"] and [int(s) for s, _ in val[1:]] == [r["step"] for r in rows if "val_loss" in r], val
@@ -49,7 +49,7 @@ f=$(ls "$tmp"/runs/tiny/*tfevents* | tail -1)
 mkdir "$tmp/cut"
 head -c $(( $(stat -c %s "$f") - 7 )) "$f" > "$tmp/cut/events.out.tfevents.cut"
 out=$("$check" "$tmp/cut" /dev/null 2>&1)
-grep -q "records, .* steps of scalars, session start 3, [0-9]* torn bytes" <<<"$out" && ! grep -q " 0 torn bytes" <<<"$out" \
+grep -q "records, .* steps of scalars, session start 4, [0-9]* torn bytes" <<<"$out" && ! grep -q " 0 torn bytes" <<<"$out" \
   && echo "ok: a cut file reads to its last whole record" || bad "the cut file: $out"
 printf 'x' | dd of="$tmp/cut/events.out.tfevents.cut" bs=1 seek=40 conv=notrunc 2>/dev/null
 out=$("$check" "$tmp/cut" /dev/null 2>&1)

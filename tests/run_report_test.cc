@@ -3,9 +3,9 @@
 // the run's plan, model, batch and system, memory compared like with like
 // (the engine's allocations with the predicted states, the process's peak
 // resident set with the prediction's total, on CPU ranks only); every
-// restart is marked on the step and token axes at its step and at the
-// tokens trained before it; a cut last line is noted and skipped, a bad
-// line inside is an error naming it.
+// restart is marked on the step and token axes at the step it continued
+// after and at the tokens trained by then; a cut last line is noted and
+// skipped, a bad line inside is an error naming it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,7 +20,8 @@ namespace tierzero::cli {
 namespace {
 using json = nlohmann::ordered_json;
 
-// The metrics of a 4-rank hier3 run of gpt-tiny that resumed at step 3 after dying at step 4 (1 step redone).
+// The metrics of a 4-rank hier3 run of gpt-tiny (steps 1-6) that resumed after step 3 (its checkpoint) after dying
+// after step 4 (1 step redone).
 RunMetrics metrics(CheckpointMeta& meta) {
   meta.model = load_model("gpt-tiny");
   meta.train.model = meta.model;
@@ -30,11 +31,11 @@ RunMetrics metrics(CheckpointMeta& meta) {
   meta.world_size = 4;
   RunMetrics m;
   m.path = "m.jsonl";
-  for (int s = 0; s < 6; ++s) {
+  for (int s = 1; s <= 6; ++s) {
     json row = {{"step", s}, {"loss", 5.0 - 0.1 * s}, {"tokens", 256}, {"step_time_s", 0.1}, {"tokens_per_s", 2560.0}, {"tflops", 0.001},
                 {"strategy", "hier3"}, {"bytes_per_level", {{"package", 1000 + s}, {"node", 500}, {"world", 0}}},
                 {"memory_bytes", {{"params", 1e5}, {"grads", 2e5}}}, {"peak_rss_bytes", 5e7}};
-    if (s == 3) row["resumed"] = {{"from_step", 3}, {"redone", 1}};
+    if (s == 4) row["resumed"] = {{"from_step", 3}, {"redone", 1}};
     m.rows.push_back(row);
   }
   m.run = json::parse(meta.to_json());
@@ -70,14 +71,15 @@ TEST(RunReport, PredictionIsTheSimulatorsAndRestartsAreMarked) {
     ++predicted;
   }
   EXPECT_EQ(predicted, 3);
-  EXPECT_EQ(bytes["series"][0]["data"][5][1].get<double>(), 1005 / 1e6) << "measured package bytes of step 5";
+  EXPECT_EQ(bytes["series"][0]["data"][4][0].get<double>(), 5.0) << "the fifth row is step 5";
+  EXPECT_EQ(bytes["series"][0]["data"][4][1].get<double>(), 1005 / 1e6) << "measured package bytes of step 5";
   EXPECT_DOUBLE_EQ(all.at("Tokens per second (all ranks)")["series"][1]["data"][0][1].get<double>(), want.tokens_per_s_per_device * 4);
   EXPECT_DOUBLE_EQ(all.at("TFLOPS per device")["series"][1]["data"][0][1].get<double>(), want.tflops_per_device);
   EXPECT_DOUBLE_EQ(all.at("Step time")["series"][1]["data"][0][1].get<double>(), want.step_time_s);
   for (const auto& [title, option] : all) {
     if (option["series"][0]["type"] == "bar") continue;  // categories, no time axis
     const json& mark = option["series"][0]["markLine"]["data"][0];
-    EXPECT_EQ(mark["name"], "restart at 3 (1 redone)") << title;
+    EXPECT_EQ(mark["name"], "restart after 3 (1 redone)") << title;
     EXPECT_EQ(mark["xAxis"].get<double>(), title == "Loss against tokens" ? 3 * 256.0 : 3.0) << title;
   }
   // The engine's allocations beside the predicted states, without the runtime; on a GPU no resident set is compared.
@@ -131,7 +133,8 @@ TEST(RunReport, WithoutASystemThePageSaysWhy) {
 
 TEST(RunMetricsFile, ACutLastLineIsNotedAndABadLineInsideIsAnError) {
   const std::string path = testing::TempDir() + "/run_report_test.jsonl";
-  std::ofstream(path) << "{\"step\":0,\"loss\":5}\n{\"step\":1,\"loss\":4,\"resumed\":{\"from_step\":1,\"redone\":0}}\n{\"step\":2,\"lo";
+  // A "resumed" without from_step continued after the step before its row's.
+  std::ofstream(path) << "{\"step\":1,\"loss\":5}\n{\"step\":2,\"loss\":4,\"resumed\":{\"redone\":0}}\n{\"step\":3,\"lo";
   const RunMetrics m = read_run_metrics(path);
   EXPECT_EQ(m.rows.size(), 2u);
   ASSERT_EQ(m.restarts.size(), 1u);

@@ -34,7 +34,7 @@ same_losses() {  # same_losses A B STEPS
 import json, sys
 a, b = ([json.loads(l) for l in open(p)] for p in sys.argv[1:3])
 steps = int(sys.argv[3])
-assert [r["step"] for r in b] == list(range(steps)), f"{sys.argv[2]} holds {len(b)} rows, not steps 0..{steps - 1}"
+assert [r["step"] for r in b] == list(range(1, steps + 1)), f"{sys.argv[2]} holds {len(b)} rows, not steps 1..{steps}"
 bad = [x["step"] for x, y in zip(a, b) if x["loss"] != y["loss"] or x["grad_norm"] != y["grad_norm"]]
 assert not bad, f"losses differ at steps {bad[:5]}"
 PY
@@ -78,7 +78,7 @@ job=$(TIERZERO_FAULT_HOLD=200,1500 TIERZERO=$tz SRUN_ARGS=-O LAUNCH_ARGS="--max-
 if await 120 restarts_are "$job" 1; then
   echo "slurm: job $job: preempted by its time limit (USR1 to the batch shell) after $(($(rows "$work/job.jsonl"))) steps and requeued"
   start_now "$job" TimeLimit=10
-  await 60 state_is "$job" RUNNING && await 60 grep -q "resumed at step" "$work/job.out" || die "the requeued job did not resume"
+  await 60 state_is "$job" RUNNING && await 60 grep -q "resumed after step" "$work/job.out" || die "the requeued job did not resume"
   resumed=$(rows "$work/job.jsonl")
   await 60 more_rows_than "$work/job.jsonl" $((resumed + 100)) || die "the resumed job made no progress"
   scancel --signal=TERM "$job"
@@ -93,7 +93,7 @@ else
 fi
 await 240 state_is "$job" COMPLETED || die "the job did not complete (state $(job_field "$job" JobState))"
 [ "$(grep -c 'tierzero launch: preempted: requeueing Slurm job' "$work/job.out")" -eq 2 ] || die "the launcher did not requeue twice"
-[ "$(grep -c 'tierzero: resumed at step' "$work/job.out")" -eq 2 ] || die "the job did not resume twice"
+[ "$(grep -c 'tierzero: resumed after step' "$work/job.out")" -eq 2 ] || die "the job did not resume twice"
 msg=$(same_losses "$work/ref.jsonl" "$work/job.jsonl" $steps 2>&1) && echo "slurm: job $job completed after 2 requeues: every loss bit-identical to the uninterrupted run" ||
   die "the requeued job against the uninterrupted run: ${msg##*AssertionError: }"
 [ $fail -eq 0 ] || { echo "--- job output"; grep -v '^step' "$work/job.out"; }

@@ -118,13 +118,24 @@ TEST(LocalTrainer, IsDeterministicForAGivenSeed) {
   EXPECT_EQ(t1.master(), t2.master());
 }
 
+// A step's number is the count of steps done with it (docs/formats.md, "Step numbers"): 1 for the first.
+TEST(LocalTrainer, StepNumbersCountTheStepsDone) {
+  const TokenData data = TokenData::builtin();
+  LocalTrainer t(tiny(2), data);
+  EXPECT_EQ(t.steps_done(), 0);
+  EXPECT_EQ(t.step().step, 1);
+  EXPECT_EQ(t.steps_done(), 1);
+  EXPECT_EQ(t.step().step, 2);
+  EXPECT_EQ(t.steps_done(), 2);
+}
+
 TEST(LocalTrainer, LossFallsBelowThreeWithin300Steps) {
   const TokenData data = TokenData::builtin();
   LocalTrainer t(tiny(300), data);
   StepStats first = t.step(), last;
   EXPECT_NEAR(first.loss, std::log(256.0), 0.1);
   double best = first.loss;
-  while (t.next_step() < 300) best = std::min(best, (last = t.step()).loss);
+  while (t.steps_done() < 300) best = std::min(best, (last = t.step()).loss);
   EXPECT_LT(last.loss, 3.0);
   EXPECT_FALSE(last.skipped);
 }
@@ -155,7 +166,7 @@ TEST(LocalTrainer, Bf16MatmulTrainsLikeFp32) {
     c.matmul = t, c.seed = seed;
     LocalTrainer trainer(c, data);
     std::vector<double> out;
-    while (trainer.next_step() < kSteps) out.push_back(trainer.step().loss);
+    while (trainer.steps_done() < kSteps) out.push_back(trainer.step().loss);
     EXPECT_EQ(ops::matmul(), t);
     return out;
   };

@@ -71,8 +71,8 @@ bool flight_recording();
 // DIR/flight/rank-R.json, or "" when dumps go nowhere.
 std::string flight_dump_path();
 
-// The step and micro-batch the calling thread works on; its later
-// collectives, and the jobs it queues, carry them.
+// The step (its number: 1 for the first) and micro-batch the calling thread
+// works on; its later collectives, and the jobs it queues, carry them.
 void flight_step(std::int64_t step, int micro);
 
 // The phase and unit of the collectives the calling thread issues or

@@ -71,7 +71,7 @@ class ShardedTrainer final : public Trainer {
                  const Backend& backend = cpu_backend());
   ~ShardedTrainer() override;
   StepStats step() override;
-  std::int64_t next_step() const override;
+  std::int64_t steps_done() const override;
   MatmulType matmul() const override;
   double evaluate(const TokenData& val, int batches) override;
 
@@ -90,7 +90,7 @@ class ShardedTrainer final : public Trainer {
   const StepBreakdown& last_breakdown() const;
   std::vector<StepBreakdown> gather_breakdowns();
 
-  // Writes a checkpoint of the state before next_step() into
+  // Writes a checkpoint of the state before steps_done() into
   // dir/step-NNNNNNNN (atomically; docs/formats.md) and keeps the newest
   // `keep` of those this trainer wrote (0 = all; other runs' checkpoints
   // are never removed, and the save directory's `latest` always names the

@@ -16,7 +16,7 @@
 namespace tierzero {
 
 struct StepStats {
-  std::int64_t step = 0;     // 0-based index of the step just taken
+  std::int64_t step = 0;     // the steps completed with this one: 1 after the first (docs/formats.md, "Step numbers")
   double loss = 0;           // mean over the step's micro-batches (and ranks)
   double grad_norm = 0;      // global L2 norm before clipping
   float lr = 0;
@@ -27,8 +27,10 @@ struct StepStats {
 class Trainer {
  public:
   virtual ~Trainer() = default;
+  // Takes the next step; its stats carry the steps completed with it (steps_done() after the call).
   virtual StepStats step() = 0;
-  virtual std::int64_t next_step() const = 0;
+  // The steps completed: 0 at the start, a checkpoint's step after resuming from it.
+  virtual std::int64_t steps_done() const = 0;
   // What the model's GEMMs compute in: cfg.matmul resolved for the device (fp32 or bf16).
   virtual MatmulType matmul() const = 0;
   // Mean loss over `batches` held-out batches of micro_batch sequences
@@ -43,7 +45,7 @@ class LocalTrainer final : public Trainer {
   LocalTrainer(const TrainConfig& cfg, const TokenData& data);
   ~LocalTrainer() override;
   StepStats step() override;
-  std::int64_t next_step() const override;
+  std::int64_t steps_done() const override;
   MatmulType matmul() const override;
   double evaluate(const TokenData& val, int batches) override;
   // The fp32 master parameters (the flat arena of the model's GptLayout).

@@ -194,6 +194,11 @@ void set_blas_threads(int n) {
   omp_set_num_threads(n);
 }
 
+int blas_threads() {
+  default_threads();
+  return omp_get_max_threads();
+}
+
 std::string gemm_info() {
   const dnnl_version_t* v = dnnl_version();
   const std::string isa = isa_name(effective_isa());

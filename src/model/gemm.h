@@ -53,6 +53,8 @@ std::vector<Bf16GemmKernel> bf16_gemm_kernels();
 
 // Threads for GEMMs (the other layers run on the calling thread).
 void set_blas_threads(int n);
+// The threads a GEMM of the calling thread runs on (set_blas_threads', else the default above).
+int blas_threads();
 
 // One line naming the kernels in use, e.g. "fp32: oneDNN 2.6.3 avx512_core_bf16;
 // bf16: avx512_core_bf16; fp64: OpenBLAS Haswell" (for logs and benchmark JSON).

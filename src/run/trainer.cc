@@ -57,7 +57,7 @@ void LocalTrainer::Impl::refresh_working() {
 
 LocalTrainer::LocalTrainer(const TrainConfig& cfg, const TokenData& data) : impl_(std::make_unique<Impl>(cfg, data)) {}
 LocalTrainer::~LocalTrainer() = default;
-std::int64_t LocalTrainer::next_step() const { return impl_->step; }
+std::int64_t LocalTrainer::steps_done() const { return impl_->step; }
 MatmulType LocalTrainer::matmul() const { return impl_->cfg.matmul; }
 const std::vector<float>& LocalTrainer::master() const { return impl_->master; }
 std::size_t LocalTrainer::num_params() const { return impl_->layout.num_params(); }
@@ -76,7 +76,7 @@ double LocalTrainer::evaluate(const TokenData& val, int batches) {
 StepStats LocalTrainer::step() {
   Impl& t = *impl_;
   StepStats s;
-  s.step = t.step;
+  s.step = t.step + 1;
   const float* params = t.cfg.param_dtype == DType::f32 ? t.master.data() : t.compute.data();
   std::fill(t.grads.begin(), t.grads.end(), 0.0f);
   for (int micro = 0; micro < t.cfg.grad_accum; ++micro) {

@@ -1,6 +1,7 @@
 // Fault injection for the tests (docs/formats.md, "Fault injection"), read
 // once from the environment; each names the rank R (its world rank) and
-// the step S it acts at:
+// the step S it acts in (S counted from 1: the S-th step, the one after
+// which S steps are done; docs/formats.md, "Step numbers"):
 //   TIERZERO_FAULT_STALL=R:S[:WHERE]  rank R stops for good at step S, as a
 //       hung process would, WHERE being
 //         step     before the step's work (the default);

@@ -168,7 +168,7 @@ double ShardedTrainer::Impl::forward(bool keep) {
   for (std::size_t i = 1; i + 1 < n; ++i) {
     flight_activity(FlightActivity::forward, forward_units[i]);
     model->block_forward(static_cast<int>(i) - 1, fetcher->get(i));
-    if (i == 1 && faults().stalls(StallSite::compute, me(), step)) stall_forever();  // fault injection: before the next prefetch
+    if (i == 1 && faults().stalls(StallSite::compute, me(), step + 1)) stall_forever();  // fault injection: before the next prefetch
     fetcher->release(i);
   }
   flight_activity(FlightActivity::forward, forward_units[n - 1]);
@@ -179,7 +179,7 @@ double ShardedTrainer::Impl::forward(bool keep) {
 
 double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
   double loss = 0;
-  flight_step(step, micro);
+  flight_step(step + 1, micro);
   timed(breakdown.forward_s, [&] {
     flight_activity(FlightActivity::data_load);
     sampler.fill(static_cast<std::uint64_t>(step), micro, world.rank() * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
@@ -240,7 +240,7 @@ ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communi
 
 ShardedTrainer::~ShardedTrainer() = default;
 
-std::int64_t ShardedTrainer::next_step() const { return impl_->step; }
+std::int64_t ShardedTrainer::steps_done() const { return impl_->step; }
 MatmulType ShardedTrainer::matmul() const { return impl_->model->matmul(); }
 const Plan& ShardedTrainer::plan() const { return impl_->plan; }
 float ShardedTrainer::loss_scale() const { return impl_->loss_scale; }
@@ -266,8 +266,8 @@ double ShardedTrainer::evaluate(const TokenData& val, int batches) {
 
 StepStats ShardedTrainer::step() {
   Impl& s = *impl_;
-  if (faults().stalls(StallSite::step, s.me(), s.step)) stall_forever();  // fault injection: a rank that stops taking part
-  if (faults().stalls(StallSite::io, s.me(), s.step)) stall_io_threads();
+  if (faults().stalls(StallSite::step, s.me(), s.step + 1)) stall_forever();  // fault injection: a rank that stops taking part
+  if (faults().stalls(StallSite::io, s.me(), s.step + 1)) stall_io_threads();
   const auto before = s.world.traffic().snapshot();
   const auto start = std::chrono::steady_clock::now();
   const CommSeconds busy_before = s.meter->snapshot();
@@ -275,12 +275,12 @@ StepStats ShardedTrainer::step() {
   s.meter->reset();
   s.breakdown = {};
   StepStats st;
-  st.step = s.step;
+  st.step = s.step + 1;
   const int accum = s.cfg.grad_accum;
   double loss = 0;
   for (int micro = 0; micro < accum; ++micro) loss += s.micro_batch(micro, s.loss_scale / static_cast<float>(accum));
   s.timed(s.breakdown.backward_s, [&] { s.reducer->finish(); });
-  flight_step(s.step, -1);
+  flight_step(s.step + 1, -1);
   const FlightPhaseScope tagged(FlightPhase::optimizer_step);
   flight_activity(FlightActivity::optimizer);
   // One all-reduce for the mean loss and the squared gradient norm; each
@@ -288,7 +288,7 @@ StepStats ShardedTrainer::step() {
   double sq = 0;
   s.timed(s.breakdown.optimizer_s, [&] { sq = s.counts_norm ? s.step_ops.sum_squares(s.grads.data(), s.grads.size()) : 0.0; });
   float pair[3] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq), 0.0f};
-  s.control_sum(pair, faults().mismatches(s.me(), s.step) ? 3 : 2);  // fault injection: one value more on one rank
+  s.control_sum(pair, faults().mismatches(s.me(), s.step + 1) ? 3 : 2);  // fault injection: one value more on one rank
   st.loss = pair[0];
   st.grad_norm = std::sqrt(static_cast<double>(pair[1])) / s.loss_scale;
   st.lr = s.cfg.schedule.at(s.step);

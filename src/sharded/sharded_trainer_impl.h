@@ -70,7 +70,7 @@ struct ShardedTrainer::Impl {
   const float* tied_embed() const { return cfg.model.tied ? embed_params.data() : nullptr; }
   std::vector<int> tokens, targets;  // sampled on the host, then uploaded
   MemArray<int> tokens_mem, targets_mem;
-  std::int64_t step = 0;
+  std::int64_t step = 0;  // the steps completed; the one in progress is step + 1 (docs/formats.md, "Step numbers")
   std::int64_t optim_steps = 0;  // applied updates: AdamW's t (skipped steps do not count)
   float loss_scale = 1.0f;
   int good_steps = 0;

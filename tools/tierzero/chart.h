@@ -24,7 +24,7 @@ struct Series {
 
 struct XMarker {
   double x = 0;
-  std::string label;  // "restart at step 300"
+  std::string label;  // "restart after 300 (2 redone)"
 };
 
 struct LineAxes {

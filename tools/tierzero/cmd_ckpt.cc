@@ -39,7 +39,8 @@ int inspect(const std::string& path) {
   const CheckpointReader ckpt(path);
   const CheckpointMeta& m = ckpt.meta();
   std::printf("checkpoint   %s\n", ckpt.dir().c_str());
-  std::printf("step         %lld (next step to run)\n", static_cast<long long>(m.step));
+  std::printf("step         %lld (steps completed; a resumed run continues with step %lld)\n", static_cast<long long>(m.step),
+              static_cast<long long>(m.step + 1));
   std::printf("model        %s\n", m.model.describe().c_str());
   std::printf("plan         %s\n", m.plan.describe().c_str());
   std::printf("topology     %s (%d ranks)\n", m.topology.c_str(), m.world_size);

@@ -180,7 +180,7 @@ RunData load_run_data(const TrainConfig& cfg) {
   return {std::move(all), std::move(val)};
 }
 
-// The validation loss after the step that ends at `done`, when one is due
+// The validation loss after step `done` (the steps completed), when one is due
 // (every eval_every steps and after the last). Collective on a multi-rank trainer.
 std::optional<double> validate_after(Trainer& trainer, const RunData& data, const TrainConfig& cfg, std::int64_t done) {
   if (!data.val || !((cfg.eval_every > 0 && done % cfg.eval_every == 0) || done == cfg.steps)) return std::nullopt;
@@ -226,8 +226,8 @@ void print_warnings(ShardedTrainer& trainer) {
   for (const std::string& w : trainer.take_warnings()) std::fprintf(stderr, "tierzero: warning: %s\n", w.c_str());
 }
 
-// Fault injection for tests: VARIABLE=RANK:STEP names the step before which
-// that rank fails: TIERZERO_FAULT_THROW throws std::bad_alloc,
+// Fault injection for tests: VARIABLE=RANK:STEP names the step (its number,
+// from 1) before which that rank fails: TIERZERO_FAULT_THROW throws std::bad_alloc,
 // TIERZERO_FAULT_SIGNAL sends it SIGUSR1 (a preemption notice). The engine
 // reads the faults inside a step (TIERZERO_FAULT_STALL, _MISMATCH,
 // _KILL_IN_SAVE: docs/formats.md).
@@ -239,7 +239,7 @@ int fault_step(const char* variable, int rank) {
 }
 
 // For the preemption tests: TIERZERO_FAULT_HOLD=STEP[,STEP...] makes every
-// rank of a run wait before a listed step until it has a notice, or 120 s:
+// rank of a run wait before a listed step (its number, from 1) until it has a notice, or 120 s:
 // a run that cannot end before the notice reaches it, however slowly a
 // loaded machine (or Slurm's time-limit timer) passes it on. The job's k-th
 // start (k = Slurm's SLURM_RESTART_COUNT, 0 outside Slurm or before a
@@ -255,7 +255,7 @@ std::int64_t hold_step(std::int64_t first_step) {
     char* end = nullptr;
     const std::int64_t step = std::strtoll(p, &end, 10);
     if (end == p) break;
-    if (start == 0) return step > first_step ? step : -1;
+    if (start == 0) return step > first_step + 1 ? step : -1;
     p = *end == ',' ? end + 1 : end;
   }
   return -1;
@@ -358,7 +358,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     if (!resume_from.empty()) {
       const bool resharded = trainer.load_checkpoint(resume_from);
       if (root)
-        std::fprintf(stderr, "tierzero: resumed at step %lld%s\n", static_cast<long long>(trainer.next_step()),
+        std::fprintf(stderr, "tierzero: resumed after step %lld%s\n", static_cast<long long>(trainer.steps_done()),
                      resharded ? " (re-partitioned for this run's ranks, topology, plan or dtype)" : "");
     }
     if (root)
@@ -385,14 +385,14 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       std::fprintf(stderr, "tierzero: note: %s\n", note.c_str());
     int bad_steps = 0;
     double save_s = 0;  // the training thread's time in save calls after the last step (reported with the next)
-    while (trainer.next_step() < cfg.steps) {
-      if (trainer.next_step() == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
-      if (trainer.next_step() == signal_step) std::raise(SIGUSR1);  // fault injection: a preemption notice
-      if (trainer.next_step() == held_step) hold_for_notice();  // fault injection: wait for a notice
+    while (trainer.steps_done() < cfg.steps) {
+      if (trainer.steps_done() + 1 == throw_step) throw std::bad_alloc();  // fault injection: a rank-local failure
+      if (trainer.steps_done() + 1 == signal_step) std::raise(SIGUSR1);  // fault injection: a preemption notice
+      if (trainer.steps_done() + 1 == held_step) hold_for_notice();  // fault injection: wait for a notice
       const bool writing = trainer.save_in_flight();  // an asynchronous save's writer runs during this step
       const StepStats st = trainer.step();
-      const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step + 1);
-      // The step's metrics row comes before its checkpoint, so a checkpoint of step N+1 exists only once row N
+      const std::optional<double> val_loss = validate_after(trainer, data, cfg, st.step);
+      // The step's metrics row comes before its checkpoint, so a checkpoint of step N exists only once row N
       // is written: a run killed between the two loses no row when it resumes.
       if (root) {
         report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
@@ -408,23 +408,24 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
         }
       }
       if (root) report->record(st, val_loss);
-      // This step's checkpoint; with --async-save written in the background, the run's last one finished before it ends.
-      const bool due = !a.save_dir.empty() && a.save_every > 0 && (trainer.next_step() % a.save_every == 0 || trainer.next_step() == cfg.steps);
+      // This step's checkpoint (every --save-every steps, and after the last step whenever there is a save folder); with
+      // --async-save written in the background, the run's last one finished before it ends.
+      const bool due = !a.save_dir.empty() && ((a.save_every > 0 && trainer.steps_done() % a.save_every == 0) || trainer.steps_done() == cfg.steps);
       const auto save_start = std::chrono::steady_clock::now();
       if (due && a.async_save) trainer.begin_save(a.save_dir, a.keep);
       else if (due) trainer.save_checkpoint(a.save_dir, a.keep);
-      if (a.async_save && trainer.next_step() == cfg.steps) trainer.complete_save();
+      if (a.async_save && trainer.steps_done() == cfg.steps) trainer.complete_save();
       save_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count();
       print_warnings(trainer);  // of this save, or of an asynchronous one the last step boundary completed
       if (checked) checked->verify("step " + std::to_string(st.step));  // the step, its validation and its checkpoint
       if (diverged(st, bad_steps, a.max_bad_steps, root)) return 4;  // every rank sees the same (all-reduced) loss and norm
       // A notice during the last step changes nothing: the run is complete, its last checkpoint written (exit 0).
-      if (trainer.step_boundary(preemption_signal() != 0 && trainer.next_step() < cfg.steps)) {  // also completes an asynchronous save whose writers are done
+      if (trainer.step_boundary(preemption_signal() != 0 && trainer.steps_done() < cfg.steps)) {  // also completes an asynchronous save whose writers are done
         if (a.flight_dump_on_stop) flight_dump("preempted", FlightDumpKind::stop);
         std::string where = "nothing saved (no --save-dir)";
         if (!a.save_dir.empty()) {
           trainer.complete_save();  // a save in flight: this step's (when one was due) or an earlier one's
-          where = "saved " + (due ? (std::filesystem::path(a.save_dir) / step_dir_name(trainer.next_step())).string()
+          where = "saved " + (due ? (std::filesystem::path(a.save_dir) / step_dir_name(trainer.steps_done())).string()
                                   : trainer.save_checkpoint(a.save_dir, a.keep));
         }
         print_warnings(trainer);
@@ -465,11 +466,11 @@ int run_train(const TrainArgs& a, Context& ctx) {
   for (auto& log : logs) report.add_log(std::move(log));
   arm_preemption(true);
   int bad_steps = 0;
-  while (trainer.next_step() < cfg.steps) {
+  while (trainer.steps_done() < cfg.steps) {
     const StepStats st = trainer.step();
-    report.record(st, validate_after(trainer, data, cfg, st.step + 1));
+    report.record(st, validate_after(trainer, data, cfg, st.step));
     if (diverged(st, bad_steps, a.max_bad_steps, true)) return 4;
-    if (preemption_signal() != 0 && trainer.next_step() < cfg.steps) {
+    if (preemption_signal() != 0 && trainer.steps_done() < cfg.steps) {
       std::fprintf(stderr, "tierzero: stopped by signal %d after step %lld: nothing saved (no --save-dir) (exit code %d)\n",
                    preemption_signal(), static_cast<long long>(st.step), kExitPreempted);
       return kExitPreempted;
@@ -568,8 +569,11 @@ void add_train_command(CLI::App& app, Context& ctx) {
                 "stage3_param_persistence_threshold, per unit; default 0, a DeepSpeed config's 1e5)")
       ->check(at_least(0));
   c->add_option("--nvme-path", a->nvme_path, "Directory of the swap files (--offload-optimizer nvme, --offload-param nvme; on a fast local disk)");
-  c->add_option("--save-dir", a->save_dir, "Write checkpoints under this directory");
-  c->add_option("--save-every", a->save_every, "Steps between checkpoints (and one at the end)")->check(at_least(1));
+  c->add_option("--save-dir", a->save_dir,
+                "Write checkpoints under this directory: after the last step, when the run is preempted (SIGTERM, SIGUSR1, "
+                "SIGINT) and every --save-every steps");
+  c->add_option("--save-every", a->save_every, "Steps between checkpoints (default: none but the last and a preemption's)")
+      ->check(at_least(1));
   c->add_option("--keep", a->keep, "Keep only the newest K checkpoints (default: all)")->check(at_least(0));
   c->add_flag("--async-save", a->async_save,
               "Write checkpoints from a background thread while training goes on (a host snapshot first; 'latest' moves once "

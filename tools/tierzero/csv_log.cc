@@ -14,8 +14,8 @@ namespace tierzero::cli {
 namespace {
 namespace fs = std::filesystem;
 
-// Rewrites a CSV monitor file with its header and only its rows of steps before first_step.
-void keep_rows_before(const fs::path& path, std::int64_t first_step) {
+// Rewrites a CSV monitor file with its header and only its rows of steps up to last_kept (a checkpoint's step).
+void keep_rows_through(const fs::path& path, std::int64_t last_kept) {
   std::ifstream in(path, std::ios::binary);
   std::string line, kept;
   bool header = true;
@@ -29,7 +29,7 @@ void keep_rows_before(const fs::path& path, std::int64_t first_step) {
     }
     char* end = nullptr;
     const long long step = std::strtoll(line.c_str(), &end, 10);
-    if (end != line.c_str() && *end == ',' && step < first_step && !in.eof()) kept += row;  // a torn last row goes too
+    if (end != line.c_str() && *end == ',' && step <= last_kept && !in.eof()) kept += row;  // a torn last row goes too
   }
   in.close();
   const fs::path tmp = path.string() + ".tmp";
@@ -60,7 +60,7 @@ CsvLog::CsvLog(const std::string& dir, std::int64_t first_step) : dir_(dir) {
   fs::remove(fs::path(dir) / ".tierzero-write-test", ec);
   if (first_step > 0)
     for (const auto& e : fs::directory_iterator(dir))
-      if (e.is_regular_file() && e.path().extension() == ".csv") keep_rows_before(e.path(), first_step);
+      if (e.is_regular_file() && e.path().extension() == ".csv") keep_rows_through(e.path(), first_step);
 }
 
 void CsvLog::write(const StepScalars& s) {

@@ -35,7 +35,7 @@ RunMetrics read_run_metrics(const std::string& path) {
       TZ_THROW(FormatError, "'" + path + "' line " + std::to_string(line_no) + " is not a metrics row (a JSON object with a whole \"step\")");
     }
     if (const auto r = row.find("resumed"); r != row.end())
-      m.restarts.push_back({r->value("from_step", row["step"].get<std::int64_t>()), r->value("redone", std::int64_t{0})});
+      m.restarts.push_back({r->value("from_step", row["step"].get<std::int64_t>() - 1), r->value("redone", std::int64_t{0})});
     if (const auto r = row.find("run"); r != row.end()) m.run = *r;
     m.rows.push_back(std::move(row));
   }

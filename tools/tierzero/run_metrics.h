@@ -11,7 +11,7 @@
 
 namespace tierzero::cli {
 
-// A writer start after the first: a resumed run's first step and how many
+// A writer start after the first: the step a resumed run continued after (its checkpoint's) and how many
 // steps the run before it had trained past its checkpoint (0: it stopped at
 // the checkpoint, as a preempted run does).
 struct RunRestart {

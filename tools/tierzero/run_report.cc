@@ -31,22 +31,22 @@ struct TimeAxes {
       tokens.push_back(total);
     }
   }
-  // The tokens before `s` (a restart's first step).
-  double tokens_before(std::int64_t s) const {
+  // The tokens trained by the end of step `s` (the step a restart continued after).
+  double tokens_through(std::int64_t s) const {
     double t = 0;
-    for (std::size_t i = 0; i < step.size() && step[i] < static_cast<double>(s); ++i) t = tokens[i];
+    for (std::size_t i = 0; i < step.size() && step[i] <= static_cast<double>(s); ++i) t = tokens[i];
     return t;
   }
 };
 
 std::string restart_label(const RunRestart& r) {
-  return r.redone == 0 ? fmt::format("resumed at {}", r.step) : fmt::format("restart at {} ({} redone)", r.step, r.redone);
+  return r.redone == 0 ? fmt::format("resumed after {}", r.step) : fmt::format("restart after {} ({} redone)", r.step, r.redone);
 }
 
 std::string restart_words(const RunRestart& r) {
   return r.redone == 0
-             ? fmt::format("resumed at step {} from the checkpoint its previous run stopped at (a preemption or a planned stop)", r.step)
-             : fmt::format("restarted at step {} from a checkpoint after its previous run died {} step{} later (trained again)", r.step,
+             ? fmt::format("resumed after step {} from the checkpoint its previous run stopped at (a preemption or a planned stop)", r.step)
+             : fmt::format("restarted after step {} from a checkpoint after its previous run died {} step{} later (trained again)", r.step,
                            r.redone, r.redone == 1 ? "" : "s");
 }
 
@@ -277,7 +277,7 @@ HtmlPage run_report(const RunReportInput& in) {
   std::vector<XMarker> step_marks, token_marks;
   for (const RunRestart& r : in.metrics.restarts) {
     step_marks.push_back({static_cast<double>(r.step), restart_label(r)});
-    token_marks.push_back({axes.tokens_before(r.step), restart_label(r)});
+    token_marks.push_back({axes.tokens_through(r.step), restart_label(r)});
   }
 
   PageSection about{"The run", {}, {}, {}};

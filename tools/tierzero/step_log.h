@@ -33,8 +33,8 @@ class StepLog {
   virtual void write(const StepScalars& s) = 0;
 };
 
-// Where the logs go: "" for none. first_step: the step this run starts at
-// (a resumed run's). Creates the folders and opens the files now, before
+// Where the logs go: "" for none. first_step: the steps done when this run
+// starts (a resumed run's checkpoint step; it logs steps first_step + 1 on). Creates the folders and opens the files now, before
 // any step: throws ConfigError naming the folder when it cannot.
 struct StepLogDirs {
   std::string tensorboard, csv;

@@ -51,7 +51,7 @@ TensorBoardLog::TensorBoardLog(const std::string& dir, std::int64_t first_step) 
   if (first_step > 0) {
     tb::Event start;
     start.set_wall_time(version.wall_time());
-    start.set_step(first_step);
+    start.set_step(first_step + 1);  // the resumed run's first step: TensorBoard drops the earlier files' steps from it on
     start.mutable_session_log()->set_status(tb::SessionLog::START);
     head += framed(start);
   }

@@ -18,7 +18,7 @@ namespace tierzero::cli {
 class TensorBoardLog final : public StepLog {
  public:
   // Creates `dir` and a new events file in it; throws ConfigError naming
-  // the folder when it cannot. first_step > 0: a resumed run.
+  // the folder when it cannot. first_step > 0: a run resumed after that step.
   TensorBoardLog(const std::string& dir, std::int64_t first_step);
   void write(const StepScalars& s) override;
   const std::string& path() const { return file_->path(); }

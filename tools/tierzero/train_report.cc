@@ -13,9 +13,9 @@ namespace tierzero::cli {
 
 namespace {
 // Rewrites the metrics file at `path` (atomically) with only its rows of
-// steps before `first_step`; a torn last line (a crash mid-write) goes too.
-// Returns how many rows of later steps it dropped.
-std::int64_t keep_rows_before(const std::string& path, std::int64_t first_step) {
+// steps up to `last_kept` (a checkpoint's step); a torn last line (a crash
+// mid-write) goes too. Returns how many rows of later steps it dropped.
+std::int64_t keep_rows_through(const std::string& path, std::int64_t last_kept) {
   std::ifstream in(path);
   if (!in) return 0;  // nothing written yet
   std::string kept, line;
@@ -23,7 +23,7 @@ std::int64_t keep_rows_before(const std::string& path, std::int64_t first_step) 
   while (std::getline(in, line)) {
     const nlohmann::json row = nlohmann::json::parse(line, nullptr, false);
     if (!row.is_object() || !row.contains("step") || !row["step"].is_number_integer()) continue;
-    if (row["step"].get<std::int64_t>() < first_step) kept += line + "\n";
+    if (row["step"].get<std::int64_t>() <= last_kept) kept += line + "\n";
     else ++dropped;
   }
   const std::string tmp = path + ".tmp";
@@ -41,7 +41,7 @@ TrainReport::TrainReport(std::int64_t total, double flops_per_token, int devices
     : total_(total), flops_per_token_(flops_per_token), devices_(devices), log_every_(log_every), tty_(isatty(STDERR_FILENO)),
       first_step_(first_step) {
   if (!path.empty()) {
-    if (first_step > 0) redone_ = keep_rows_before(path, first_step);
+    if (first_step > 0) redone_ = keep_rows_through(path, first_step);
     metrics_ = std::fopen(path.c_str(), first_step > 0 ? "a" : "w");
     TZ_CHECK(metrics_, ConfigError, "cannot write metrics file '" + path + "'");
   }
@@ -61,8 +61,8 @@ void TrainReport::record(const StepStats& s, std::optional<double> val_loss) {
   ++recorded_;
   const double tokens_per_s = static_cast<double>(s.tokens) / dt;
   const double tflops = tokens_per_s * flops_per_token_ / devices_ / 1e12;  // per device
-  const std::int64_t done = s.step + 1;
-  const double eta = elapsed / static_cast<double>(done) * static_cast<double>(total_ - done);
+  const std::int64_t done = s.step;  // the steps completed: 1 after the first
+  const double eta = elapsed / static_cast<double>(recorded_) * static_cast<double>(total_ - done);
   if (metrics_ || !logs_.empty()) {
     nlohmann::ordered_json row = {{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm},
                                   {"skipped", s.skipped}, {"tokens", s.tokens}, {"step_time_s", dt},
@@ -93,7 +93,7 @@ void TrainReport::record(const StepStats& s, std::optional<double> val_loss) {
                  static_cast<long long>(done), static_cast<long long>(total_), s.loss, tokens_per_s, tflops,
                  static_cast<int>(eta) / 60, static_cast<int>(eta) % 60, s.skipped ? " (skipped)" : "   ");
     std::fflush(stderr);
-  } else if (done % log_every_ == 0 || done == total_ || s.step == 0) {
+  } else if (done % log_every_ == 0 || done == total_ || done == 1) {
     std::fprintf(stderr, "step %lld/%lld loss %.4f lr %.3g grad_norm %.3f %.0f tok/s %.4f TFLOPS%s\n",
                  static_cast<long long>(done), static_cast<long long>(total_), s.loss, s.lr, s.grad_norm, tokens_per_s,
                  tflops, s.skipped ? " (skipped: non-finite gradients)" : "");

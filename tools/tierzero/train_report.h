@@ -2,9 +2,11 @@
 // loss, tokens/s, TFLOPS, ETA), plain log lines otherwise, one JSON
 // object per step in the metrics file and the same step's scalars in the
 // run's other logs (step_log.h: TensorBoard, DeepSpeed's CSV). Used on
-// rank 0 only. A run that resumes at step K keeps the file's rows of
-// earlier steps (the ones at or after K, from the run that went further,
-// are dropped) and appends; its first row says so ("resumed").
+// rank 0 only. Steps are numbered by the steps completed (1 after the
+// first; docs/formats.md, "Step numbers"). A run that resumes after step K
+// (a checkpoint's) keeps the file's rows of steps up to K (the later ones,
+// from the run that went further, are dropped) and appends; its first row
+// says so ("resumed").
 #pragma once
 #include <chrono>
 #include <cstdio>
@@ -24,7 +26,7 @@ namespace tierzero::cli {
 class TrainReport {
  public:
   // flops_per_token: model FLOPs per trained token; devices: ranks sharing
-  // the work; first_step: the step this run starts at (0, or a checkpoint's).
+  // the work; first_step: the steps done when this run starts (0, or a checkpoint's step).
   TrainReport(std::int64_t total_steps, double flops_per_token, int devices, const std::string& metrics_path, int log_every,
               std::int64_t first_step = 0);
   ~TrainReport();
@@ -49,7 +51,7 @@ class TrainReport {
   std::map<std::string, nlohmann::ordered_json> extra_;
   nlohmann::ordered_json run_;
   std::vector<std::unique_ptr<StepLog>> logs_;
-  std::int64_t first_step_ = 0, redone_ = 0;  // redone: rows of steps >= first_step the file held (trained again now)
+  std::int64_t first_step_ = 0, redone_ = 0;  // redone: rows of steps after first_step the file held (trained again now)
   double last_loss_ = 0;
   std::int64_t recorded_ = 0;  // steps this run
 };
