@@ -6,6 +6,7 @@
 
 #include "mpi_test_util.h"
 #include "tierzero/error.h"
+#include "tierzero/mesh.h"
 #include "tierzero/mpi.h"
 
 namespace tierzero {
@@ -204,6 +205,29 @@ TEST(FlatCollectives, SplitGivesGroupsCrossGroupsAndHops) {
       hop->all_reduce(&mine, &total, 1, DType::f32, ReduceOp::sum);
       for (int r : topo.hop_group(l, me)) sum += r;
       EXPECT_EQ(total, static_cast<float>(sum));
+    }
+  }
+}
+
+// A tp = 1 mesh (tierzero/mesh.h) is data-parallel over the whole world, on every layout.
+TEST(Mesh, TpOneIsDataParallelOverTheWorld) {
+  for (const Topology& topo : test::all_layouts(test::world_size())) {
+    auto world = mpi_world(topo);
+    const Mesh mesh(*world);
+    EXPECT_EQ(&mesh.data(), world.get());
+    EXPECT_EQ(mesh.data_rank(), world->rank());
+    EXPECT_EQ(mesh.data_size(), world->size());
+    EXPECT_EQ(mesh.data_topology(), topo);
+    EXPECT_EQ(mesh.tp_level(), topo.levels().front());
+    // A degree that divides its level is still refused: tensor parallelism is not implemented yet.
+    const int fanout = topo.fanout(topo.levels().front());
+    if (fanout > 1) {
+      try {
+        Mesh tp(*world, MeshShape{fanout, std::nullopt});
+        ADD_FAILURE() << "tp = " << fanout << " accepted on " << topo.to_string();
+      } catch (const ConfigError& e) {
+        EXPECT_EQ(e.message().rfind("tp = " + std::to_string(fanout) + ": tensor parallelism is not implemented yet", 0), 0u) << e.message();
+      }
     }
   }
 }

@@ -17,7 +17,7 @@ for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
 declare -A owner=(
   [error.h]=core [dtype.h]=core [process_memory.h]=core
   [topology.h]=topo [system.h]=topo [device.h]=topo
-  [communicator.h]=comm [order_check.h]=comm [mpi.h]=comm [flight_recorder.h]=comm [flight_diagnose.h]=comm
+  [communicator.h]=comm [mesh.h]=comm [order_check.h]=comm [mpi.h]=comm [flight_recorder.h]=comm [flight_diagnose.h]=comm
   [data.h]=data [tokenizer.h]=data
   [gpt_config.h]=model [optim.h]=model
   [train_config.h]=run [trainer.h]=run [generate.h]=run

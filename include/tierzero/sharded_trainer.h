@@ -1,5 +1,6 @@
 // The sharding engine (docs/architecture.md: one training step): trains a GptModel on every
-// rank of a world communicator under any valid Plan.
+// rank of a mesh (tierzero/mesh.h) under any valid Plan, which partitions
+// the states over the mesh's data-parallel ranks.
 //
 // Per micro-batch, forward fetches each parameter unit (all-gather of the
 // `params` shards over group(params), quantised with qwZ when the plan
@@ -17,8 +18,8 @@
 // loss scaling and skip steps with non-finite gradients.
 //
 // All buffers are allocated at construction; the steady-state step
-// allocates nothing. Collective over the world communicator; one instance
-// per rank, used from one thread.
+// allocates nothing. Collective over the mesh's world communicator; one
+// instance per rank, used from one thread.
 #pragma once
 #include <array>
 #include <memory>
@@ -28,6 +29,7 @@
 
 #include "tierzero/backend.h"
 #include "tierzero/communicator.h"
+#include "tierzero/mesh.h"
 #include "tierzero/plan.h"
 #include "tierzero/state_reader.h"
 #include "tierzero/trainer.h"
@@ -58,15 +60,18 @@ struct StepBreakdown {
 
 class ShardedTrainer final : public Trainer {
  public:
-  // `world` and `data` must outlive the trainer. `init`: the state to
-  // start from (tierzero/state_reader.h: weights files, or any state
-  // source), of which each rank reads only the slices of its own shards,
-  // unit by unit; null = gpt_init(cfg.seed), computed likewise. Used only
-  // during construction. `backend`: where the state lives and the model
-  // runs (backend/backend_impl.h); `world` must reach its memory (MPI for
-  // the CPU, NCCL for CUDA). Throws ConfigError for an invalid plan or
-  // configuration, FormatError on every rank alike when a rank's slices
-  // cannot be read (naming the file and tensor).
+  // `mesh` (and its world) and `data` must outlive the trainer. `init`: the
+  // state to start from (tierzero/state_reader.h: weights files, or any
+  // state source), of which each rank reads only the slices of its own
+  // shards, unit by unit; null = gpt_init(cfg.seed), computed likewise.
+  // Used only during construction. `backend`: where the state lives and the
+  // model runs (backend/backend_impl.h); the mesh's world must reach its
+  // memory (MPI for the CPU, NCCL for CUDA). Throws ConfigError for an
+  // invalid plan or configuration, FormatError on every rank alike when a
+  // rank's slices cannot be read (naming the file and tensor).
+  ShardedTrainer(const TrainConfig& cfg, const Plan& plan, const Mesh& mesh, const TokenData& data, StateReader* init = nullptr,
+                 const Backend& backend = cpu_backend());
+  // The same over Mesh(world): every rank data-parallel (tp = 1).
   ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data, StateReader* init = nullptr,
                  const Backend& backend = cpu_backend());
   ~ShardedTrainer() override;
@@ -135,6 +140,7 @@ class ShardedTrainer final : public Trainer {
   struct Impl;  // src/sharded/sharded_trainer_impl.h
 
  private:
+  std::unique_ptr<Mesh> own_mesh_;  // the world's tp = 1 mesh, when constructed from a world
   std::unique_ptr<Impl> impl_;
 };
 

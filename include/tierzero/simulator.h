@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "tierzero/engine.h"
+#include "tierzero/mesh.h"
 #include "tierzero/model_code.h"
 #include "tierzero/plan.h"
 #include "tierzero/system.h"
@@ -68,7 +69,8 @@ struct Recompute {
 struct SimInput {
   GptConfig model;
   System system;
-  int ranks = 8;
+  int ranks = 8;    // the job's ranks (the world)
+  MeshShape mesh;   // tensor x data parallelism over them (tierzero/mesh.h; tp = 1: every rank data-parallel)
   int micro_batch = 1;
   int seq_len = 0;  // 0: the model's context
   int grad_accum = 1;
@@ -83,7 +85,8 @@ struct SimInput {
   EngineProfile engine = engine_profile("tierzero");
   std::string attention;  // overrides the engine's implementation when not ""
   ModelCode model_code;   // how the layers' code writes its norms and rotary embedding (default: the engine's kernels)
-  Topology topology() const;
+  Topology topology() const;       // the job's
+  Topology data_topology() const;  // the data-parallel ranks' (mesh.data_topology): what the plan partitions over; throws ConfigError
   // The attention implementation priced: `attention` when given, else the
   // engine's where the device has a rate for it, else "eager" (PyTorch's
   // SDPA falls back to its math kernel where no fused one runs: a CPU, a V100).

@@ -21,14 +21,14 @@ std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
 }  // namespace
 
 std::unique_ptr<Communicator> ShardedTrainer::Impl::group_comm(const Partition& level) {
-  return level ? world.split(*level) : nullptr;
+  return level ? mesh.data().split(*level) : nullptr;
 }
 
-ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data, StateReader* init,
+ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, const TokenData& data, StateReader* init,
                            const Backend& be)
     : cfg(c),
       plan(pl),
-      world(w),
+      mesh(m),
       mem(*be.memory),
       ops(*be.ops),
       step_ops(*be.step),
@@ -37,18 +37,17 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
       model(be.make_model(layout, c)),
       dtype(c.param_dtype),
       dsize(dtype_size(c.param_dtype)),
-      control(w.host()) {
+      control(m.world().host()) {
   cfg.validate();
-  plan.validate(world.topology());
+  plan.validate(mesh.data_topology());
   TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(cfg.model.vocab), ConfigError,
            "data '" + data.origin() + "' has vocabulary " + std::to_string(data.vocab()) + " but the model's is " +
                std::to_string(cfg.model.vocab));
   if (cfg.schedule.total <= 0) cfg.schedule.total = cfg.steps;
   if (dtype == DType::f16) loss_scale = initial_loss_scale(cfg);
   sampler_origin = data.origin();
-  const int me = world.world_rank(world.rank());
-  states = StateLayouts::make(layout, world.topology(), plan, me);
-  build_communicators(me, be.concurrent_queues);
+  states = StateLayouts::make(layout, mesh.data_topology(), plan, mesh.data_rank());
+  build_communicators(be.concurrent_queues);
   allocate_states();
   initialise_weights(init);
   forward_units = layout.forward_order();
@@ -69,9 +68,11 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, Communicator& w
 // One hierarchy per group (forward gathers, backward gathers, gradient
 // reductions), the gathers issuing through one schedule and the reductions
 // through the other (or the same); the cross group's all-reduce when
-// gradients are partitioned below the world.
-void ShardedTrainer::Impl::build_communicators(int me, bool concurrent_queues) {
-  const Topology& topo = world.topology();
+// gradients are partitioned below the world. All over the data-parallel ranks.
+void ShardedTrainer::Impl::build_communicators(bool concurrent_queues) {
+  Communicator& data = mesh.data();
+  const Topology& topo = mesh.data_topology();
+  const int me = mesh.data_rank();
   const HopSpec gather_hops = hop_spec(plan.gather), reduce_hops = hop_spec(plan.reduce);
   schedule = std::make_unique<CommSchedule>(mem);
   if (cfg.comm_queues == 2 && concurrent_queues) own_reduce_schedule = std::make_unique<CommSchedule>(mem);
@@ -85,9 +86,9 @@ void ShardedTrainer::Impl::build_communicators(int me, bool concurrent_queues) {
     b_comm = group_comm(plan.bwd_params);
     b_hier = std::make_unique<Hierarchy>(*b_comm, gather_hops, mem, ops, schedule.get());
   }
-  g_comm = plan.grads ? group_comm(plan.grads) : world.split(Level::world);
+  g_comm = plan.grads ? group_comm(plan.grads) : data.split(Level::world);
   g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, ops, reduce_schedule);
-  if (plan.grads && *plan.grads != Level::world) cross_comm = world.cross(*plan.grads);
+  if (plan.grads && *plan.grads != Level::world) cross_comm = data.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
 }
 
@@ -95,10 +96,10 @@ void ShardedTrainer::Impl::build_communicators(int me, bool concurrent_queues) {
 // reports), and the buffers that rebuild replicated params from optim shards.
 void ShardedTrainer::Impl::allocate_states() {
   segments = shard_segments(layout, states.optim);
-  optim = make_optim_store(plan, states.optim, segments, mem, step_ops, world.world_rank(world.rank()));
+  const int rank = me();  // names this rank's swap files
+  optim = make_optim_store(plan, states.optim, segments, mem, step_ops, rank);
   grads.resize(mem, states.grads.total);
   mem.zero(grads.data(), grads.bytes());
-  const int rank = world.world_rank(world.rank());
   params_store = make_param_store(plan.param_offload, states.params, dtype, mem, plan.prefetch, rank);
   if (states.bwd_distinct) {  // the backward copy of offloaded params stays on the host, never in a file
     const OffloadPlacement bwd_place{plan.param_offload.offloaded() ? Offload::cpu : Offload::none, "", 2};
@@ -123,7 +124,7 @@ void ShardedTrainer::Impl::keep_whole_for_backward(int u, const std::byte* whole
   bwd_store->commit(u);
 }
 
-int ShardedTrainer::Impl::me() const { return world.world_rank(world.rank()); }
+int ShardedTrainer::Impl::me() const { return mesh.world().world_rank(mesh.world().rank()); }
 
 void ShardedTrainer::Impl::control_sum(float* values, std::size_t n) {
   Request r = reduce_schedule->iall_reduce(control, host_memory(), values, values, n, DType::f32, ReduceOp::sum);
@@ -182,7 +183,7 @@ double ShardedTrainer::Impl::micro_batch(int micro, float dloss) {
   flight_step(step + 1, micro);
   timed(breakdown.forward_s, [&] {
     flight_activity(FlightActivity::data_load);
-    sampler.fill(static_cast<std::uint64_t>(step), micro, world.rank() * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
+    sampler.fill(static_cast<std::uint64_t>(step), micro, mesh.data_rank() * cfg.micro_batch, cfg.micro_batch, tokens.data(), targets.data());
     loss = forward(true);
   });
   timed(breakdown.backward_s, [&] { backward(dloss); });
@@ -234,9 +235,13 @@ void ShardedTrainer::Impl::write_unit_params(int u, const float* master) {
   keep_whole_for_backward(u, gather_recv.data());
 }
 
+ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, const Mesh& mesh, const TokenData& data, StateReader* init,
+                               const Backend& backend)
+    : impl_(std::make_unique<Impl>(cfg, plan, mesh, data, init, backend)) {}
+
 ShardedTrainer::ShardedTrainer(const TrainConfig& cfg, const Plan& plan, Communicator& world, const TokenData& data, StateReader* init,
                                const Backend& backend)
-    : impl_(std::make_unique<Impl>(cfg, plan, world, data, init, backend)) {}
+    : own_mesh_(std::make_unique<Mesh>(world)), impl_(std::make_unique<Impl>(cfg, plan, *own_mesh_, data, init, backend)) {}
 
 ShardedTrainer::~ShardedTrainer() = default;
 
@@ -250,9 +255,9 @@ double ShardedTrainer::evaluate(const TokenData& val, int batches) {
   Impl& s = *impl_;
   const FlightPhaseScope tagged(FlightPhase::evaluation);
   flight_activity(FlightActivity::evaluation);
-  const int w = s.world.size(), r = s.world.rank();
-  // Every rank runs the same number of passes, so their gathers pair up; a
-  // pass past the last batch repeats one and is not counted.
+  const int w = s.mesh.data_size(), r = s.mesh.data_rank();
+  // The data ranks share the batches. Every rank runs the same number of passes, so their gathers pair up; a
+  // pass past the last batch repeats one and is not counted. The sums are over the whole world, their ratio the mean.
   float sum[2] = {0, 0};  // losses, batches
   for (int pass = 0; pass < (batches + w - 1) / w; ++pass) {
     const int b = pass * w + r;
@@ -268,7 +273,7 @@ StepStats ShardedTrainer::step() {
   Impl& s = *impl_;
   if (faults().stalls(StallSite::step, s.me(), s.step + 1)) stall_forever();  // fault injection: a rank that stops taking part
   if (faults().stalls(StallSite::io, s.me(), s.step + 1)) stall_io_threads();
-  const auto before = s.world.traffic().snapshot();
+  const auto before = s.mesh.world().traffic().snapshot();
   const auto start = std::chrono::steady_clock::now();
   const CommSeconds busy_before = s.meter->snapshot();
   const double slot_before = s.slot_waits();
@@ -283,16 +288,18 @@ StepStats ShardedTrainer::step() {
   flight_step(s.step + 1, -1);
   const FlightPhaseScope tagged(FlightPhase::optimizer_step);
   flight_activity(FlightActivity::optimizer);
-  // One all-reduce for the mean loss and the squared gradient norm; each
-  // gradient shard is counted once (by the first member of its cross group).
+  // One all-reduce over the whole world for the mean loss and the squared
+  // gradient norm; each gradient shard is counted once (by the first member
+  // of its cross group). Every rank holds its data rank's loss, so the
+  // world's mean is the data ranks' mean.
   double sq = 0;
   s.timed(s.breakdown.optimizer_s, [&] { sq = s.counts_norm ? s.step_ops.sum_squares(s.grads.data(), s.grads.size()) : 0.0; });
-  float pair[3] = {static_cast<float>(loss / accum / s.world.size()), static_cast<float>(sq), 0.0f};
+  float pair[3] = {static_cast<float>(loss / accum / s.mesh.world().size()), static_cast<float>(sq), 0.0f};
   s.control_sum(pair, faults().mismatches(s.me(), s.step + 1) ? 3 : 2);  // fault injection: one value more on one rank
   st.loss = pair[0];
   st.grad_norm = std::sqrt(static_cast<double>(pair[1])) / s.loss_scale;
   st.lr = s.cfg.schedule.at(s.step);
-  st.tokens = static_cast<std::int64_t>(s.cfg.micro_batch) * accum * s.cfg.effective_seq_len() * s.world.size();
+  st.tokens = static_cast<std::int64_t>(s.cfg.micro_batch) * accum * s.cfg.effective_seq_len() * s.mesh.data_size();
   st.skipped = !std::isfinite(st.grad_norm);
   s.timed(s.breakdown.optimizer_s, [&] {
     if (st.skipped) {
@@ -309,7 +316,7 @@ StepStats ShardedTrainer::step() {
     s.mem.fence();  // the step's work is done when step() returns
   });
   ++s.step;
-  s.last_bytes = traffic_delta(before, s.world.traffic().snapshot());
+  s.last_bytes = traffic_delta(before, s.mesh.world().traffic().snapshot());
   s.finish_breakdown(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                      s.meter->snapshot() - busy_before, s.slot_waits() - slot_before);
   return st;
@@ -334,7 +341,7 @@ const StepBreakdown& ShardedTrainer::last_breakdown() const { return impl_->brea
 
 std::vector<StepBreakdown> ShardedTrainer::gather_breakdowns() {
   static_assert(std::is_trivially_copyable_v<StepBreakdown>);
-  std::vector<StepBreakdown> all(static_cast<std::size_t>(impl_->world.size()));
+  std::vector<StepBreakdown> all(static_cast<std::size_t>(impl_->mesh.world().size()));
   impl_->control_gather(&impl_->breakdown, all.data(), sizeof(StepBreakdown));
   return all;
 }

@@ -51,7 +51,7 @@ std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_p
   p->step = step, p->optim_steps = optim_steps, p->loss_scale = loss_scale, p->good_steps = good_steps;
   float status = 0;
   std::string problem;
-  if (world.rank() == 0) {
+  if (mesh.world().rank() == 0) {
     problem = CheckpointWriter::prepare(dir, p->name);
     status = problem.empty() ? 0.0f : 1.0f;
   }
@@ -71,7 +71,7 @@ std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
   const FlightPhaseScope tagged(FlightPhase::checkpoint);
   if (p.writer.joinable()) p.writer.join();
   snapshot_params.swap(p.params), snapshot_optim.swap(p.optim);  // for the next save
-  Communicator& w = world;
+  Communicator& w = mesh.world();  // one pair of shard files per world rank
   if (!p.error.empty()) std::fprintf(stderr, "tierzero: rank %d: %s\n", w.world_rank(w.rank()), p.error.c_str());
   float failed = p.error.empty() ? 0.0f : 1.0f;
   control_sum(&failed, 1);
@@ -116,7 +116,7 @@ std::string ShardedTrainer::save_checkpoint(const std::string& dir, int keep) {
   Impl& s = *impl_;
   complete_save();  // at most one save in flight
   const auto p = s.begin_pending_save(dir, keep);
-  write_shards(*p, s.world.world_rank(s.world.rank()));
+  write_shards(*p, s.me());
   return s.finish_save(*p);
 }
 
@@ -125,7 +125,7 @@ void ShardedTrainer::begin_save(const std::string& dir, int keep) {
   complete_save();  // at most one save in flight
   s.pending_save = s.begin_pending_save(dir, keep);
   Impl::PendingSave& p = *s.pending_save;
-  p.writer = std::thread([&p, rank = s.world.world_rank(s.world.rank())] {
+  p.writer = std::thread([&p, rank = s.me()] {
     // The lowest CPU priority for this thread only (Linux: a thread has its own nice value): on ranks that
     // share cores the writer takes what training leaves; its fsyncs wait on the disk, not on the CPU.
     setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 19);
@@ -157,7 +157,7 @@ bool ShardedTrainer::save_in_flight() const { return impl_->pending_save != null
 bool ShardedTrainer::load_checkpoint(const std::string& path) {
   Impl& s = *impl_;
   const FlightPhaseScope tagged(FlightPhase::checkpoint);
-  Communicator& w = s.world;
+  Communicator& w = s.mesh.world();
   std::string problem;
   bool same_layout = false;
   try {

@@ -28,7 +28,9 @@ inline float initial_loss_scale(const TrainConfig& cfg) { return std::ldexp(1.0f
 struct ShardedTrainer::Impl {
   TrainConfig cfg;
   Plan plan;
-  Communicator& world;
+  // The ranks: the data-parallel side (mesh.data(): the batch's share, the states' partitions, their collectives)
+  // and the job-wide one (mesh.world(): control values, breakdowns, fault injection, file names by world rank).
+  const Mesh& mesh;
   Memory& mem;      // the backend's: every MemArray below lives here
   ElementOps& ops;  // the backend's element work on it
   StepOps& step_ops;  // and its optimizer work
@@ -39,7 +41,7 @@ struct ShardedTrainer::Impl {
   std::size_t dsize;
   StateLayouts states;  // this rank's shards of params, bwd_params, grads and optim
   bool counts_norm;  // this rank adds its gradient shard to the global norm (one rank per cross group)
-  Communicator& control;  // world.host(): the loss, the norm and checkpoint status travel on it
+  Communicator& control;  // mesh.world().host(): the loss, the norm and checkpoint status travel on it
   std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
   std::unique_ptr<Hierarchy> p_hier, b_hier, g_hier;
   // The working parameters' shards (plan.param_offload): params, and the
@@ -107,7 +109,7 @@ struct ShardedTrainer::Impl {
   std::string finish_save(PendingSave& p);                                             // collective
 
   // init: the state to start from (gpt_init of the seed when null).
-  Impl(const TrainConfig& c, const Plan& pl, Communicator& w, const TokenData& data, StateReader* init, const Backend& be);
+  Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, const TokenData& data, StateReader* init, const Backend& be);
   // Loading (sharded_trainer_load.cc), unit by unit, so that a rank holds
   // its shards and one unit's slices. From a full state: this rank's
   // slices of master, m and v, and the working parameters from the master.
@@ -129,13 +131,13 @@ struct ShardedTrainer::Impl {
     mem.download(h.data(), a.data(), a.bytes());
     return h;
   }
-  // Sums `n` host floats over the world, on the control communicator (through the schedule).
+  // Sums `n` host floats over the whole world, on the control communicator (through the schedule).
   void control_sum(float* values, std::size_t n);
   // All-gathers `bytes` host bytes of every rank into `out` (world.size() * bytes), likewise.
   void control_gather(const void* in, void* out, std::size_t bytes);
   std::unique_ptr<Communicator> group_comm(const Partition& level);
   // The constructor's steps, in order.
-  void build_communicators(int me, bool concurrent_queues);
+  void build_communicators(bool concurrent_queues);
   // Seconds the training thread waited for a free slot in either queue.
   double slot_waits() const;
   void allocate_states();

@@ -54,7 +54,7 @@ void ShardedTrainer::Impl::fill_shards(StateReader& from) {
 }
 
 void ShardedTrainer::Impl::read_own_shards(CheckpointReader& ckpt) {
-  const int r = world.world_rank(world.rank());
+  const int r = me();
   const std::string params_file = rank_file_name(r, "params"), optim_file = rank_file_name(r, "optim");
   const std::size_t total = states.optim.total;
   TZ_CHECK(ckpt.file_bytes(params_file) == states.params_bytes(dtype) && ckpt.file_bytes(optim_file) == 3 * total * sizeof(float),
@@ -78,7 +78,7 @@ void ShardedTrainer::Impl::write_param_unit(int u, const std::byte* shard) {
 }
 
 std::string ShardedTrainer::Impl::first_problem(const std::string& mine) {
-  const std::size_t ranks = static_cast<std::size_t>(world.size());
+  const std::size_t ranks = static_cast<std::size_t>(mesh.world().size());
   const std::uint64_t length = mine.size();
   std::vector<std::uint64_t> lengths(ranks);
   control_gather(&length, lengths.data(), sizeof length);

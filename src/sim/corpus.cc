@@ -90,7 +90,7 @@ PublishedRun read_run(const toml::table& t, const std::string& where, const Over
   read_model_table(*model, where, "model.", in.model);
   in.seq_len = whole("seq_len", 1), in.micro_batch = whole("micro_batch", 1), in.grad_accum = whole("grad_accum", 1);
   in.recompute = Recompute::parse(text("recompute"));
-  in.plan = fit_to(strategy_plan(text("strategy")), in.topology());
+  in.plan = fit_to(strategy_plan(text("strategy")), in.data_topology());
   r.oom = t["oom"].value_or(false);
   r.tokens_per_s_per_gpu = real("tokens_per_s_per_gpu", 0);
   r.speedup = real("speedup", 0);

@@ -11,7 +11,7 @@ Plan fit_memory(const SimInput& in) {
   while (!simulate(t).fits) {
     if (!t.plan.bwd_params || !t.plan.params || *t.plan.bwd_params == *t.plan.params) return in.plan;
     t.plan.bwd_params = static_cast<Level>(static_cast<int>(*t.plan.bwd_params) + 1);
-    t.plan = fit_to(t.plan, t.topology());  // on to the next declared level (never past params)
+    t.plan = fit_to(t.plan, t.data_topology());  // on to the next declared level (never past params)
   }
   return t.plan;
 }
@@ -72,7 +72,7 @@ void fold(PlanCandidate& l, const PlanCandidate& c) {
 }  // namespace
 
 std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOptions& options) {
-  const Topology topo = base.topology();
+  const Topology topo = base.data_topology();
   const double limit = options.memory_limit.value_or(base.system.memory_bytes);
   std::vector<Partition> levels = {std::nullopt};
   for (Level l : topo.levels()) levels.push_back(l);

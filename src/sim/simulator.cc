@@ -54,6 +54,8 @@ Topology SimInput::topology() const {
   return t;
 }
 
+Topology SimInput::data_topology() const { return mesh.data_topology(topology()); }
+
 double collective_time(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes, const System& sys) {
   double t = 0;
   for (const HopTransfer& h : collective_hops(k, topo, spec, shard_bytes)) {
@@ -195,7 +197,7 @@ double offload_time(const SimInput& in, const Topology& topo, const GptLayout& l
 }  // namespace
 
 SimResult simulate(const SimInput& in) {
-  const Topology topo = in.topology();
+  const Topology topo = in.data_topology();  // the states, their collectives and their bytes are the data-parallel ranks'
   in.plan.validate(topo);
   const auto& offered = in.engine.recompute;
   if (std::find(offered.begin(), offered.end(), in.recompute.kind_name()) == offered.end()) {

@@ -72,7 +72,7 @@ SimInput job(const SimArgs& a) {
 Prepared input(const SimInput& job, const std::string& strategy, int ranks) {
   SimInput in = job;
   in.ranks = ranks;
-  in.plan = fit_to(strategy_plan(strategy), in.topology());
+  in.plan = fit_to(strategy_plan(strategy), in.data_topology());
   in.plan.optim_offload = job.plan.optim_offload;
   if (in.plan.params) in.plan.param_offload = job.plan.param_offload;  // replicated params stay on the device
   in.plan.persist_threshold = job.plan.persist_threshold;
@@ -257,7 +257,7 @@ int run_plan(const SimArgs& a) {
   if (found.empty()) {  // say what the smallest plan the search tried needs, and what takes the room
     SimInput least = base;
     least.recompute = Recompute{Recompute::Kind::full};
-    least.plan = fit_to(strategy_plan("zero3"), base.topology());
+    least.plan = fit_to(strategy_plan("zero3"), base.data_topology());
     const bool offload = base.system.host_memory_Bps > 0;
     if (offload) least.plan.optim_offload.device = least.plan.param_offload.device = Offload::cpu;
     const SimResult r = simulate(least);

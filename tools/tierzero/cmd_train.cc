@@ -26,6 +26,7 @@
 #endif
 #include "tierzero/error.h"
 #include "tierzero/flight_recorder.h"
+#include "tierzero/mesh.h"
 #include "tierzero/order_check.h"
 #include "tierzero/trainer.h"
 #include "breakdown_report.h"
@@ -350,7 +351,8 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   // else the save folder.
   start_flight_recorder(*device_comm, {static_cast<std::size_t>(a.flight_records), a.flight_dir.empty() ? a.save_dir : a.flight_dir});
   arm_flight_signals();
-  ShardedTrainer trainer(cfg, plan, *world, data.train, init.get(), *backend);
+  const Mesh mesh(*world);  // every rank data-parallel (tp = 1)
+  ShardedTrainer trainer(cfg, plan, mesh, data.train, init.get(), *backend);
   // A failure from here on is reported (and the job ended when the other
   // ranks are not failing alike) before the trainer's destructor waits
   // for collectives that the other ranks may never join.

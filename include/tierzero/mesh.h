@@ -1,0 +1,76 @@
+// A job as a mesh of tensor-parallel x data-parallel ranks
+// (docs/architecture.md: the mesh). `tp` ranks of one level (the tensor
+// level: the innermost declared level by default) form a tensor-parallel
+// group, which will hold one copy of the model split across its members;
+// the ranks that hold the same split form the data-parallel group, over
+// which every plan (tierzero/plan.h) partitions its states, gathers and
+// reduces. The engine and the simulator read the data-parallel side from
+// here wherever they mean "the ranks sharing the batch and the states";
+// what is truly job-wide (the control values every rank agrees on, the
+// flight recorder, checkpoint files named by world rank) stays on the world.
+//
+// Implemented: tp = 1, where the data-parallel group is the whole world
+// (its communicator, topology, rank and size are the world's) and there is
+// no tensor-parallel group to talk to. Not implemented yet: tp > 1, refused
+// with a ConfigError until the model has tensor-parallel layers (the
+// divisibility and level checks below already apply to it), and with it the
+// tensor-parallel communicator (the world split by data-parallel position),
+// which a tp = 1 mesh does not make: no communicator is created here, so a
+// tp = 1 job's communicators, which the flight recorder numbers in creation
+// order, are exactly a data-parallel job's.
+#pragma once
+#include <optional>
+
+#include "tierzero/communicator.h"
+#include "tierzero/topology.h"
+
+namespace tierzero {
+
+// The mesh's shape, without communicators: what the simulator takes. Value type.
+struct MeshShape {
+  int tp = 1;                     // the tensor-parallel degree
+  std::optional<Level> tp_level;  // the level its groups lie in; none: the topology's innermost declared level
+  // The tensor level in `world`.
+  Level level(const Topology& world) const;
+  // The topology the data-parallel states are laid out over: at tp = 1 the
+  // world's. Throws ConfigError naming the values when tp < 1, when
+  // tp_level is a level `world` does not declare, when tp does not divide
+  // that level's fan-out, and (for now) when tp > 1.
+  Topology data_topology(const Topology& world) const;
+  bool operator==(const MeshShape&) const = default;
+};
+
+// The mesh over a world communicator, for one rank. Holds references: the
+// world must outlive it. Throws what MeshShape::data_topology throws, and
+// TopologyError when the world communicator does not span its topology.
+class Mesh {
+ public:
+  explicit Mesh(Communicator& world, MeshShape shape = {});
+  Mesh(const Mesh&) = delete;
+  Mesh& operator=(const Mesh&) = delete;
+
+  // The job's whole world: job-wide agreement (control values), traffic, flight records.
+  Communicator& world() const { return world_; }
+  const MeshShape& shape() const { return shape_; }
+  int tp() const { return shape_.tp; }
+  Level tp_level() const { return tp_level_; }
+  // The ranks that hold the same tensor-parallel split, ordered by world
+  // rank (at tp = 1 the world itself); split(level) and cross(level) of it
+  // intersect the topology's groups with its members.
+  Communicator& data() const { return *data_; }
+  // The layout of the data-parallel ranks (the states' partitions), and
+  // this rank's number in it: its member index in data(), which orders
+  // the batch's micro-batches.
+  const Topology& data_topology() const { return data_topology_; }
+  int data_rank() const { return data_->rank(); }
+  int data_size() const { return data_->size(); }
+
+ private:
+  Communicator& world_;
+  MeshShape shape_;
+  Level tp_level_;
+  Topology data_topology_;
+  Communicator* data_;
+};
+
+}  // namespace tierzero
