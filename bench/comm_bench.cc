@@ -223,7 +223,7 @@ void measure_compute(Communicator& world, const ComputeCalibration& c, System& s
   // A core's streaming rate, shared as its compute is.
   sys.memory_bandwidth_Bps /= sharing;
   set_source(sys.device.sources, "memory_bandwidth_gbs",
-             "not measured here: the cpu preset's memcpy rate over the " + ranks + " ranks that share each core here; " + how);
+             source_of(sys.device.sources, "memory_bandwidth_gbs") + ", over the " + ranks + " ranks that share each core (measured: " + how + ")");
   const double t_compute = shared_core_time(world, 1, 5, [&] { pass.run(); });
   SimInput step;
   step.model = pass.cfg.model, step.micro_batch = c.micro_batch, step.seq_len = c.seq_len, step.ranks = 1;

@@ -123,6 +123,34 @@ TEST(RunReport, ACpuRunsResidentSetIsComparedWithThePredictedTotal) {
   EXPECT_NEAR(predicted[0].get<double>() + predicted[1].get<double>(), predicted[2].get<double>(), 1e-9);
 }
 
+// The step-time chart's note of a CPU run much slower than predicted says why (ranks sharing cores), a GPU run's
+// does not; the engine's buffers and a tied head's embedding are drawn as the simulator's "gathered".
+TEST(RunReport, ACpuRunSlowerThanPredictedIsExplainedAndBuffersAreGathered) {
+  auto note_of = [](const HtmlPage& page, const std::string& title) {
+    for (const PageSection& s : page.sections)
+      for (const Chart& c : s.charts)
+        if (c.option["title"]["text"] == title) return c.note;
+    return std::string("no chart '" + title + "'");
+  };
+  const std::string why = "Where ranks share cores";
+  CheckpointMeta meta;
+  RunMetrics rows = metrics(meta);
+  for (json& r : rows.rows) r["memory_bytes"] = {{"params", 1e5}, {"buffers", 3e5}, {"embed", 2e5}};
+  System cpu_ranks = load_system("frontier");
+  cpu_ranks.device.sm_count = 0;
+  const HtmlPage cpu = run_report({rows, std::nullopt, "", cpu_ranks, "a test's"});
+  EXPECT_NE(note_of(cpu, "Step time").find(why), std::string::npos) << note_of(cpu, "Step time");
+  const auto all = charts(cpu);
+  const json& states = all.at("The engine's allocations by state (rank 0)");
+  const json& names = states["yAxis"]["data"];
+  const auto gathered = std::find(names.begin(), names.end(), "gathered");
+  ASSERT_NE(gathered, names.end()) << names;
+  EXPECT_EQ(std::find(names.begin(), names.end(), "buffers"), names.end()) << names;
+  EXPECT_DOUBLE_EQ(states["series"][0]["data"][gathered - names.begin()].get<double>(), 0.5) << "MB: buffers and embed";
+  const HtmlPage gpu = run_report({metrics(meta), std::nullopt, "", load_system("frontier"), "--system frontier"});
+  EXPECT_EQ(note_of(gpu, "Step time").find(why), std::string::npos) << note_of(gpu, "Step time");
+}
+
 TEST(RunReport, WithoutASystemThePageSaysWhy) {
   CheckpointMeta meta;
   const HtmlPage page = run_report({metrics(meta), std::nullopt, "", std::nullopt, ""});
