@@ -5,7 +5,7 @@
 # correctness test, a few minutes on 2 cores. --all (what .ci/run runs)
 # adds the slow tier, the suites labelled `slow` in tests/CMakeLists.txt
 # (Slurm, the GPU bundle, the HIP compile, fuzzing, the soak, the emulated
-# cluster), and builds the CUDA sources too where nvcc is installed. Other
+# cluster, the walkthroughs, the pages in Chromium), and builds the CUDA sources too where nvcc is installed. Other
 # arguments go to ctest (e.g. -L mpi, -R hierarchy). Ends with the ten
 # slowest tests of the run.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
