@@ -102,8 +102,13 @@ bars = by_title["The engine's allocations by state (rank 0)"]
 bars["xAxis"], bars["yAxis"] = bars["yAxis"], bars["xAxis"]
 bars["xAxis"]["data"] = [s + "_state_name" for s in bars["xAxis"]["data"]]
 rate = by_title["Tokens per second (all ranks)"]
-rate["yAxis"].append({"type": "value", "scale": True})
 tflops = {k: v for k, v in rate["series"][0].items() if k != "markLine"}
+# Both axes over the same range, one 1e4 times the other, so the two lines coincide whatever the data (left to their
+# own nice-number extents, a scaled copy's axis may round differently).
+ys = [y for _, y in tflops["data"] if y is not None]
+lo, hi = min(ys), max(ys)
+rate["yAxis"][0].update({"min": lo, "max": hi, "scale": False})
+rate["yAxis"].append({"type": "value", "min": lo / 1e4, "max": hi / 1e4})
 rate["series"].append(dict(tflops, name="TFLOPS", yAxisIndex=1, data=[[x, y / 1e4] for x, y in tflops["data"]]))
 next(c for c in charts if c["option"] is rate)["marks"] += len(tflops["data"])
 text = json.dumps(charts).replace("<", "\\u003c")

@@ -117,10 +117,11 @@ json Suspects::partition() const {
     const auto waiting = std::find_if(ranks.begin(), ranks.end(), [](const auto& x) { return !x.second->done(); });
     if (waiting == ranks.end()) continue;
     const FlightCommRead* c = comm_of(dumps_.ranks.at(waiting->first), waiting->second->comm);
+    const std::uint64_t seq = std::get<2>(key);  // a structured binding cannot be captured before C++20's P1091 (clang 14)
     const bool all_entered = std::all_of(c->members.begin(), c->members.end(), [&](int m) {
       if (!dumps_.ranks.count(m)) return false;
       const FlightCommRead* mine = comm_of(dumps_.ranks.at(m), c->id);
-      return mine && mine->members.front() == c->members.front() && mine->entered >= std::get<2>(key);
+      return mine && mine->members.front() == c->members.front() && mine->entered >= seq;
     });
     if (!all_entered) continue;
     ++stuck, levels.insert(c->level), members.insert(c->members.begin(), c->members.end());
