@@ -60,7 +60,6 @@ class Analysis {
   json result() const;
 
  private:
-  const FlightCommRead* comm_of(const FlightDumpRead& d, int id) const;
   json record(const FlightDumpRead& d, const FlightRecordRead& r) const;
   json rank_state(const FlightDumpRead& d) const;
   json mismatches() const;
@@ -89,14 +88,8 @@ Analysis::Analysis(const FlightDumps& dumps) : dumps_(dumps), world_(dumps.ranks
       g.ranks[rank] = &c;
     }
     for (const FlightRecordRead& r : d.records)
-      if (const FlightCommRead* c = comm_of(d, r.comm)) at_[{key_of(*c), r.seq}][rank] = &r;
+      if (const FlightCommRead* c = d.comm(r.comm)) at_[{key_of(*c), r.seq}][rank] = &r;
   }
-}
-
-const FlightCommRead* Analysis::comm_of(const FlightDumpRead& d, int id) const {
-  for (const FlightCommRead& c : d.comms)
-    if (c.id == id) return &c;
-  return nullptr;
 }
 
 // This rank's records not yet completed (of one queue, or any: -2), oldest first.
@@ -112,7 +105,7 @@ json Analysis::record(const FlightDumpRead& d, const FlightRecordRead& r) const 
             {"queue", r.queue}, {"job", r.job},     {"step", r.step},   {"micro", r.micro},         {"phase", r.phase}, {"unit", r.unit},
             {"completed", r.done()}, {"started_s_before_dump", before_dump(d, r.started_ns)}};
   if (r.done()) j["completed_s_before_dump"] = before_dump(d, r.completed_ns);
-  if (const FlightCommRead* c = comm_of(d, r.comm)) j["name"] = c->name, j["level"] = c->level, j["members"] = c->members;
+  if (const FlightCommRead* c = d.comm(r.comm)) j["name"] = c->name, j["level"] = c->level, j["members"] = c->members;
   return j;
 }
 
@@ -190,7 +183,7 @@ json Analysis::first_missing() const {
         for (const FlightRecordRead& r : d.records)
           if (r.queue == q && r.job == lo) {
             ops.insert(r.op);
-            if (const FlightCommRead* cm = comm_of(d, r.comm); cm && std::find(levels.begin(), levels.end(), cm->level) == levels.end())
+            if (const FlightCommRead* cm = d.comm(r.comm); cm && std::find(levels.begin(), levels.end(), cm->level) == levels.end())
               levels.push_back(cm->level);
           }
       const auto order = [](const std::string& l) { return l == "package" ? 0 : l == "node" ? 1 : l == "world" ? 2 : 3; };

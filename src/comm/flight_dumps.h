@@ -43,6 +43,12 @@ struct FlightDumpRead {
   std::map<int, std::pair<std::uint64_t, std::uint64_t>> queues;  // id -> jobs entered, completed
   std::vector<FlightCommRead> comms;
   std::vector<FlightRecordRead> records;  // oldest first
+  // Its communicator numbered `id`, or null when it has none.
+  const FlightCommRead* comm(int id) const {
+    for (const FlightCommRead& c : comms)
+      if (c.id == id) return &c;
+    return nullptr;
+  }
 };
 
 // The dumps of one job, by rank, and the files that could not be used.

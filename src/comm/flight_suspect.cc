@@ -37,7 +37,6 @@ class Suspects {
   bool any_waiting() const { return hang_start_ns_ != std::numeric_limits<std::int64_t>::max(); }
 
  private:
-  const FlightCommRead* comm_of(const FlightDumpRead& d, int id) const;
 
   const FlightDumps& dumps_;
   std::int64_t hang_start_ns_ = std::numeric_limits<std::int64_t>::max();  // the first start of a collective some rank waits in
@@ -47,17 +46,11 @@ class Suspects {
 Suspects::Suspects(const FlightDumps& dumps) : dumps_(dumps) {
   for (const auto& [rank, d] : dumps.ranks)
     for (const FlightRecordRead& r : d.records) {
-      const FlightCommRead* c = comm_of(d, r.comm);
+      const FlightCommRead* c = d.comm(r.comm);
       if (!c) continue;
       at_[{c->id, c->members.front(), r.seq}][rank] = &r;
       if (!r.done()) hang_start_ns_ = std::min(hang_start_ns_, r.started_ns);
     }
-}
-
-const FlightCommRead* Suspects::comm_of(const FlightDumpRead& d, int id) const {
-  for (const FlightCommRead& c : d.comms)
-    if (c.id == id) return &c;
-  return nullptr;
 }
 
 // The ranks whose process stood still for kPauseNs or more while the others
@@ -116,11 +109,11 @@ json Suspects::partition() const {
   for (const auto& [key, ranks] : at_) {
     const auto waiting = std::find_if(ranks.begin(), ranks.end(), [](const auto& x) { return !x.second->done(); });
     if (waiting == ranks.end()) continue;
-    const FlightCommRead* c = comm_of(dumps_.ranks.at(waiting->first), waiting->second->comm);
+    const FlightCommRead* c = dumps_.ranks.at(waiting->first).comm(waiting->second->comm);
     const std::uint64_t seq = std::get<2>(key);  // a structured binding cannot be captured before C++20's P1091 (clang 14)
     const bool all_entered = std::all_of(c->members.begin(), c->members.end(), [&](int m) {
       if (!dumps_.ranks.count(m)) return false;
-      const FlightCommRead* mine = comm_of(dumps_.ranks.at(m), c->id);
+      const FlightCommRead* mine = dumps_.ranks.at(m).comm(c->id);
       return mine && mine->members.front() == c->members.front() && mine->entered >= seq;
     });
     if (!all_entered) continue;
