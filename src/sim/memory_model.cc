@@ -39,7 +39,7 @@ double comm_scratch(const Plan& p, const Topology& topo, const GptLayout& layout
   if (p.params) {
     ScratchSizes s(group_topology(topo, p.params), hop_spec(p.gather));
     if (p.weight_bits == 16) s.all_gather(params, dsize);
-    else q.bits = p.weight_bits, s.all_gather_quantized(params, q);
+    else q.bits = p.weight_bits, s.all_gather_quantized(params, dsize, q);
     total += s.total();
   }
   if (states.bwd_distinct && p.bwd_params) {
