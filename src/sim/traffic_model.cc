@@ -29,9 +29,11 @@ HopTransfer hop_transfer(Phase ph, Collective k, const Topology& t, const HopGro
 // (an all-reduce's reduce-scatter and all-gather) and all chunks. Outermost
 // hop first, as the weight gathers run (a reduce-scatter runs them in
 // reverse order, with the same bytes); the quantised reduce-scatter's
-// all-to-alls innermost first, with the values each (de)quantises.
+// all-to-alls innermost first, with the values each (de)quantises. Cut into
+// chunks of `chunk_bytes` (the plan's hop_chunk_bytes) as the engine cuts it.
 void planned(std::vector<HopTransfer>& out, Phase ph, Collective k, const Topology& t, const HopSpec& spec, Level top,
-             const HopRequest& r) {
+             HopRequest r, std::size_t chunk_bytes) {
+  r.chunk_bytes = chunk_bytes;
   const HopPlan plan(hop_groups(t, spec, top), r);
   const std::size_t n = plan.hops().size();
   std::vector<std::uint64_t> bytes(n, 0), quantized(n, 0);
@@ -79,10 +81,10 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
       const std::size_t s = shard(part, u);
       const std::size_t before = out.size();
       if (bits == 16) {
-        planned(out, ph, Collective::all_gather, t, gspec, *part, {HopCollective::all_gather, s, ds});
+        planned(out, ph, Collective::all_gather, t, gspec, *part, {HopCollective::all_gather, s, ds}, p.hop_chunk_bytes);
       } else {
         planned(out, ph, Collective::all_gather, t, gspec, *part,
-                {HopCollective::all_gather_quantized, s, ds, QuantSpec{bits, false, p.quant_block}});
+                {HopCollective::all_gather_quantized, s, ds, QuantSpec{bits, false, p.quant_block}}, p.hop_chunk_bytes);
         if (out.size() > before) out[before].quantized_bytes = s * ds * (1 + partition_group_size(t, part));  // quantise mine, dequantise all
       }
       for (std::size_t i = before; i < out.size(); ++i) out[i].unit = u;
@@ -95,17 +97,17 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
       if (!p.grads) {
         if (hop_groups(t, rspec).size() >= 2)
           planned(out, Phase::reduce, Collective::all_reduce, t, rspec, Level::world,
-                  {HopCollective::all_reduce, count, ds});
+                  {HopCollective::all_reduce, count, ds}, p.hop_chunk_bytes);
         else
           flat_all_reduce(out, Phase::reduce, t, all, me, count, ds);
         continue;
       }
       if (p.quantized())  // qgZ: hop h moves (f_h - 1) pieces of count * (outer hop sizes) elements
         planned(out, Phase::reduce, Collective::all_to_all, t, rspec, *p.grads,
-                {HopCollective::reduce_scatter_quantized, count, ds, QuantSpec{8, false, p.quant_block}, p.grad_bits});
+                {HopCollective::reduce_scatter_quantized, count, ds, QuantSpec{8, false, p.quant_block}, p.grad_bits}, p.hop_chunk_bytes);
       else
         planned(out, Phase::reduce, Collective::reduce_scatter, t, rspec, *p.grads,
-                {HopCollective::reduce_scatter, count, ds});
+                {HopCollective::reduce_scatter, count, ds}, p.hop_chunk_bytes);
       if (*p.grads != Level::world) flat_all_reduce(out, Phase::reduce, t, t.cross_group(*p.grads, me), me, count, ds);
     }
   }
@@ -114,7 +116,7 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
   for (std::size_t u = 0; u < units.size(); ++u)
     if (p.rebuilt_after_update(units[u].numel))
       planned(out, Phase::step, Collective::all_gather, t, rspec, *p.optim,
-              {HopCollective::all_gather, shard(p.optim, static_cast<int>(u)), ds});
+              {HopCollective::all_gather, shard(p.optim, static_cast<int>(u)), ds}, p.hop_chunk_bytes);
   return out;
 }
 
@@ -122,7 +124,7 @@ std::vector<HopTransfer> collective_hops(Collective k, const Topology& topo, con
   // An all-gather's plan of the shard's bytes: a reduce-scatter's has the same bytes per hop, and the other
   // collectives are priced as it here.
   std::vector<HopTransfer> out;
-  planned(out, Phase::forward, k, topo, spec, Level::world, {HopCollective::all_gather, shard_bytes, 1});
+  planned(out, Phase::forward, k, topo, spec, Level::world, {HopCollective::all_gather, shard_bytes, 1}, 0);
   return out;
 }
 
