@@ -49,6 +49,8 @@ void planned(std::vector<HopTransfer>& out, Phase ph, Collective k, const Topolo
     const std::size_t h = inner_first ? i : n - 1 - i;
     HopTransfer x = hop_transfer(ph, k, t, plan.hops()[h], bytes[h]);
     x.quantized_bytes = quantized[h];
+    x.chunks = static_cast<int>(plan.num_chunks());
+    x.hop_index = static_cast<int>(i), x.hops = static_cast<int>(n);
     out.push_back(x);
   }
 }
