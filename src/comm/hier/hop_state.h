@@ -44,7 +44,8 @@ struct HopState {
   int fanout(std::size_t i) const { return hops[i]->size(); }
 
   // A collective on one hop, timed as the outermost level its members span
-  // until the end of the full expression: s.hop(h)->all_gather(...).
+  // until the end of the full expression: s.hop(h)->iall_gather(...) times
+  // the posting (run_pipeline times the wait, as its wave's outermost hop).
   class HopCall {
    public:
     HopCall(Communicator& c, ExecClock* clock) : comm_(c), clock_(clock) {
