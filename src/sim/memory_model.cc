@@ -22,37 +22,33 @@ Topology group_topology(const Topology& topo, const Partition& part) {
 }
 
 // The engine's hierarchies' scratch after a step (comm/hier/scratch_sizes.h): the forward and backward gathers of
-// the largest gathered unit (qwZ's when the weights are quantised; hpZ's from bwd_params), the reduction of the
-// largest bucket (all-reduce, reduce-scatter or qgZ's), and the gathers of units rebuilt after the update.
+// every gathered unit (qwZ's when the weights are quantised; hpZ's from bwd_params), the reduction of every bucket
+// (all-reduce, reduce-scatter or qgZ's), and the gathers of units rebuilt after the update. Each buffer reaches its
+// largest use: the largest call's when whole, while with pipelined hops a call smaller than a chunk runs whole in
+// buffers of its own.
 double comm_scratch(const Plan& p, const Topology& topo, const GptLayout& layout, const StateLayouts& states, std::size_t dsize,
                     const std::vector<GradBucket>& buckets) {
-  std::size_t params = 0, bwd = 0, rebuilt = 0, bucket = 0;
-  for (std::size_t u = 0; u < layout.units().size(); ++u) {
-    if (!states.params.whole[u]) params = std::max(params, states.params.shard[u]);
-    if (!states.bwd_params.whole[u]) bwd = std::max(bwd, states.bwd_params.shard[u]);
-    if (p.rebuilt_after_update(layout.units()[u].numel)) rebuilt = std::max(rebuilt, states.optim.shard[u]);
-  }
-  for (const GradBucket& b : buckets) bucket = std::max(bucket, b.count);
   QuantSpec q;
   q.block = p.quant_block;
-  std::size_t total = 0;
-  if (p.params) {
-    ScratchSizes s(group_topology(topo, p.params), hop_spec(p.gather));
-    if (p.weight_bits == 16) s.all_gather(params, dsize);
-    else q.bits = p.weight_bits, s.all_gather_quantized(params, q);
-    total += s.total();
+  q.bits = p.weight_bits == 16 ? q.bits : p.weight_bits;
+  const bool bwd = states.bwd_distinct && p.bwd_params;
+  ScratchSizes params(group_topology(topo, p.params), hop_spec(p.gather), p.hop_chunk_bytes);
+  ScratchSizes bwd_params(group_topology(topo, p.bwd_params), hop_spec(p.gather), p.hop_chunk_bytes);
+  ScratchSizes g(group_topology(topo, p.grads), hop_spec(p.reduce), p.hop_chunk_bytes);
+  for (std::size_t u = 0; u < layout.units().size(); ++u) {
+    if (p.params && !states.params.whole[u]) {
+      if (p.weight_bits == 16) params.all_gather(states.params.shard[u], dsize);
+      else params.all_gather_quantized(states.params.shard[u], dsize, q);
+    }
+    if (bwd && !states.bwd_params.whole[u]) bwd_params.all_gather(states.bwd_params.shard[u], dsize);
+    if (p.rebuilt_after_update(layout.units()[u].numel)) g.all_gather(states.optim.shard[u], dsize);
   }
-  if (states.bwd_distinct && p.bwd_params) {
-    ScratchSizes s(group_topology(topo, p.bwd_params), hop_spec(p.gather));
-    s.all_gather(bwd, dsize);
-    total += s.total();
+  for (const GradBucket& b : buckets) {
+    if (!p.grads) g.all_reduce(b.count, dsize);
+    else if (p.quantized()) g.reduce_scatter_quantized(b.count, dsize, p.grad_bits, q);
+    else g.reduce_scatter(b.count, dsize);
   }
-  ScratchSizes g(group_topology(topo, p.grads), hop_spec(p.reduce));
-  if (!p.grads) g.all_reduce(bucket, dsize);
-  else if (p.quantized()) g.reduce_scatter_quantized(bucket, dsize, p.grad_bits, q);
-  else g.reduce_scatter(bucket, dsize);
-  if (rebuilt) g.all_gather(rebuilt, dsize);
-  return static_cast<double>(total + g.total());
+  return static_cast<double>((p.params ? params.total() : 0) + (bwd ? bwd_params.total() : 0) + g.total());
 }
 
 // The offloaded states' host memory and files (optim_store.h, param_store.h): in host memory (cpu), or in files with
