@@ -204,7 +204,8 @@ double largest_allocation(const SimInput& in, const GptLayout& layout, int seq_l
 
 void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
   double library = 0;  // the communication library's own allocations
-  Parts parts = in.engine.memory == MemoryMethod::allocations ? tierzero_parts(in, topo, layout, seq_len, r, library) : engine_parts(in, topo, layout, seq_len, r);
+  Parts parts = in.engine.memory == MemoryMethod::allocations ? tierzero_parts(in, topo, layout, seq_len, r, library)
+                                                               : engine_parts(in, topo, layout, seq_len, r);
   double allocated = 0;
   for (const auto& [k, v] : parts) allocated += v;
   parts.emplace_back("runtime", allocated * in.engine.allocator_reserve + in.engine.fixed_bytes + in.system.device.runtime_bytes + library);
