@@ -35,7 +35,8 @@ tz_gpu_options() {
   command -v nvcc >/dev/null 2>&1 || return 0
   local nccl=OFF
   [ -f "$(dirname "$(command -v nvcc)")/../include/nccl.h" ] && nccl=ON
-  echo "-DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=$nccl"
+  # The CUDA runtime static, as the GPU bundle needs it (scripts/gpu_bundle.sh packs this build then).
+  echo "-DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=$nccl -DTZ_CUDART_STATIC=ON"
 }
 
 # tz_build [CMAKE OPTIONS...]: configures (once, or again with the options

@@ -10,14 +10,28 @@
 # GLIBCXX symbol versions the binaries need); OUT/README says how to run it.
 # Only the NVIDIA driver, cuBLAS and NCCL come from the GPU machine.
 # Fails when OUT is over 50 MiB. docs/gpu.md explains the choices.
+# TZ_BUNDLE_BUILD=DIR packs from DIR, an existing build configured with
+# -DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=ON -DTZ_CUDART_STATIC=ON (scripts/test.sh
+# --all configures its build so, and the gpu_bundle test packs that one
+# rather than compiling every source a second time), instead of build-gpu/.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 out=${1:-$TZ_ROOT/build-gpu/bundle}
 limit=$((50 * 1024 * 1024))
 tz_install
 command -v nvcc >/dev/null || { echo "gpu_bundle: nvcc not found (install the CUDA toolkit)"; exit 2; }
-TZ_BUILD="$TZ_ROOT/build-gpu" TZ_TARGETS="tierzero_cli gpu_tests tierzero_gpu_bench" tz_build -DCMAKE_BUILD_TYPE=Release \
-  -DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DTZ_CUDART_STATIC=ON
-build="$TZ_ROOT/build-gpu"
+targets="tierzero_cli gpu_tests tierzero_gpu_bench"
+if [ -n "${TZ_BUNDLE_BUILD:-}" ]; then
+  build=$TZ_BUNDLE_BUILD
+  for option in TZ_WITH_CUDA TZ_WITH_NCCL TZ_CUDART_STATIC; do
+    grep -q "^$option:BOOL=ON$" "$build/CMakeCache.txt" 2>/dev/null ||
+      { echo "gpu_bundle: TZ_BUNDLE_BUILD=$build is not a build configured with -D$option=ON"; exit 2; }
+  done
+  TZ_BUILD="$build" TZ_TARGETS="$targets" tz_build
+else
+  build="$TZ_ROOT/build-gpu"
+  TZ_BUILD="$build" TZ_TARGETS="$targets" tz_build -DCMAKE_BUILD_TYPE=Release \
+    -DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DTZ_CUDART_STATIC=ON
+fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/data"

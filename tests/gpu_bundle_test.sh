@@ -14,6 +14,13 @@ command -v nvcc >/dev/null || { echo "skip: no nvcc"; exit 77; }
 [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null || { echo "skip: needs root and unshare"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# The build running this test, when it is a CUDA build with the runtime static (scripts/test.sh --all's): packed
+# as it is; otherwise the bundle's own build (build-gpu/).
+build=${1:-}
+if [ -n "$build" ] && grep -q "^TZ_CUDART_STATIC:BOOL=ON$" "$build/CMakeCache.txt" 2>/dev/null &&
+  grep -q "^TZ_WITH_NCCL:BOOL=ON$" "$build/CMakeCache.txt"; then
+  export TZ_BUNDLE_BUILD=$build
+fi
 "$root/scripts/gpu_bundle.sh" "$tmp/bundle" > "$tmp/build.log" 2>&1 || { tail -n 30 "$tmp/build.log"; echo "FAIL: gpu_bundle.sh"; exit 1; }
 fail=0
 size=$(du -sb "$tmp/bundle" | cut -f1)
