@@ -207,7 +207,9 @@ TEST(Corpus, ErrorBandNamesTheRunsItComesFrom) {
   const CorpusSummary s = summarize(select(builtin_checks(), "a100-80gb", "fsdp"));
   const std::string band = error_band("a100-80gb", "fsdp");
   EXPECT_NE(band.find("over " + std::to_string(s.trained) + " published a100-80gb fsdp runs"), std::string::npos) << band;
-  EXPECT_NE(error_band("gh200", "megatron").find("no published run on gh200 under megatron"), std::string::npos);
+  // A device with runs under other engines: the band says it has none under this one (uncalibrated devices:
+  // corpus_fit_test.cc).
+  EXPECT_NE(error_band("mi250x-gcd", "tierzero").find("no published run on mi250x-gcd under tierzero"), std::string::npos);
   // The Frontier paper publishes ratios only: the band is theirs, and says so.
   const std::string ratios = error_band("mi250x-gcd", "deepspeed");
   EXPECT_NE(ratios.find("over 3 published mi250x-gcd deepspeed speedups"), std::string::npos) << ratios;

@@ -20,6 +20,10 @@ namespace tierzero {
 // the keys of the row's `over` table changed (another strategy, GPU count).
 struct PublishedRun {
   std::string id, half, source, gpu;
+  // The publication the run comes from, what `validate --by-source` groups
+  // by: its url's repository (owner/name) on GitHub, else the url without
+  // its scheme; without a url, its source up to the first comma.
+  std::string publication;
   SimInput input;
   double tokens_per_s_per_gpu = 0;  // published; 0 for an out-of-memory run or a ratio
   bool oom = false;
@@ -76,9 +80,27 @@ CorpusSummary summarize(const std::vector<RunCheck>& checks);
 // every run where either is "".
 std::vector<RunCheck> select(const std::vector<RunCheck>& checks, const std::string& gpu, const std::string& engine);
 
+// One publication's runs (PublishedRun::publication): how many have a
+// published figure (tokens/s or a speedup; not the out-of-memory ones) and
+// the median and largest |error| over them.
+struct SourceSummary {
+  std::string source;
+  int runs = 0;
+  double median_abs_error = 0, max_abs_error = 0;
+};
+// Every publication among `checks` with a published figure, by name.
+std::vector<SourceSummary> summarize_by_source(const std::vector<RunCheck>& checks);
+
+// Why the corpus does not calibrate the device `gpu` (a device preset; ""
+// for a system file's own figures, without based_on), in words, or ""
+// where it does: where a run on it (a throughput or a speedup) is in the
+// corpus, under any engine.
+std::string uncalibrated(const std::string& gpu);
+
 // The error band the corpus gives a prediction for `gpu` under `engine`,
 // in words: "+-3.3% (median |error|; largest 12.0%) over 61 published
-// a100-80gb fsdp runs (tierzero validate)", or that the corpus has none.
+// a100-80gb fsdp runs (tierzero validate)"; that the corpus has none under
+// the engine; or, for an uncalibrated device, that no band applies.
 std::string error_band(const std::string& gpu, const std::string& engine);
 
 }  // namespace tierzero

@@ -1,0 +1,114 @@
+// The fit of the simulator's constants (tierzero/corpus_fit.h) and the
+// corpus by publication: the data files' values are what the constants
+// apply as, the objective is its closed form, and a publication held out
+// is priced with constants that never saw it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tierzero/corpus.h"
+#include "tierzero/corpus_fit.h"
+
+namespace tierzero {
+namespace {
+
+std::vector<PublishedRun> of(const std::vector<std::string>& publications) {
+  std::vector<PublishedRun> out;
+  for (const PublishedRun& r : builtin_corpus())
+    for (const std::string& p : publications)
+      if (r.publication == p) out.push_back(r);
+  return out;
+}
+
+// The presets' constants applied change no prediction: with_constants writes each figure as the data files hold it.
+TEST(CorpusFit, ThePresetsConstantsAreTheDataFiles) {
+  const std::vector<RunCheck> plain = check_corpus(builtin_corpus());
+  const std::vector<PublishedRun> applied = with_constants(builtin_corpus(), preset_constants());
+  const std::vector<RunCheck> checks = check_corpus(applied);
+  ASSERT_EQ(checks.size(), plain.size());
+  for (std::size_t i = 0; i < checks.size(); ++i) EXPECT_EQ(checks[i].predicted, plain[i].predicted) << checks[i].run->id;
+}
+
+// median + 0.5 x a[int(0.9 (n - 1))] + 0.25 x a[int(0.97 (n - 1))] of the sorted |errors|: for |errors| 1%..10% (n = 10,
+// median 5.5%, both quantiles at index 8: 9%), 0.055 + 0.045 + 0.0225; an out-of-memory run has no error and does not count.
+TEST(CorpusFit, TheObjectiveIsItsClosedForm) {
+  std::vector<PublishedRun> runs(11);
+  std::vector<RunCheck> checks(11);
+  for (int i = 0; i < 11; ++i) {
+    runs[i].oom = i == 10;
+    checks[i].run = &runs[i];
+    checks[i].error = (i % 2 ? -1 : 1) * 0.01 * (10 - i);
+  }
+  EXPECT_NEAR(fit_score(checks), 0.055 + 0.5 * 0.09 + 0.25 * 0.09, 1e-15);
+  EXPECT_EQ(fit_score({}), 0);
+}
+
+// By publication: every run with a published figure counted once; torchtitan's docs give 9 rows, one of them out of
+// memory; Megatron-Bridge's one run is its own median and largest.
+TEST(CorpusFit, BySourceCountsEveryRunOnceWithItsErrors) {
+  const std::vector<RunCheck> checks = check_corpus(builtin_corpus());
+  const std::vector<SourceSummary> sources = summarize_by_source(checks);
+  int runs = 0;
+  for (const SourceSummary& s : sources) runs += s.runs;
+  const CorpusSummary all = summarize(checks);
+  EXPECT_EQ(runs, all.trained + all.ratios);
+  const auto find = [&](const std::string& name) {
+    for (const SourceSummary& s : sources)
+      if (s.source == name) return s;
+    ADD_FAILURE() << name;
+    return SourceSummary{};
+  };
+  EXPECT_EQ(find("pytorch/torchtitan").runs, 8);
+  EXPECT_EQ(find("mosaicml/llm-foundry").runs, 213);
+  EXPECT_EQ(find("arxiv.org/abs/2501.04266").runs, 3);
+  const SourceSummary bridge = find("NVIDIA-NeMo/Megatron-Bridge");
+  ASSERT_EQ(bridge.runs, 1);
+  for (const RunCheck& c : checks)
+    if (c.run->publication == bridge.source) {
+      EXPECT_EQ(bridge.median_abs_error, std::abs(c.error));
+      EXPECT_EQ(bridge.max_abs_error, std::abs(c.error));
+    }
+}
+
+// Three publications: torchtitan's and FlagPerf's runs in the fitting half, the Hugging Face blog's in the checking half
+// (one cycle of the fit, to stay quick). A publication held out is priced with the fit of the others: change its own
+// published figures and its constants do not move, while the fit of everything does; the checking half's publication
+// gets the fit of the whole fitting half.
+TEST(CorpusFit, LeaveOneSourceOutNeverFitsOnTheSourceItPrices) {
+  constexpr int kCycles = 1;
+  std::vector<PublishedRun> runs = of({"pytorch/torchtitan", "FlagOpen/FlagPerf", "huggingface/blog"});
+  const std::vector<HeldOutSource> held = leave_one_source_out(runs, kCycles);
+  ASSERT_EQ(held.size(), 3u);
+  EXPECT_EQ(held[0].summary.source, "FlagOpen/FlagPerf");
+  EXPECT_EQ(held[1].summary.source, "huggingface/blog");
+  EXPECT_EQ(held[2].summary.source, "pytorch/torchtitan");
+  EXPECT_EQ(held[0].summary.runs, 3);
+  EXPECT_EQ(held[1].summary.runs, 2);
+  EXPECT_EQ(held[2].summary.runs, 8);
+  EXPECT_EQ(held[1].constants, fit_constants(runs, kCycles));
+  EXPECT_EQ(held[2].constants, fit_constants(of({"FlagOpen/FlagPerf", "huggingface/blog"}), kCycles));
+  const FittedConstants whole = fit_constants(runs, kCycles);
+  for (PublishedRun& r : runs)
+    if (r.publication == "pytorch/torchtitan" && !r.oom) r.tokens_per_s_per_gpu *= 1.5;
+  const std::vector<HeldOutSource> moved = leave_one_source_out(runs, kCycles);
+  EXPECT_EQ(moved[2].constants, held[2].constants);
+  EXPECT_NE(fit_constants(runs, kCycles), whole);
+  // Its errors are its runs priced with those constants.
+  const std::vector<PublishedRun> priced = with_constants(of({"pytorch/torchtitan"}), held[2].constants);
+  double largest = 0;
+  for (const RunCheck& c : check_corpus(priced)) largest = std::max(largest, c.run->oom ? 0.0 : std::abs(c.error));
+  EXPECT_EQ(held[2].summary.max_abs_error, largest);
+}
+
+// A device the corpus never checked, or a system file's own figures, is uncalibrated and no error band applies to it.
+TEST(CorpusFit, AnUncalibratedDeviceHasNoErrorBand) {
+  EXPECT_EQ(uncalibrated("a100-80gb"), "");
+  EXPECT_EQ(uncalibrated("v100-sxm"), "");  // the ZeRO++ blog's speedups check it
+  EXPECT_NE(uncalibrated("").find("names no device preset (based_on)"), std::string::npos);
+  EXPECT_NE(uncalibrated("gh200").find("no published run on gh200"), std::string::npos);
+  for (const char* gpu : {"", "gh200", "h200"})
+    EXPECT_EQ(error_band(gpu, "fsdp").rfind("does not apply: the device is uncalibrated: " + uncalibrated(gpu), 0), 0u) << gpu;
+}
+
+}  // namespace
+}  // namespace tierzero
