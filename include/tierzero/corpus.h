@@ -91,16 +91,18 @@ struct SourceSummary {
 // Every publication among `checks` with a published figure, by name.
 std::vector<SourceSummary> summarize_by_source(const std::vector<RunCheck>& checks);
 
-// Why the corpus does not calibrate the device `gpu` (a device preset; ""
-// for a system file's own figures, without based_on), in words, or ""
-// where it does: where a run on it (a throughput or a speedup) is in the
-// corpus, under any engine.
-std::string uncalibrated(const std::string& gpu);
+// Why nothing calibrates `device`'s figures, in words, or "" where
+// something does: a run on its preset in the corpus (a throughput or a
+// speedup, under any engine), or a GEMM efficiency measured on the machine
+// (its source "measured: ...", as `tierzero bench comm --write-system`
+// writes it). Uncalibrated: a system file's own figures (no based_on,
+// DeviceSpec::name ""), or a preset no corpus run checks.
+std::string uncalibrated(const DeviceSpec& device);
 
-// The error band the corpus gives a prediction for `gpu` under `engine`,
-// in words: "+-3.3% (median |error|; largest 12.0%) over 61 published
-// a100-80gb fsdp runs (tierzero validate)"; that the corpus has none under
-// the engine; or, for an uncalibrated device, that no band applies.
-std::string error_band(const std::string& gpu, const std::string& engine);
+// The error band the corpus gives a prediction on `device` under
+// `engine`, in words: "+-3.3% (median |error|; largest 12.0%) over 61
+// published a100-80gb fsdp runs (tierzero validate)"; that the corpus has
+// none under the engine; or, for an uncalibrated device, that no band applies.
+std::string error_band(const DeviceSpec& device, const std::string& engine);
 
 }  // namespace tierzero

@@ -25,8 +25,12 @@ namespace tierzero {
 //   slowdown                  overlap_slowdown of fsdp, fsdp2 and deepspeed
 using FittedConstants = std::map<std::string, double>;
 
-// Their values in the data files: where the fit starts.
+// Their values in the data files: where `validate --fit` starts.
 FittedConstants preset_constants();
+// The middle of each constant's bounds: where a fit that must not know the
+// data files' values starts (leave_one_source_out: they were fitted on
+// every publication of the fitting half).
+FittedConstants neutral_constants();
 
 // `runs` with `c` in place of the data files' figures on the devices and
 // engines each constant belongs to, every figure rounded as the override
@@ -43,14 +47,16 @@ std::string constants_toml(const FittedConstants& c);
 double fit_score(const std::vector<RunCheck>& checks);
 
 // The constants that minimise fit_score over the fitting half of `runs`:
-// a cyclic coordinate descent from preset_constants (each constant in turn,
-// in name order, tried at 9 points across a window around its value,
-// clipped to its bounds; the window halved every cycle); deterministic.
-// Where the fitting half has no run with a figure, the presets' values.
-FittedConstants fit_constants(const std::vector<PublishedRun>& runs, int cycles = 4);
+// a cyclic coordinate descent from `start` (each constant in turn, in name
+// order, tried at 9 points across a window around its value, clipped to
+// its bounds: the first cycle's window is as wide as the bounds; the
+// window halved every cycle); deterministic. A constant that no run moves
+// keeps its start; where the fitting half has no run with a figure, every one does.
+FittedConstants fit_constants(const std::vector<PublishedRun>& runs, int cycles, const FittedConstants& start);
 
-// One publication held out: the constants fitted on the fitting half of
-// every other publication's runs, and its own runs (both halves) priced with them.
+// One publication held out: the constants fitted from neutral_constants
+// on the fitting half of every other publication's runs, and its own runs
+// (both halves) priced with them.
 struct HeldOutSource {
   SourceSummary summary;
   FittedConstants constants;

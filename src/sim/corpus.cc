@@ -266,7 +266,9 @@ const std::vector<RunCheck>& builtin_checks() {
 }
 }  // namespace
 
-std::string uncalibrated(const std::string& gpu) {
+std::string uncalibrated(const DeviceSpec& device) {
+  if (device.source_of("gemm_efficiency").rfind("measured", 0) == 0) return "";
+  const std::string& gpu = device.name;
   if (gpu.empty())
     return "the system file names no device preset (based_on): its figures are its own, none of them checked against the corpus";
   const CorpusSummary s = summarize(select(builtin_checks(), gpu, ""));
@@ -274,8 +276,9 @@ std::string uncalibrated(const std::string& gpu) {
   return "no published run on " + gpu + " in the corpus (data/published-runs.toml) checks its figures";
 }
 
-std::string error_band(const std::string& gpu, const std::string& engine) {
-  if (const std::string why = uncalibrated(gpu); !why.empty()) return "does not apply: the device is uncalibrated: " + why;
+std::string error_band(const DeviceSpec& device, const std::string& engine) {
+  if (const std::string why = uncalibrated(device); !why.empty()) return "does not apply: the device is uncalibrated: " + why;
+  const std::string& gpu = device.name;
   const CorpusSummary s = summarize(select(builtin_checks(), gpu, engine));
   const std::string what = gpu + " " + engine;
   if (s.trained == 0 && s.ratios > 0)  // only ratios of two runs' throughput (the Frontier paper's): the ratio is checked

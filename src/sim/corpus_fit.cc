@@ -139,9 +139,15 @@ double fit_score(const std::vector<RunCheck>& checks) {
   return median + 0.5 * at(0.9) + 0.25 * at(0.97);
 }
 
-FittedConstants fit_constants(const std::vector<PublishedRun>& runs, int cycles) {
+FittedConstants neutral_constants() {
+  FittedConstants out;
+  for (const auto& [k, b] : bounds()) out[k] = (b.low + b.high) / 2;
+  return out;
+}
+
+FittedConstants fit_constants(const std::vector<PublishedRun>& runs, int cycles, const FittedConstants& start) {
   const std::vector<PublishedRun> fit = fitting_half(runs, "");
-  FittedConstants best = preset_constants();
+  FittedConstants best = start;
   bool any = false;
   for (const PublishedRun& r : fit) any = any || !r.oom;
   if (!any) return best;
@@ -165,6 +171,7 @@ std::vector<HeldOutSource> leave_one_source_out(const std::vector<PublishedRun>&
   std::set<std::string> sources;
   for (const PublishedRun& r : runs)
     if (!r.oom) sources.insert(r.publication);
+  const FittedConstants start = neutral_constants();
   FittedConstants whole;  // the fit of the whole fitting half: held out, a publication without fitting runs leaves it as it is
   bool whole_fitted = false;
   for (const std::string& s : sources) {
@@ -174,8 +181,8 @@ std::vector<HeldOutSource> leave_one_source_out(const std::vector<PublishedRun>&
       (r.publication == s ? own : others).push_back(r);
       in_fit = in_fit || (r.publication == s && r.half == "fit");
     }
-    if (!in_fit && !whole_fitted) whole = fit_constants(runs, cycles), whole_fitted = true;
-    const FittedConstants c = in_fit ? fit_constants(others, cycles) : whole;
+    if (!in_fit && !whole_fitted) whole = fit_constants(runs, cycles, start), whole_fitted = true;
+    const FittedConstants c = in_fit ? fit_constants(others, cycles, start) : whole;
     const std::vector<PublishedRun> priced = with_constants(own, c);
     out.push_back({summarize_by_source(check_corpus(priced)).front(), c});
   }

@@ -186,7 +186,7 @@ int run_simulate(const SimArgs& a) {
         j["plan"] = p.in.plan.describe();
         j["engine"] = a.engine;
         j["engine_runs"] = base_job.engine.runs(s);  // false: the engine has no such strategy (data/engines: strategies)
-        j["error_band"] = error_band(base_job.system.device.name, a.engine);
+        j["error_band"] = error_band(base_job.system.device, a.engine);
         j["range"] = range_json(range);
         j["plan_changed"] = p.changed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.changed);
         std::cout << j.dump() << "\n";
@@ -210,7 +210,7 @@ int run_simulate(const SimArgs& a) {
                 "(transfer, latency, quantisation; -: the job has no such level); step_range_s: the step with the collectives' "
                 "bandwidth on every level and the GEMMs' efficiency both %.0f%% above, and both %.0f%% below, what the system assumes\n",
                 100 * kSensitivity, 100 * kSensitivity);
-    std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
+    std::printf("error band: %s\n", error_band(base_job.system.device, a.engine).c_str());
   }
   return 0;
 }
@@ -316,7 +316,7 @@ int run_plan(const SimArgs& a) {
       nlohmann::ordered_json changes = nlohmann::ordered_json::object();
       for (const auto& [setting, values] : c.alike.changes) changes[setting] = values;
       j["alike_changes"] = changes;
-      j["error_band"] = error_band(base_job.system.device.name, a.engine);
+      j["error_band"] = error_band(base_job.system.device, a.engine);
       std::cout << j.dump() << "\n";
     } else {
       const std::string figures = fmt::format("{:>8} {:>9} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
@@ -340,7 +340,7 @@ int run_plan(const SimArgs& a) {
       }
     }
   }
-  if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
+  if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device, a.engine).c_str());
   if (!a.html.empty())
     write_plan_html(a.html, fmt::format("{} on {} ranks of {}", base_job.model.name, a.ranks.front(), a.system), page_rows,
                     capacity);

@@ -127,7 +127,7 @@ int run_leave_one_source_out(const std::vector<PublishedRun>& runs, const Valida
 
 // The fit of the fitting half (bench/fit_simulator.py): the override file, then each half's summary with it and the constants.
 int run_fit(const std::vector<PublishedRun>& runs, const ValidateArgs& a) {
-  const FittedConstants c = fit_constants(runs, a.fit_cycles);
+  const FittedConstants c = fit_constants(runs, a.fit_cycles, preset_constants());
   std::printf("%s", constants_toml(c).c_str());
   const std::vector<PublishedRun> priced = with_constants(runs, c);
   const std::vector<RunCheck> checks = check_corpus(priced);

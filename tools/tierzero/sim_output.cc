@@ -78,7 +78,7 @@ std::string assumed(const SimInput& in, const Recompute& recompute) {
 
 void print_assumptions(const SimInput& in, bool json, const std::string& note) {
   std::FILE* out = json ? stderr : stdout;
-  const std::string why = uncalibrated(in.system.device.name);
+  const std::string why = uncalibrated(in.system.device);
   const std::string& name = in.system.device.name;
   const std::string device = why.empty() ? "" : "; device " + name + (name.empty() ? "" : " ") + "uncalibrated: " + why;
   std::fprintf(out, "%s%s%s\n", assumed(in, in.recompute).c_str(), device.c_str(), note.c_str());
