@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "tierzero/corpus.h"
 #include "tierzero/corpus_fit.h"
+#include "tierzero/sensitivity.h"
 #include "tierzero/system.h"
 
 namespace tierzero {
@@ -103,6 +105,29 @@ TEST(CorpusFit, LeaveOneSourceOutNeverFitsOnTheSourceItPrices) {
   double largest = 0;
   for (const RunCheck& c : check_corpus(priced)) largest = std::max(largest, c.run->oom ? 0.0 : std::abs(c.error));
   EXPECT_EQ(held[2].summary.max_abs_error, largest);
+}
+
+// A run over several nodes whose source does not state its network (network_stated = false) is priced as a range: the
+// prediction at every level's bandwidth x 0.75 and x 1.25, around the prediction. The corpus has 24 such runs in the
+// fitting half (15 of llm-foundry's H100 table, torchtitan's 8 on 64 A100, NeMo's GPT-3 5B on 64 H100) and 18 in the
+// checking half (llm-foundry's large-scale H100 table); its single-node rows with an unstated network and every row
+// that states one have none.
+TEST(CorpusFit, ARunWhoseNetworkIsUnstatedIsPricedAsARange) {
+  const std::vector<RunCheck> checks = check_corpus(builtin_corpus());
+  std::map<std::string, int> ranges;
+  for (const RunCheck& c : checks) {
+    const bool several_nodes = c.run->input.topology().fanout(Level::world) > 1;
+    EXPECT_EQ(c.network_range(), !c.run->network_stated && several_nodes && !c.run->oom) << c.run->id;
+    if (!c.network_range()) continue;
+    ++ranges[c.run->half];
+    EXPECT_EQ(c.network_low, simulate(with_efficiency(c.run->input, 1 - kSensitivity, 1)).tokens_per_s_per_device) << c.run->id;
+    EXPECT_EQ(c.network_high, simulate(with_efficiency(c.run->input, 1 + kSensitivity, 1)).tokens_per_s_per_device) << c.run->id;
+    EXPECT_LE(c.network_low, c.predicted) << c.run->id;
+    EXPECT_GE(c.network_high, c.predicted) << c.run->id;
+  }
+  EXPECT_EQ(ranges, (std::map<std::string, int>{{"check", 18}, {"fit", 24}}));
+  const CorpusSummary s = summarize(checks);
+  EXPECT_EQ(s.network_ranges, 42);
 }
 
 // A device the corpus never checked, or a system file's own figures, is uncalibrated and no error band applies to it.

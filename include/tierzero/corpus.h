@@ -29,6 +29,8 @@ struct PublishedRun {
   bool oom = false;
   double speedup = 0;  // published throughput ratio over `over`; 0 for none
   SimInput over;
+  // false where the source does not state its network (key network_stated): the links are an assumption.
+  bool network_stated = true;
   bool ratio() const { return speedup > 0; }
 };
 
@@ -54,10 +56,17 @@ struct RunCheck {
   double predicted = 0;           // tokens/s per GPU, or the ratio
   double error = 0;               // predicted / published - 1 (0 for an out-of-memory run)
   bool fits = false;              // the run (and `over`) fit the device
+  // A run over more than one node whose source does not state its network:
+  // the prediction with every level's bandwidth at 1 - kSensitivity and 1 +
+  // kSensitivity times the assumed (tierzero/sensitivity.h), low first; else {0, 0}.
+  double network_low = 0, network_high = 0;
+  bool network_range() const { return network_high > 0; }
 };
 
-// Every run checked.
-std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs);
+// Every run checked; with `network_ranges`, the runs a range prices
+// (RunCheck::network_low, network_high) priced twice more (a fit, which
+// reads only the errors, leaves them out).
+std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs, bool network_ranges = true);
 
 // The summary of a set of checks: over the trained runs with a published
 // throughput, the median and largest |error|; the same over the published
@@ -65,7 +74,8 @@ std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs);
 // called "does not fit"; over the out-of-memory runs, how many "fit". Of
 // the trained runs with a throughput, those at the memory limit
 // (SimResult::at_memory_limit: their prediction an upper bound), how many of
-// them ran no faster than predicted, and the largest |error| of the others.
+// them ran no faster than predicted, and the largest |error| of the others;
+// of the runs priced as a range, how many published figures lie in it.
 struct CorpusSummary {
   int trained = 0, ratios = 0, oom = 0;
   double median_abs_error = 0, max_abs_error = 0;
@@ -73,6 +83,8 @@ struct CorpusSummary {
   int trained_not_fitting = 0, oom_fitting = 0;
   int at_limit = 0, at_limit_within_bound = 0;
   double max_abs_error_below_limit = 0;
+  // Trained runs priced as a range (RunCheck::network_range), and how many of their published figures lie within it.
+  int network_ranges = 0, within_network_range = 0;
 };
 CorpusSummary summarize(const std::vector<RunCheck>& checks);
 

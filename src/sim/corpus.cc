@@ -12,6 +12,7 @@
 #include "model/model_file.h"
 #include "sim/engine_toml.h"
 #include "tierzero/error.h"
+#include "tierzero/sensitivity.h"
 #include "topo/device_toml.h"
 
 namespace tierzero {
@@ -106,6 +107,7 @@ PublishedRun read_run(const toml::table& t, const std::string& where, const Over
   in.recompute = Recompute::parse(text("recompute"));
   in.plan = fit_to(strategy_plan(text("strategy")), in.data_topology());
   r.oom = t["oom"].value_or(false);
+  if (const toml::node* n = t.get("network_stated")) r.network_stated = get<bool>(*n, "network_stated", where);
   r.tokens_per_s_per_gpu = real("tokens_per_s_per_gpu", 0);
   r.speedup = real("speedup", 0);
   const int figures = (r.oom ? 1 : 0) + (r.tokens_per_s_per_gpu > 0 ? 1 : 0) + (r.speedup > 0 ? 1 : 0);
@@ -181,7 +183,15 @@ const std::vector<PublishedRun>& builtin_corpus() {
   return runs;
 }
 
-std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs) {
+namespace {
+// The run's prediction (tokens/s per GPU, or its ratio) with every level's bandwidth times `network`.
+double predicted_at(const PublishedRun& r, double network) {
+  const double own = simulate(with_efficiency(r.input, network, 1)).tokens_per_s_per_device;
+  return r.ratio() ? own / simulate(with_efficiency(r.over, network, 1)).tokens_per_s_per_device : own;
+}
+}  // namespace
+
+std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs, bool network_ranges) {
   std::vector<RunCheck> out;
   out.reserve(runs.size());
   for (const PublishedRun& r : runs) {
@@ -198,6 +208,8 @@ std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs) {
     } else if (!r.oom) {
       c.error = c.predicted / r.tokens_per_s_per_gpu - 1;
     }
+    if (network_ranges && !r.network_stated && !r.oom && r.input.topology().fanout(Level::world) > 1)
+      c.network_low = predicted_at(r, 1 - kSensitivity), c.network_high = predicted_at(r, 1 + kSensitivity);
     out.push_back(std::move(c));
   }
   return out;
@@ -223,6 +235,11 @@ CorpusSummary summarize(const std::vector<RunCheck>& checks) {
       continue;
     }
     s.trained_not_fitting += c.fits ? 0 : 1;
+    if (c.network_range()) {
+      const double published = c.run->ratio() ? c.run->speedup : c.run->tokens_per_s_per_gpu;
+      ++s.network_ranges;
+      s.within_network_range += published >= c.network_low && published <= c.network_high ? 1 : 0;
+    }
     if (c.run->ratio()) {
       ++s.ratios;
       ratio_errors.push_back(std::abs(c.error));

@@ -71,7 +71,7 @@ std::vector<PublishedRun> fitting_half(const std::vector<PublishedRun>& runs, co
 
 double score_of(const std::vector<PublishedRun>& runs, const FittedConstants& c) {
   const std::vector<PublishedRun> priced = with_constants(runs, c);
-  return fit_score(check_corpus(priced));
+  return fit_score(check_corpus(priced, false));
 }
 }  // namespace
 

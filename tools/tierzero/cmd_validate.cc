@@ -17,6 +17,7 @@
 #include "tierzero/corpus.h"
 #include "tierzero/corpus_fit.h"
 #include "tierzero/error.h"
+#include "tierzero/sensitivity.h"
 
 namespace tierzero::cli {
 
@@ -61,7 +62,9 @@ nlohmann::ordered_json summary_json(const std::string& half, const CorpusSummary
           {"oom_called_fitting", s.oom_fitting},
           {"at_memory_limit", s.at_limit},
           {"at_memory_limit_within_bound", s.at_limit_within_bound},
-          {"max_abs_error_below_memory_limit", s.max_abs_error_below_limit}};
+          {"max_abs_error_below_memory_limit", s.max_abs_error_below_limit},
+          {"network_ranges", s.network_ranges},
+          {"within_network_range", s.within_network_range}};
 }
 
 // The id of the run of largest |error| among the ratios or the others.
@@ -82,6 +85,10 @@ void print_summary(const std::string& half, const std::vector<RunCheck>& checks)
     std::printf("%s half: %d run(s) at the memory limit (predicted throughput an upper bound), %d no faster than predicted; "
                 "largest |error| of the others %.1f%%\n",
                 half.c_str(), s.at_limit, s.at_limit_within_bound, 100 * s.max_abs_error_below_limit);
+  if (s.network_ranges > 0)
+    std::printf("%s half: %d run(s) over several nodes whose source does not state the network, priced at its bandwidth x%.2f to "
+                "x%.2f: %d published within that range\n",
+                half.c_str(), s.network_ranges, 1 - kSensitivity, 1 + kSensitivity, s.within_network_range);
   if (s.ratios > 0)
     std::printf("%s half: %d published speedups, median |error| %.1f%%, largest %.1f%% (%s)\n", half.c_str(), s.ratios,
                 100 * s.ratio_median_abs_error, 100 * s.ratio_max_abs_error, worst(checks, true).c_str());
@@ -167,6 +174,9 @@ int run_validate(const ValidateArgs& a) {
                                     {"memory_bytes", c.result.memory_total},
                                     {"device_memory_bytes", c.run->input.system.memory_bytes},
                                     {"fits", c.fits},
+                                    {"network_stated", c.run->network_stated},
+                                    {"predicted_network_range", c.network_range() ? nlohmann::ordered_json::array({c.network_low, c.network_high})
+                                                                                  : nlohmann::ordered_json()},
                                     {"at_memory_limit", c.result.at_memory_limit},
                                     {"step", breakdown(c.result)}};
         std::cout << j.dump() << "\n";
@@ -176,8 +186,8 @@ int run_validate(const ValidateArgs& a) {
     return 0;
   }
   if (!a.summary) {
-    std::printf("%-46s %-5s %-10s %-9s %10s %10s %8s %16s %5s\n", "run", "half", "gpu", "engine", "published", "predicted", "error",
-                "memory (GB)", "fits");
+    std::printf("%-46s %-5s %-10s %-9s %10s %10s %8s %16s %5s  %s\n", "run", "half", "gpu", "engine", "published", "predicted", "error",
+                "memory (GB)", "fits", "network unstated: predicted at its bandwidth x0.75-x1.25");
     for (const RunCheck& c : checks) {
       // A ratio's figures are written "x2.20"; the memory is the run's own.
       const std::string published = c.run->oom       ? "OOM"
@@ -185,9 +195,12 @@ int run_validate(const ValidateArgs& a) {
                                                      : fmt::format("{:.0f}", c.run->tokens_per_s_per_gpu);
       const std::string predicted = c.run->ratio() ? fmt::format("x{:.2f}", c.predicted) : fmt::format("{:.0f}", c.predicted);
       const std::string error = c.run->oom ? "-" : fmt::format("{:+.1f}%", 100 * c.error);
-      std::printf("%-46s %-5s %-10s %-9s %10s %10s %8s %7.1f / %6.1f %5s\n", c.run->id.c_str(), c.run->half.c_str(), c.run->gpu.c_str(),
+      const std::string range = !c.network_range() ? "-"
+                                : c.run->ratio()   ? fmt::format("x{:.2f}-x{:.2f}", c.network_low, c.network_high)
+                                                   : fmt::format("{:.0f}-{:.0f}", c.network_low, c.network_high);
+      std::printf("%-46s %-5s %-10s %-9s %10s %10s %8s %7.1f / %6.1f %5s  %s\n", c.run->id.c_str(), c.run->half.c_str(), c.run->gpu.c_str(),
                   c.run->input.engine.name.c_str(), published.c_str(), predicted.c_str(), error.c_str(), c.result.memory_total / 1e9,
-                  c.run->input.system.memory_bytes / 1e9, fits_word(c.fits, c.result.at_memory_limit));
+                  c.run->input.system.memory_bytes / 1e9, fits_word(c.fits, c.result.at_memory_limit), range.c_str());
     }
   }
   for (const std::string half : {"fit", "check"})
