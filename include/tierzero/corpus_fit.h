@@ -1,4 +1,4 @@
-// The simulator's fitted constants (docs/simulator.md, "Fitted constants"):
+// The simulator's fitted constants (docs/simulator.md, "Fitted and inferred constants"):
 // one value per GPU type or engine, never per run, fitted once on the
 // fitting half of the corpus of published runs (tierzero/corpus.h) and
 // written into data/devices and data/engines by hand, each with its source.

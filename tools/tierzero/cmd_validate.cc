@@ -217,25 +217,29 @@ void add_validate_command(CLI::App& app, Context& ctx) {
                 "Device and engine figures to use instead of the presets' (TOML: [devices.NAME] tables of [device] keys, "
                 "[engines.NAME] tables of engine keys)");
   CLI::Option* half = v->add_option("--half", a->half, "Only the fitting or the checking half")->check(CLI::IsMember({"fit", "check"}));
-  v->add_flag("--json", a->json, "One JSON object per run (with where its predicted step goes), then one per half");
+  CLI::Option* json = v->add_flag("--json", a->json,
+                                  "One JSON object per run (with where its predicted step goes), then one per half; with --by-source or "
+                                  "--leave-one-source-out, one per publication");
   CLI::Option* summary = v->add_flag("--summary", a->summary, "Only the halves' summaries");
   CLI::Option* by_source = v->add_flag("--by-source", a->by_source,
                                        "Per publication (its url's repository, or address): the runs with a published figure, their "
-                                       "median and largest |error|");
+                                       "median and largest |error|")
+                                ->excludes(summary);
   CLI::Option* loso =
       v->add_flag("--leave-one-source-out", a->leave_one_source_out,
-                  "For every publication: refit the fitted constants (--fit) on the fitting half without it, and price its runs "
-                  "(both halves) with them; as --by-source, --json adding the constants")
+                  "For every publication: refit the fitted constants (as --fit, from the middle of each one's bounds) on the fitting "
+                  "half without it, and price its runs (both halves) with them; as --by-source, --json adding the constants")
           ->excludes(summary)
           ->excludes(by_source)
           ->excludes(half);
   v->add_flag("--fit", a->fit,
-              "Fit the fitted constants on the fitting half (docs/simulator.md, \"Fitted constants\") and print them as an --override "
+              "Fit the fitted constants on the fitting half (docs/simulator.md, \"Fitted and inferred constants\") and print them as an --override "
               "file, then each half's summary with them")
       ->excludes(summary)
       ->excludes(by_source)
       ->excludes(loso)
-      ->excludes(half);
+      ->excludes(half)
+      ->excludes(json);
   v->add_option("--fit-cycles", a->fit_cycles, "Cycles of the fit's coordinate descent (--fit, --leave-one-source-out)")
       ->check(CLI::Range(1, 20))
       ->capture_default_str();
