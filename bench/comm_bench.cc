@@ -82,7 +82,8 @@ double shared_core_time(Communicator& world, int warmup, int iters, const std::f
 }  // namespace
 
 std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOptions& opt) {
-  Hierarchy hier(world);
+  Hierarchy hier(world), piped(world);
+  piped.set_chunk_bytes(opt.hop_chunk_bytes);
   const int w = world.size();
   const std::size_t esize = dtype_size(opt.dtype);
   std::vector<CommBenchRow> rows;
@@ -106,6 +107,10 @@ std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOpt
         {"all_reduce", "flat", [&] { world.all_reduce(in.data(), out.data(), total, t, ReduceOp::sum); }},
         {"all_reduce", "hier", [&] { hier.all_reduce(in.data(), out.data(), total, t, ReduceOp::sum); }},
     };
+    if (opt.hop_chunk_bytes > 0) {  // the all-reduce is never cut (comm/hier/hop_plan.h)
+      cases.insert(cases.begin() + 4, {"reduce_scatter", "pipelined", [&] { piped.reduce_scatter(in.data(), out.data(), shard, t, ReduceOp::sum); }});
+      cases.insert(cases.begin() + 2, {"all_gather", "pipelined", [&] { piped.all_gather(in.data(), out.data(), shard, t); }});
+    }
     for (auto& c : cases) {
       CommBenchRow row{c.collective, c.algorithm, total * esize};
       const auto before = world.traffic().snapshot();

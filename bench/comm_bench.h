@@ -17,6 +17,7 @@ struct CommBenchOptions {
   int warmup = 2;
   int iters = 5;
   DType dtype = DType::f32;
+  std::size_t hop_chunk_bytes = 1 << 18;  // the "pipelined" rows' chunks (Hierarchy::set_chunk_bytes); 0: no such rows
 };
 
 // One measurement. `bytes` is M: the all-gather output, the reduce-scatter
@@ -25,7 +26,7 @@ struct CommBenchOptions {
 // rank per call, averaged over ranks.
 struct CommBenchRow {
   std::string collective;  // all_gather | reduce_scatter | all_reduce
-  std::string algorithm;   // flat | hier
+  std::string algorithm;   // flat | hier | pipelined (hier with its hops pipelined)
   std::size_t bytes = 0;
   double time_s = 0;
   double algbw_gbs = 0;

@@ -102,6 +102,7 @@ gather = "three_level"
 reduce = "two_level"
 quant_block = 128
 bucket_bytes = 1048576
+hop_chunk_bytes = 262144
 prefetch = 3
 persist_threshold = 100000
 [plan.optim_offload]
@@ -115,9 +116,11 @@ device = "cpu"
   const Plan& p = f.plan;
   EXPECT_EQ(p.describe(), "mine (params node, bwd_params package, grads node, optim node, weight bits 4, grad bits "
                           "package=8,node=4,world=16, gather three_level, reduce two_level, units of <= 100000 params whole, "
-                          "optim offload nvme, param offload cpu)");
+                          "hops pipelined in chunks of 262144 bytes, optim offload nvme, param offload cpu)");
   EXPECT_EQ(p.quant_block, 128u);
   EXPECT_EQ(p.bucket_bytes, 1048576u);
+  EXPECT_EQ(p.hop_chunk_bytes, 262144u);
+  EXPECT_EQ(parse_plan_file("[plan]\nhop_chunk_bytes = \"whole\"\n", "w.toml").plan.hop_chunk_bytes, 0u);
   EXPECT_EQ(p.prefetch, 3);
   EXPECT_EQ(p.optim_offload.nvme_path, "/swap");
   EXPECT_EQ(p.optim_offload.buffers, 4);
@@ -156,6 +159,8 @@ TEST(PlanFile, BadFilesNameTheFileAndTheKey) {
   EXPECT_EQ(parse("[plan]\nprefetch = 9\n"), "bad.toml: key 'plan.prefetch' must be between 0 and 8, got 9");
   EXPECT_EQ(parse("[plan]\nbucket_bytes = \"all\"\n"), "bad.toml: key 'plan.bucket_bytes' must be a number of bytes or \"whole\"");
   EXPECT_EQ(parse("[plan]\nbucket_bytes = 0\n"), "bad.toml: key 'plan.bucket_bytes' must be at least 1, got 0");
+  EXPECT_EQ(parse("[plan]\nhop_chunk_bytes = \"half\"\n"), "bad.toml: key 'plan.hop_chunk_bytes' must be a number of bytes or \"whole\"");
+  EXPECT_EQ(parse("[plan]\nhop_chunk_bytes = 0\n"), "bad.toml: key 'plan.hop_chunk_bytes' must be at least 1, got 0");
   EXPECT_NE(parse("[plan]\ngather = \"ring\"\n").find("bad.toml: key 'plan.gather': "), std::string::npos);
   EXPECT_NE(parse("[plan]\n[plan.param_offload]\ndevice = \"disk\"\n").find("bad.toml: key 'plan.param_offload.device': unknown offload device 'disk'"),
             std::string::npos);

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "tierzero/corpus.h"
+#include "sim/engine_toml.h"
 #include "tierzero/error.h"
 
 namespace tierzero {
@@ -59,6 +60,34 @@ TEST(Engines, AStrategyListNamesKnownStrategies) {
   }
   const auto narrowed = parse_corpus(run, "ok.toml", {"[engines.fsdp]\nstrategies = [\"zero3\"]\n", "o.toml"});
   EXPECT_EQ(narrowed.front().input.engine.strategies, std::vector<std::string>{"zero3"});
+}
+
+// The memory model's method is the engine file's `memory` key: tierzero's counts its allocations; any other
+// engine, or tierzero's profile told otherwise, bytes per parameter (whose parts include the logits); a
+// method that does not exist is refused, naming the choices.
+TEST(Engines, TheMemoryMethodIsAnEngineKey) {
+  EXPECT_EQ(engine_profile("tierzero").memory, MemoryMethod::allocations);
+  EXPECT_FALSE(engine_profile("tierzero").source_of("memory").empty());
+  for (const char* e : {"fsdp", "fsdp2", "deepspeed", "megatron"}) EXPECT_EQ(engine_profile(e).memory, MemoryMethod::per_parameter) << e;
+  SimInput in;
+  in.model = gpt_preset("gpt-tiny");
+  in.system = load_system("cpu");
+  in.ranks = 2;
+  in.topology_spec = "node=2";
+  in.plan = fit_to(strategy_plan("zero3"), in.topology());
+  const SimResult counted = simulate(in);
+  EngineProfile told = engine_profile("tierzero");
+  read_engine_keys(toml::parse("memory = \"per_parameter\""), told, "told.toml");
+  in.engine = told;
+  const SimResult per_parameter = simulate(in);
+  EXPECT_NE(counted.memory_total, per_parameter.memory_total);
+  try {
+    read_engine_keys(toml::parse("memory = \"guessed\""), told, "bad.toml");
+    FAIL() << "accepted memory = guessed";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.toml"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("allocations"), std::string::npos) << e.what();
+  }
 }
 
 SimInput job(const char* system, const char* topology, int ranks) {

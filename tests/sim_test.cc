@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 
 #include "tierzero/error.h"
@@ -538,6 +539,52 @@ TEST(Planner, PrefersExactPlansUnlessQuantisationBuysTheMargin) {
   const auto quantised = search_plans(slow, {std::nullopt, 5, 0.05});
   ASSERT_FALSE(quantised.empty());
   EXPECT_TRUE(lossy(quantised.front().plan)) << quantised.front().plan.describe();
+}
+
+}  // namespace
+}  // namespace tierzero
+
+namespace tierzero {
+namespace {
+
+// Pipelined hops (plan key hop_chunk_bytes) are priced as docs/algorithms.md
+// gives: a collective cut into n chunks lasts sum_h c_h + (n - 1) max_h c_h,
+// c_h one chunk's call on hop h (transfer, latency, call overhead): fill and
+// drain, and the slowest hop's other chunks. Whole, it lasts the sum of its
+// hops' calls, so on links of similar speed the pipeline is cheaper.
+TEST(Simulator, PipelinedHopsCostFillDrainAndTheSlowestHopsChunks) {
+  SimInput in = frontier("hier3", 64);
+  in.model = gpt_preset("gpt2-124m");
+  in.plan.weight_bits = 16, in.plan.grad_bits = HopBits{};  // plain hops: no quantisation time to set apart
+  const SimResult whole = simulate(in);
+  in.plan.hop_chunk_bytes = 1 << 20;
+  const SimResult cut = simulate(in);
+  EXPECT_EQ(cut.bytes_per_level, whole.bytes_per_level);
+  TrainConfig cfg;
+  cfg.model = in.model;
+  cfg.micro_batch = in.micro_batch;
+  const std::vector<HopTransfer> hops = step_transfers(in.plan, in.topology(), cfg, 0);
+  double want = 0;
+  std::size_t calls = 0, pipelined = 0;
+  for (std::size_t i = 0; i < hops.size();) {
+    const HopTransfer& first = hops[i];
+    const std::size_t n = static_cast<std::size_t>(first.chunks), k = static_cast<std::size_t>(first.hops);
+    double sum = 0, slowest = 0;
+    for (std::size_t j = i; j < i + k; ++j) {
+      HopTransfer chunk = hops[j];
+      for (auto& b : chunk.bytes) b = static_cast<std::uint64_t>(std::llround(static_cast<double>(b) / static_cast<double>(n)));
+      const HopTime t = hop_time(chunk, in.topology(), in.system);
+      const double c = t.transfer_s + t.latency_s + in.system.call_overhead_s;
+      sum += c, slowest = std::max(slowest, c);
+    }
+    want += sum + static_cast<double>(n - 1) * slowest;
+    calls += n * k, pipelined += n > 1;
+    i += k;
+  }
+  ASSERT_GT(pipelined, 0u);
+  EXPECT_EQ(cut.collective_calls, calls);
+  EXPECT_NEAR(cut.comm_s, want, 1e-9 * want);
+  EXPECT_LT(cut.comm_s, whole.comm_s);  // frontier's three links differ little enough for the overlap to pay
 }
 
 }  // namespace

@@ -32,6 +32,12 @@ enum class BackwardPrefetch { pre, post };
 // "pre" or "post"; a ConfigError "WHERE: backward_prefetch must be ..." for anything else.
 BackwardPrefetch parse_backward_prefetch(std::string_view s, const std::string& where);
 
+// How the simulator's memory model counts an engine's memory per rank:
+// each buffer the engine allocates, by the engine's own sizing rules
+// (tierzero's: src/plan/engine_buffers.h), or bytes per parameter of each
+// state with the gathered units and kept activations (any other engine).
+enum class MemoryMethod { per_parameter, allocations };
+
 // Bytes per parameter of each state of the plan, before the plan divides
 // them among the ranks that share it.
 struct StateBytes {
@@ -68,6 +74,7 @@ struct EngineProfile {
   BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // post: the backward gathers hide under nothing
   double overlap_slowdown = 0;           // fraction by which compute beside collectives slows (their kernels take SMs and bandwidth)
   // Memory.
+  MemoryMethod memory = MemoryMethod::per_parameter;
   StateBytes state_bytes;
   int live_units = 2;          // gathered units held at once (the one computing, the one prefetched)
   bool root_gathered = false;  // the embedding and head stay gathered from forward to the end of backward (FSDP's root unit)

@@ -64,6 +64,10 @@ struct Plan {
   Decomposition reduce = Decomposition::flat;  // decomposition of the gradient reductions
   std::size_t quant_block = 256;            // elements per quantisation block
   std::size_t bucket_bytes = 1u << 22;      // gradient bucket: reduce once this many bytes are ready
+  // Pipelined hops: each rank's part of a hierarchical collective cut into
+  // chunks of this many bytes that flow through the hops as a pipeline
+  // (comm/hier/hop_plan.h); 0 ("whole"): each hop on the whole message.
+  std::size_t hop_chunk_bytes = 0;
   int prefetch = 1;                         // units gathered ahead of the one computing
   // Units of at most this many parameters stay whole on every rank when
   // params are partitioned (DeepSpeed's stage3_param_persistence_threshold,

@@ -96,7 +96,8 @@ json plan_json(const Plan& p) {
           {"quant_block", p.quant_block},
           {"bucket_bytes", p.bucket_bytes},
           {"prefetch", p.prefetch},
-          {"persist_threshold", p.persist_threshold}};
+          {"persist_threshold", p.persist_threshold},
+          {"hop_chunk_bytes", p.hop_chunk_bytes}};
 }
 
 // A whole-number field that fits T, or a finite one that fits a float:
@@ -133,6 +134,7 @@ Plan plan_from(const json& j) {
   p.bucket_bytes = whole<std::size_t>(j, "bucket_bytes");
   p.prefetch = whole<int>(j, "prefetch");
   if (j.contains("persist_threshold")) p.persist_threshold = whole<std::size_t>(j, "persist_threshold");  // absent before it existed
+  if (j.contains("hop_chunk_bytes")) p.hop_chunk_bytes = whole<std::size_t>(j, "hop_chunk_bytes");  // likewise
   return p;
 }
 }  // namespace

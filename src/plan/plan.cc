@@ -73,6 +73,7 @@ std::string Plan::describe() const {
          ", grad bits " + grad_bits.to_string() + ", gather " + std::string(decomposition_name(gather)) + ", reduce " +
          std::string(decomposition_name(reduce)) +
          (persist_threshold == 0 ? std::string() : ", units of <= " + std::to_string(persist_threshold) + " params whole") +
+         (hop_chunk_bytes == 0 ? std::string() : ", hops pipelined in chunks of " + std::to_string(hop_chunk_bytes) + " bytes") +
          (optim_offload.offloaded() ? ", optim offload " + std::string(offload_name(optim_offload.device)) : std::string()) +
          (param_offload.offloaded() ? ", param offload " + std::string(offload_name(param_offload.device)) : std::string()) + ")";
 }

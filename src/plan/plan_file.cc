@@ -16,6 +16,7 @@ namespace tierzero {
 
 namespace {
 constexpr const char* kWholeBucket = "whole";  // bucket_bytes: one bucket, the whole gradient (zero1)
+constexpr const char* kWholeMessage = "whole";  // hop_chunk_bytes: each hop on the whole message, one after the other
 
 // A value parsed by name (a level, a decomposition, hop bits), its error naming the file and key.
 template <class Parse>
@@ -72,6 +73,11 @@ PlanFile read_plan_table(const toml::node& n, const std::string& origin) {
                origin + ": key '" + key + "' must be a number of bytes or \"" + kWholeBucket + "\"");
       p.bucket_bytes = ~std::size_t{0};
     } else if (k == "bucket_bytes") p.bucket_bytes = static_cast<std::size_t>(get_int(v, key, origin, 1, std::numeric_limits<std::int64_t>::max()));
+    else if (k == "hop_chunk_bytes" && v.is_string()) {
+      TZ_CHECK(*v.value<std::string>() == kWholeMessage, ConfigError,
+               origin + ": key '" + key + "' must be a number of bytes or \"" + kWholeMessage + "\"");
+      p.hop_chunk_bytes = 0;
+    } else if (k == "hop_chunk_bytes") p.hop_chunk_bytes = static_cast<std::size_t>(get_int(v, key, origin, 1, std::numeric_limits<std::int64_t>::max()));
     else if (k == "prefetch") p.prefetch = static_cast<int>(get_int(v, key, origin, 0, 8));
     else if (k == "persist_threshold") p.persist_threshold = static_cast<std::size_t>(get_int(v, key, origin, 0, std::numeric_limits<std::int64_t>::max()));
     else if (k == "optim_offload") read_offload(v, key, origin, p.optim_offload);
@@ -152,6 +158,8 @@ std::string plan_file_text(const Plan& p, bool fit_to_topology, const std::vecto
   s += "bucket_bytes = " +
        (p.bucket_bytes == ~std::size_t{0} ? "\"" + std::string(kWholeBucket) + "\"" : std::to_string(p.bucket_bytes)) +
        "  # gradient bucket; \"whole\": one, reduced after backward\n";
+  s += "hop_chunk_bytes = " + (p.hop_chunk_bytes == 0 ? "\"" + std::string(kWholeMessage) + "\"" : std::to_string(p.hop_chunk_bytes)) +
+       "  # pipelined hops: bytes of each rank's part per chunk; \"whole\": one hop after the other\n";
   s += "prefetch = " + std::to_string(p.prefetch) + "  # units gathered ahead of the one computing\n";
   s += "persist_threshold = " + std::to_string(p.persist_threshold) + "  # units of at most this many parameters stay whole\n";
   return s + offload_text("optim_offload", p.optim_offload) + offload_text("param_offload", p.param_offload);

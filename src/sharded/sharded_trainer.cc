@@ -88,6 +88,8 @@ void ShardedTrainer::Impl::build_communicators(bool concurrent_queues) {
   }
   g_comm = plan.grads ? group_comm(plan.grads) : data.split(Level::world);
   g_hier = std::make_unique<Hierarchy>(*g_comm, reduce_hops, mem, ops, reduce_schedule);
+  for (Hierarchy* h : {p_hier.get(), b_hier.get(), g_hier.get()})
+    if (h) h->set_chunk_bytes(plan.hop_chunk_bytes);
   if (plan.grads && *plan.grads != Level::world) cross_comm = data.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
 }

@@ -64,6 +64,9 @@ void read_engine_keys(const toml::table& table, EngineProfile& e, const std::str
   t.number("overlap_reduce", e.overlap.reduce, 0, 1);
   t.source_only("overlap");
   t.number("overlap_slowdown", e.overlap_slowdown, 0, 0.99);
+  std::string memory = e.memory == MemoryMethod::allocations ? "allocations" : "per_parameter";
+  t.text("memory", memory, {"per_parameter", "allocations"});
+  e.memory = memory == "allocations" ? MemoryMethod::allocations : MemoryMethod::per_parameter;
   t.number("params_bytes", e.state_bytes.params, 0, 16);
   t.number("grads_bytes", e.state_bytes.grads, 0, 16);
   t.number("optim_bytes", e.state_bytes.optim, 0, 64);

@@ -22,37 +22,33 @@ Topology group_topology(const Topology& topo, const Partition& part) {
 }
 
 // The engine's hierarchies' scratch after a step (comm/hier/scratch_sizes.h): the forward and backward gathers of
-// the largest gathered unit (qwZ's when the weights are quantised; hpZ's from bwd_params), the reduction of the
-// largest bucket (all-reduce, reduce-scatter or qgZ's), and the gathers of units rebuilt after the update.
+// every gathered unit (qwZ's when the weights are quantised; hpZ's from bwd_params), the reduction of every bucket
+// (all-reduce, reduce-scatter or qgZ's), and the gathers of units rebuilt after the update. Each buffer reaches its
+// largest use: the largest call's when whole, while with pipelined hops a call smaller than a chunk runs whole in
+// buffers of its own.
 double comm_scratch(const Plan& p, const Topology& topo, const GptLayout& layout, const StateLayouts& states, std::size_t dsize,
                     const std::vector<GradBucket>& buckets) {
-  std::size_t params = 0, bwd = 0, rebuilt = 0, bucket = 0;
-  for (std::size_t u = 0; u < layout.units().size(); ++u) {
-    if (!states.params.whole[u]) params = std::max(params, states.params.shard[u]);
-    if (!states.bwd_params.whole[u]) bwd = std::max(bwd, states.bwd_params.shard[u]);
-    if (p.rebuilt_after_update(layout.units()[u].numel)) rebuilt = std::max(rebuilt, states.optim.shard[u]);
-  }
-  for (const GradBucket& b : buckets) bucket = std::max(bucket, b.count);
   QuantSpec q;
   q.block = p.quant_block;
-  std::size_t total = 0;
-  if (p.params) {
-    ScratchSizes s(group_topology(topo, p.params), hop_spec(p.gather));
-    if (p.weight_bits == 16) s.all_gather(params, dsize);
-    else q.bits = p.weight_bits, s.all_gather_quantized(params, q);
-    total += s.total();
+  q.bits = p.weight_bits == 16 ? q.bits : p.weight_bits;
+  const bool bwd = states.bwd_distinct && p.bwd_params;
+  ScratchSizes params(group_topology(topo, p.params), hop_spec(p.gather), p.hop_chunk_bytes);
+  ScratchSizes bwd_params(group_topology(topo, p.bwd_params), hop_spec(p.gather), p.hop_chunk_bytes);
+  ScratchSizes g(group_topology(topo, p.grads), hop_spec(p.reduce), p.hop_chunk_bytes);
+  for (std::size_t u = 0; u < layout.units().size(); ++u) {
+    if (p.params && !states.params.whole[u]) {
+      if (p.weight_bits == 16) params.all_gather(states.params.shard[u], dsize);
+      else params.all_gather_quantized(states.params.shard[u], dsize, q);
+    }
+    if (bwd && !states.bwd_params.whole[u]) bwd_params.all_gather(states.bwd_params.shard[u], dsize);
+    if (p.rebuilt_after_update(layout.units()[u].numel)) g.all_gather(states.optim.shard[u], dsize);
   }
-  if (states.bwd_distinct && p.bwd_params) {
-    ScratchSizes s(group_topology(topo, p.bwd_params), hop_spec(p.gather));
-    s.all_gather(bwd, dsize);
-    total += s.total();
+  for (const GradBucket& b : buckets) {
+    if (!p.grads) g.all_reduce(b.count, dsize);
+    else if (p.quantized()) g.reduce_scatter_quantized(b.count, dsize, p.grad_bits, q);
+    else g.reduce_scatter(b.count, dsize);
   }
-  ScratchSizes g(group_topology(topo, p.grads), hop_spec(p.reduce));
-  if (!p.grads) g.all_reduce(bucket, dsize);
-  else if (p.quantized()) g.reduce_scatter_quantized(bucket, dsize, p.grad_bits, q);
-  else g.reduce_scatter(bucket, dsize);
-  if (rebuilt) g.all_gather(rebuilt, dsize);
-  return static_cast<double>(total + g.total());
+  return static_cast<double>((p.params ? params.total() : 0) + (bwd ? bwd_params.total() : 0) + g.total());
 }
 
 // The offloaded states' host memory and files (optim_store.h, param_store.h): in host memory (cpu), or in files with
@@ -69,12 +65,33 @@ void offloaded(const Plan& p, const StateLayouts& states, double dsize, SimResul
     r.file_bytes += params, r.host_bytes += p.param_offload.buffers * dsize * static_cast<double>(states.params.largest_shard());
 }
 
+// What Open MPI itself allocates for tierzero's gradient reduction on CPU ranks, whose collectives are MPI's. Its
+// non-blocking reduce-scatter (Open MPI 4.1, coll/libnbc, nbc_ireduce_scatter_block.c) mallocs two copies of the
+// whole send buffer per call and reduces by recursive halving through them; rank 0 receives in every round and so
+// writes one copy in a group of two, both in a larger one. The reducer keeps one bucket of each of its two buffers in
+// flight, whose first hop sends the whole bucket. Quantised reductions (all-to-all) and all-reduces are not counted.
+double mpi_reduce_temporaries(const Plan& p, const Topology& topo, const StateLayouts& states, const std::vector<GradBucket>& buckets,
+                              double dsize) {
+  if (!p.grads || p.quantized()) return 0;
+  const Topology group = group_topology(topo, p.grads);
+  int first_hop = 1;
+  for (const std::vector<Level>& hop : hop_spec(p.reduce)) {
+    first_hop = 1;
+    for (const Level l : hop) first_hop *= group.fanout(l);
+    if (first_hop > 1) break;
+  }
+  const int copies = first_hop > 2 ? 2 : first_hop == 2 ? 1 : 0;
+  double send = 0;
+  for (const std::size_t count : bucket_buffer_counts(buckets)) send += static_cast<double>(count) * dsize * states.grads.group_size;
+  return copies * send;
+}
+
 // tierzero's engine: what ShardedTrainer allocates (its memory_bytes()), from the same layouts and the same sizing
 // rules (plan/engine_buffers.h): the states; the fetcher's ring (a gathered unit in the working dtype and its fp32
 // copy per slot); the reducer's two send and two receive buckets; the fp32 gradient of one unit; a tied head's whole
 // embedding and its gradient (fp32); the gathers of units rebuilt after the update; the model's activations
 // (GptModel, gpt_activation_elements).
-Parts tierzero_parts(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
+Parts tierzero_parts(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r, double& library) {
   const Plan& p = in.plan;
   const double dsize = static_cast<double>(dtype_size(in.dtype));
   const StateLayouts states = StateLayouts::make(layout, topo, p, 0);
@@ -97,6 +114,7 @@ Parts tierzero_parts(const SimInput& in, const Topology& topo, const GptLayout& 
   const double acts = sizeof(float) * static_cast<double>(gpt_activation_elements(in.model, in.micro_batch, seq_len, in.recompute.any(),
                                                                                   ops::attention_scratch(seq_len, in.model.heads)));
   offloaded(p, states, dsize, r);
+  library = in.system.device.sm_count == 0 ? mpi_reduce_temporaries(p, topo, states, buckets, dsize) : 0.0;
   return {{"params", params_off ? 0.0 : static_cast<double>(states.params_bytes(in.dtype))},
           {"bwd_params", params_off ? 0.0 : static_cast<double>(states.bwd_params_bytes(in.dtype))},
           {"grads", static_cast<double>(states.grads_bytes())},
@@ -185,11 +203,11 @@ double largest_allocation(const SimInput& in, const GptLayout& layout, int seq_l
 }  // namespace
 
 void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
-  const bool own = in.engine.name == "tierzero";
-  Parts parts = own ? tierzero_parts(in, topo, layout, seq_len, r) : engine_parts(in, topo, layout, seq_len, r);
+  double library = 0;  // the communication library's own allocations
+  Parts parts = in.engine.memory == MemoryMethod::allocations ? tierzero_parts(in, topo, layout, seq_len, r, library) : engine_parts(in, topo, layout, seq_len, r);
   double allocated = 0;
   for (const auto& [k, v] : parts) allocated += v;
-  parts.emplace_back("runtime", allocated * in.engine.allocator_reserve + in.engine.fixed_bytes + in.system.device.runtime_bytes);
+  parts.emplace_back("runtime", allocated * in.engine.allocator_reserve + in.engine.fixed_bytes + in.system.device.runtime_bytes + library);
   r.memory_bytes = std::move(parts);
   r.memory_total = 0;
   for (const auto& [k, v] : r.memory_bytes) r.memory_total += v;

@@ -91,6 +91,30 @@ HopTransfer scaled(const HopTransfer& h, double f) {
   return x;
 }
 
+// A pipelined collective (HopTransfer::chunks = n > 1, its hops consecutive)
+// lasts its fill and drain, every hop's chunk call once, plus the slowest
+// hop's other n - 1 chunk calls: sum_h c_h + (n - 1) max_h c_h, c_h a chunk
+// call's transfer, latency and call overhead on hop h (docs/algorithms.md).
+// Per transfer, the chunk calls it is priced for: n for each pipelined
+// collective's slowest hop, 1 for its other hops (a whole collective's
+// transfers are priced whole).
+std::vector<double> pipeline_repeats(const std::vector<HopTransfer>& transfers, const Topology& topo, const System& sys) {
+  std::vector<double> repeats(transfers.size(), 1.0);
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const HopTransfer& first = transfers[i];
+    if (first.chunks <= 1 || first.hop_index != 0) continue;
+    std::size_t slowest = i;
+    double longest = -1;
+    for (std::size_t j = i; j < i + static_cast<std::size_t>(first.hops); ++j) {
+      const HopTime ht = hop_time(scaled(transfers[j], 1.0 / first.chunks), topo, sys);
+      const double c = ht.transfer_s + ht.latency_s + sys.call_overhead_s;
+      if (c > longest) longest = c, slowest = j;
+    }
+    repeats[slowest] = first.chunks;
+  }
+  return repeats;
+}
+
 // Communication, hop by hop (rank 0 stands for every rank; they differ only
 // by a few bytes): fills the per-level times, bytes and calls, and the
 // overlappable and step-phase totals; returns the exposed part (the first
@@ -106,17 +130,30 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
   const double reduce_scale = (e.reduce_bytes > 0 ? e.reduce_bytes / static_cast<double>(dtype_size(in.dtype)) : 1.0) *
                               (e.accumulate_locally && !in.plan.params ? 1.0 / in.grad_accum : 1.0);
   double step_phase = 0, forward = 0, reduce = 0;
-  for (HopTransfer h : step_transfers(in.plan, topo, cfg, 0)) {
+  std::vector<HopTransfer> transfers = step_transfers(in.plan, topo, cfg, 0);
+  for (HopTransfer& h : transfers)
     if (h.phase == Phase::reduce && !in.plan.quantized()) h = scaled(h, reduce_scale);
+  const std::vector<double> repeats = per_module ? std::vector<double>(transfers.size(), 1.0) : pipeline_repeats(transfers, topo, in.system);
+  for (std::size_t i = 0; i < transfers.size(); ++i) {
+    const HopTransfer& h = transfers[i];
     double t = 0, longest = -1;  // the hop's calls: transfer, latency and call overheads
     int quant_level = 0;         // the quantisation is charged to the level bounding the hop's longest call
-    for (double f : per_module && h.unit >= 0 ? modules[h.unit] : whole) {
-      const HopTime ht = hop_time(f == 1.0 ? h : scaled(h, f), topo, in.system);
-      r.collective_calls += 1;
-      r.comm_time_s[ht.bottleneck] += ht.transfer_s;
-      r.latency_s[ht.latency_level] += ht.latency_s + per_call;
-      t += ht.transfer_s + ht.latency_s + per_call;
-      if (ht.transfer_s > longest) longest = ht.transfer_s, quant_level = ht.bottleneck;
+    if (h.chunks > 1 && !per_module) {  // one call per chunk, priced as pipeline_repeats says
+      const HopTime ht = hop_time(scaled(h, 1.0 / h.chunks), topo, in.system);
+      r.collective_calls += static_cast<std::size_t>(h.chunks);
+      r.comm_time_s[ht.bottleneck] += repeats[i] * ht.transfer_s;
+      r.latency_s[ht.latency_level] += repeats[i] * (ht.latency_s + per_call);
+      t = repeats[i] * (ht.transfer_s + ht.latency_s + per_call);
+      quant_level = ht.bottleneck;
+    } else {
+      for (double f : per_module && h.unit >= 0 ? modules[h.unit] : whole) {
+        const HopTime ht = hop_time(f == 1.0 ? h : scaled(h, f), topo, in.system);
+        r.collective_calls += 1;
+        r.comm_time_s[ht.bottleneck] += ht.transfer_s;
+        r.latency_s[ht.latency_level] += ht.latency_s + per_call;
+        t += ht.transfer_s + ht.latency_s + per_call;
+        if (ht.transfer_s > longest) longest = ht.transfer_s, quant_level = ht.bottleneck;
+      }
     }
     const double q = in.system.memory_bandwidth_Bps > 0 ? 2.0 * static_cast<double>(h.quantized_bytes) / in.system.memory_bandwidth_Bps : 0;
     r.quant_s += q;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "comm/hier/hop_plan.h"
 #include "plan/grad_buckets.h"
 #include "tierzero/communicator.h"
 #include "quant/quant.h"
@@ -11,47 +12,46 @@ namespace tierzero {
 namespace {
 std::size_t ceil_div(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 
-// The hops of `spec` inside group(top), innermost first (hops of one rank skipped).
-std::vector<std::vector<Level>> hops_within(const HopSpec& spec, const Topology& t, Level top) {
-  std::vector<std::vector<Level>> out;
-  for (const auto& hop : spec) {
-    std::vector<Level> kept;
-    int size = 1;
-    for (Level l : hop)
-      if (static_cast<int>(l) <= static_cast<int>(top)) kept.push_back(l), size *= t.fanout(l);
-    if (size > 1) out.push_back(kept);
-  }
-  return out;
-}
-
-int hop_size(const Topology& t, const std::vector<Level>& hop) {
-  int s = 1;
-  for (Level l : hop) s *= t.fanout(l);
-  return s;
-}
-
 // One hop receiving `per_peer` bytes from each peer: charged to the level
 // that separates each peer (f_l - 1 peers per inner combination).
-HopTransfer hop_transfer(Phase ph, Collective k, const Topology& t, const std::vector<Level>& hop, std::uint64_t per_peer) {
-  HopTransfer x{ph, k, hop_size(t, hop), {}, 0, -1};
+HopTransfer hop_transfer(Phase ph, Collective k, const Topology& t, const HopGroup& hop, std::uint64_t per_peer) {
+  HopTransfer x{ph, k, hop.fanout, {}, 0, -1};
   int inner = 1;
-  for (Level l : hop) {
+  for (Level l : hop.levels) {
     x.bytes[static_cast<int>(l)] += per_peer * static_cast<std::uint64_t>(t.fanout(l) - 1) * inner;
     inner *= t.fanout(l);
   }
   return x;
 }
 
-// All-gather (or reduce-scatter) over group(top): outermost hop first, each
-// peer contributing the bundle gathered so far.
-template <class Bytes>
-void gather(std::vector<HopTransfer>& out, Phase ph, Collective k, const Topology& t, const HopSpec& spec, Level top,
-            std::size_t shard, Bytes bytes) {
-  const auto hops = hops_within(spec, t, top);
-  std::size_t bundle = shard;
-  for (std::size_t h = hops.size(); h-- > 0;) {
-    out.push_back(hop_transfer(ph, k, t, hops[h], bytes(bundle)));
-    bundle *= hop_size(t, hops[h]);
+// The collective `r` over group(top) as its HopPlan (comm/hier/hop_plan.h)
+// runs it: one transfer per hop, the bytes of all its stages on that hop
+// (an all-reduce's reduce-scatter and all-gather) and all chunks. Outermost
+// hop first, as the weight gathers run (a reduce-scatter runs them in
+// reverse order, with the same bytes); the quantised reduce-scatter's
+// all-to-alls innermost first, with the values each (de)quantises. Cut into
+// chunks of `chunk_bytes` (the plan's hop_chunk_bytes) as the engine cuts it.
+void planned(std::vector<HopTransfer>& out, Phase ph, Collective k, const Topology& t, const HopSpec& spec, Level top,
+             HopRequest r, std::size_t chunk_bytes) {
+  r.chunk_bytes = chunk_bytes;
+  const HopPlan plan(hop_groups(t, spec, top), r);
+  const std::size_t n = plan.hops().size();
+  std::vector<std::uint64_t> bytes(n, 0), quantized(n, 0);
+  for (std::size_t st = 0; st < plan.num_stages(); ++st) {
+    const HopStage& g = plan.stage(st, 0);
+    if (!g.transfer) continue;
+    bytes[g.hop] += plan.peer_bytes(st);
+    if (g.op == Collective::all_to_all && g.bits != 16)  // each value quantised by its sender, dequantised here, in fp32
+      quantized[g.hop] = 2 * plan.peer_values(st) * static_cast<std::uint64_t>(plan.hops()[g.hop].fanout) * sizeof(float);
+  }
+  const bool inner_first = r.kind == HopCollective::reduce_scatter_quantized;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t h = inner_first ? i : n - 1 - i;
+    HopTransfer x = hop_transfer(ph, k, t, plan.hops()[h], bytes[h]);
+    x.quantized_bytes = quantized[h];
+    x.chunks = static_cast<int>(plan.num_chunks());
+    x.hop_index = static_cast<int>(i), x.hops = static_cast<int>(n);
+    out.push_back(x);
   }
 }
 
@@ -83,10 +83,10 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
       const std::size_t s = shard(part, u);
       const std::size_t before = out.size();
       if (bits == 16) {
-        gather(out, ph, Collective::all_gather, t, gspec, *part, s, [&](std::size_t e) { return e * ds; });
+        planned(out, ph, Collective::all_gather, t, gspec, *part, {HopCollective::all_gather, s, ds}, p.hop_chunk_bytes);
       } else {
-        const std::size_t packed = quant_packed_bytes(s, {bits, false, p.quant_block});
-        gather(out, ph, Collective::all_gather, t, gspec, *part, 1, [&](std::size_t b) { return b * packed; });
+        planned(out, ph, Collective::all_gather, t, gspec, *part,
+                {HopCollective::all_gather_quantized, s, ds, QuantSpec{bits, false, p.quant_block}}, p.hop_chunk_bytes);
         if (out.size() > before) out[before].quantized_bytes = s * ds * (1 + partition_group_size(t, part));  // quantise mine, dequantise all
       }
       for (std::size_t i = before; i < out.size(); ++i) out[i].unit = u;
@@ -97,27 +97,19 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
     for (const GradBucket& bucket : buckets) {
       const std::size_t count = bucket.count;
       if (!p.grads) {
-        if (hops_within(rspec, t, Level::world).size() >= 2)
-          gather(out, Phase::reduce, Collective::all_reduce, t, rspec, Level::world, ceil_div(count, t.size()),
-                 [&](std::size_t e) { return 2 * e * ds; });
+        if (hop_groups(t, rspec).size() >= 2)
+          planned(out, Phase::reduce, Collective::all_reduce, t, rspec, Level::world,
+                  {HopCollective::all_reduce, count, ds}, p.hop_chunk_bytes);
         else
           flat_all_reduce(out, Phase::reduce, t, all, me, count, ds);
         continue;
       }
-      if (p.quantized()) {  // qgZ: hop h moves (f_h - 1) pieces of count * (outer hop sizes) elements
-        const auto hops = hops_within(rspec, t, *p.grads);
-        for (std::size_t h = 0; h < hops.size(); ++h) {
-          std::size_t piece = count;
-          for (std::size_t o = h + 1; o < hops.size(); ++o) piece *= hop_size(t, hops[o]);
-          const int bits = p.grad_bits.at_hop(hops[h]);
-          const std::size_t bytes = bits == 16 ? piece * ds : quant_packed_bytes(piece, {bits, false, p.quant_block});
-          HopTransfer x = hop_transfer(Phase::reduce, Collective::all_to_all, t, hops[h], bytes);
-          if (bits != 16) x.quantized_bytes = 2 * piece * static_cast<std::size_t>(x.hop_size) * 4;
-          out.push_back(x);
-        }
-      } else {
-        gather(out, Phase::reduce, Collective::reduce_scatter, t, rspec, *p.grads, count, [&](std::size_t e) { return e * ds; });
-      }
+      if (p.quantized())  // qgZ: hop h moves (f_h - 1) pieces of count * (outer hop sizes) elements
+        planned(out, Phase::reduce, Collective::all_to_all, t, rspec, *p.grads,
+                {HopCollective::reduce_scatter_quantized, count, ds, QuantSpec{8, false, p.quant_block}, p.grad_bits}, p.hop_chunk_bytes);
+      else
+        planned(out, Phase::reduce, Collective::reduce_scatter, t, rspec, *p.grads,
+                {HopCollective::reduce_scatter, count, ds}, p.hop_chunk_bytes);
       if (*p.grads != Level::world) flat_all_reduce(out, Phase::reduce, t, t.cross_group(*p.grads, me), me, count, ds);
     }
   }
@@ -125,14 +117,16 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
   // Replicated params, and units held whole, rebuilt from the optim shards.
   for (std::size_t u = 0; u < units.size(); ++u)
     if (p.rebuilt_after_update(units[u].numel))
-      gather(out, Phase::step, Collective::all_gather, t, rspec, *p.optim, shard(p.optim, static_cast<int>(u)),
-             [&](std::size_t e) { return e * ds; });
+      planned(out, Phase::step, Collective::all_gather, t, rspec, *p.optim,
+              {HopCollective::all_gather, shard(p.optim, static_cast<int>(u)), ds}, p.hop_chunk_bytes);
   return out;
 }
 
 std::vector<HopTransfer> collective_hops(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes) {
+  // An all-gather's plan of the shard's bytes: a reduce-scatter's has the same bytes per hop, and the other
+  // collectives are priced as it here.
   std::vector<HopTransfer> out;
-  gather(out, Phase::forward, k, topo, spec, Level::world, 1, [&](std::size_t n) { return n * shard_bytes; });
+  planned(out, Phase::forward, k, topo, spec, Level::world, {HopCollective::all_gather, shard_bytes, 1}, 0);
   return out;
 }
 

@@ -24,6 +24,11 @@ struct HopTransfer {
   std::array<std::uint64_t, kNumLevels> bytes{};
   std::uint64_t quantized_bytes = 0;  // elements (de)quantised by this rank for this hop, in bytes of the dtype
   int unit = -1;  // the unit whose weights a forward/backward gather fetches (-1: buckets and the step's own)
+  // Pipelined hops (plan key hop_chunk_bytes): the collective's chunks, each
+  // hop a call per chunk, and this hop's place among the collective's
+  // consecutive entries (hop_index 0 .. hops - 1). 1 chunk: whole.
+  int chunks = 1;
+  int hop_index = 0, hops = 1;
 };
 
 // All hop transfers of one step for rank `rank` (ranks differ only in the

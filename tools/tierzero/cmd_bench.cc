@@ -22,6 +22,7 @@ struct CommArgs {
   int iters = 5;
   std::string dtype = "fp32";
   bool json = false;
+  std::size_t hop_chunk_bytes = bench::CommBenchOptions{}.hop_chunk_bytes;
   std::string write_system;
   std::string system_name = "measured";
   bench::ComputeCalibration calibration;
@@ -35,16 +36,17 @@ int run_comm(const CommArgs& a, Context& ctx) {
   if (!a.sizes.empty()) opt.sizes_bytes = a.sizes;
   opt.iters = a.iters;
   opt.dtype = parse_dtype(a.dtype);
+  opt.hop_chunk_bytes = a.hop_chunk_bytes;
   TZ_CHECK(mpi_initialized(), ConfigError, "bench comm measures collectives between ranks: start it with mpirun, mpiexec or srun");
   const auto rows = bench::run_comm_bench(*world, opt);
   if (mpi.rank() == 0) {
-    if (!a.json) std::printf("%-15s %-5s %12s %12s %10s   bytes per rank per level\n", "collective", "algo", "bytes", "time_s", "algbw_GB/s");
+    if (!a.json) std::printf("%-15s %-9s %12s %12s %10s   bytes per rank per level\n", "collective", "algo", "bytes", "time_s", "algbw_GB/s");
     for (const auto& r : rows) {
       if (a.json) {
         std::cout << bench::to_json_line(r, topo) << "\n";
         continue;
       }
-      std::printf("%-15s %-5s %12zu %12.6f %10.3f  ", r.collective.c_str(), r.algorithm.c_str(), r.bytes, r.time_s, r.algbw_gbs);
+      std::printf("%-15s %-9s %12zu %12.6f %10.3f  ", r.collective.c_str(), r.algorithm.c_str(), r.bytes, r.time_s, r.algbw_gbs);
       for (Level l : topo.levels()) std::printf(" %s=%.0f", std::string(level_name(l)).c_str(), r.bytes_per_level[static_cast<int>(l)]);
       std::printf("\n");
     }
@@ -143,6 +145,8 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   comm->add_option("--iters", args->iters, "Timed iterations per size")->check(at_least(1));
   comm->add_option("--dtype", args->dtype, "Element type: fp32, bf16, fp16");
   comm->add_flag("--json", args->json, "One JSON object per line");
+  comm->add_option("--hop-chunk-bytes", args->hop_chunk_bytes,
+                   "Chunk of the 'pipelined' rows: the hierarchical collectives with their hops pipelined (0: no such rows)");
   comm->add_option("--write-system", args->write_system, "Write a system TOML with the measured latency and bandwidth per level");
   comm->add_option("--system-name", args->system_name, "Name recorded in the written system file");
   comm->add_option("--calibrate-model", args->calibration.model, "Model whose training step the written system's gemm_efficiency is fitted to (--write-system)");

@@ -373,9 +373,6 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
                                              cfg.log_every, first_step);
       report->set_extra("strategy", plan.name);
       report->set_extra("matmul", std::string(matmul_type_name(trainer.matmul())));
-      nlohmann::ordered_json mem = nlohmann::ordered_json::object();
-      for (const auto& [k, v] : trainer.memory_bytes()) mem[k] = v;
-      report->set_extra("memory_bytes", mem);
       report->set_run(run_object(cfg, plan, topo, mpi.size(), first_step, data.train.origin()));
       for (auto& log : logs) report->add_log(std::move(log));
     }
@@ -398,6 +395,10 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
       // is written: a run killed between the two loses no row when it resumes.
       if (root) {
         report->set_extra("bytes_per_level", level_object(trainer.last_step_bytes(), topo));
+        // After the step: the hierarchies' scratch grows to its size during the first one.
+        nlohmann::ordered_json mem = nlohmann::ordered_json::object();
+        for (const auto& [k, v] : trainer.memory_bytes()) mem[k] = v;
+        report->set_extra("memory_bytes", std::move(mem));
         if (!a.save_dir.empty())  // the training thread's time in save calls since the last row; whether a background write overlapped the step
           report->set_extra("checkpoint", {{"save_s", save_s}, {"writing", writing}});
         if (cfg.param_dtype == DType::f16) report->set_extra("loss_scale", trainer.loss_scale());

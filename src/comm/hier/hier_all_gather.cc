@@ -4,32 +4,28 @@
 // differ from it only at levels >= l. The outermost hop therefore moves one
 // shard per peer across the slowest link; each inner hop moves the bundle
 // gathered so far. The bundle is built innermost-coordinate-major, so one
-// final axis reversal puts the shards in rank order.
-#include "comm/hier/hop_state.h"
+// final axis reversal (the plan's local stage) puts the shards in rank
+// order. A pipelined plan gathers each chunk of the shards this way, and
+// the reversal puts each rank's chunk in its place: the bytes are the same.
+#include "comm/hier/hop_pipeline.h"
 
 namespace tierzero {
 
 void hier_all_gather(HopState& s, const void* send, void* recv, std::size_t count, DType t) {
-  const std::size_t shard = count * dtype_size(t);
-  const std::size_t k = s.hops.size();
-  if (k == 0) {
-    s.mem->copy(recv, send, shard);
+  const std::size_t es = dtype_size(t);
+  if (s.hops.empty()) {
+    s.mem->copy(recv, send, count * es);
     return;
   }
-  if (k == 1) {
-    s.hop(0)->all_gather(send, recv, count, t);
-    return;
-  }
-  const void* cur = send;
-  std::size_t cur_count = count;
-  for (std::size_t h = k; h-- > 0;) {
-    std::byte* next = s.buffer(plain_scratch(h), cur_count * s.fanout(h) * dtype_size(t));
-    s.hop(h)->all_gather(cur, next, cur_count, t);
-    cur = next;
-    cur_count *= s.fanout(h);
-  }
-  // The bundle is innermost coordinate major.
-  reverse_axes(*s.mem, static_cast<const std::byte*>(cur), static_cast<std::byte*>(recv), inner_first(s), shard);
+  const HopPlan& p = s.plan({HopCollective::all_gather, count, es});
+  const auto* in = static_cast<const std::byte*>(send);
+  auto* out = static_cast<std::byte*>(recv);
+  run_pipeline(s, p, [&](std::size_t st, std::size_t c) {
+    return issue_stage(s, p, st, c, st == 0 ? in + p.chunk_offset(c) * es : s.out(p, st - 1, c), recv, t);
+  }, [&](std::size_t st, std::size_t c) {
+    const std::size_t chunk = p.chunk_len(c) * es;
+    reverse_axes(*s.mem, s.out(p, st - 1, c), chunk, out + p.chunk_offset(c) * es, count * es, inner_first(s), chunk);
+  });
 }
 
 }  // namespace tierzero

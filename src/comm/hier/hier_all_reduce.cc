@@ -1,40 +1,33 @@
 // Hierarchical all-reduce: reduce-scatter innermost hop first, then
 // all-gather outermost hop first, over the count padded to a multiple of the
 // world size (c = ceil(n / W) elements per rank). Because the all-gather
-// retraces the reduce-scatter's splits, no reordering is needed.
-#include "comm/hier/hop_state.h"
+// retraces the reduce-scatter's splits, no reordering is needed. Its plan
+// is never chunked: its local stages pad the input into the first buffer
+// and copy the result out.
+#include "comm/hier/hop_pipeline.h"
 
 namespace tierzero {
 
 void hier_all_reduce(HopState& s, const void* send, void* recv, std::size_t count, DType t, ReduceOp op) {
-  const std::size_t esize = dtype_size(t);
-  const std::size_t k = s.hops.size();
-  if (k <= 1) {
-    if (k == 1) s.hop(0)->all_reduce(send, recv, count, t, op);
-    else s.mem->copy(recv, send, count * esize);
+  const std::size_t es = dtype_size(t);
+  if (s.hops.empty()) {
+    s.mem->copy(recv, send, count * es);
     return;
   }
-  const std::size_t w = static_cast<std::size_t>(s.group_size);
-  const std::size_t per_rank = (count + w - 1) / w;
-  std::size_t cur_count = per_rank * w;
-  std::byte* cur = s.buffer(Scratch::plain_even, cur_count * esize);
-  s.mem->copy(cur, send, count * esize);
-  s.mem->zero(cur + count * esize, (cur_count - count) * esize);
-  std::size_t turn = 0;  // buffers alternate: the input and output of each hop differ
-  for (std::size_t h = 0; h < k; ++h) {
-    cur_count /= s.fanout(h);
-    std::byte* next = s.buffer(plain_scratch(++turn), cur_count * esize);
-    s.hop(h)->reduce_scatter(cur, next, cur_count, t, ReduceOp::sum);
-    cur = next;
-  }
-  for (std::size_t h = k; h-- > 0;) {
-    std::byte* next = s.buffer(plain_scratch(++turn), cur_count * s.fanout(h) * esize);
-    s.hop(h)->all_gather(cur, next, cur_count, t);
-    cur = next;
-    cur_count *= s.fanout(h);
-  }
-  s.mem->copy(recv, cur, count * esize);
-  if (op == ReduceOp::avg) s.ops->divide(recv, count, t, s.group_size);
+  const HopPlan& p = s.plan({HopCollective::all_reduce, count, es});
+  const bool one_hop = s.hops.size() == 1;
+  run_pipeline(s, p, [&](std::size_t st, std::size_t c) {
+    return issue_stage(s, p, st, c, st == 0 ? send : s.out(p, st - 1, c), recv, t, one_hop ? op : ReduceOp::sum);
+  }, [&](std::size_t st, std::size_t c) {
+    if (st == 0) {  // the input, padded with zeros
+      std::byte* padded = s.out(p, st, c);
+      s.mem->copy(padded, send, count * es);
+      s.mem->zero(padded + count * es, p.stage(st, c).out_bytes - count * es);
+    } else {
+      s.mem->copy(recv, s.out(p, st - 1, c), count * es);
+      if (op == ReduceOp::avg) s.ops->divide(recv, count, t, s.group_size);
+    }
+  });
 }
 
 }  // namespace tierzero

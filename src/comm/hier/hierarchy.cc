@@ -22,7 +22,7 @@ Hierarchy::Hierarchy(Communicator& comm, const HopSpec& hops, Memory& mem, Eleme
       color = color * (topo.fanout(static_cast<Level>(i)) + 1) + (varies[i] ? topo.fanout(static_cast<Level>(i)) : topo.coord(me, static_cast<Level>(i)));
     auto hop = comm.split_by(color);
     if (hop->size() == 1) continue;
-    state_->levels.push_back(levels);
+    state_->groups.push_back({levels, hop->size()});
     state_->hops.push_back(std::move(hop));
   }
   int product = 1;
@@ -44,11 +44,15 @@ Request Hierarchy::submit(CommJob job) {
 
 std::size_t Hierarchy::num_hops() const { return state_->hops.size(); }
 
+void Hierarchy::set_chunk_bytes(std::size_t bytes) {
+  state_->chunk_bytes = bytes;
+}
+
 std::size_t Hierarchy::scratch_bytes() const { return state_->scratch_bytes(); }
 
 Communicator& Hierarchy::hop(Level level) const {
-  for (std::size_t i = 0; i < state_->levels.size(); ++i)
-    for (Level l : state_->levels[i])
+  for (std::size_t i = 0; i < state_->groups.size(); ++i)
+    for (Level l : state_->groups[i].levels)
       if (l == level) return *state_->hops[i];
   TZ_THROW(CommError, "no hop with more than one member spans level " + std::string(level_name(level)));
 }

@@ -67,6 +67,12 @@ class Hierarchy {
   std::size_t scratch_bytes() const;
   // The communicator of the hop containing `level` (throws if none).
   Communicator& hop(Level level) const;
+  // Pipelined hops (comm/hier/hop_plan.h): each rank's part of a collective
+  // cut into chunks of `bytes` that flow through the hops as a pipeline, for
+  // the collectives issued after this call (0, the default: whole, one hop
+  // after the other). Results stay those of the whole collective. Call it
+  // with none of this Hierarchy's collectives in flight.
+  void set_chunk_bytes(std::size_t bytes);
 
   // Same contracts as Communicator's collectives of the same name.
   Request iall_gather(const void* send, void* recv, std::size_t count, DType t);
