@@ -4,7 +4,8 @@
 # the job has; figures with 3 significant digits however small; only the
 # strategies the engine runs (others marked); why tierzero's engine and
 # DeepSpeed's differ, from their engine files; the cpu preset with the levels
-# train runs on one machine.
+# train runs on one machine; each row's range and an uncalibrated device;
+# validate by publication and with each publication held out.
 set -u
 tz=$1
 fail=0
@@ -104,4 +105,66 @@ head = next(l.split() for l in lines if l.startswith("strategy"))
 row = next(l.split() for l in lines if l.startswith("hier3"))
 assert head[9:12] == ["package_s", "node_s", "world_s"], head
 assert all(float(x) > 0 for x in row[9:12]), row'
+# The range of every row (docs/simulator.md, "What is not known"): a step_range_s column, fastest-slowest around step_s;
+# --json's range with the factors varied and the step time at either end.
+run "$tz" simulate --system dgx-h100 --model gpt-1.3b --ranks 16 --strategy zero3
+check "simulate: step_range_s holds step_s" -- '
+import sys
+lines = sys.stdin.read().splitlines()
+head = next(l.split() for l in lines if l.startswith("strategy"))
+row = dict(zip(head, next(l.split() for l in lines if l.startswith("zero3 "))))
+lo, hi = map(float, row["step_range_s"].split("-"))
+assert lo < float(row["step_s"]) < hi, row'
+run "$tz" simulate --system dgx-h100 --model gpt-1.3b --ranks 16 --strategy zero3 --json
+check "simulate --json: range" -- '
+import json, sys
+r = next(json.loads(l) for l in sys.stdin if l.startswith("{"))
+g = r["range"]
+assert g["varied"] == {"network_bandwidth": [0.75, 1.25], "gemm_efficiency": [0.75, 1.25]}, g
+assert g["step_time_s"][0] < r["step_time_s"] < g["step_time_s"][1], g
+assert g["tokens_per_s_per_device"][0] < r["tokens_per_s_per_device"] < g["tokens_per_s_per_device"][1], g'
+
+# A system file without based_on: its device is uncalibrated (the assumed line), and no error band applies.
+own=$(mktemp --suffix .toml)
+printf "memory_gb = 80\npeak_tflops = 989\nmemory_bandwidth_gbs = 3350\n[[level]]\nname = \"node\"\nfanout = 8\nbandwidth_gbs = 450\nlatency_us = 3\n[[level]]\nname = \"world\"\nbandwidth_gbs = 50\nlatency_us = 5\n" > "$own"
+run "$tz" simulate --system "$own" --model gpt-1.3b --ranks 16 --strategy zero3 --attention eager
+rm -f "$own"
+check "simulate --system FILE without based_on: uncalibrated, no error band" -- '
+import sys
+lines = sys.stdin.read().splitlines()
+why = "the system file names no device preset (based_on): its figures are its own, none of them checked against the corpus"
+assert lines[0].startswith("assumed: ") and lines[0].endswith("; device uncalibrated: " + why), lines[0]
+assert lines[-1] == "error band: does not apply: the device is uncalibrated: " + why, lines[-1]'
+
+# validate by publication, and each publication held out, on three of the corpus's (one cycle of the fit, to stay quick):
+# torchtitan's docs give 9 rows, one of them out of memory; the Hugging Face blog 2; FlagPerf 3.
+corpus=$(mktemp --suffix .toml)
+python3 - "$(dirname "$0")/../data/published-runs.toml" "$corpus" <<'PY'
+import sys
+blocks = open(sys.argv[1]).read().split("[[run]]")
+keep = ("/pytorch/torchtitan/", "/huggingface/blog/", "/FlagOpen/FlagPerf")
+open(sys.argv[2], "w").write("".join("[[run]]" + b for b in blocks[1:] if any(k in b for k in keep)))
+PY
+run "$tz" validate --corpus "$corpus" --by-source --json
+check "validate --by-source --json: one object per publication" -- '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert [(r["source"], r["runs"]) for r in rows] == [("FlagOpen/FlagPerf", 3), ("huggingface/blog", 2), ("pytorch/torchtitan", 8)], rows
+for r in rows: assert list(r) == ["source", "runs", "median_abs_error", "max_abs_error"] and 0 <= r["median_abs_error"] <= r["max_abs_error"], r'
+run "$tz" validate --corpus "$corpus" --leave-one-source-out --fit-cycles 1 --json
+check "validate --leave-one-source-out --json: each publication priced with constants fitted without it" -- '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert [(r["source"], r["runs"]) for r in rows] == [("FlagOpen/FlagPerf", 3), ("huggingface/blog", 2), ("pytorch/torchtitan", 8)], rows
+for r in rows: assert list(r)[:4] == ["source", "runs", "median_abs_error", "max_abs_error"] and len(r["constants"]) == 10, r
+# Nothing among these runs is FP8: the FP8 efficiency stays at the middle of its bounds.
+assert all(r["constants"]["h100_fp8"] == (0.2 + 0.709) / 2 for r in rows), rows'
+run "$tz" validate --corpus "$corpus" --leave-one-source-out --fit-cycles 1
+check "validate --leave-one-source-out: a line per publication and the median of their medians" -- '
+import sys
+lines = sys.stdin.read().splitlines()
+assert lines[0].split() == ["source", "runs", "median", "|error|", "largest"], lines[0]
+assert [l.split()[0] for l in lines[1:4]] == ["FlagOpen/FlagPerf", "huggingface/blog", "pytorch/torchtitan"], lines
+assert lines[4].startswith("each priced with the constants fitted on the fitting half without it: 3 sources, median of their median |error| "), lines[4]'
+rm -f "$corpus"
 exit $fail

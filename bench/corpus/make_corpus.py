@@ -44,6 +44,9 @@ def emit(f, r):
         if v is None:
             continue
         f.write(f'{k} = {value(v)}\n')
+        # A source that does not state its network: said in data, so that validate prices the row as a range.
+        if k == 'interconnect' and (v.startswith('unstated') or 'not stated' in v):
+            f.write('network_stated = false\n')
     f.write('model = { ' + ', '.join(f'{k} = {value(v)}' for k, v in model.items()) + ' }\n')
 
 
@@ -306,7 +309,9 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 # precision (bf16 or fp8 GEMMs), attention (a device rate), model_code (the code of the layers where it writes its norms
 # and rotary embedding as PyTorch expressions: data/model-code; else the engine's kernels), reduce_bytes, fused_loss and
 # backward_prefetch (the run's mixed precision, loss and FSDP1 backward prefetch, over the engine's defaults), model (a
-# model table, docs/models.md's keys), seq_len, micro_batch, grad_accum, recompute (none, full, selective, selective-op, every:N), tokens_per_s_per_gpu (as published),
+# model table, docs/models.md's keys), seq_len, micro_batch, grad_accum, recompute (none, full, selective, selective-op, every:N),
+# network_stated (false where the source does not state its network: the links taken are an assumption, and validate prices
+# a multi-node row at the network's bandwidth x 0.75 to x 1.25 besides), tokens_per_s_per_gpu (as published),
 # oom (a configuration the source says ran out of memory), or, where a source publishes only ratios (the ZeRO++ blog, the
 # Frontier paper), speedup: the ratio of this run's throughput per GPU over that of the run with the keys of `over` changed.
 '''

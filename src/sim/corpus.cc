@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
+#include <map>
 #include <tuple>
 
 #include "core/embedded_data.h"
@@ -11,6 +12,7 @@
 #include "model/model_file.h"
 #include "sim/engine_toml.h"
 #include "tierzero/error.h"
+#include "tierzero/sensitivity.h"
 #include "topo/device_toml.h"
 
 namespace tierzero {
@@ -26,6 +28,18 @@ std::string system_of(const std::string& gpu) {
   if (gpu == "mi250x-gcd") return "frontier";
   if (gpu == "v100-sxm") return "dgx2-ib4";
   TZ_THROW(ConfigError, "no system preset for device '" + gpu + "'");
+}
+
+// A run's publication (PublishedRun::publication) from its url, or from its source where it has none.
+std::string publication_of(const std::string& url, const std::string& source) {
+  if (url.empty()) return source.substr(0, source.find(','));
+  const std::size_t scheme = url.find("://");
+  const std::string address = scheme == std::string::npos ? url : url.substr(scheme + 3);
+  const std::string github = "github.com/";
+  if (address.rfind(github, 0) != 0) return address;
+  const std::size_t owner_end = address.find('/', github.size());
+  const std::size_t repo_end = owner_end == std::string::npos ? owner_end : address.find('/', owner_end + 1);
+  return address.substr(github.size(), repo_end == std::string::npos ? std::string::npos : repo_end - github.size());
 }
 
 // The overrides' tables: [devices.NAME] and [engines.NAME].
@@ -58,6 +72,7 @@ PublishedRun read_run(const toml::table& t, const std::string& where, const Over
     return v;
   };
   r.id = text("id"), r.half = text("half"), r.source = text("source"), r.gpu = text("gpu");
+  r.publication = publication_of(text("url", false), r.source);
   TZ_CHECK(r.half == "fit" || r.half == "check", ConfigError, where + ": half must be \"fit\" or \"check\"");
   SimInput& in = r.input;
   // The cluster: the device's system preset, its node and network links as the source gives them.
@@ -92,6 +107,7 @@ PublishedRun read_run(const toml::table& t, const std::string& where, const Over
   in.recompute = Recompute::parse(text("recompute"));
   in.plan = fit_to(strategy_plan(text("strategy")), in.data_topology());
   r.oom = t["oom"].value_or(false);
+  if (const toml::node* n = t.get("network_stated")) r.network_stated = get<bool>(*n, "network_stated", where);
   r.tokens_per_s_per_gpu = real("tokens_per_s_per_gpu", 0);
   r.speedup = real("speedup", 0);
   const int figures = (r.oom ? 1 : 0) + (r.tokens_per_s_per_gpu > 0 ? 1 : 0) + (r.speedup > 0 ? 1 : 0);
@@ -167,7 +183,15 @@ const std::vector<PublishedRun>& builtin_corpus() {
   return runs;
 }
 
-std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs) {
+namespace {
+// The run's prediction (tokens/s per GPU, or its ratio) with every level's bandwidth times `network`.
+double predicted_at(const PublishedRun& r, double network) {
+  const double own = simulate(with_efficiency(r.input, network, 1)).tokens_per_s_per_device;
+  return r.ratio() ? own / simulate(with_efficiency(r.over, network, 1)).tokens_per_s_per_device : own;
+}
+}  // namespace
+
+std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs, bool network_ranges) {
   std::vector<RunCheck> out;
   out.reserve(runs.size());
   for (const PublishedRun& r : runs) {
@@ -184,6 +208,8 @@ std::vector<RunCheck> check_corpus(const std::vector<PublishedRun>& runs) {
     } else if (!r.oom) {
       c.error = c.predicted / r.tokens_per_s_per_gpu - 1;
     }
+    if (network_ranges && !r.network_stated && !r.oom && r.input.topology().fanout(Level::world) > 1)
+      c.network_low = predicted_at(r, 1 - kSensitivity), c.network_high = predicted_at(r, 1 + kSensitivity);
     out.push_back(std::move(c));
   }
   return out;
@@ -209,6 +235,11 @@ CorpusSummary summarize(const std::vector<RunCheck>& checks) {
       continue;
     }
     s.trained_not_fitting += c.fits ? 0 : 1;
+    if (c.network_range()) {
+      const double published = c.run->ratio() ? c.run->speedup : c.run->tokens_per_s_per_gpu;
+      ++s.network_ranges;
+      s.within_network_range += published >= c.network_low && published <= c.network_high ? 1 : 0;
+    }
     if (c.run->ratio()) {
       ++s.ratios;
       ratio_errors.push_back(std::abs(c.error));
@@ -226,6 +257,18 @@ CorpusSummary summarize(const std::vector<RunCheck>& checks) {
   return s;
 }
 
+std::vector<SourceSummary> summarize_by_source(const std::vector<RunCheck>& checks) {
+  std::map<std::string, std::vector<double>> errors;
+  for (const RunCheck& c : checks)
+    if (!c.run->oom) errors[c.run->publication].push_back(std::abs(c.error));
+  std::vector<SourceSummary> out;
+  for (const auto& [source, e] : errors) {
+    const auto [median, max] = median_and_max(e);
+    out.push_back({source, static_cast<int>(e.size()), median, max});
+  }
+  return out;
+}
+
 std::vector<RunCheck> select(const std::vector<RunCheck>& checks, const std::string& gpu, const std::string& engine) {
   std::vector<RunCheck> out;
   for (const RunCheck& c : checks)
@@ -233,9 +276,27 @@ std::vector<RunCheck> select(const std::vector<RunCheck>& checks, const std::str
   return out;
 }
 
-std::string error_band(const std::string& gpu, const std::string& engine) {
+namespace {
+const std::vector<RunCheck>& builtin_checks() {
   static const std::vector<RunCheck> checks = check_corpus(builtin_corpus());
-  const CorpusSummary s = summarize(select(checks, gpu, engine));
+  return checks;
+}
+}  // namespace
+
+std::string uncalibrated(const DeviceSpec& device) {
+  if (device.source_of("gemm_efficiency").rfind("measured", 0) == 0) return "";
+  const std::string& gpu = device.name;
+  if (gpu.empty())
+    return "the system file names no device preset (based_on): its figures are its own, none of them checked against the corpus";
+  const CorpusSummary s = summarize(select(builtin_checks(), gpu, ""));
+  if (s.trained + s.ratios > 0) return "";
+  return "no published run on " + gpu + " in the corpus (data/published-runs.toml) checks its figures";
+}
+
+std::string error_band(const DeviceSpec& device, const std::string& engine) {
+  if (const std::string why = uncalibrated(device); !why.empty()) return "does not apply: the device is uncalibrated: " + why;
+  const std::string& gpu = device.name;
+  const CorpusSummary s = summarize(select(builtin_checks(), gpu, engine));
   const std::string what = gpu + " " + engine;
   if (s.trained == 0 && s.ratios > 0)  // only ratios of two runs' throughput (the Frontier paper's): the ratio is checked
     return fmt::format("+-{:.1f}% (median |error|; largest {:.1f}%) over {} published {} speedup{} (ratios of two configurations' "

@@ -12,6 +12,7 @@
 #include "tierzero/corpus.h"
 #include "tierzero/error.h"
 #include "tierzero/planner.h"
+#include "tierzero/sensitivity.h"
 #include "tierzero/simulator.h"
 #include "tierzero/train_config.h"
 
@@ -114,6 +115,18 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   return j;
 }
 
+// The step's range (sensitivity.h): what is varied, and the step time, TFLOPS and tokens/s per device at either end.
+nlohmann::ordered_json range_json(const SimRange& range) {
+  const auto ends = [&](double SimResult::* field, bool rising) {
+    return rising ? nlohmann::ordered_json::array({range.slowest.*field, range.fastest.*field})
+                  : nlohmann::ordered_json::array({range.fastest.*field, range.slowest.*field});
+  };
+  return {{"varied", {{"network_bandwidth", {1 - kSensitivity, 1 + kSensitivity}}, {"gemm_efficiency", {1 - kSensitivity, 1 + kSensitivity}}}},
+          {"step_time_s", ends(&SimResult::step_time_s, false)},
+          {"tflops_per_device", ends(&SimResult::tflops_per_device, true)},
+          {"tokens_per_s_per_device", ends(&SimResult::tokens_per_s_per_device, true)}};
+}
+
 // The strategies simulate prices: those given (--strategy), else those of
 // the defaults the engine runs (data/engines: strategies).
 std::vector<std::string> strategies_for(const SimArgs& a, const EngineProfile& engine) {
@@ -152,13 +165,14 @@ int run_simulate(const SimArgs& a) {
     std::string header = fmt::format("{:<8} {:>6} {:>10} {:>10} {:>10} {:>10} {:>8} {:>6} {:>6}", "strategy", "ranks", "step_s", "compute_s",
                                      "TFLOPS", "tokens/s", "scaling", "fits", "GB");
     for (Level l : levels) header += fmt::format(" {:>10}", std::string(level_name(l)) + "_s");
-    std::printf("%s  plan change\n", header.c_str());
+    std::printf("%s %15s  plan change\n", header.c_str(), "step_range_s");
   }
   for (const std::string& s : strategies) {
     double base = 0;
     for (int n : ranks) {
       const Prepared p = input(base_job, s, n);
       const SimResult r = simulate(p.in);
+      const SimRange range = simulate_range(p.in);
       if (base == 0) base = r.tflops_per_device;
       const double eff = r.tflops_per_device / base;
       if (!a.write_plan.empty() && s == strategies.front() && n == ranks.front())
@@ -172,7 +186,8 @@ int run_simulate(const SimArgs& a) {
         j["plan"] = p.in.plan.describe();
         j["engine"] = a.engine;
         j["engine_runs"] = base_job.engine.runs(s);  // false: the engine has no such strategy (data/engines: strategies)
-        j["error_band"] = error_band(base_job.system.device.name, a.engine);
+        j["error_band"] = error_band(base_job.system.device, a.engine);
+        j["range"] = range_json(range);
         j["plan_changed"] = p.changed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.changed);
         std::cout << j.dump() << "\n";
       } else {
@@ -182,7 +197,8 @@ int run_simulate(const SimArgs& a) {
                                       figure(r.tokens_per_s_per_device, 0), figure(eff, 3), fits_word(r.fits, r.at_memory_limit),
                                       figure(r.memory_total / 1e9, 1));
         for (Level l : levels) row += fmt::format(" {:>10}", topo.fanout(l) > 1 ? figure(level_time(r, l), 3) : "-");
-        std::printf("%s  %s\n", row.c_str(), p.changed.empty() ? "-" : p.changed.c_str());
+        const std::string span = figure(range.fastest.step_time_s, 3) + "-" + figure(range.slowest.step_time_s, 3);
+        std::printf("%s %15s  %s\n", row.c_str(), span.c_str(), p.changed.empty() ? "-" : p.changed.c_str());
         if (r.at_memory_limit) std::printf("%15s %s\n", "", memory_limit_note(r, p.in.system.memory_bytes).c_str());
       }
     }
@@ -191,8 +207,10 @@ int run_simulate(const SimArgs& a) {
   if (!a.json) {
     if (const std::string note = not_run_note(base_job.engine, strategies); !note.empty()) std::printf("* %s\n", note.c_str());
     std::printf("TFLOPS and tokens/s per device (validate's tokens/s per GPU); GB per rank; LEVEL_s: what each level costs per step "
-                "(transfer, latency, quantisation; -: the job has no such level)\n");
-    std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
+                "(transfer, latency, quantisation; -: the job has no such level); step_range_s: the step with the collectives' "
+                "bandwidth on every level and the GEMMs' efficiency both %.0f%% above, and both %.0f%% below, what the system assumes\n",
+                100 * kSensitivity, 100 * kSensitivity);
+    std::printf("error band: %s\n", error_band(base_job.system.device, a.engine).c_str());
   }
   return 0;
 }
@@ -298,7 +316,7 @@ int run_plan(const SimArgs& a) {
       nlohmann::ordered_json changes = nlohmann::ordered_json::object();
       for (const auto& [setting, values] : c.alike.changes) changes[setting] = values;
       j["alike_changes"] = changes;
-      j["error_band"] = error_band(base_job.system.device.name, a.engine);
+      j["error_band"] = error_band(base_job.system.device, a.engine);
       std::cout << j.dump() << "\n";
     } else {
       const std::string figures = fmt::format("{:>8} {:>9} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
@@ -322,7 +340,7 @@ int run_plan(const SimArgs& a) {
       }
     }
   }
-  if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
+  if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device, a.engine).c_str());
   if (!a.html.empty())
     write_plan_html(a.html, fmt::format("{} on {} ranks of {}", base_job.model.name, a.ranks.front(), a.system), page_rows,
                     capacity);

@@ -6,6 +6,7 @@
 #include <vector>
 #include <fmt/format.h>
 
+#include "tierzero/corpus.h"
 #include "tierzero/plan.h"
 #include "tierzero/train_config.h"
 
@@ -77,7 +78,10 @@ std::string assumed(const SimInput& in, const Recompute& recompute) {
 
 void print_assumptions(const SimInput& in, bool json, const std::string& note) {
   std::FILE* out = json ? stderr : stdout;
-  std::fprintf(out, "%s%s\n", assumed(in, in.recompute).c_str(), note.c_str());
+  const std::string why = uncalibrated(in.system.device);
+  const std::string& name = in.system.device.name;
+  const std::string device = why.empty() ? "" : "; device " + name + (name.empty() ? "" : " ") + "uncalibrated: " + why;
+  std::fprintf(out, "%s%s%s\n", assumed(in, in.recompute).c_str(), device.c_str(), note.c_str());
   std::fflush(out);
 }
 
