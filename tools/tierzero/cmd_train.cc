@@ -51,6 +51,7 @@ struct TrainArgs {
   std::int64_t seed = -1;
   int max_bad_steps = 10;
   int comm_queues = 0;
+  int tp = 1;  // --tp: the tensor-parallel degree (tierzero/mesh.h)
   std::int64_t flight_records = 4096;
   std::string flight_dir;
   bool flight_dump_on_stop = false;
@@ -329,6 +330,11 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   if (a.check_comm_order) checked = std::make_unique<CheckedCommunicator>(*device_comm);
   Communicator* world = checked ? checked.get() : device_comm.get();
   const auto [cfg, plan, notes, log_dirs] = resolve_run(a, topo, mpi.size());
+  const MeshShape mesh_shape{a.tp, std::nullopt};
+  mesh_shape.data_topology(topo);  // the degree against its level and the ranks, before the model's splits
+  check_tp(cfg.model, a.tp);
+  TZ_CHECK(a.tp == 1 || a.save_dir.empty(), ConfigError,
+           "--tp " + std::to_string(a.tp) + " with --save-dir: saving checkpoints under tensor parallelism is not implemented yet");
   const bool root = mpi.rank() == 0;
   if (root)
     for (const std::string& note : notes) std::fprintf(stderr, "tierzero: %s\n", note.c_str());
@@ -351,7 +357,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   // else the save folder.
   start_flight_recorder(*device_comm, {static_cast<std::size_t>(a.flight_records), a.flight_dir.empty() ? a.save_dir : a.flight_dir});
   arm_flight_signals();
-  const Mesh mesh(*world);  // every rank data-parallel (tp = 1)
+  const Mesh mesh(*world, mesh_shape);
   ShardedTrainer trainer(cfg, plan, mesh, data.train, init.get(), *backend);
   // A failure from here on is reported (and the job ended when the other
   // ranks are not failing alike) before the trainer's destructor waits
@@ -364,8 +370,10 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
                      resharded ? " (re-partitioned for this run's ranks, topology, plan or dtype)" : "");
     }
     if (root)
-      std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s, %s GEMMs\n", cfg.model.name.c_str(),
-                   cfg.model.num_params(), mpi.size(), a.device.c_str(), topo.to_string().c_str(), plan.describe().c_str(),
+      std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s%s) with %s, %s GEMMs\n", cfg.model.name.c_str(),
+                   cfg.model.num_params(), mpi.size(), a.device.c_str(), topo.to_string().c_str(),
+                   a.tp > 1 ? (", tp " + std::to_string(a.tp) + " x dp " + std::to_string(mesh.data_size())).c_str() : "",
+                   plan.describe().c_str(),
                    matmul_used(cfg, trainer, a.device == "cpu").c_str());
     std::unique_ptr<TrainReport> report;
     if (root) {
@@ -450,7 +458,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
 
 int run_train(const TrainArgs& a, Context& ctx) {
   const bool planned = !a.strategy.empty() || !a.plan.empty() || !a.deepspeed.empty() || (!a.config.empty() && read_config_plan(a.config));
-  if (a.device != "cpu" || planned || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
+  if (a.device != "cpu" || planned || a.tp > 1 || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
       !a.offload_optimizer.empty() || !a.offload_param.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
@@ -595,6 +603,11 @@ void add_train_command(CLI::App& app, Context& ctx) {
               "After every step, check that all ranks issued the same collectives in the same order from one thread "
               "(a failure names the first difference; slows each step by two small all-gathers)");
   c->add_option("--topology", a->topology, "Layout, innermost first, e.g. package=2,node=2,world=2 (default: detect nodes)");
+  c->add_option("--tp", a->tp,
+                "Tensor-parallel degree (default 1): groups of N ranks on the innermost level each hold one copy of the model, "
+                "split Megatron-style by heads and MLP columns; the plan shards over the rest (docs/architecture.md, the mesh). "
+                "N must divide the level, the heads, key/value heads and MLP size; CPU only; no checkpoint saving yet")
+      ->check(at_least(1));
   c->add_option("--flight-records", a->flight_records,
                 "Collectives each rank's flight recorder keeps, with what the rank was doing (default 4096; 0: off); written to "
                 "DIR/flight/rank-R.json when a collective times out, on a fatal signal, on SIGTERM and on SIGUSR2 (tierzero diagnose DIR)")
