@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "mpi_test_util.h"
 #include "tierzero/data.h"
@@ -112,6 +113,33 @@ TEST(TensorParallelEngine, RecomputationChangesNothing) {
     EXPECT_EQ(a.grad_norm, b.grad_norm) << "step " << i;
   }
   EXPECT_EQ(stored.gather_master(), recomputed.gather_master());
+}
+
+// A checkpoint saved at tp = 1 resumes at tp = 2 (each member reading its slices of the saved shards): the
+// losses of continuing at tp = 1, within the fp32 reduction order of the test above.
+TEST(TensorParallelEngine, ResumesACheckpointSavedWithoutTensorParallelism) {
+  const int w = test::world_size();
+  if (w % 2 != 0) GTEST_SKIP() << "tp = 2 needs an even world";
+  const TokenData data = TokenData::builtin();
+  auto world = mpi_world(Topology::flat(w));
+  const std::string dir = test::shared_temp_dir();
+  TrainConfig cfg = test::tiny_run(1, 1, 32, 6, DType::f32, "llama-tiny");  // 1 sequence on each of w data ranks
+  std::vector<double> continued;
+  std::string saved;
+  {
+    ShardedTrainer t(cfg, fit_to(strategy_plan("zero3"), world->topology()), *world, data);
+    for (int i = 0; i < 3; ++i) t.step();
+    saved = t.save_checkpoint(dir, 0);
+    for (int i = 0; i < 3; ++i) continued.push_back(t.step().loss);
+  }
+  const Mesh mesh(*world, MeshShape{2, std::nullopt});
+  cfg.micro_batch = 2;  // 2 sequences on each of w / 2 data ranks: the same global batch
+  ShardedTrainer t(cfg, fit_to(strategy_plan("zero3"), mesh.data_topology()), mesh, data);
+  EXPECT_TRUE(t.load_checkpoint(saved));  // re-partitioned
+  EXPECT_EQ(t.steps_done(), 3);
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(t.step().loss, continued[i], 2e-6 * continued[i]) << "step " << i + 4;
+  world->barrier();
+  if (world->rank() == 0) std::filesystem::remove_all(dir);
 }
 
 // Saving a checkpoint at tp > 1 is refused with a message naming the degree (not implemented yet).
