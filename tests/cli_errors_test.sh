@@ -38,7 +38,7 @@ run4() { "$mpirun" --oversubscribe -np 4 "$tz" "$@"; }
 expect_once "tp = 3 does not divide the world level's fan-out 4 (topology world=4)" -- run4 train --model gpt-tiny --steps 1 --tp 3 --topology world=4
 expect_once "tp = 4 does not divide the 6 heads of model 'gpt-mini'" -- run4 train --model gpt-mini --steps 1 --tp 4
 expect_once "tp = 4 does not divide the 2 key/value heads of model 'llama-tiny'" -- run4 train --model llama-tiny --steps 1 --tp 4
-expect_once "--tp 2 with --save-dir: saving checkpoints under tensor parallelism is not implemented yet" -- run4 train --model gpt-tiny --steps 1 --tp 2 --save-dir /tmp/tierzero-never-written
+expect_once "tp = 2 with --save-dir: saving checkpoints under tensor parallelism is not implemented yet" -- run4 train --model gpt-tiny --steps 1 --tp 2 --save-dir /tmp/tierzero-never-written
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
