@@ -7,13 +7,15 @@
 // weights, within fp32 reduction-order tolerance. The gradient norm is the
 // check that replicated tensors (whose gradients every member holds) are
 // counted once: counted on both members it would be larger by the norm of
-// the embeddings, norms and head.
+// the embeddings, norms and head. Checkpoints saved at tp 1 and tp 2 resume
+// at other degrees.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 
 #include "mpi_test_util.h"
+#include "tierzero/checkpoint.h"
 #include "tierzero/data.h"
 #include "tierzero/error.h"
 #include "tierzero/mesh.h"
@@ -32,6 +34,15 @@ std::vector<Topology> layouts(int tp) {
   std::vector<Topology> out = {Topology::flat(w)};
   if (w == 4 && tp == 2) out.push_back(Topology::parse("node=2,world=2", 4));
   return out;
+}
+
+// f(local, global) for every element of a member's arena and its place in the whole model's.
+template <class F>
+void for_each_element(const GptLayout& member, F f) {
+  for (const TensorInfo& t : member.tensors())
+    for (const TpSlice& s : t.slices)
+      for (std::size_t k = 0; k < s.count; ++k)
+        for (std::size_t j = 0; j < s.length; ++j) f(t.offset + s.local + k * s.local_stride + j, t.global_offset + s.global + k * s.global_stride + j);
 }
 
 Plan unquantised(const std::string& name, const Topology& data_topology) {
@@ -78,14 +89,9 @@ void expect_the_single_rank_run(const char* model, int tp) {
       const std::vector<float> mine = t.gather_master();
       ASSERT_EQ(mine.size(), member.num_params());
       double worst = 0;
-      for (const TensorInfo& tensor : member.tensors())
-        for (const TpSlice& s : tensor.slices)
-          for (std::size_t k = 0; k < s.count; ++k)
-            for (std::size_t j = 0; j < s.length; ++j) {
-              const float a = mine[tensor.offset + s.local + k * s.local_stride + j];
-              const float b = ref.master()[tensor.global_offset + s.global + k * s.global_stride + j];
-              worst = std::max(worst, std::abs(static_cast<double>(a) - b));
-            }
+      for_each_element(member, [&](std::size_t local, std::size_t global) {
+        worst = std::max(worst, std::abs(static_cast<double>(mine[local]) - ref.master()[global]));
+      });
       EXPECT_LT(worst, 1e-4) << "weights after " << kSteps << " steps";
       std::printf("tp %d x dp %d, %s, %s on %s: worst relative loss %.2e, grad norm %.2e, weight %.2e\n", tp, mesh.data_size(), model,
                   name, topo.to_string().c_str(), worst_loss, worst_norm, worst);
@@ -120,47 +126,57 @@ TEST(TensorParallelEngine, RecomputationChangesNothing) {
   EXPECT_EQ(stored.gather_master(), recomputed.gather_master());
 }
 
-// A checkpoint saved at tp = 1 resumes at tp = 2 (each member reading its slices of the saved shards): the
-// losses of continuing at tp = 1, within the fp32 reduction order of the test above.
-TEST(TensorParallelEngine, ResumesACheckpointSavedWithoutTensorParallelism) {
+// `model` trained 3 steps at degree `saved_tp` and saved (each rank's files its member's slices, sharded over
+// the data ranks), then 3 more. The checkpoint holds the whole model (the reader puts the members' slices
+// together: each member's weights, bit for bit). Resumed at each of `degrees` that divides the world (micro-
+// batches of tp sequences on each of w / tp data ranks: the same global batch at every degree): the losses
+// of continuing, bit for bit at the saving layout, within fp32 reduction order (as above) at another degree.
+void expect_resumes_at_every_degree(const char* model, int saved_tp, std::initializer_list<int> degrees) {
+  SCOPED_TRACE(std::string(model) + " saved at tp " + std::to_string(saved_tp));
   const int w = test::world_size();
-  if (w % 2 != 0) GTEST_SKIP() << "tp = 2 needs an even world";
   const TokenData data = TokenData::builtin();
   auto world = mpi_world(Topology::flat(w));
   const std::string dir = test::shared_temp_dir();
-  TrainConfig cfg = test::tiny_run(1, 1, 32, 6, DType::f32, "llama-tiny");  // 1 sequence on each of w data ranks
+  auto config = [model](int tp) { return test::tiny_run(tp, 1, 32, 6, DType::f32, model); };
+  auto plan = [](const Mesh& mesh) { return fit_to(strategy_plan("zero3"), mesh.data_topology()); };
   std::vector<double> continued;
   std::string saved;
   {
-    ShardedTrainer t(cfg, fit_to(strategy_plan("zero3"), world->topology()), *world, data);
+    const Mesh mesh(*world, MeshShape{saved_tp, std::nullopt});
+    ShardedTrainer t(config(saved_tp), plan(mesh), mesh, data);
     for (int i = 0; i < 3; ++i) t.step();
     saved = t.save_checkpoint(dir, 0);
+    const std::vector<float> mine = t.gather_master();
+    CheckpointReader ckpt(saved);
+    EXPECT_EQ(ckpt.meta().tp, saved_tp);
+    const std::vector<float> whole = ckpt.read_full_master();
+    std::size_t differing = 0;
+    for_each_element(GptLayout(config(saved_tp).model, TpShard{saved_tp, mesh.tp_rank()}),
+                     [&](std::size_t local, std::size_t global) { differing += mine[local] != whole[global]; });
+    EXPECT_EQ(differing, 0u);
     for (int i = 0; i < 3; ++i) continued.push_back(t.step().loss);
   }
-  const Mesh mesh(*world, MeshShape{2, std::nullopt});
-  cfg.micro_batch = 2;  // 2 sequences on each of w / 2 data ranks: the same global batch
-  ShardedTrainer t(cfg, fit_to(strategy_plan("zero3"), mesh.data_topology()), mesh, data);
-  EXPECT_TRUE(t.load_checkpoint(saved));  // re-partitioned
-  EXPECT_EQ(t.steps_done(), 3);
-  for (int i = 0; i < 3; ++i) EXPECT_NEAR(t.step().loss, continued[i], 2e-6 * continued[i]) << "step " << i + 4;
+  for (int tp : degrees) {
+    if (w % tp != 0) continue;
+    SCOPED_TRACE("resumed at tp " + std::to_string(tp));
+    const Mesh mesh(*world, MeshShape{tp, std::nullopt});
+    ShardedTrainer t(config(tp), plan(mesh), mesh, data);
+    EXPECT_EQ(t.load_checkpoint(saved), tp != saved_tp);  // re-partitioned unless the same layout
+    EXPECT_EQ(t.steps_done(), 3);
+    for (int i = 0; i < 3; ++i) {
+      const double loss = t.step().loss;
+      if (tp == saved_tp) EXPECT_EQ(loss, continued[i]) << "step " << i + 4;
+      else EXPECT_NEAR(loss, continued[i], 2e-6 * continued[i]) << "step " << i + 4;
+    }
+  }
   world->barrier();
   if (world->rank() == 0) std::filesystem::remove_all(dir);
 }
 
-// Saving a checkpoint at tp > 1 is refused with a message naming the degree (not implemented yet).
-TEST(TensorParallelEngine, SavingACheckpointIsRefused) {
-  const int w = test::world_size();
-  if (w % 2 != 0) GTEST_SKIP() << "tp = 2 needs an even world";
-  const TokenData data = TokenData::builtin();
-  auto world = mpi_world(Topology::flat(w));
-  const Mesh mesh(*world, MeshShape{2, std::nullopt});
-  ShardedTrainer t(test::tiny_run(1, 1, 16, 1, DType::f32), fit_to(strategy_plan("zero3"), mesh.data_topology()), mesh, data);
-  try {
-    t.save_checkpoint("/nonexistent/tierzero-tp-save", 0);  // refused before anything is written
-    ADD_FAILURE() << "saved";
-  } catch (const ConfigError& e) {
-    EXPECT_EQ(e.message(), "tp = 2: saving checkpoints under tensor parallelism is not implemented yet (resuming one saved at tp = 1 is)");
-  }
+TEST(TensorParallelEngine, CheckpointsResumeAtEveryDegree) {
+  if (test::world_size() % 2 != 0) GTEST_SKIP() << "tp = 2 needs an even world";
+  expect_resumes_at_every_degree("gpt-tiny", 2, {2, 1, 4});
+  expect_resumes_at_every_degree("llama-tiny", 1, {2});
 }
 
 }  // namespace

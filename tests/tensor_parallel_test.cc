@@ -22,24 +22,19 @@ namespace tierzero {
 namespace {
 
 // The shapes checked: GPT-2's (biases, GELU, tied), Llama's (GQA, SwiGLU,
-// untied), Qwen2's (q/k/v biases) and one of 8 query and 4 key/value heads for tp 4.
-GptConfig architecture(const std::string& name) {
-  if (name == "gpt-tiny" || name == "llama-tiny") return gpt_preset(name);
-  GptConfig c = gpt_preset("llama-tiny");
-  c.name = name;
-  if (name == "qwen-like") c.bias = Bias::qkv, c.tied = true;
-  if (name == "gqa-8") c.heads = 8, c.kv_heads = 4, c.ffn = 96;
-  return c;
+// untied), Qwen2's (q/k/v biases, tied) and one of 8 query and 4 key/value heads, split in 4 too.
+std::vector<GptConfig> models() {
+  GptConfig qwen = gpt_preset("llama-tiny"), gqa8 = qwen;
+  qwen.name = "qwen-like", qwen.bias = Bias::qkv, qwen.tied = true;
+  gqa8.name = "gqa-8", gqa8.heads = 8, gqa8.kv_heads = 4, gqa8.ffn = 96;
+  return {gpt_preset("gpt-tiny"), gpt_preset("llama-tiny"), qwen, gqa8};
 }
-
-const std::vector<std::string> kModels = {"gpt-tiny", "llama-tiny", "qwen-like", "gqa-8"};
-std::vector<int> degrees(const std::string& model) { return model == "gqa-8" ? std::vector<int>{2, 4} : std::vector<int>{2}; }
+std::vector<int> degrees(const GptConfig& c) { return c.name == "gqa-8" ? std::vector<int>{2, 4} : std::vector<int>{2}; }
 
 TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
-  for (const std::string& name : kModels)
-    for (int n : degrees(name)) {
-      SCOPED_TRACE(name + " at tp " + std::to_string(n));
-      const GptConfig c = architecture(name);
+  for (const GptConfig& c : models())
+    for (int n : degrees(c)) {
+      SCOPED_TRACE(c.name + " at tp " + std::to_string(n));
       const GptLayout whole(c);
       std::vector<GptLayout> members;
       for (int r = 0; r < n; ++r) members.emplace_back(c, TpShard{n, r});
@@ -146,11 +141,10 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
   const int B = 2, T = 16;
   std::vector<int> tokens(B * T), targets(B * T);
   for (int i = 0; i < B * T; ++i) tokens[i] = (i * 37 + 11) % 256, targets[i] = (i * 53 + 7) % 256;
-  for (const std::string& name : kModels)
-    for (int n : degrees(name))
+  for (const GptConfig& c : models())
+    for (int n : degrees(c))
       for (bool recompute : {false, true}) {
-        SCOPED_TRACE(name + " at tp " + std::to_string(n) + (recompute ? ", recomputing" : ""));
-        const GptConfig c = architecture(name);
+        SCOPED_TRACE(c.name + " at tp " + std::to_string(n) + (recompute ? ", recomputing" : ""));
         const GptLayout whole(c);
         std::vector<float> init(whole.num_params());
         gpt_init(whole, 42, init.data());

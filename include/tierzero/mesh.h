@@ -44,6 +44,8 @@ struct MeshShape {
   // tp_level is a level `world` does not declare, when tp does not divide
   // that level's fan-out.
   Topology data_topology(const Topology& world) const;
+  // World rank `rank`'s member index in its tensor-parallel group (its tensor-level coordinate modulo tp).
+  int tp_rank(const Topology& world, int rank) const { return world.coord(rank, level(world)) % tp; }
   bool operator==(const MeshShape&) const = default;
 };
 

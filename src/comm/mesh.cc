@@ -7,23 +7,6 @@
 
 namespace tierzero {
 
-Level MeshShape::level(const Topology& world) const { return tp_level ? *tp_level : world.levels().front(); }
-
-Topology MeshShape::data_topology(const Topology& world) const {
-  const std::string degree = "tp = " + std::to_string(tp);
-  TZ_CHECK(tp >= 1, ConfigError, degree + ": the tensor-parallel degree must be at least 1");
-  const Level l = level(world);
-  TZ_CHECK(world.declares(l), ConfigError,
-           "tp_level " + std::string(level_name(l)) + ": the job's topology " + world.to_string() + " has no such level");
-  TZ_CHECK(world.fanout(l) % tp == 0, ConfigError,
-           degree + " does not divide the " + std::string(level_name(l)) + " level's fan-out " + std::to_string(world.fanout(l)) +
-               " (topology " + world.to_string() + ")");
-  std::array<int, kNumLevels> fanout{};
-  for (int i = 0; i < kNumLevels; ++i) fanout[i] = world.fanout(static_cast<Level>(i));
-  fanout[static_cast<int>(l)] /= tp;
-  return Topology(fanout, world.levels());
-}
-
 Mesh::Mesh(Communicator& world, MeshShape shape)
     : world_(world), shape_(shape), tp_level_(shape.level(world.topology())), data_topology_(shape.data_topology(world.topology())),
       data_(&world) {
@@ -33,7 +16,7 @@ Mesh::Mesh(Communicator& world, MeshShape shape)
                topo.to_string() + " " + std::to_string(topo.size()));
   if (shape_.tp == 1) return;
   const int me = world.world_rank(world.rank()), at = topo.coord(me, tp_level_);
-  tp_rank_ = at % shape_.tp;
+  tp_rank_ = shape_.tp_rank(topo, me);
   own_data_ = world.split_by(tp_rank_);
   data_ = own_data_.get();
   std::array<int, kNumLevels> first{};  // the group's first member: the same coordinates, the tensor level's rounded down

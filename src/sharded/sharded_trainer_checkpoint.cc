@@ -44,8 +44,6 @@ void write_shards(ShardedTrainer::Impl::PendingSave& p, int rank) {
 // 1. Rank 0 prepares the temporary directory; everyone learns whether it could.
 // Then every rank takes its snapshot (what the writer turns into files).
 std::unique_ptr<ShardedTrainer::Impl::PendingSave> ShardedTrainer::Impl::begin_pending_save(const std::string& dir, int keep) {
-  TZ_CHECK(mesh.tp() == 1, ConfigError,
-           "tp = " + std::to_string(mesh.tp()) + ": saving checkpoints under tensor parallelism is not implemented yet (resuming one saved at tp = 1 is)");
   const FlightPhaseScope tagged(FlightPhase::checkpoint);
   flight_activity(FlightActivity::checkpoint_write);
   auto p = std::make_unique<PendingSave>();
@@ -95,6 +93,8 @@ std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
       meta.plan = plan;
       meta.topology = w.topology().to_string();
       meta.world_size = w.size();
+      meta.tp = mesh.tp();
+      if (mesh.tp() > 1) meta.tp_level = level_name(mesh.tp_level());
       meta.loss_scale = p.loss_scale;
       meta.good_steps = p.good_steps;
       meta.data_origin = sampler_origin;
@@ -169,7 +169,7 @@ bool ShardedTrainer::load_checkpoint(const std::string& path) {
     const GptConfig& theirs = meta.model;
     TZ_CHECK(mine.same_architecture(theirs), FormatError,
              "checkpoint '" + ckpt.dir() + "' is for model " + theirs.describe() + "; this run trains " + mine.describe());
-    same_layout = s.mesh.tp() == 1 && meta.world_size == w.size() && Topology::parse(meta.topology, meta.world_size) == w.topology() &&
+    same_layout = meta.tp == s.mesh.tp() && (meta.tp == 1 || meta.tp_level == level_name(s.mesh.tp_level())) && meta.world_size == w.size() && Topology::parse(meta.topology, meta.world_size) == w.topology() &&
                   meta.plan.same_sharding(s.plan) && meta.train.param_dtype == s.dtype;
     if (same_layout) s.read_own_shards(ckpt);
     else s.fill_from_whole(ckpt);  // the slices of this rank's new shards from the saved optim shards

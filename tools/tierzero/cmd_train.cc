@@ -334,8 +334,6 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   Communicator* world = checked ? checked.get() : device_comm.get();
   const auto [cfg, plan, mesh_shape, notes, log_dirs] = resolve_run(a, topo, mpi.size());
   check_tp(cfg.model, mesh_shape.tp);
-  TZ_CHECK(mesh_shape.tp == 1 || a.save_dir.empty(), ConfigError,
-           "tp = " + std::to_string(mesh_shape.tp) + " with --save-dir: saving checkpoints under tensor parallelism is not implemented yet");
   const bool root = mpi.rank() == 0;
   if (root)
     for (const std::string& note : notes) std::fprintf(stderr, "tierzero: %s\n", note.c_str());
@@ -607,7 +605,7 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--tp", a->tp,
                 "Tensor-parallel degree (default: the plan's tp, else 1): groups of N ranks on the innermost level each hold one copy of the model, "
                 "split Megatron-style by heads and MLP columns; the plan shards over the rest (docs/architecture.md, the mesh). "
-                "N must divide the level, the heads, key/value heads and MLP size; CPU only; no checkpoint saving yet")
+                "N must divide the level, the heads, key/value heads and MLP size; CPU only")
       ->check(at_least(1));
   c->add_option("--flight-records", a->flight_records,
                 "Collectives each rank's flight recorder keeps, with what the rank was doing (default 4096; 0: off); written to "
