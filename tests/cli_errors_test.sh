@@ -33,6 +33,11 @@ expect_once "unknown level 'rack'" -- run8 bench comm --topology rack=8 --sizes 
 expect_once "must be a positive integer" -- run8 bench comm --topology package=two,world=4 --sizes 4096
 expect_exit 2 "unknown dtype" 1 -- "$tz" bench comm --dtype fp8 --sizes 4096
 expect_exit 2 "" 0 -- "$tz" bench nosuch
+# Tensor parallelism: a degree that does not divide the ranks' level or the model's heads or key/value heads.
+run4() { "$mpirun" --oversubscribe -np 4 "$tz" "$@"; }
+expect_once "tp = 3 does not divide the world level's fan-out 4 (topology world=4)" -- run4 train --model gpt-tiny --steps 1 --tp 3 --topology world=4
+expect_once "tp = 4 does not divide the 6 heads of model 'gpt-mini'" -- run4 train --model gpt-mini --steps 1 --tp 4
+expect_once "tp = 4 does not divide the 2 key/value heads of model 'llama-tiny'" -- run4 train --model llama-tiny --steps 1 --tp 4
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

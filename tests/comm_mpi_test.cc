@@ -209,8 +209,9 @@ TEST(FlatCollectives, SplitGivesGroupsCrossGroupsAndHops) {
   }
 }
 
-// A tp = 1 mesh (tierzero/mesh.h) is data-parallel over the whole world, on every layout.
-TEST(Mesh, TpOneIsDataParallelOverTheWorld) {
+// A tp = 1 mesh (tierzero/mesh.h) is data-parallel over the whole world, on every layout; a tp > 1 one
+// splits it into tensor and data groups.
+TEST(Mesh, TpOneIsDataParallelOverTheWorldAndTpSplitsIt) {
   for (const Topology& topo : test::all_layouts(test::world_size())) {
     auto world = mpi_world(topo);
     const Mesh mesh(*world);
@@ -219,15 +220,23 @@ TEST(Mesh, TpOneIsDataParallelOverTheWorld) {
     EXPECT_EQ(mesh.data_size(), world->size());
     EXPECT_EQ(mesh.data_topology(), topo);
     EXPECT_EQ(mesh.tp_level(), topo.levels().front());
-    // A degree that divides its level is still refused: tensor parallelism is not implemented yet.
-    const int fanout = topo.fanout(topo.levels().front());
+    // tp = the innermost level's fan-out: the tensor group is that level's hop group (every coordinate but
+    // the tensor level's shared), the data group the ranks of the same coordinate there (its cross group),
+    // laid out as the world without that level's fan-out; a collective on the tensor group reaches its members.
+    const Level l = topo.levels().front();
+    const int fanout = topo.fanout(l), me = world->rank();
     if (fanout > 1) {
-      try {
-        Mesh tp(*world, MeshShape{fanout, std::nullopt});
-        ADD_FAILURE() << "tp = " << fanout << " accepted on " << topo.to_string();
-      } catch (const ConfigError& e) {
-        EXPECT_EQ(e.message().rfind("tp = " + std::to_string(fanout) + ": tensor parallelism is not implemented yet", 0), 0u) << e.message();
-      }
+      const Mesh tp(*world, MeshShape{fanout, std::nullopt});
+      ASSERT_NE(tp.tensor(), nullptr);
+      EXPECT_EQ(tp.tensor()->members(), topo.hop_group(l, me));
+      EXPECT_EQ(tp.data().members(), topo.cross_group(l, me));
+      EXPECT_EQ(tp.tp_rank(), topo.coord(me, l));
+      EXPECT_EQ(tp.data_size(), world->size() / fanout);
+      EXPECT_EQ(tp.data_topology().fanout(l), 1);
+      float mine = static_cast<float>(me), total = 0, sum = 0;
+      tp.tensor()->all_reduce(&mine, &total, 1, DType::f32, ReduceOp::sum);
+      for (int r : topo.hop_group(l, me)) sum += static_cast<float>(r);
+      EXPECT_EQ(total, sum);
     }
   }
 }

@@ -167,6 +167,19 @@ TEST(PlanFile, BadFilesNameTheFileAndTheKey) {
   EXPECT_NE(parse("[plan]\nparams = \"world\"\n  grads = \n").find("bad.toml:3: "), std::string::npos);  // TOML syntax: the line
 }
 
+// The mesh's keys: the tensor-parallel degree and its level (none: the innermost declared), read beside the plan.
+TEST(PlanFile, TheTensorParallelKeysAreRead) {
+  const PlanFile f = parse_plan_file("[plan]\nparams = \"world\"\ntp = 2\ntp_level = \"node\"\n", "tp.toml");
+  EXPECT_EQ(f.tp, 2);
+  EXPECT_EQ(f.tp_level, Level::node);
+  const PlanFile plain = parse_plan_file("[plan]\n", "e.toml");
+  EXPECT_EQ(plain.tp, 1);
+  EXPECT_FALSE(plain.tp_level);
+  const auto parse = [](const std::string& text) { return error_of([&] { parse_plan_file(text, "bad.toml"); }); };
+  EXPECT_EQ(parse("[plan]\ntp = 0\n"), "bad.toml: key 'plan.tp' must be between 1 and 1048576, got 0");
+  EXPECT_NE(parse("[plan]\ntp_level = \"rack\"\n").find("bad.toml: key 'plan.tp_level': "), std::string::npos);
+}
+
 TEST(PlanFile, ALevelTheTopologyLacksIsAnErrorUnlessTheFileFitsIt) {
   const Topology two = Topology::parse("node=4,world=2", 8);
   const std::string hier3 = plan_file_text(strategy_plan("hier3"), false);

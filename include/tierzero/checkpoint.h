@@ -34,6 +34,11 @@ struct CheckpointMeta {
   Plan plan;
   std::string topology;
   int world_size = 1;
+  // The tensor-parallel degree and level (tierzero/mesh.h) it was saved at: each rank's
+  // files then hold its member's slices (GptLayout(model, TpShard{tp, r})) sharded over
+  // the data-parallel ranks. Written only when tp > 1; the level's name ("" at tp 1).
+  int tp = 1;
+  std::string tp_level;
   float loss_scale = 1;
   int good_steps = 0;
   std::string data_origin;
@@ -100,6 +105,8 @@ class CheckpointReader final : public StateReader {
   // What reads keep (checkpoint_reader.cc): the saved optim layout, the files checked and open.
   struct Reading;
   Reading& reading();
+  // Elements [first, first + count) of tensor-parallel member `member`'s arena (the whole model's at tp 1).
+  void read_member(std::size_t member, StatePart part, std::size_t first, std::size_t count, float* out);
   std::string dir_;
   CheckpointMeta meta_;
   std::shared_ptr<Reading> reading_;  // made on the first read

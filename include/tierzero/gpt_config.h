@@ -115,14 +115,48 @@ GptConfig gpt_preset(std::string_view name);
 // Throws ConfigError naming the file and key for an unknown or
 // inconsistent key, an unsupported architecture or an unknown name.
 GptConfig load_model(const std::string& spec);
+// Tensor parallelism (Megatron-LM's layers: Shoeybi et al. 2019, "Megatron-LM",
+// section 3): a group of `size` ranks holds one copy of the model, each
+// member (`rank`) a slice of every split tensor. Value type.
+struct TpShard {
+  int size = 1;
+  int rank = 0;
+  bool operator==(const TpShard&) const = default;
+};
+// How a tensor is split across a tensor-parallel group:
+//   column      its output rows, by heads and MLP columns: attn_w and
+//               attn_b (the member's query heads, then its key heads, then
+//               its value heads: three ranges), fc_w and fc_b (SwiGLU: its
+//               gate rows, then its up rows)
+//   row         its input columns: proj_w [C, C/N] and fcproj_w [C, F/N]
+//               (strided: one run per output row)
+//   replicated  whole on every member: norms, the row-parallel layers'
+//               biases (added once, after the group's sum), embeddings and head
+// Only split tensors differ between members; their gradients are the
+// member's own, the replicated ones' equal on every member (the gradient
+// norm counts them once).
+enum class TpSplit { replicated, column, row };
+std::string_view tp_split_name(TpSplit s);  // "replicated", "column", "row"
+// Where a tensor's local elements lie in the whole tensor: `count` runs of
+// `length` elements, run i at local + i * local_stride in the member's
+// tensor and at global + i * global_stride in the whole one (elements from
+// each tensor's first). Value type.
+struct TpSlice {
+  std::size_t local = 0, global = 0, length = 0, count = 1, local_stride = 0, global_stride = 0;
+  bool operator==(const TpSlice&) const = default;
+};
+
 struct TensorInfo {
   std::string name;          // "wte", "h.0.attn_w", ..., "lnf_w"
-  std::vector<int> shape;
+  std::vector<int> shape;    // the member's (at tp 1, the whole tensor's)
   std::size_t offset = 0;    // elements from the start of the arena
   std::size_t unit_offset = 0;  // elements from the start of its unit
   std::size_t numel = 0;
   int unit = 0;
   bool decay = false;        // weight decay applies (matrices and embeddings only)
+  TpSplit split = TpSplit::replicated;
+  std::size_t global_offset = 0;  // the whole tensor's offset in the whole model's arena
+  std::vector<TpSlice> slices;    // the member's elements in the whole tensor (covering all numel)
 };
 
 struct UnitInfo {
@@ -147,10 +181,19 @@ struct HeadOffsets {
   std::size_t lnf_w, lnf_b, lm_head;
 };
 
+// The arena of the whole model (tp 1) or of one tensor-parallel member's
+// slices (TpShard): the same tensors and units in the same order, split
+// tensors at their local shapes. Throws ConfigError (check_tp's) when the
+// split does not divide the model.
 class GptLayout {
  public:
-  explicit GptLayout(const GptConfig& c);
+  explicit GptLayout(const GptConfig& c, TpShard tp = {});
   const GptConfig& config() const { return config_; }
+  const TpShard& tp() const { return tp_; }
+  // The member's query heads, key/value heads and MLP columns (the whole model's at tp 1).
+  int local_heads() const { return config_.heads / tp_.size; }
+  int local_kv() const { return config_.kv() / tp_.size; }
+  int local_ffn() const { return config_.ffn_size() / tp_.size; }
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::vector<UnitInfo>& units() const { return units_; }
   std::size_t num_params() const { return total_; }
@@ -170,12 +213,18 @@ class GptLayout {
 
  private:
   GptConfig config_;
+  TpShard tp_;
   std::vector<TensorInfo> tensors_;
   std::vector<UnitInfo> units_;
   BlockOffsets block_{};
   HeadOffsets head_{};
   std::size_t total_ = 0;
 };
+
+// Throws ConfigError naming the values unless tp >= 1 divides the model's
+// heads, key/value heads and MLP size ("tp = 3 does not divide model
+// 'gpt-tiny''s 4 heads").
+void check_tp(const GptConfig& c, int tp);
 
 // GPT-2 initialisation, deterministic in `seed`: weights N(0, 0.02), the two
 // residual projections N(0, 0.02 / sqrt(2 L)), biases 0, norm weights 1.

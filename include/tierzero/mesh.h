@@ -9,16 +9,23 @@
 // what is truly job-wide (the control values every rank agrees on, the
 // flight recorder, checkpoint files named by world rank) stays on the world.
 //
-// Implemented: tp = 1, where the data-parallel group is the whole world
-// (its communicator, topology, rank and size are the world's) and there is
-// no tensor-parallel group to talk to. Not implemented yet: tp > 1, refused
-// with a ConfigError until the model has tensor-parallel layers (the
-// divisibility and level checks below already apply to it), and with it the
-// tensor-parallel communicator (the world split by data-parallel position),
-// which a tp = 1 mesh does not make: no communicator is created here, so a
-// tp = 1 job's communicators, which the flight recorder numbers in creation
-// order, are exactly a data-parallel job's.
+// A tensor-parallel group is `tp` consecutive coordinates of the tensor
+// level (the other coordinates equal); a rank's tensor-parallel rank is its
+// coordinate there modulo tp, and the data-parallel group is the ranks of
+// the same tensor-parallel rank. The data topology is the world's with the
+// tensor level's fan-out divided by tp: its rank order is the data group's
+// world-rank order, and the data communicator's split(level) and
+// cross(level) (the world's groups intersected with its members) are that
+// topology's groups.
+//
+// At tp = 1 the data-parallel group is the whole world (its communicator,
+// topology, rank and size are the world's) and there is no tensor-parallel
+// group: no communicator is created here, so a tp = 1 job's communicators,
+// which the flight recorder numbers in creation order, are exactly a
+// data-parallel job's. At tp > 1 the mesh splits the world twice, the data
+// group first, then the tensor-parallel group (collective over the world).
 #pragma once
+#include <memory>
 #include <optional>
 
 #include "tierzero/communicator.h"
@@ -35,8 +42,10 @@ struct MeshShape {
   // The topology the data-parallel states are laid out over: at tp = 1 the
   // world's. Throws ConfigError naming the values when tp < 1, when
   // tp_level is a level `world` does not declare, when tp does not divide
-  // that level's fan-out, and (for now) when tp > 1.
+  // that level's fan-out.
   Topology data_topology(const Topology& world) const;
+  // World rank `rank`'s member index in its tensor-parallel group (its tensor-level coordinate modulo tp).
+  int tp_rank(const Topology& world, int rank) const { return world.coord(rank, level(world)) % tp; }
   bool operator==(const MeshShape&) const = default;
 };
 
@@ -46,6 +55,7 @@ struct MeshShape {
 class Mesh {
  public:
   explicit Mesh(Communicator& world, MeshShape shape = {});
+  ~Mesh();
   Mesh(const Mesh&) = delete;
   Mesh& operator=(const Mesh&) = delete;
 
@@ -64,12 +74,18 @@ class Mesh {
   const Topology& data_topology() const { return data_topology_; }
   int data_rank() const { return data_->rank(); }
   int data_size() const { return data_->size(); }
+  // This rank's member index in its tensor-parallel group (0 at tp = 1),
+  // and the group, ordered by world rank (null at tp = 1).
+  int tp_rank() const { return tp_rank_; }
+  Communicator* tensor() const { return tensor_.get(); }
 
  private:
   Communicator& world_;
   MeshShape shape_;
   Level tp_level_;
   Topology data_topology_;
+  int tp_rank_ = 0;
+  std::unique_ptr<Communicator> own_data_, tensor_;
   Communicator* data_;
 };
 

@@ -114,6 +114,10 @@ struct PlanFile {
   // level outwards (fit_to), as the shipped strategies do; false: such a
   // level is an error naming the file and key.
   bool fit_to_topology = false;
+  // The tensor-parallel degree and its level (tierzero/mesh.h's MeshShape: none, the innermost declared);
+  // the plan's levels are then those of the data-parallel ranks.
+  int tp = 1;
+  std::optional<Level> tp_level;
   std::string origin;  // the file, for errors
   // The plan for a job on `topo`: fitted or checked level by level, then
   // validated. Throws ConfigError naming the file (and the key, for a level).

@@ -88,7 +88,8 @@ class ShardedTrainer final : public Trainer {
   std::vector<std::pair<std::string, std::uint64_t>> memory_bytes() const;
   // Bytes this rank received per level during the last step.
   std::array<std::uint64_t, kNumLevels> last_step_bytes() const;
-  // The full fp32 master parameters (collective; allocates: for tests and export).
+  // The full fp32 master parameters (collective; allocates: for tests and export); at tp > 1
+  // this rank's member's arena (GptLayout(cfg.model, TpShard{tp, tp_rank})).
   std::vector<float> gather_master();
   float loss_scale() const;
   // Where this rank's last step went, and every rank's (collective, through the schedule).

@@ -142,7 +142,7 @@ Plan plan_from(const json& j) {
 std::string CheckpointMeta::to_json() const {
   json files_j = json::object();
   for (const CheckpointFile& f : files) files_j[f.name] = {{"bytes", f.bytes}, {"crc32", f.crc32}};
-  const json j = {{"format", "tierzero-checkpoint"},
+  json j = {{"format", "tierzero-checkpoint"},
                   {"version", 1},
                   {"tierzero_version", "0.1.0"},
                   {"step", step},
@@ -171,6 +171,7 @@ std::string CheckpointMeta::to_json() const {
                   {"data", {{"origin", data_origin}, {"next_step", step}}},
                   {"rng", {{"sampler", "counter hash of (seed, step, micro-batch, sample)"}, {"seed", train.seed}}},
                   {"files", files_j}};
+  if (tp > 1) j["tp"] = tp, j["tp_level"] = tp_level;
   return j.dump(2) + "\n";
 }
 
@@ -206,6 +207,12 @@ CheckpointMeta CheckpointMeta::from_json(const std::string& text, const std::str
     m.topology = j.at("topology").get<std::string>();
     m.world_size = whole<int>(j, "world_size");
     TZ_CHECK(m.world_size >= 1, ConfigError, "'world_size' must be at least 1");
+    if (j.contains("tp")) {
+      m.tp = whole<int>(j, "tp");
+      m.tp_level = j.at("tp_level").get<std::string>();
+      TZ_CHECK(m.tp >= 2, ConfigError, "'tp' must be at least 2 when given");
+      parse_level(m.tp_level);  // a ConfigError naming it
+    }
     m.loss_scale = real(j, "loss_scale");
     m.good_steps = whole<int>(j, "good_steps");
     m.data_origin = j.at("data").at("origin").get<std::string>();

@@ -12,6 +12,7 @@
 #include "plan/shard_layout.h"
 #include "tierzero/checkpoint.h"
 #include "tierzero/error.h"
+#include "tierzero/mesh.h"
 
 namespace tierzero {
 
@@ -44,13 +45,18 @@ std::string resolve_checkpoint(const std::string& path) {
   return dir.string();
 }
 
-// The optim layout the checkpoint was saved in: every position's shape is
-// the same (ShardLayout's shard sizes and offsets); `rank_at` names the
-// rank whose file holds each position (the first of its cross group).
+// The optim layout the checkpoint was saved in, per tensor-parallel member
+// (one, the whole model, at tp 1): the member's layout; every data
+// position's shape is the same (ShardLayout's shard sizes and offsets);
+// `rank_at` names the world rank whose file holds each position (the first
+// of its cross group among the member's data ranks).
 struct CheckpointReader::Reading {
-  GptLayout layout;
-  ShardLayout saved;
-  std::vector<int> rank_at;
+  struct Member {
+    GptLayout layout;
+    ShardLayout saved;
+    std::vector<int> rank_at;
+  };
+  std::vector<Member> members;
   std::map<std::string, InputFile> open;  // files checked, by name
 };
 
@@ -98,15 +104,30 @@ std::vector<std::string> CheckpointReader::verify() const {
 
 CheckpointReader::Reading& CheckpointReader::reading() {
   if (reading_) return *reading_;
-  const GptLayout layout(meta_.model);
-  const Topology topo = Topology::parse(meta_.topology, meta_.world_size);
-  ShardLayout saved = ShardLayout::make(layout, topo, meta_.plan.optim, 0);
-  std::vector<int> rank_at(static_cast<std::size_t>(saved.group_size), -1);
-  for (int r = 0; r < meta_.world_size; ++r) {
-    if (meta_.plan.optim ? topo.cross_group(*meta_.plan.optim, r).front() != r : r != 0) continue;  // one rank per distinct shard
-    rank_at[static_cast<std::size_t>(ShardLayout::make(layout, topo, meta_.plan.optim, r).position)] = r;
+  const Topology world = Topology::parse(meta_.topology, meta_.world_size);
+  const int tp = meta_.tp;
+  const MeshShape mesh{tp, tp > 1 ? std::optional<Level>(parse_level(meta_.tp_level)) : std::nullopt};
+  Topology data = world;
+  try {
+    data = mesh.data_topology(world);
+  } catch (const ConfigError& e) {
+    TZ_THROW(FormatError, "checkpoint '" + dir_ + "': " + e.message());
   }
-  reading_ = std::make_shared<Reading>(Reading{layout, std::move(saved), std::move(rank_at), {}});
+  auto reading = std::make_shared<Reading>();
+  for (int m = 0; m < tp; ++m) {
+    GptLayout layout(meta_.model, TpShard{tp, m});
+    ShardLayout saved = ShardLayout::make(layout, data, meta_.plan.optim, 0);
+    std::vector<int> rank_at(static_cast<std::size_t>(saved.group_size), -1);
+    int d = 0;  // the member's data ranks, in world-rank order
+    for (int r = 0; r < meta_.world_size; ++r) {
+      if (mesh.tp_rank(world, r) != m) continue;
+      const bool first = meta_.plan.optim ? data.cross_group(*meta_.plan.optim, d).front() == d : d == 0;  // one rank per distinct shard
+      if (first) rank_at[static_cast<std::size_t>(ShardLayout::make(layout, data, meta_.plan.optim, d).position)] = r;
+      ++d;
+    }
+    reading->members.push_back({std::move(layout), std::move(saved), std::move(rank_at)});
+  }
+  reading_ = std::move(reading);
   return *reading_;
 }
 
@@ -124,6 +145,23 @@ void CheckpointReader::read_range(const std::string& name, std::uint64_t offset,
 
 void CheckpointReader::read(StatePart part, std::size_t first, std::size_t count, float* out) {
   const Reading& r = reading();
+  if (r.members.size() == 1) return read_member(0, part, first, count, out);
+  // The whole model's [first, first + count) from the members' slices (a replicated tensor from member 0's).
+  const std::size_t end = first + count;
+  for (std::size_t m = 0; m < r.members.size(); ++m)
+    for (const TensorInfo& t : r.members[m].layout.tensors()) {
+      if ((t.split == TpSplit::replicated && m > 0) || t.global_offset >= end) continue;
+      for (const TpSlice& s : t.slices)
+        for (std::size_t i = 0; i < s.count; ++i) {
+          const std::size_t global = t.global_offset + s.global + i * s.global_stride;
+          const std::size_t lo = std::max(global, first), hi = std::min(global + s.length, end);
+          if (lo < hi) read_member(m, part, t.offset + s.local + i * s.local_stride + (lo - global), hi - lo, out + (lo - first));
+        }
+    }
+}
+
+void CheckpointReader::read_member(std::size_t member, StatePart part, std::size_t first, std::size_t count, float* out) {
+  const Reading::Member& r = reading().members[member];
   const std::size_t end = first + count, k = static_cast<std::size_t>(part);
   for (std::size_t u = 0; u < r.layout.units().size(); ++u) {
     const std::size_t u0 = r.layout.units()[u].offset, n = r.layout.units()[u].numel;

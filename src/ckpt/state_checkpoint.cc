@@ -54,6 +54,7 @@ void read_unit_shard(StateReader& from, StatePart part, const GptLayout& layout,
 }
 
 std::string write_state_checkpoint(const std::string& dir, CheckpointMeta meta, StateReader& state) {
+  TZ_CHECK(meta.tp == 1, ConfigError, "writing a state checkpoint at tp " + std::to_string(meta.tp) + ": whole-model layouts only");
   const GptLayout layout(meta.model);
   const Topology topo = Topology::parse(meta.topology, meta.world_size);
   const std::string name = step_dir_name(meta.step);

@@ -23,7 +23,7 @@ void read_unit_shard(StateReader& from, StatePart part, const GptLayout& layout,
 // directory's `latest` as a save is (CheckpointWriter). Holds one unit's
 // slice at a time. Returns the step directory. For tests and benchmarks:
 // layouts no run on this machine could hold. Throws FormatError when a
-// file cannot be written.
+// file cannot be written, ConfigError for a meta of tp > 1 (whole-model layouts only).
 std::string write_state_checkpoint(const std::string& dir, CheckpointMeta meta, StateReader& state);
 
 }  // namespace tierzero

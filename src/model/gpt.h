@@ -15,11 +15,22 @@
 // `seq_len`); with `recompute`, blocks keep only their input and recompute
 // the rest during backward. Not thread-safe; one instance per rank.
 //
+// Tensor parallelism (a layout of one member's slices: tierzero/gpt_config.h's
+// TpShard): the block runs its member's query heads and MLP columns and
+// calls `tp_sum`, the group's in-place sum, where Megatron-LM's layers
+// all-reduce (Shoeybi et al. 2019, section 3, the f and g operators): on
+// the outputs of the two row-parallel projections in forward (the
+// replicated bias added by member 0 only, so once), on the gradients of the
+// two column-parallel projections' inputs in backward. Every member then
+// holds the same residuals, norms, embedding and head, which run whole;
+// the members must call the same passes in the same order.
+//
 // `Ops` is where the layers run: HostOps (the CPU's model/ops.h, the
 // default) or gpu::DeviceOps (gpu/gpu_ops.h, CUDA builds), whose
 // arrays and pointers — parameters, gradients, tokens, targets — live in
 // device memory. The same code drives both.
 #pragma once
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -36,13 +47,20 @@ struct HostOps;  // src/model/host_ops.h
 // attention weights, the attention output, the residual after it and the
 // MLP's two buffers; the L + 1 residuals; the final norm and the [N, V]
 // softmax; RoPE's tables; the backward's scratch. The simulator's memory
-// model for tierzero's engine uses it (src/sim/memory_model.cc).
-std::size_t gpt_activation_elements(const GptConfig& c, int batch, int seq_len, bool recompute, std::size_t attention_scratch);
+// model for tierzero's engine uses it (src/sim/memory_model.cc). `tp`: a
+// tensor-parallel member's (its heads' and MLP columns' share).
+std::size_t gpt_activation_elements(const GptConfig& c, int batch, int seq_len, bool recompute, std::size_t attention_scratch,
+                                    int tp = 1);
+
+// The tensor-parallel group's sum of `n` elements of `buf` (the model's memory), in place, on every member.
+template <class T>
+using TpSum = std::function<void(T* buf, std::size_t n)>;
 
 template <class T, class Ops = HostOps>
 class GptModel {
  public:
-  GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute = false);
+  // `tp_sum` is needed (ConfigError without it) when the layout is a tensor-parallel member's.
+  GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute = false, TpSum<T> tp_sum = {});
   ~GptModel();
   GptModel(const GptModel&) = delete;
   GptModel& operator=(const GptModel&) = delete;
@@ -77,8 +95,11 @@ class GptModel {
   const GptLayout& layout_;
   int batch_, seq_len_;
   bool recompute_;
+  TpSum<T> tp_sum_;
   std::unique_ptr<Buffers> buf_;
   void block_forward_into(int layer, const T* block, int acts);
+  // tp_sum_ of buf, when the model is split.
+  void tp_reduce(T* buf, std::size_t n) const;
   // LayerNorm or RMSNorm over [batch * seq_len, channels] (b and mean unused for RMSNorm).
   void norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b) const;
   void norm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean, const T* rstd) const;

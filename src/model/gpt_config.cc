@@ -152,21 +152,69 @@ GptConfig gpt_preset(std::string_view name) {
                             "; or a model file *.toml, a Hugging Face config.json or its directory)");
 }
 
-GptLayout::GptLayout(const GptConfig& c) : config_(c) {
+std::string_view tp_split_name(TpSplit s) {
+  switch (s) {
+    case TpSplit::replicated: return "replicated";
+    case TpSplit::column: return "column";
+    case TpSplit::row: return "row";
+  }
+  return "?";
+}
+
+void check_tp(const GptConfig& c, int tp) {
+  const std::string degree = "tp = " + std::to_string(tp);
+  TZ_CHECK(tp >= 1, ConfigError, degree + ": the tensor-parallel degree must be at least 1");
+  auto divides = [&](int n, const std::string& what) {
+    TZ_CHECK(n % tp == 0, ConfigError, degree + " does not divide the " + std::to_string(n) + " " + what + " of model '" + c.name + "'");
+  };
+  divides(c.heads, "heads");
+  divides(c.kv(), "key/value heads");
+  divides(c.ffn_size(), "MLP columns (ffn)");
+}
+
+GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
   c.validate();
-  const int V = c.vocab, T = c.context, C = c.channels, F = c.ffn_size(), QKV = C + 2 * c.kv() * c.head_size();
-  const bool layernorm = c.norm == Norm::layernorm;
+  check_tp(c, tp.size);
+  TZ_CHECK(tp.rank >= 0 && tp.rank < tp.size, ConfigError,
+           "tensor-parallel rank " + std::to_string(tp.rank) + " is outside a group of " + std::to_string(tp.size));
+  const int V = c.vocab, T = c.context, C = c.channels, F = c.ffn_size(), KVD = c.kv() * c.head_size(), QKV = C + 2 * KVD;
+  const bool layernorm = c.norm == Norm::layernorm, swiglu = c.mlp == Mlp::swiglu;
+  const std::size_t n = static_cast<std::size_t>(tp.size), r = static_cast<std::size_t>(tp.rank);
+  std::size_t global_total = 0;
   auto unit = [&](const std::string& name) { units_.push_back({name, total_, 0}); };
-  auto add = [&](const std::string& name, std::vector<int> shape) {
-    std::size_t n = 1;
-    for (int d : shape) n *= static_cast<std::size_t>(d);
+  // `parts`: a column-split tensor's row ranges, each split evenly (q | k | v; gate | up).
+  auto add = [&](const std::string& name, std::vector<int> shape, TpSplit split = TpSplit::replicated, std::vector<int> parts = {}) {
+    std::size_t whole = 1;
+    for (int d : shape) whole *= static_cast<std::size_t>(d);
     UnitInfo& u = units_.back();
-    tensors_.push_back({name, shape, total_, u.numel, n, static_cast<int>(units_.size()) - 1, shape.size() == 2});
-    u.numel += n;
-    total_ += n;
+    TensorInfo t{name, shape, total_, u.numel, whole, static_cast<int>(units_.size()) - 1, shape.size() == 2, split, global_total, {}};
+    if (n == 1 || split == TpSplit::replicated) {
+      t.slices = {{0, 0, whole}};
+    } else if (split == TpSplit::row) {  // [out, in]: every row's member columns
+      const std::size_t in = static_cast<std::size_t>(shape[1]), local = in / n;
+      t.shape[1] = static_cast<int>(local);
+      t.slices = {{0, r * local, local, static_cast<std::size_t>(shape[0]), local, in}};
+    } else {  // column: the member's rows of each part
+      const std::size_t width = shape.size() == 2 ? static_cast<std::size_t>(shape[1]) : 1;
+      std::size_t rows = 0, first = 0;
+      for (int part : parts) {
+        const std::size_t local = static_cast<std::size_t>(part) / n;
+        t.slices.push_back({rows * width, (first + r * local) * width, local * width});
+        rows += local, first += static_cast<std::size_t>(part);
+      }
+      t.shape[0] = static_cast<int>(rows);
+    }
+    t.numel = 1;
+    for (int d : t.shape) t.numel *= static_cast<std::size_t>(d);
+    tensors_.push_back(std::move(t));
+    u.numel += tensors_.back().numel;
+    total_ += tensors_.back().numel;
+    global_total += whole;
     return tensors_.back().unit_offset;
   };
-  auto maybe = [&](bool present, const std::string& name, std::vector<int> shape) { return present ? add(name, std::move(shape)) : kAbsent; };
+  auto maybe = [&](bool present, const std::string& name, std::vector<int> shape, TpSplit split = TpSplit::replicated,
+                   std::vector<int> parts = {}) { return present ? add(name, std::move(shape), split, std::move(parts)) : kAbsent; };
+  const std::vector<int> qkv_parts = {C, KVD, KVD}, fc_parts = swiglu ? std::vector<int>{F, F} : std::vector<int>{F};
   unit("embed");
   add("wte", {V, C});
   if (c.positions == Positions::learned) add("wpe", {T, C});
@@ -176,15 +224,15 @@ GptLayout::GptLayout(const GptConfig& c) : config_(c) {
     BlockOffsets b;
     b.ln1_w = add(p + "ln1_w", {C});
     b.ln1_b = maybe(layernorm, p + "ln1_b", {C});
-    b.attn_w = add(p + "attn_w", {QKV, C});
-    b.attn_b = maybe(c.qkv_bias(), p + "attn_b", {QKV});
-    b.proj_w = add(p + "proj_w", {C, C});
+    b.attn_w = add(p + "attn_w", {QKV, C}, TpSplit::column, qkv_parts);
+    b.attn_b = maybe(c.qkv_bias(), p + "attn_b", {QKV}, TpSplit::column, qkv_parts);
+    b.proj_w = add(p + "proj_w", {C, C}, TpSplit::row);
     b.proj_b = maybe(c.linear_bias(), p + "proj_b", {C});
     b.ln2_w = add(p + "ln2_w", {C});
     b.ln2_b = maybe(layernorm, p + "ln2_b", {C});
-    b.fc_w = add(p + "fc_w", {c.mlp == Mlp::swiglu ? 2 * F : F, C});
-    b.fc_b = maybe(c.linear_bias(), p + "fc_b", {F});
-    b.fcproj_w = add(p + "fcproj_w", {C, F});
+    b.fc_w = add(p + "fc_w", {swiglu ? 2 * F : F, C}, TpSplit::column, fc_parts);
+    b.fc_b = maybe(c.linear_bias(), p + "fc_b", {F}, TpSplit::column, {F});
+    b.fcproj_w = add(p + "fcproj_w", {C, F}, TpSplit::row);
     b.fcproj_b = maybe(c.linear_bias(), p + "fcproj_b", {C});
     block_ = b;
   }

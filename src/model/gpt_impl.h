@@ -3,15 +3,18 @@
 // gpu::DeviceOps). An ops backend provides Array<T> (resize, data, size),
 // zero(Array), the layer functions of model/ops.h and attention_scratch.
 #pragma once
+#include <utility>
 #include <vector>
 
 #include "model/gpt.h"
+#include "tierzero/error.h"
 #include "model/ops.h"
 
 namespace tierzero {
 
 // Activation and gradient buffers; shapes in comments (N = B*T, W = (H +
-// 2 KV) D the fused query/key/value width, G = F for GELU and 2F for SwiGLU).
+// 2 KV) D the fused query/key/value width, A = H D the attention's width,
+// G = F for GELU and 2F for SwiGLU; H, KV and F the tensor-parallel member's).
 template <class T, class Ops>
 struct GptModel<T, Ops>::Buffers {
   using Array = typename Ops::template Array<T>;
@@ -19,7 +22,7 @@ struct GptModel<T, Ops>::Buffers {
     Array ln1, ln1_mean, ln1_rstd;  // [N,C], [N] (LayerNorm only), [N]
     Array qkv;                      // [N,W], query and key heads rotated with RoPE
     Array att;                      // [B,H,T,T]
-    Array atty;                     // [N,C]
+    Array atty;                     // [N,A]
     Array res2;                     // [N,C] residual after attention
     Array ln2, ln2_mean, ln2_rstd;  // [N,C], [N] (LayerNorm only), [N]
     Array fch, fch_act;             // [N,G] (SwiGLU: gate | up), [N,F] GELU(fch) or silu(gate) * up
@@ -33,11 +36,13 @@ struct GptModel<T, Ops>::Buffers {
 };
 
 template <class T, class Ops>
-GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute)
-    : layout_(layout), batch_(batch), seq_len_(seq_len), recompute_(recompute), buf_(std::make_unique<Buffers>()) {
+GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute, TpSum<T> tp_sum)
+    : layout_(layout), batch_(batch), seq_len_(seq_len), recompute_(recompute), tp_sum_(std::move(tp_sum)), buf_(std::make_unique<Buffers>()) {
+  TZ_CHECK(layout.tp().size == 1 || tp_sum_, ConfigError, "a tensor-parallel model needs its group's sum");
   const GptConfig& c = layout.config();
-  const std::size_t N = static_cast<std::size_t>(batch) * seq_len, C = c.channels, F = c.ffn_size();
-  const std::size_t W = C + 2 * static_cast<std::size_t>(c.kv()) * c.head_size(), G = c.mlp == Mlp::swiglu ? 2 * F : F;
+  const std::size_t N = static_cast<std::size_t>(batch) * seq_len, C = c.channels, F = layout.local_ffn(), H = layout.local_heads();
+  const std::size_t A = H * c.head_size(), W = A + 2 * static_cast<std::size_t>(layout.local_kv()) * c.head_size();
+  const std::size_t G = c.mlp == Mlp::swiglu ? 2 * F : F;
   const std::size_t mean = c.norm == Norm::layernorm ? N : 0;
   auto& b = *buf_;
   b.residual.resize(c.layers + 1);
@@ -45,14 +50,14 @@ GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool
   b.blocks.resize(recompute ? 1 : c.layers);
   for (auto& k : b.blocks) {
     k.ln1.resize(N * C), k.ln1_mean.resize(mean), k.ln1_rstd.resize(N), k.qkv.resize(N * W);
-    k.att.resize(static_cast<std::size_t>(batch) * c.heads * seq_len * seq_len);
-    k.atty.resize(N * C), k.res2.resize(N * C), k.ln2.resize(N * C), k.ln2_mean.resize(mean), k.ln2_rstd.resize(N);
+    k.att.resize(static_cast<std::size_t>(batch) * H * seq_len * seq_len);
+    k.atty.resize(N * A), k.res2.resize(N * C), k.ln2.resize(N * C), k.ln2_mean.resize(mean), k.ln2_rstd.resize(N);
     k.fch.resize(N * G), k.fch_act.resize(N * F);
   }
   b.lnf.resize(N * C), b.lnf_mean.resize(mean), b.lnf_rstd.resize(N), b.probs.resize(N * c.vocab);
-  b.dres.resize(N * C), b.dln.resize(N * C), b.datty.resize(N * C), b.dqkv.resize(N * W);
+  b.dres.resize(N * C), b.dln.resize(N * C), b.datty.resize(N * A), b.dqkv.resize(N * W);
   b.dfch.resize(N * G), b.dfch_act.resize(N * F);
-  b.att_scratch.resize(Ops::attention_scratch(seq_len, c.heads));
+  b.att_scratch.resize(Ops::attention_scratch(seq_len, static_cast<int>(H)));
   if (c.positions == Positions::rope) {
     const std::size_t n = static_cast<std::size_t>(seq_len) * (c.head_size() / 2);
     std::vector<double> cos(n), sin(n);
@@ -65,6 +70,11 @@ GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool
 
 template <class T, class Ops>
 GptModel<T, Ops>::~GptModel() = default;
+
+template <class T, class Ops>
+void GptModel<T, Ops>::tp_reduce(T* buf, std::size_t n) const {
+  if (layout_.tp().size > 1) tp_sum_(buf, n);
+}
 
 template <class T, class Ops>
 void GptModel<T, Ops>::norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b) const {
@@ -94,23 +104,27 @@ template <class T, class Ops>
 void GptModel<T, Ops>::block_forward_into(int layer, const T* p, int acts) {
   const GptConfig& c = layout_.config();
   const BlockOffsets& o = layout_.block();
-  const int N = batch_ * seq_len_, C = c.channels, F = c.ffn_size(), KV = c.kv(), D = c.head_size(), W = C + 2 * KV * D;
+  const int N = batch_ * seq_len_, C = c.channels, H = layout_.local_heads(), F = layout_.local_ffn(), KV = layout_.local_kv();
+  const int D = c.head_size(), A = H * D, W = A + 2 * KV * D;
   const bool swiglu = c.mlp == Mlp::swiglu;
+  const bool adds_bias = layout_.tp().rank == 0;  // of the row-parallel projections, summed over the group after
   auto& k = buf_->blocks[acts];
   const T* x = buf_->residual[layer].data();
   T* out = buf_->residual[layer + 1].data();
   norm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, p + o.ln1_w, tensor_at(p, o.ln1_b));
   Ops::matmul_forward(k.qkv.data(), k.ln1.data(), p + o.attn_w, tensor_at(p, o.attn_b), N, C, W);
   if (c.positions == Positions::rope)
-    Ops::rope_forward(k.qkv.data(), buf_->rope_cos.data(), buf_->rope_sin.data(), batch_, seq_len_, c.heads, KV, D);
-  Ops::attention_forward(k.atty.data(), k.att.data(), k.qkv.data(), batch_, seq_len_, C, c.heads, KV);
-  Ops::matmul_forward(k.res2.data(), k.atty.data(), p + o.proj_w, tensor_at(p, o.proj_b), N, C, C);
+    Ops::rope_forward(k.qkv.data(), buf_->rope_cos.data(), buf_->rope_sin.data(), batch_, seq_len_, H, KV, D);
+  Ops::attention_forward(k.atty.data(), k.att.data(), k.qkv.data(), batch_, seq_len_, A, H, KV);
+  Ops::matmul_forward(k.res2.data(), k.atty.data(), p + o.proj_w, adds_bias ? tensor_at(p, o.proj_b) : nullptr, N, A, C);
+  tp_reduce(k.res2.data(), k.res2.size());
   Ops::residual_forward(k.res2.data(), k.res2.data(), x, k.res2.size());
   norm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.res2.data(), p + o.ln2_w, tensor_at(p, o.ln2_b));
   Ops::matmul_forward(k.fch.data(), k.ln2.data(), p + o.fc_w, tensor_at(p, o.fc_b), N, C, swiglu ? 2 * F : F);
   if (swiglu) Ops::swiglu_forward(k.fch_act.data(), k.fch.data(), N, F);
   else Ops::gelu_forward(k.fch_act.data(), k.fch.data(), k.fch.size());
-  Ops::matmul_forward(out, k.fch_act.data(), p + o.fcproj_w, tensor_at(p, o.fcproj_b), N, F, C);
+  Ops::matmul_forward(out, k.fch_act.data(), p + o.fcproj_w, adds_bias ? tensor_at(p, o.fcproj_b) : nullptr, N, F, C);
+  tp_reduce(out, k.res2.size());
   Ops::residual_forward(out, out, k.res2.data(), k.res2.size());
 }
 
@@ -153,7 +167,8 @@ template <class T, class Ops>
 void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
   const GptConfig& c = layout_.config();
   const BlockOffsets& o = layout_.block();
-  const int N = batch_ * seq_len_, C = c.channels, F = c.ffn_size(), KV = c.kv(), D = c.head_size(), W = C + 2 * KV * D;
+  const int N = batch_ * seq_len_, C = c.channels, H = layout_.local_heads(), F = layout_.local_ffn(), KV = layout_.local_kv();
+  const int D = c.head_size(), A = H * D, W = A + 2 * KV * D;
   const bool swiglu = c.mlp == Mlp::swiglu;
   auto& b = *buf_;
   if (recompute_) block_forward_into(layer, p, 0);
@@ -164,14 +179,15 @@ void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
   if (swiglu) Ops::swiglu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), N, F);
   else Ops::gelu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), b.dfch.size());
   Ops::matmul_backward(b.dln.data(), dp + o.fc_w, tensor_at(dp, o.fc_b), b.dfch.data(), k.ln2.data(), p + o.fc_w, N, C, swiglu ? 2 * F : F);
+  tp_reduce(b.dln.data(), b.dln.size());
   norm_backward(b.dres.data(), dp + o.ln2_w, tensor_at(dp, o.ln2_b), b.dln.data(), k.res2.data(), p + o.ln2_w, k.ln2_mean.data(),
                 k.ln2_rstd.data());
-  Ops::matmul_backward(b.datty.data(), dp + o.proj_w, tensor_at(dp, o.proj_b), b.dres.data(), k.atty.data(), p + o.proj_w, N, C, C);
-  Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, C, c.heads,
-                          KV);
+  Ops::matmul_backward(b.datty.data(), dp + o.proj_w, tensor_at(dp, o.proj_b), b.dres.data(), k.atty.data(), p + o.proj_w, N, A, C);
+  Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, A, H, KV);
   if (c.positions == Positions::rope)
-    Ops::rope_backward(b.dqkv.data(), b.rope_cos.data(), b.rope_sin.data(), batch_, seq_len_, c.heads, KV, D);
+    Ops::rope_backward(b.dqkv.data(), b.rope_cos.data(), b.rope_sin.data(), batch_, seq_len_, H, KV, D);
   Ops::matmul_backward(b.dln.data(), dp + o.attn_w, tensor_at(dp, o.attn_b), b.dqkv.data(), k.ln1.data(), p + o.attn_w, N, C, W);
+  tp_reduce(b.dln.data(), b.dln.size());
   norm_backward(b.dres.data(), dp + o.ln1_w, tensor_at(dp, o.ln1_b), b.dln.data(), x, p + o.ln1_w, k.ln1_mean.data(), k.ln1_rstd.data());
 }
 

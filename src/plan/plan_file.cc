@@ -59,6 +59,8 @@ PlanFile read_plan_table(const toml::node& n, const std::string& origin) {
     const std::string key = "plan." + std::string(k.str());
     if (k == "name") p.name = get<std::string>(v, key, origin);
     else if (k == "fit_to_topology") f.fit_to_topology = get<bool>(v, key, origin);
+    else if (k == "tp") f.tp = static_cast<int>(get_int(v, key, origin, 1, 1 << 20));
+    else if (k == "tp_level") f.tp_level = named(v, key, origin, parse_level);
     else if (k == "params") p.params = named(v, key, origin, parse_partition);
     else if (k == "bwd_params") p.bwd_params = named(v, key, origin, parse_partition);
     else if (k == "grads") p.grads = named(v, key, origin, parse_partition);

@@ -43,7 +43,7 @@ std::vector<ShardSegment> shard_segments(const GptLayout& layout, const ShardLay
   for (const TensorInfo& t : layout.tensors()) {
     const std::size_t begin = s.begin(t.unit), end = begin + s.shard[t.unit];
     const std::size_t lo = std::max(begin, t.unit_offset), hi = std::min(end, t.unit_offset + t.numel);
-    if (lo < hi) out.push_back({s.offset[t.unit] + (lo - begin), hi - lo, t.decay});
+    if (lo < hi) out.push_back({s.offset[t.unit] + (lo - begin), hi - lo, t.decay, t.split});
   }
   return out;
 }

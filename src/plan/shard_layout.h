@@ -51,10 +51,12 @@ struct StateLayouts {
   std::size_t optim_bytes() const { return 3 * optim.total * sizeof(float); }
 };
 
-// A run of shard elements belonging to one tensor (for AdamW's decay flag).
+// A run of shard elements belonging to one tensor (for AdamW's decay flag,
+// and the gradient norm's count of tensor-parallel splits).
 struct ShardSegment {
   std::size_t offset, length;
   bool decay;
+  TpSplit split;
 };
 std::vector<ShardSegment> shard_segments(const GptLayout& layout, const ShardLayout& s);
 

@@ -18,6 +18,13 @@ std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
   for (std::size_t u = 0; u < layout.units().size(); ++u) m = std::max(m, s.shard[u] * s.group_size);
   return m;
 }
+
+// The model's tensor-parallel sum: an all-reduce over the mesh's tensor group, issued from the training thread (empty at tp = 1).
+TpSum<float> tp_sum(const Mesh& mesh) {
+  Communicator* group = mesh.tensor();
+  if (!group) return {};
+  return [group](float* buf, std::size_t n) { group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum); };
+}
 }  // namespace
 
 std::unique_ptr<Communicator> ShardedTrainer::Impl::group_comm(const Partition& level) {
@@ -32,13 +39,15 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, 
       mem(*be.memory),
       ops(*be.ops),
       step_ops(*be.step),
-      layout(c.model),
+      layout(c.model, TpShard{m.tp(), m.tp_rank()}),
       sampler(data, c.effective_seq_len(), c.seed),
-      model(be.make_model(layout, c)),
+      model(be.make_model(layout, c, tp_sum(m))),
       dtype(c.param_dtype),
       dsize(dtype_size(c.param_dtype)),
       control(m.world().host()) {
   cfg.validate();
+  TZ_CHECK(mesh.tp() == 1 || be.name == "cpu", ConfigError,
+           "tp = " + std::to_string(mesh.tp()) + ": tensor parallelism runs on the CPU backend only so far, not '" + be.name + "'");
   plan.validate(mesh.data_topology());
   TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(cfg.model.vocab), ConfigError,
            "data '" + data.origin() + "' has vocabulary " + std::to_string(data.vocab()) + " but the model's is " +
@@ -92,6 +101,17 @@ void ShardedTrainer::Impl::build_communicators(bool concurrent_queues) {
     if (h) h->set_chunk_bytes(plan.hop_chunk_bytes);
   if (plan.grads && *plan.grads != Level::world) cross_comm = data.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
+  if (mesh.tp() > 1)
+    for (const ShardSegment& s : shard_segments(layout, states.grads))
+      if (s.split != TpSplit::replicated || mesh.tp_rank() == 0) norm_segments.push_back(s);
+}
+
+double ShardedTrainer::Impl::grad_sum_squares() {
+  if (!counts_norm) return 0.0;
+  if (mesh.tp() == 1) return step_ops.sum_squares(grads.data(), grads.size());
+  double sq = 0;
+  for (const ShardSegment& s : norm_segments) sq += step_ops.sum_squares(grads.data() + s.offset, s.length);
+  return sq;
 }
 
 // The states' buffers, as StateLayouts sizes them (what the memory model
@@ -292,10 +312,11 @@ StepStats ShardedTrainer::step() {
   flight_activity(FlightActivity::optimizer);
   // One all-reduce over the whole world for the mean loss and the squared
   // gradient norm; each gradient shard is counted once (by the first member
-  // of its cross group). Every rank holds its data rank's loss, so the
-  // world's mean is the data ranks' mean.
+  // of its cross group; a replicated tensor's by tensor-parallel member 0).
+  // Every rank holds its data rank's loss (each member of a tensor-parallel
+  // group the same), so the world's mean is the data ranks' mean.
   double sq = 0;
-  s.timed(s.breakdown.optimizer_s, [&] { sq = s.counts_norm ? s.step_ops.sum_squares(s.grads.data(), s.grads.size()) : 0.0; });
+  s.timed(s.breakdown.optimizer_s, [&] { sq = s.grad_sum_squares(); });
   float pair[3] = {static_cast<float>(loss / accum / s.mesh.world().size()), static_cast<float>(sq), 0.0f};
   s.control_sum(pair, faults().mismatches(s.me(), s.step + 1) ? 3 : 2);  // fault injection: one value more on one rank
   st.loss = pair[0];

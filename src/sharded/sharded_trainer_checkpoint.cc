@@ -93,6 +93,8 @@ std::string ShardedTrainer::Impl::finish_save(PendingSave& p) {
       meta.plan = plan;
       meta.topology = w.topology().to_string();
       meta.world_size = w.size();
+      meta.tp = mesh.tp();
+      if (mesh.tp() > 1) meta.tp_level = level_name(mesh.tp_level());
       meta.loss_scale = p.loss_scale;
       meta.good_steps = p.good_steps;
       meta.data_origin = sampler_origin;
@@ -167,10 +169,10 @@ bool ShardedTrainer::load_checkpoint(const std::string& path) {
     const GptConfig& theirs = meta.model;
     TZ_CHECK(mine.same_architecture(theirs), FormatError,
              "checkpoint '" + ckpt.dir() + "' is for model " + theirs.describe() + "; this run trains " + mine.describe());
-    same_layout = meta.world_size == w.size() && Topology::parse(meta.topology, meta.world_size) == w.topology() &&
+    same_layout = meta.tp == s.mesh.tp() && (meta.tp == 1 || meta.tp_level == level_name(s.mesh.tp_level())) && meta.world_size == w.size() && Topology::parse(meta.topology, meta.world_size) == w.topology() &&
                   meta.plan.same_sharding(s.plan) && meta.train.param_dtype == s.dtype;
     if (same_layout) s.read_own_shards(ckpt);
-    else s.fill_shards(ckpt);  // the slices of this rank's new shards from the saved optim shards
+    else s.fill_from_whole(ckpt);  // the slices of this rank's new shards from the saved optim shards
     s.step = meta.step;
     s.optim_steps = meta.optim_steps;
     s.loss_scale = s.dtype == DType::f16 ? (meta.train.param_dtype == DType::f16 ? meta.loss_scale : initial_loss_scale(s.cfg)) : 1.0f;

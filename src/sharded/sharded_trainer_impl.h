@@ -41,6 +41,9 @@ struct ShardedTrainer::Impl {
   std::size_t dsize;
   StateLayouts states;  // this rank's shards of params, bwd_params, grads and optim
   bool counts_norm;  // this rank adds its gradient shard to the global norm (one rank per cross group)
+  // At tp > 1, the runs of the gradient shard this rank counts in the norm: the split tensors' on every
+  // tensor-parallel member, the replicated ones' (equal on every member) on member 0 only.
+  std::vector<ShardSegment> norm_segments;
   Communicator& control;  // mesh.world().host(): the loss, the norm and checkpoint status travel on it
   std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
   std::unique_ptr<Hierarchy> p_hier, b_hier, g_hier;
@@ -111,9 +114,12 @@ struct ShardedTrainer::Impl {
   // init: the state to start from (gpt_init of the seed when null).
   Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, const TokenData& data, StateReader* init, const Backend& be);
   // Loading (sharded_trainer_load.cc), unit by unit, so that a rank holds
-  // its shards and one unit's slices. From a full state: this rank's
-  // slices of master, m and v, and the working parameters from the master.
+  // its shards and one unit's slices. From a full state of `layout` (a
+  // tensor-parallel member's when split): this rank's slices of master, m
+  // and v, and the working parameters from the master.
   void fill_shards(StateReader& from);
+  // The same from the whole model's state (through the member's view at tp > 1).
+  void fill_from_whole(StateReader& whole);
   // From a checkpoint of this run's layout: this rank's own two files.
   void read_own_shards(CheckpointReader& ckpt);
   // Unit u's working parameters from its shard in host bytes (the units
@@ -144,6 +150,8 @@ struct ShardedTrainer::Impl {
   void initialise_weights(StateReader* init);
   UnitSource source(const ShardLayout& s, ParamStore& store, Hierarchy* h, int bits, FlightPhase phase) const;
   int me() const;  // this rank's world rank
+  // This rank's share of the squared gradient norm (the step's sum over the world completes it).
+  double grad_sum_squares();
   // Uploads `tokens` and `targets` and runs the forward pass over every
   // unit (keeping the bwd_params slices when `keep`); returns the loss.
   double forward(bool keep);

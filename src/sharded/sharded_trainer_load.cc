@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ckpt/state_checkpoint.h"
+#include "ckpt/tp_member_reader.h"
 #include "core/scratch_buffer.h"
 #include "sharded/sharded_trainer_impl.h"
 #include "tierzero/error.h"
@@ -17,12 +18,18 @@ void ShardedTrainer::Impl::initialise_weights(StateReader* init) {
   if (!init) seeded = seeded_weights(cfg.model, cfg.seed), init = seeded.get();
   std::string problem;
   try {
-    fill_shards(*init);
+    fill_from_whole(*init);
   } catch (const Error& e) {
     problem = e.message();
   }
   problem = first_problem(problem);  // every rank fails alike, with the first rank's reason
   TZ_CHECK(problem.empty(), FormatError, problem);
+}
+
+void ShardedTrainer::Impl::fill_from_whole(StateReader& whole) {
+  if (layout.tp().size == 1) return fill_shards(whole);
+  const auto member = tp_member_reader(whole, layout);
+  fill_shards(*member);
 }
 
 void ShardedTrainer::Impl::fill_shards(StateReader& from) {

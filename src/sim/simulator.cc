@@ -54,7 +54,12 @@ Topology SimInput::topology() const {
   return t;
 }
 
-Topology SimInput::data_topology() const { return mesh.data_topology(topology()); }
+Topology SimInput::data_topology() const {
+  Topology data = mesh.data_topology(topology());
+  TZ_CHECK(mesh.tp == 1, ConfigError,
+           "tp = " + std::to_string(mesh.tp) + ": the simulator does not price tensor parallelism yet (the engine trains it); use tp = 1");
+  return data;
+}
 
 double collective_time(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes, const System& sys) {
   double t = 0;

@@ -44,6 +44,7 @@ int inspect(const std::string& path) {
   std::printf("model        %s\n", m.model.describe().c_str());
   std::printf("plan         %s\n", m.plan.describe().c_str());
   std::printf("topology     %s (%d ranks)\n", m.topology.c_str(), m.world_size);
+  if (m.tp > 1) std::printf("tensor       tp %d on the %s level\n", m.tp, m.tp_level.c_str());
   std::printf("training     seed %llu, micro-batch %d x %d, seq %d, %s parameters, lr %g, loss scale %g\n",
               static_cast<unsigned long long>(m.train.seed), m.train.micro_batch, m.train.grad_accum, m.train.seq_len,
               std::string(dtype_name(m.train.param_dtype)).c_str(), m.train.schedule.lr, m.loss_scale);

@@ -51,6 +51,7 @@ struct TrainArgs {
   std::int64_t seed = -1;
   int max_bad_steps = 10;
   int comm_queues = 0;
+  int tp = 0;  // --tp: the tensor-parallel degree (tierzero/mesh.h); 0: the plan file's, else 1
   std::int64_t flight_records = 4096;
   std::string flight_dir;
   bool flight_dump_on_stop = false;
@@ -96,7 +97,8 @@ TrainConfig resolve(const TrainArgs& a, const DeepSpeedConfig* ds = nullptr, con
 // the topology) and what rank 0 should tell the user about them.
 struct ResolvedRun {
   TrainConfig cfg;
-  Plan plan;
+  Plan plan;                       // for the mesh's data-parallel ranks
+  MeshShape mesh;
   std::vector<std::string> notes;  // printed as "tierzero: NOTE"
   StepLogDirs logs;                // the flags', else the DeepSpeed config's tensorboard and csv_monitor
 };
@@ -125,15 +127,17 @@ PlanFile plan_file(const TrainArgs& a) {
   return configured ? *configured : strategy_plan_file("zero3");
 }
 
-ResolvedRun resolve_run(const TrainArgs& a, const Topology& topo, int ranks) {
+ResolvedRun resolve_run(const TrainArgs& a, const Topology& world, int ranks) {
   PlanFile planned = plan_file(a);
+  const MeshShape mesh{a.tp > 0 ? a.tp : planned.tp, planned.tp_level};  // --tp wins over the plan file's
+  const Topology topo = mesh.data_topology(world);  // the degree against its level and the ranks
   if (a.deepspeed.empty()) {
     apply_placement_flags(a, planned.plan);  // before the checks: a written plan names no NVMe directory (--nvme-path does)
-    return {resolve(a), planned.for_topology(topo), {}, a.logs};
+    return {resolve(a), planned.for_topology(topo), mesh, {}, a.logs};
   }
   const DeepSpeedConfig file = DeepSpeedConfig::read(a.deepspeed);
   DeepSpeedMapping ds;
-  ResolvedRun run{resolve(a, &file, [&](TrainConfig& c) { ds = file.apply(topo, c); }), {}, {}, a.logs};
+  ResolvedRun run{resolve(a, &file, [&](TrainConfig& c) { ds = file.apply(topo, c); }), {}, mesh, {}, a.logs};
   if (a.micro_batch > 0) ds.micro_batch = a.micro_batch;  // given, for DeepSpeed's batch rule
   if (a.grad_accum > 0) ds.grad_accum = a.grad_accum;
   run.notes = finish_deepspeed_run(ds, a.deepspeed, run.cfg, ranks);
@@ -328,7 +332,8 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   std::unique_ptr<CheckedCommunicator> checked;
   if (a.check_comm_order) checked = std::make_unique<CheckedCommunicator>(*device_comm);
   Communicator* world = checked ? checked.get() : device_comm.get();
-  const auto [cfg, plan, notes, log_dirs] = resolve_run(a, topo, mpi.size());
+  const auto [cfg, plan, mesh_shape, notes, log_dirs] = resolve_run(a, topo, mpi.size());
+  check_tp(cfg.model, mesh_shape.tp);
   const bool root = mpi.rank() == 0;
   if (root)
     for (const std::string& note : notes) std::fprintf(stderr, "tierzero: %s\n", note.c_str());
@@ -351,7 +356,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   // else the save folder.
   start_flight_recorder(*device_comm, {static_cast<std::size_t>(a.flight_records), a.flight_dir.empty() ? a.save_dir : a.flight_dir});
   arm_flight_signals();
-  const Mesh mesh(*world);  // every rank data-parallel (tp = 1)
+  const Mesh mesh(*world, mesh_shape);
   ShardedTrainer trainer(cfg, plan, mesh, data.train, init.get(), *backend);
   // A failure from here on is reported (and the job ended when the other
   // ranks are not failing alike) before the trainer's destructor waits
@@ -364,8 +369,10 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
                      resharded ? " (re-partitioned for this run's ranks, topology, plan or dtype)" : "");
     }
     if (root)
-      std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s) with %s, %s GEMMs\n", cfg.model.name.c_str(),
-                   cfg.model.num_params(), mpi.size(), a.device.c_str(), topo.to_string().c_str(), plan.describe().c_str(),
+      std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s%s) with %s, %s GEMMs\n", cfg.model.name.c_str(),
+                   cfg.model.num_params(), mpi.size(), a.device.c_str(), topo.to_string().c_str(),
+                   mesh.tp() > 1 ? (", tp " + std::to_string(mesh.tp()) + " x dp " + std::to_string(mesh.data_size())).c_str() : "",
+                   plan.describe().c_str(),
                    matmul_used(cfg, trainer, a.device == "cpu").c_str());
     std::unique_ptr<TrainReport> report;
     if (root) {
@@ -451,7 +458,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
 
 int run_train(const TrainArgs& a, Context& ctx) {
   const bool planned = !a.strategy.empty() || !a.plan.empty() || !a.deepspeed.empty() || (!a.config.empty() && read_config_plan(a.config));
-  if (a.device != "cpu" || planned || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
+  if (a.device != "cpu" || planned || a.tp > 1 || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
       !a.offload_optimizer.empty() || !a.offload_param.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
@@ -596,6 +603,11 @@ void add_train_command(CLI::App& app, Context& ctx) {
               "After every step, check that all ranks issued the same collectives in the same order from one thread "
               "(a failure names the first difference; slows each step by two small all-gathers)");
   c->add_option("--topology", a->topology, "Layout, innermost first, e.g. package=2,node=2,world=2 (default: detect nodes)");
+  c->add_option("--tp", a->tp,
+                "Tensor-parallel degree (default: the plan's tp, else 1): groups of N ranks on the innermost level each hold one copy of the model, "
+                "split Megatron-style by heads and MLP columns; the plan shards over the rest (docs/architecture.md, the mesh). "
+                "N must divide the level, the heads, key/value heads and MLP size; CPU only")
+      ->check(at_least(1));
   c->add_option("--flight-records", a->flight_records,
                 "Collectives each rank's flight recorder keeps, with what the rank was doing (default 4096; 0: off); written to "
                 "DIR/flight/rank-R.json when a collective times out, on a fatal signal, on SIGTERM and on SIGUSR2 (tierzero diagnose DIR)")

@@ -1,0 +1,28 @@
+// MeshShape (tierzero/mesh.h): the mesh's arithmetic on topologies, in the
+// topology layer so that what reads a saved mesh (checkpoints) needs no communicator.
+#include <array>
+#include <string>
+
+#include "tierzero/error.h"
+#include "tierzero/mesh.h"
+
+namespace tierzero {
+
+Level MeshShape::level(const Topology& world) const { return tp_level ? *tp_level : world.levels().front(); }
+
+Topology MeshShape::data_topology(const Topology& world) const {
+  const std::string degree = "tp = " + std::to_string(tp);
+  TZ_CHECK(tp >= 1, ConfigError, degree + ": the tensor-parallel degree must be at least 1");
+  const Level l = level(world);
+  TZ_CHECK(world.declares(l), ConfigError,
+           "tp_level " + std::string(level_name(l)) + ": the job's topology " + world.to_string() + " has no such level");
+  TZ_CHECK(world.fanout(l) % tp == 0, ConfigError,
+           degree + " does not divide the " + std::string(level_name(l)) + " level's fan-out " + std::to_string(world.fanout(l)) +
+               " (topology " + world.to_string() + ")");
+  std::array<int, kNumLevels> fanout{};
+  for (int i = 0; i < kNumLevels; ++i) fanout[i] = world.fanout(static_cast<Level>(i));
+  fanout[static_cast<int>(l)] /= tp;
+  return Topology(fanout, world.levels());
+}
+
+}  // namespace tierzero

@@ -1,0 +1,221 @@
+// Tensor parallelism's layout and layers (tierzero/gpt_config.h: TpShard,
+// TpSplit, TpSlice; model/gpt.h's tp_sum): the members' slices tile each
+// whole tensor exactly once, at the closed-form places of Megatron's
+// splits; a member's view of a whole state reads exactly its slices; and a
+// group of members run as threads of one process computes the whole
+// model's loss and every gradient (in double precision), with and without
+// recomputation. A degree that does not divide the model is an error
+// naming the values.
+#include <gtest/gtest.h>
+
+#include <barrier>
+#include <cmath>
+#include <random>
+#include <thread>
+
+#include "ckpt/tp_member_reader.h"
+#include "model/gpt.h"
+#include "tierzero/error.h"
+#include "tierzero/state_reader.h"
+
+namespace tierzero {
+namespace {
+
+// The shapes checked: GPT-2's (biases, GELU, tied), Llama's (GQA, SwiGLU,
+// untied), Qwen2's (q/k/v biases, tied) and one of 8 query and 4 key/value heads, split in 4 too.
+std::vector<GptConfig> models() {
+  GptConfig qwen = gpt_preset("llama-tiny"), gqa8 = qwen;
+  qwen.name = "qwen-like", qwen.bias = Bias::qkv, qwen.tied = true;
+  gqa8.name = "gqa-8", gqa8.heads = 8, gqa8.kv_heads = 4, gqa8.ffn = 96;
+  return {gpt_preset("gpt-tiny"), gpt_preset("llama-tiny"), qwen, gqa8};
+}
+std::vector<int> degrees(const GptConfig& c) { return c.name == "gqa-8" ? std::vector<int>{2, 4} : std::vector<int>{2}; }
+
+TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
+  for (const GptConfig& c : models())
+    for (int n : degrees(c)) {
+      SCOPED_TRACE(c.name + " at tp " + std::to_string(n));
+      const GptLayout whole(c);
+      std::vector<GptLayout> members;
+      for (int r = 0; r < n; ++r) members.emplace_back(c, TpShard{n, r});
+      std::size_t member_total = 0;
+      for (std::size_t i = 0; i < whole.tensors().size(); ++i) {
+        const TensorInfo& w = whole.tensors()[i];
+        std::vector<int> hits(w.numel, 0);
+        for (const GptLayout& m : members) {
+          const TensorInfo& t = m.tensors()[i];
+          ASSERT_EQ(t.name, w.name);
+          EXPECT_EQ(t.global_offset, w.offset) << t.name;
+          EXPECT_EQ(t.numel, t.split == TpSplit::replicated ? w.numel : w.numel / n) << t.name;
+          std::vector<int> local(t.numel, 0);
+          for (const TpSlice& s : t.slices)
+            for (std::size_t k = 0; k < s.count; ++k)
+              for (std::size_t j = 0; j < s.length; ++j) {
+                ++local.at(s.local + k * s.local_stride + j);
+                ++hits.at(s.global + k * s.global_stride + j);
+              }
+          EXPECT_EQ(std::count(local.begin(), local.end(), 1), static_cast<long>(t.numel)) << t.name << ": local elements covered once";
+        }
+        const int copies = members[0].tensors()[i].split == TpSplit::replicated ? n : 1;
+        EXPECT_EQ(std::count(hits.begin(), hits.end(), copies), static_cast<long>(w.numel)) << w.name;
+      }
+      for (const GptLayout& m : members) member_total += m.num_params();
+      std::size_t replicated = 0;
+      for (const TensorInfo& t : members[0].tensors())
+        if (t.split == TpSplit::replicated) replicated += t.numel;
+      EXPECT_EQ(member_total, whole.num_params() + (n - 1) * replicated);
+    }
+}
+
+TEST(TensorParallel, SplitsArePlacedAsMegatronSplitsThem) {
+  // gpt-tiny: C 64, H 4 (D 16), F 256; member 1 of 2.
+  const GptLayout g(gpt_preset("gpt-tiny"), TpShard{2, 1});
+  EXPECT_EQ(g.tensor("h.0.attn_w").shape, (std::vector<int>{96, 64}));
+  EXPECT_EQ(g.tensor("h.0.attn_w").slices,  // its q rows 32..63, k rows 96..127, v rows 160..191
+            (std::vector<TpSlice>{{0, 32 * 64, 32 * 64}, {32 * 64, 96 * 64, 32 * 64}, {64 * 64, 160 * 64, 32 * 64}}));
+  EXPECT_EQ(g.tensor("h.0.attn_b").slices, (std::vector<TpSlice>{{0, 32, 32}, {32, 96, 32}, {64, 160, 32}}));
+  EXPECT_EQ(g.tensor("h.1.proj_w").shape, (std::vector<int>{64, 32}));
+  EXPECT_EQ(g.tensor("h.1.proj_w").slices, (std::vector<TpSlice>{{0, 32, 32, 64, 32, 64}}));  // columns 32..63 of each row
+  EXPECT_EQ(g.tensor("h.0.fc_w").slices, (std::vector<TpSlice>{{0, 128 * 64, 128 * 64}}));
+  EXPECT_EQ(g.tensor("h.0.fc_b").slices, (std::vector<TpSlice>{{0, 128, 128}}));
+  EXPECT_EQ(g.tensor("h.0.fcproj_w").slices, (std::vector<TpSlice>{{0, 128, 128, 64, 128, 256}}));
+  for (const char* name : {"wte", "wpe", "h.0.ln1_w", "h.0.ln1_b", "h.0.proj_b", "h.0.ln2_w", "h.0.fcproj_b", "lnf_w", "lnf_b"}) {
+    EXPECT_EQ(g.tensor(name).split, TpSplit::replicated) << name;
+    EXPECT_EQ(g.tensor(name).slices, (std::vector<TpSlice>{{0, 0, g.tensor(name).numel}})) << name;
+  }
+  EXPECT_EQ(g.tensor("h.0.attn_w").split, TpSplit::column);
+  EXPECT_EQ(g.tensor("h.0.fcproj_w").split, TpSplit::row);
+  EXPECT_EQ(tp_split_name(g.tensor("h.0.proj_w").split), "row");
+  // llama-tiny: H 4, KV 2 (D 16), SwiGLU F 176; member 1 of 2: one query head pair, one key and one value head.
+  const GptLayout l(gpt_preset("llama-tiny"), TpShard{2, 1});
+  EXPECT_EQ(l.local_heads(), 2);
+  EXPECT_EQ(l.local_kv(), 1);
+  EXPECT_EQ(l.local_ffn(), 88);
+  EXPECT_EQ(l.tensor("h.0.attn_w").slices,
+            (std::vector<TpSlice>{{0, 32 * 64, 32 * 64}, {32 * 64, 80 * 64, 16 * 64}, {48 * 64, 112 * 64, 16 * 64}}));
+  EXPECT_EQ(l.tensor("h.0.fc_w").slices, (std::vector<TpSlice>{{0, 88 * 64, 88 * 64}, {88 * 64, 264 * 64, 88 * 64}}));  // gate, up
+  EXPECT_EQ(l.tensor("h.0.fcproj_w").shape, (std::vector<int>{64, 88}));
+  EXPECT_EQ(l.tensor("lm_head").split, TpSplit::replicated);
+}
+
+// The member's view reads whole[r, 32 + c] at its proj_w[r, c], and any split of the member's arena into reads gives the same values.
+TEST(TensorParallel, AMembersViewReadsItsSlicesOfTheWholeState) {
+  const GptConfig c = gpt_preset("gpt-tiny");
+  const GptLayout whole_layout(c), member(c, TpShard{2, 1});
+  auto whole = seeded_weights(c, 5);
+  const std::vector<float> all = read_whole(*whole, StatePart::master, whole_layout.num_params());
+  auto view = tp_member_reader(*whole, member);
+  const std::vector<float> mine = read_whole(*view, StatePart::master, member.num_params());
+  const TensorInfo &wp = whole_layout.tensor("h.1.proj_w"), &mp = member.tensor("h.1.proj_w");
+  for (std::size_t r = 0; r < 64; ++r)
+    for (std::size_t col = 0; col < 32; ++col) ASSERT_EQ(mine[mp.offset + r * 32 + col], all[wp.offset + r * 64 + 32 + col]) << r << "," << col;
+  const TensorInfo &wq = whole_layout.tensor("h.0.attn_w"), &mq = member.tensor("h.0.attn_w");
+  EXPECT_EQ(mine[mq.offset + 32 * 64], all[wq.offset + 96 * 64]);  // its first key row is the whole's row C + C/2
+  std::vector<float> chunked(mine.size());
+  for (std::size_t first = 0; first < chunked.size(); first += 1001)
+    view->read(StatePart::master, first, std::min<std::size_t>(1001, chunked.size() - first), chunked.data() + first);
+  EXPECT_EQ(chunked, mine);
+}
+
+// The group's in-place sum for members running as threads: every member adds the buffers in member order, so all get the same bits.
+class ThreadGroup {
+ public:
+  explicit ThreadGroup(int n) : bufs_(n), sync_(n) {}
+  void sum(int member, double* buf, std::size_t n) {
+    bufs_[member] = buf;
+    sync_.arrive_and_wait();
+    std::vector<double> total(n, 0.0);
+    for (double* b : bufs_)
+      for (std::size_t i = 0; i < n; ++i) total[i] += b[i];
+    sync_.arrive_and_wait();
+    std::copy(total.begin(), total.end(), buf);
+    sync_.arrive_and_wait();
+  }
+
+ private:
+  std::vector<double*> bufs_;
+  std::barrier<> sync_;
+};
+
+TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
+  const int B = 2, T = 16;
+  std::vector<int> tokens(B * T), targets(B * T);
+  for (int i = 0; i < B * T; ++i) tokens[i] = (i * 37 + 11) % 256, targets[i] = (i * 53 + 7) % 256;
+  for (const GptConfig& c : models())
+    for (int n : degrees(c))
+      for (bool recompute : {false, true}) {
+        SCOPED_TRACE(c.name + " at tp " + std::to_string(n) + (recompute ? ", recomputing" : ""));
+        const GptLayout whole(c);
+        std::vector<float> init(whole.num_params());
+        gpt_init(whole, 42, init.data());
+        std::vector<double> params(init.begin(), init.end());
+        std::mt19937 g(1);  // generic biases and norms, so that their gradients are too
+        std::normal_distribution<double> d(0.0, 0.1);
+        for (const TensorInfo& t : whole.tensors())
+          if (t.shape.size() == 1)
+            for (std::size_t i = 0; i < t.numel; ++i) params[t.offset + i] += d(g);
+        GptModel<double> reference(whole, B, T, recompute);
+        std::vector<double> ref_grads(whole.num_params(), 0.0);
+        const double ref_loss = reference.forward_backward(params.data(), ref_grads.data(), tokens.data(), targets.data());
+
+        ThreadGroup group(n);
+        std::vector<GptLayout> members;
+        for (int r = 0; r < n; ++r) members.emplace_back(c, TpShard{n, r});
+        std::vector<std::vector<double>> grads(n);
+        std::vector<double> losses(n);
+        std::vector<std::thread> threads;
+        for (int r = 0; r < n; ++r)
+          threads.emplace_back([&, r] {
+            const GptLayout& m = members[r];
+            std::vector<double> mine(m.num_params());
+            for (const TensorInfo& t : m.tensors())
+              for (const TpSlice& s : t.slices)
+                for (std::size_t k = 0; k < s.count; ++k)
+                  std::copy_n(params.begin() + t.global_offset + s.global + k * s.global_stride, s.length,
+                              mine.begin() + t.offset + s.local + k * s.local_stride);
+            GptModel<double> model(m, B, T, recompute, [&group, r](double* buf, std::size_t count) { group.sum(r, buf, count); });
+            grads[r].assign(m.num_params(), 0.0);
+            losses[r] = model.forward_backward(mine.data(), grads[r].data(), tokens.data(), targets.data());
+          });
+        for (std::thread& t : threads) t.join();
+        double worst = 0;
+        for (int r = 0; r < n; ++r) {
+          EXPECT_NEAR(losses[r], ref_loss, 1e-12 * ref_loss) << "member " << r;
+          for (const TensorInfo& t : members[r].tensors())
+            for (const TpSlice& s : t.slices)
+              for (std::size_t k = 0; k < s.count; ++k)
+                for (std::size_t j = 0; j < s.length; ++j) {
+                  const double mine = grads[r][t.offset + s.local + k * s.local_stride + j];
+                  const double ref = ref_grads[t.global_offset + s.global + k * s.global_stride + j];
+                  worst = std::max(worst, std::abs(mine - ref));
+                  if (t.split == TpSplit::replicated && r > 0)  // equal on every member, bit for bit
+                    ASSERT_EQ(mine, grads[0][t.offset + s.local + j]) << t.name;
+                }
+        }
+        // The same sums in another order: double rounding (gradients are of order 1e-2..1).
+        EXPECT_LT(worst, 1e-12);
+      }
+}
+
+TEST(TensorParallel, ADegreeThatDoesNotDivideTheModelNamesTheValues) {
+  auto error_of = [](const GptConfig& c, int tp) -> std::string {
+    try {
+      GptLayout layout(c, TpShard{tp, 0});
+    } catch (const ConfigError& e) {
+      return e.message();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(gpt_preset("gpt-tiny"), 3), "tp = 3 does not divide the 4 heads of model 'gpt-tiny'");
+  EXPECT_EQ(error_of(gpt_preset("llama-tiny"), 4), "tp = 4 does not divide the 2 key/value heads of model 'llama-tiny'");
+  GptConfig odd = gpt_preset("gpt-tiny");
+  odd.ffn = 90;
+  EXPECT_EQ(error_of(odd, 4), "tp = 4 does not divide the 90 MLP columns (ffn) of model 'gpt-tiny'");
+  EXPECT_EQ(error_of(gpt_preset("gpt-tiny"), 0), "tp = 0: the tensor-parallel degree must be at least 1");
+  EXPECT_EQ(error_of(gpt_preset("gpt-tiny"), 1), "");
+  const GptLayout split(gpt_preset("gpt-tiny"), TpShard{2, 0});
+  EXPECT_THROW(GptModel<float>(split, 1, 8), ConfigError);  // a member without its group's sum
+}
+
+}  // namespace
+}  // namespace tierzero
