@@ -34,6 +34,8 @@ struct SimArgs {
   std::string offload_optimizer = "none", offload_param = "none";
   std::size_t persist_threshold = 0;
   std::size_t top = 10;
+  int tp = 1;            // --tp: the tensor-parallel degree (tierzero/mesh.h)
+  std::string tp_level;  // --tp-level: its level ("": the innermost declared)
 };
 
 // A strategy's plan on a job, and what fit_memory changed in it to fit ("" when nothing).
@@ -53,6 +55,9 @@ SimInput job(const SimArgs& a) {
   in.dtype = TrainConfig{}.param_dtype;
   in.recompute = Recompute::parse(a.recompute);
   in.topology_spec = a.topology;
+  in.mesh.tp = a.tp;
+  if (!a.tp_level.empty()) in.mesh.tp_level = parse_level(a.tp_level);
+  check_tp(in.model, a.tp);
   in.engine = engine_profile(a.engine);
   if (!a.backward_prefetch.empty()) {
     TZ_CHECK(a.engine == "fsdp", ConfigError,
@@ -384,6 +389,13 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--topology", a.topology,
                 "Inner fan-outs, e.g. package=2,node=4 (world inferred from --ranks); needed where the system leaves them open (cpu)");
   c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch (train's default)")->check(at_least(1))->capture_default_str();
+  c->add_option("--tp", a.tp,
+                "Tensor-parallel degree (default 1): groups of N ranks on --tp-level hold one copy of the model, split Megatron-style "
+                "by heads and MLP columns (an all-reduce of the activations after each row-parallel projection, and of the "
+                "gradients before each column-parallel one); the plan shards over the rest. N must divide the level, heads, "
+                "key/value heads and MLP size")
+      ->check(at_least(1));
+  c->add_option("--tp-level", a.tp_level, "The level the tensor-parallel groups lie in (package, node, world; default: the innermost declared)");
   c->add_option("--seq-len", a.seq_len,
                 "Sequence length (0: the model's context, at most " + std::to_string(TrainConfig::kDefaultMaxSeqLen) + ", as train)")
       ->check(at_least(0))
