@@ -14,7 +14,10 @@
 #include "sim/op_list.h"
 #include "sim/tensor_traffic.h"
 #include "tierzero/error.h"
+#include "tierzero/planner.h"
 #include "tierzero/simulator.h"
+
+#include <set>
 
 namespace tierzero {
 namespace {
@@ -123,6 +126,41 @@ TEST(TensorParallelSimulate, ADegreeThatDoesNotDivideTheLevelIsRefused) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("tp = 3 does not divide the node level's fan-out 4"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace tierzero
+
+namespace tierzero {
+namespace {
+
+// The planner tries the tensor-parallel degrees the engine runs on the device: tierzero's on CPU ranks (2, 4 and 8
+// on a level inside the node whose fan-out they divide), none on a GPU yet; a listed tensor-parallel plan's file
+// carries its degree and level for train --plan.
+TEST(TensorParallelPlanner, SearchesTheDegreesTheEngineRuns) {
+  SimInput cpu = job("node=8", 8, 1);
+  cpu.model = gpt_preset("gpt-mini");
+  cpu.micro_batch = 4, cpu.seq_len = 256;
+  PlanSearchOptions options;
+  options.top = 1000, options.alike_within = 0;
+  std::set<int> degrees;
+  for (const PlanCandidate& c : search_plans(cpu, options)) {
+    degrees.insert(c.mesh.tp);
+    if (c.mesh.tp > 1) EXPECT_EQ(c.mesh.tp_level, Level::node);
+  }
+  EXPECT_EQ(degrees, (std::set<int>{1, 2}));  // gpt-mini's 6 heads: 4 and 8 do not divide them
+  SimInput gpu;
+  gpu.model = gpt_preset("gpt-1.3b");
+  gpu.system = load_system("dgx-h100");
+  gpu.ranks = 16;
+  for (const PlanCandidate& c : search_plans(gpu, options)) EXPECT_EQ(c.mesh.tp, 1);
+  gpu.engine = engine_profile("megatron");
+  std::set<int> megatron;
+  for (const PlanCandidate& c : search_plans(gpu, options)) megatron.insert(c.mesh.tp);
+  EXPECT_TRUE(megatron.contains(8)) << "Megatron-LM runs tensor parallelism across a node's 8 GPUs";
+  const PlanFile read = parse_plan_file(plan_file_text(strategy_plan("zero3"), false, {}, 2, Level::node), "tp.toml");
+  EXPECT_EQ(read.tp, 2);
+  EXPECT_EQ(read.tp_level, Level::node);
 }
 
 }  // namespace

@@ -211,6 +211,8 @@ SimResult simulate(const SimInput& in) {
     for (const std::string& k : offered) names += (names.empty() ? "" : ", ") + k;
     TZ_THROW(ConfigError, "the " + in.engine.name + " engine does not recompute '" + in.recompute.name() + "' (it offers " + names + ")");
   }
+  TZ_CHECK(in.mesh.tp == 1 || in.engine.tensor_parallel != TensorParallel::none, ConfigError,
+           "the " + in.engine.name + " engine has no tensor parallelism (data/engines: tensor_parallel); use tp = 1");
   TrainConfig cfg;
   cfg.model = in.model;
   cfg.micro_batch = in.micro_batch;

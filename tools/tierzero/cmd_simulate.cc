@@ -140,6 +140,14 @@ std::string not_run_note(const EngineProfile& engine, const std::vector<std::str
                      engine.name);
 }
 
+// "tierzero runs tensor parallelism on CPU ranks only so far (...): tp 2 on mi250x-gcd priced as if it ran it", or "".
+std::string tp_note(const SimInput& in) {
+  if (in.mesh.tp == 1 || in.engine.runs_tensor_parallel(in.system.device.sm_count)) return "";
+  return fmt::format("{} runs tensor parallelism on CPU ranks only so far (data/engines/{}.toml: tensor_parallel): tp {} on {} priced as if it "
+                     "ran it",
+                     in.engine.name, in.engine.name, in.mesh.tp, in.system.device.name.empty() ? in.system.name : in.system.device.name);
+}
+
 int run_simulate(const SimArgs& a) {
   SimRows page_rows;
   // Weak scaling is relative to the smallest rank count, whatever order they are given in.
@@ -176,7 +184,8 @@ int run_simulate(const SimArgs& a) {
         nlohmann::ordered_json j = to_json(s, n, r, eff);
         j["plan"] = p.in.plan.describe();
         j["engine"] = a.engine;
-        j["engine_runs"] = base_job.engine.runs(s);  // false: the engine has no such strategy (data/engines: strategies)
+        // false: the engine has no such strategy (data/engines: strategies), or no tensor parallelism on this device
+        j["engine_runs"] = base_job.engine.runs(s) && tp_note(base_job).empty();
         j["error_band"] = error_band(base_job.system.device.name, a.engine);
         j["plan_changed"] = p.changed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.changed);
         std::cout << j.dump() << "\n";
@@ -195,6 +204,7 @@ int run_simulate(const SimArgs& a) {
   if (!a.html.empty()) write_simulate_html(a.html, fmt::format("{} on {}", base_job.model.name, a.system), page_rows, base_job.system.memory_bytes);
   if (!a.json) {
     if (const std::string note = not_run_note(base_job.engine, strategies); !note.empty()) std::printf("* %s\n", note.c_str());
+    if (const std::string note = tp_note(base_job); !note.empty()) std::printf("note: %s\n", note.c_str());
     std::printf("TFLOPS and tokens/s per device (validate's tokens/s per GPU); GB per rank; LEVEL_s: what each level costs per step "
                 "(transfer, latency, quantisation; -: the job has no such level)\n");
     std::printf("error band: %s\n", error_band(base_job.system.device.name, a.engine).c_str());
@@ -282,6 +292,7 @@ int run_plan(const SimArgs& a) {
   for (std::size_t i = 0; i < found.size(); ++i) {  // the files: the best (--write-plan), every one listed (--write-plans)
     SimInput in = base;
     in.plan = found[i].plan;
+    in.mesh = found[i].mesh;
     const std::string what = fmt::format("tierzero plan: plan {} of the {} listed (best first)", i + 1, found.size());
     if (i == 0 && !a.write_plan.empty()) write_simulated_plan(a.write_plan, what, a.model, in, found[i].recompute, found[i].result);
     if (!a.write_plans.empty())
@@ -296,6 +307,8 @@ int run_plan(const SimArgs& a) {
     if (a.json) {
       nlohmann::ordered_json j = to_json("search", a.ranks.front(), c.result, 1.0);
       j["plan"] = c.plan.describe();
+      j["tp"] = c.mesh.tp;
+      j["tp_level"] = c.mesh.tp_level ? nlohmann::ordered_json(std::string(level_name(*c.mesh.tp_level))) : nlohmann::ordered_json();
       j["prefetch"] = c.plan.prefetch;
       j["bucket_bytes"] = c.plan.bucket_bytes;
       j["recompute"] = c.recompute.name();
@@ -309,8 +322,9 @@ int run_plan(const SimArgs& a) {
       const std::string figures = fmt::format("{:>8} {:>9} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
                                               figure(c.result.tokens_per_s_per_device, 0), figure(c.result.memory_total / 1e9, 1));
       const std::string indent(figures.size() + 1, ' ');
-      std::printf("%s  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
-                  c.recompute.name().c_str(), c.plan.prefetch, c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
+      const std::string tp = c.mesh.tp > 1 ? fmt::format("tp {} on {}, ", c.mesh.tp, level_name(c.mesh.level(base.topology()))) : "";
+      std::printf("%s  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s%s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
+                  c.recompute.name().c_str(), c.plan.prefetch, c.plan.bucket_bytes >> 20, tp.c_str(), c.plan.describe().c_str());
       if (c.result.at_memory_limit) std::printf("%s %s\n", indent.c_str(), memory_limit_note(c.result, capacity).c_str());
       if (c.plan.optim_offload.offloaded() || c.plan.param_offload.offloaded())
         std::printf("%s %s s of the step the offloaded states (%s GB host, %s GB NVMe per rank)\n", indent.c_str(),
@@ -371,6 +385,7 @@ int run_memory(const SimArgs& a) {
   std::printf("  %-12s %10s GB of %s GB: %s\n", "total", figure(r.memory_total / 1e9, 3).c_str(), figure(p.in.system.memory_bytes / 1e9, 1).c_str(),
               r.fits ? "fits" : "does NOT fit");
   if (const std::string note = not_run_note(p.in.engine, a.strategies); !note.empty()) std::printf("note: %s\n", note.c_str());
+  if (const std::string note = tp_note(p.in); !note.empty()) std::printf("note: %s\n", note.c_str());
   if (r.at_memory_limit) std::printf("  %s\n", memory_limit_note(r, p.in.system.memory_bytes).c_str());
   if (p.in.plan.optim_offload.offloaded() || p.in.plan.param_offload.offloaded()) {
     std::printf("offloaded (optimizer %s, parameters %s): %s GB of host memory", std::string(offload_name(p.in.plan.optim_offload.device)).c_str(),
