@@ -47,6 +47,10 @@ struct StateBytes {
   bool operator==(const StateBytes&) const = default;
 };
 
+// Where an engine runs Megatron-style tensor parallelism (tierzero/mesh.h):
+// nowhere, on CPU ranks only (tierzero's engine so far), or on any device.
+enum class TensorParallel { none, cpu, any };
+
 struct EngineProfile {
   std::string name;
   // Kernels.
@@ -63,6 +67,7 @@ struct EngineProfile {
   // asked for; the corpus and the planner price any plan.
   std::vector<std::string> strategies = {"ddp", "zero1", "zero2", "zero3", "zeropp", "mics", "hier3"};
   int reduce_bytes = 2;              // bytes per gradient element a reduction moves (an fp32 reduce: 4)
+  TensorParallel tensor_parallel = TensorParallel::none;
   // Collectives.
   CallPattern calls = CallPattern::per_unit;
   // Under a plan with replicated parameters (DDP, ZeRO-1/2, Megatron's
@@ -85,6 +90,8 @@ struct EngineProfile {
 
   std::string source_of(const std::string& key) const;
   bool runs(std::string_view strategy) const;  // `strategy` is one of `strategies`
+  // Whether it runs tensor parallelism on a device with `sm_count` (0: a CPU rank).
+  bool runs_tensor_parallel(int sm_count) const;
 };
 
 // tierzero, fsdp, fsdp2, deepspeed, megatron.

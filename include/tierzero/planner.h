@@ -1,6 +1,8 @@
 // Plan search (docs/simulator.md): enumerates plans — the level of each
 // state, weight and per-hop gradient bits, the collectives' decomposition,
-// prefetch depth, bucket size and activation recomputation — prices each
+// prefetch depth, bucket size, activation recomputation and, where the
+// engine runs it on the device, the tensor-parallel degree (2, 4 or 8 on a
+// level inside the node) — prices each
 // with the simulator and returns those that fit, best first: by predicted
 // throughput, except that a lossy plan (quantised weights or gradients)
 // ranks above an exact one only when it is faster by more than
@@ -30,11 +32,12 @@ struct PlanCandidate {
   Recompute recompute;
   SimResult result;
   PlanAlike alike;  // the plans folded into this one by search_plans
+  MeshShape mesh;   // the tensor-parallel degree and level it runs with (the plan's levels are the data ranks')
 };
 
 // The settings of b that differ from a's, as (setting, b's value): params,
 // bwd_params, grads, optim, weight_bits, grad_bits, gather, reduce,
-// prefetch, bucket_mib, recompute.
+// prefetch, bucket_mib, recompute, offload, param_offload, tp.
 std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCandidate& a, const PlanCandidate& b);
 
 // in.plan with bwd_params widened one level at a time (up to params' level)
@@ -73,7 +76,9 @@ struct PlanSearchOptions {
   double alike_within = 0.005;   // plans this close in throughput to a listed one are folded into it (0: none)
 };
 
-// `base` supplies model, system, ranks and batch. Returns at most `top` candidates.
+// `base` supplies model, system, ranks and batch, and the tensor-parallel
+// mesh when its degree is above 1 (else each the engine runs is tried).
+// Returns at most `top` candidates.
 std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOptions& options);
 
 }  // namespace tierzero

@@ -143,13 +143,18 @@ std::optional<PlanFile> read_config_plan(const std::string& path) {
   return read_plan_table(*plan, path);
 }
 
-std::string plan_file_text(const Plan& p, bool fit_to_topology, const std::vector<std::string>& comment) {
+std::string plan_file_text(const Plan& p, bool fit_to_topology, const std::vector<std::string>& comment, int tp,
+                           std::optional<Level> tp_level) {
   std::string s;
   for (const std::string& line : comment) s += "# " + line + "\n";
   const auto level = [](const Partition& x) { return "\"" + partition_name(x) + "\""; };
   s += "[plan]\nname = " + quoted(p.name) + "\n";
   s += "fit_to_topology = " + std::string(fit_to_topology ? "true" : "false") +
        "  # true: a level the job lacks becomes the next one outwards\n";
+  if (tp > 1) {
+    s += "tp = " + std::to_string(tp) + "  # tensor-parallel degree: the levels below are the data-parallel ranks'\n";
+    if (tp_level) s += "tp_level = \"" + std::string(level_name(*tp_level)) + "\"\n";
+  }
   s += "params = " + level(p.params) + "  # the level each state is partitioned over, or \"replicated\"\n";
   s += "bwd_params = " + level(p.bwd_params) + "\ngrads = " + level(p.grads) + "\noptim = " + level(p.optim) + "\n";
   s += "weight_bits = " + std::to_string(p.weight_bits) + "  # the forward all-gather: 16 (unquantised), 8 or 4\n";
@@ -167,12 +172,13 @@ std::string plan_file_text(const Plan& p, bool fit_to_topology, const std::vecto
   return s + offload_text("optim_offload", p.optim_offload) + offload_text("param_offload", p.param_offload);
 }
 
-void write_plan_file(const std::string& path, const Plan& plan, const std::vector<std::string>& comment) {
+void write_plan_file(const std::string& path, const Plan& plan, const std::vector<std::string>& comment, int tp,
+                     std::optional<Level> tp_level) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
     TZ_CHECK(out, ConfigError, "cannot write plan file '" + path + "'");
-    out << plan_file_text(plan, false, comment);
+    out << plan_file_text(plan, false, comment, tp, tp_level);
     TZ_CHECK(out.good(), ConfigError, "error writing plan file '" + path + "'");
   }
   TZ_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, ConfigError, "cannot rename '" + tmp + "' to '" + path + "'");

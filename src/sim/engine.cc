@@ -42,6 +42,10 @@ bool EngineProfile::runs(std::string_view strategy) const {
   return std::find(strategies.begin(), strategies.end(), strategy) != strategies.end();
 }
 
+bool EngineProfile::runs_tensor_parallel(int sm_count) const {
+  return tensor_parallel == TensorParallel::any || (tensor_parallel == TensorParallel::cpu && sm_count == 0);
+}
+
 void read_engine_keys(const toml::table& table, EngineProfile& e, const std::string& where) {
   SourcedTable t(table, where);
   t.text("attention", e.attention);
@@ -52,6 +56,10 @@ void read_engine_keys(const toml::table& table, EngineProfile& e, const std::str
   read_names(t, "recompute", {"none", "full", "every", "selective", "selective-op"}, e.recompute);
   read_names(t, "strategies", strategy_names(), e.strategies);
   t.integer("reduce_bytes", e.reduce_bytes, 0, 8);
+  const char* tp_names[] = {"none", "cpu", "any"};
+  std::string tp = tp_names[static_cast<int>(e.tensor_parallel)];
+  t.text("tensor_parallel", tp, {"none", "cpu", "any"});
+  e.tensor_parallel = tp == "any" ? TensorParallel::any : tp == "cpu" ? TensorParallel::cpu : TensorParallel::none;
   std::string calls = e.calls == CallPattern::per_module ? "per_module" : "per_unit";
   t.text("calls", calls, {"per_unit", "per_module"});
   e.calls = calls == "per_module" ? CallPattern::per_module : CallPattern::per_unit;

@@ -111,8 +111,9 @@ Parts tierzero_parts(const SimInput& in, const Topology& topo, const GptLayout& 
   const double buffers = slots + reducer + unit_grad + (rebuilt_shard + rebuilt_padded) * dsize +
                          comm_scratch(p, topo, layout, states, static_cast<std::size_t>(dsize), buckets);
   const double embed = in.model.tied ? 2.0 * sizeof(float) * static_cast<double>(layout.units()[layout.embed_unit()].numel) : 0.0;
+  const int tp = in.mesh.tp;
   const double acts = sizeof(float) * static_cast<double>(gpt_activation_elements(in.model, in.micro_batch, seq_len, in.recompute.any(),
-                                                                                  ops::attention_scratch(seq_len, in.model.heads)));
+                                                                                  ops::attention_scratch(seq_len, in.model.heads / tp), tp));
   offloaded(p, states, dsize, r);
   library = in.system.device.sm_count == 0 ? mpi_reduce_temporaries(p, topo, states, buckets, dsize) : 0.0;
   return {{"params", params_off ? 0.0 : static_cast<double>(states.params_bytes(in.dtype))},
@@ -153,19 +154,21 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
     gathered = working * n;  // the 16-bit copy of fp32 replicated parameters the step computes with
   }
   const double tokens = static_cast<double>(in.micro_batch) * seq_len, a = e.activation_bytes;
+  const int tp = in.mesh.tp;
   const double block =
-      block_activation_bytes_per_token(m, seq_len, e.activation_bytes, in.attention_implementation() == "eager", in.model_code) * tokens;
+      block_activation_bytes_per_token(m, seq_len, e.activation_bytes, in.attention_implementation() == "eager", in.model_code, tp) * tokens;
   const double input = m.channels * a * tokens, L = m.layers;
   double saved = L * block, recomputing = 0;
   switch (in.recompute.kind) {
     case Recompute::Kind::full: saved = L * input, recomputing = 2 * block; break;
     case Recompute::Kind::every: saved = L / in.recompute.every * input + (L - L / in.recompute.every) * block, recomputing = 2 * block; break;
     case Recompute::Kind::selective:
-      saved = L * block_activation_bytes_per_token(m, seq_len, e.activation_bytes, false, in.model_code) * tokens;
+      saved = L * block_activation_bytes_per_token(m, seq_len, e.activation_bytes, false, in.model_code, tp) * tokens;
       break;
     case Recompute::Kind::ops: {  // the input, the attention's output and the odd-numbered matmuls' (wq, wv, w1, w2; qkv, fc)
       const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size();
-      const double kept = m.family() == "llama" ? 4 * h + kv + F : 3 * h + 2 * kv + F;
+      // Whole on a tensor-parallel member: the input (and Llama's w2 output); the rest are its heads' and columns'.
+      const double kept = m.family() == "llama" ? 2 * h + (2 * h + kv + F) / tp : h + (2 * h + 2 * kv + F) / tp;
       saved = L * kept * a * tokens, recomputing = block;
       break;
     }
@@ -177,7 +180,8 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
 }
 }  // namespace
 
-double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int activation_bytes, bool eager_attention, const ModelCode& code) {
+double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int activation_bytes, bool eager_attention, const ModelCode& code,
+                                        int tp) {
   // What a block's backward reads (per token): the first norm's input and output, Q, K and V, the attention's output,
   // the second norm's input and output, the MLP's hidden (GELU's input and output; SwiGLU's gate, up and product),
   // each norm's statistics (fp32); eager attention also keeps the H x s softmax weights of each token. A norm the
@@ -187,7 +191,7 @@ double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int act
   const double stats = 2 * (m.norm == Norm::layernorm ? 8.0 : 4.0);
   const double scores = eager_attention ? static_cast<double>(m.heads) * seq_len * a : 4.0 * m.heads;  // or FlashAttention's log-sum-exp
   const double norms = code.norm.listed ? 2 * h * code.norm_saved_bytes : 4 * h * a;
-  return (2 * h + 2 * kv + mlp) * a + norms + stats + scores;
+  return ((2 * h + 2 * kv + mlp) * a + scores) / tp + norms + stats;  // Q, K, V, the attention's output, the MLP, the scores split
 }
 
 namespace {

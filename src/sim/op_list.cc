@@ -63,13 +63,15 @@ class OpBuilder {
 // adds. Eager attention: QK^T and PV as batched GEMMs over every sequence
 // and head (the whole s x s square: the causal mask is applied to it) and
 // the softmax (scale, mask, normalise) over the scores.
+// Under tensor parallelism, the member's heads, key/value heads and MLP
+// columns (H, kv and F below), the rest whole.
 void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const OpOptions& o) {
-  const double a = o.activation_bytes, N = batch * seq, h = m.channels, d = m.head_size(), H = m.heads;
-  const double kv = static_cast<double>(m.kv()) * d, F = m.ffn_size();
+  const double a = o.activation_bytes, N = batch * seq, h = m.channels, d = m.head_size(), t = o.tp;
+  const double H = m.heads / t, kv = static_cast<double>(m.kv()) * d / t, F = m.ffn_size() / t, q = H * d;
   const bool llama = m.family() == "llama";
   b.coded("norm1", o.code.norm, N * h, 2 * N * h * a, 3 * N * h * a);
-  b.linear("qkv", N, h + 2 * kv, h);
-  if (llama) b.coded("rope", o.code.rope, N * (h + kv), 2 * N * (h + kv) * a, 2 * N * (h + kv) * a);
+  b.linear("qkv", N, q + 2 * kv, h);
+  if (llama) b.coded("rope", o.code.rope, N * (q + kv), 2 * N * (q + kv) * a, 2 * N * (q + kv) * a);
   if (o.attention == "eager") {
     const double scores = batch * H * seq * seq;
     b.gemm("scores", OpPass::forward, batch * H, seq, seq, d);
@@ -81,7 +83,7 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
   } else {
     b.fused_attention(batch * H, seq, d);
   }
-  b.linear("proj", N, h, h);
+  b.linear("proj", N, h, q);
   b.memory("residual1", 3 * N * h * a, 3 * N * h * a);
   b.coded("norm2", o.code.norm, N * h, 2 * N * h * a, 3 * N * h * a);
   if (m.mlp == Mlp::swiglu) {

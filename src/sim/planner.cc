@@ -20,12 +20,13 @@ Plan fit_memory(const SimInput& in) {
 bool same_but_decomposition(const PlanCandidate& a, const PlanCandidate& b) {
   Plan x = a.plan, y = b.plan;
   x.gather = x.reduce = y.gather = y.reduce = Decomposition::flat;
-  return a.recompute == b.recompute && x.describe() == y.describe() && x.prefetch == y.prefetch && x.bucket_bytes == y.bucket_bytes &&
+  return a.mesh == b.mesh && a.recompute == b.recompute && x.describe() == y.describe() && x.prefetch == y.prefetch &&
+         x.bucket_bytes == y.bucket_bytes &&
          a.result.step_time_s == b.result.step_time_s && a.result.memory_total == b.result.memory_total;
 }
 
 bool same_but_buffers(const PlanCandidate& a, const PlanCandidate& b) {
-  return a.recompute == b.recompute && a.plan.describe() == b.plan.describe();
+  return a.mesh == b.mesh && a.recompute == b.recompute && a.plan.describe() == b.plan.describe();
 }
 
 bool lossy(const Plan& p) { return p.weight_bits != 16 || p.quantized(); }
@@ -46,7 +47,8 @@ std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCand
         {"bucket_mib", std::to_string(p.bucket_bytes >> 20)},
         {"recompute", c.recompute.name()},
         {"offload", std::string(offload_name(p.optim_offload.device))},
-        {"param_offload", std::string(offload_name(p.param_offload.device))}};
+        {"param_offload", std::string(offload_name(p.param_offload.device))},
+        {"tp", std::to_string(c.mesh.tp) + (c.mesh.tp_level ? " on " + std::string(level_name(*c.mesh.tp_level)) : "")}};
   };
   const auto x = settings(a), y = settings(b);
   std::vector<std::pair<std::string, std::string>> out;
@@ -71,11 +73,28 @@ void fold(PlanCandidate& l, const PlanCandidate& c) {
 }
 }  // namespace
 
+// The tensor-parallel meshes the search tries: tp 1 and, where the engine runs tensor parallelism on the device,
+// 2, 4 and 8 on each level inside a node (package, node) whose fan-out the degree divides, as the model's heads,
+// key/value heads and MLP size allow.
+std::vector<MeshShape> tensor_meshes(const SimInput& base) {
+  std::vector<MeshShape> out = {MeshShape{}};
+  if (!base.engine.runs_tensor_parallel(base.system.device.sm_count)) return out;
+  const Topology world = base.topology();
+  for (const Level l : {Level::package, Level::node})
+    for (const int tp : {2, 4, 8}) {
+      if (world.fanout(l) % tp != 0) continue;
+      try {
+        check_tp(base.model, tp);
+      } catch (const ConfigError&) {
+        continue;
+      }
+      out.push_back(MeshShape{tp, l});
+    }
+  return out;
+}
+
 std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOptions& options) {
-  const Topology topo = base.data_topology();
   const double limit = options.memory_limit.value_or(base.system.memory_bytes);
-  std::vector<Partition> levels = {std::nullopt};
-  for (Level l : topo.levels()) levels.push_back(l);
   const std::vector<const char*> grad_bits = {"package=16,node=16,world=16", "package=16,node=8,world=8", "package=16,node=8,world=4",
                                               "package=8,node=8,world=8", "package=4,node=4,world=4"};
   std::vector<PlanCandidate> out;
@@ -88,7 +107,14 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
     if (offers(kind)) policies.push_back(Recompute::parse(kind));
   if (offers("selective") && (base.attention.empty() ? base.engine.attention : base.attention) == "eager")
     policies.push_back(Recompute{Recompute::Kind::selective});
-  const auto enumerate = [&](Offload offload, Offload param_offload) {
+  const std::vector<MeshShape> meshes = base.mesh.tp > 1 ? std::vector<MeshShape>{base.mesh} : tensor_meshes(base);  // the user's, or each
+  // Every plan over the data ranks of `mesh`, its states' levels theirs.
+  const auto enumerate_mesh = [&](const MeshShape& mesh, Offload offload, Offload param_offload) {
+  SimInput job = base;
+  job.mesh = mesh;
+  const Topology topo = job.data_topology();
+  std::vector<Partition> levels = {std::nullopt};
+  for (Level l : topo.levels()) levels.push_back(l);
   for (const Partition& optim : levels)
     for (int replicated_params = 0; replicated_params < 2; ++replicated_params) {
       const Partition p = replicated_params ? Partition{} : optim;
@@ -118,17 +144,21 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
                     } catch (const ConfigError&) {
                       continue;
                     }
-                    SimInput in = base;
+                    SimInput in = job;
                     in.plan = plan;
                     in.recompute = recompute;
                     SimResult r = simulate(in);
                     r.judge_memory(limit, in.engine);
                     // A decomposition that changes nothing on this topology (three-level on two levels) is listed once.
-                    const auto same = [&](const PlanCandidate& c) { return same_but_decomposition(c, {plan, recompute, r, {}}); };
-                    if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back({plan, recompute, r, {}});
+                    const PlanCandidate candidate{plan, recompute, r, {}, mesh};
+                    const auto same = [&](const PlanCandidate& c) { return same_but_decomposition(c, candidate); };
+                    if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back(candidate);
                   }
       }
     }
+  };
+  const auto enumerate = [&](Offload offload, Offload param_offload) {
+    for (const MeshShape& mesh : meshes) enumerate_mesh(mesh, offload, param_offload);
   };
   enumerate(Offload::none, Offload::none);
   // Nothing fits the device: the optimizer state to host memory, or to NVMe where the system gives its rate; if

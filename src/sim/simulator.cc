@@ -8,6 +8,7 @@
 #include "sim/hop_time.h"
 #include "sim/memory_model.h"
 #include "sim/op_list.h"
+#include "sim/tensor_traffic.h"
 #include "sim/traffic_model.h"
 #include "tierzero/error.h"
 
@@ -54,12 +55,7 @@ Topology SimInput::topology() const {
   return t;
 }
 
-Topology SimInput::data_topology() const {
-  Topology data = mesh.data_topology(topology());
-  TZ_CHECK(mesh.tp == 1, ConfigError,
-           "tp = " + std::to_string(mesh.tp) + ": the simulator does not price tensor parallelism yet (the engine trains it); use tp = 1");
-  return data;
-}
+Topology SimInput::data_topology() const { return mesh.data_topology(topology()); }
 
 double collective_time(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes, const System& sys) {
   double t = 0;
@@ -127,6 +123,10 @@ std::vector<double> pipeline_repeats(const std::vector<HopTransfer>& transfers, 
 // move the engine's gradient bytes; an engine that accumulates a replicated
 // plan's gradients locally reduces once per step, not per micro-batch.
 double price_communication(const SimInput& in, const Topology& topo, const TrainConfig& cfg, const GptLayout& layout, SimResult& r) {
+  const Topology world = in.topology();
+  const TensorMember member{layout.tp(), world, 0};
+  std::vector<HopTransfer> transfers = step_transfers(in.plan, topo, cfg, 0, in.mesh.tp > 1 ? &member : nullptr);
+  for (HopTransfer& h : tensor_transfers(in, world, 0, cfg.effective_seq_len())) transfers.push_back(h);
   const EngineProfile& e = in.engine;
   const double per_call = in.system.call_overhead_s;
   const bool per_module = e.calls == CallPattern::per_module;
@@ -135,7 +135,6 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
   const double reduce_scale = (e.reduce_bytes > 0 ? e.reduce_bytes / static_cast<double>(dtype_size(in.dtype)) : 1.0) *
                               (e.accumulate_locally && !in.plan.params ? 1.0 / in.grad_accum : 1.0);
   double step_phase = 0, forward = 0, reduce = 0;
-  std::vector<HopTransfer> transfers = step_transfers(in.plan, topo, cfg, 0);
   for (HopTransfer& h : transfers)
     if (h.phase == Phase::reduce && !in.plan.quantized()) h = scaled(h, reduce_scale);
   const std::vector<double> repeats = per_module ? std::vector<double>(transfers.size(), 1.0) : pipeline_repeats(transfers, topo, in.system);
@@ -164,7 +163,7 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
     r.quant_s += q;
     r.quant_time_s[quant_level] += q;
     r.comm_s += t;
-    if (h.phase == Phase::step) step_phase += t;
+    if (h.phase == Phase::step || h.phase == Phase::tensor) step_phase += t;
     else r.overlappable_s += t + q;
     if (h.phase == Phase::forward) forward += t + q, r.overlappable_by_kind.forward += t + q;
     if (h.phase == Phase::backward) r.overlappable_by_kind.backward += t + q;
@@ -192,6 +191,7 @@ ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayo
   o.attention = in.attention_implementation();
   o.activation_bytes = e.activation_bytes, o.fused_loss = e.fused_loss, o.fp8 = in.fp8, o.recompute = in.recompute;
   o.code = in.model_code;
+  o.tp = in.mesh.tp;
   EngineProfile priced = e;
   priced.attention = o.attention;
   ComputeTime t = price_ops(micro_batch_ops(in.model, in.micro_batch, seq_len, o), in.system, priced).scaled(in.grad_accum);
@@ -247,6 +247,8 @@ SimResult simulate(const SimInput& in) {
     for (const std::string& k : offered) names += (names.empty() ? "" : ", ") + k;
     TZ_THROW(ConfigError, "the " + in.engine.name + " engine does not recompute '" + in.recompute.name() + "' (it offers " + names + ")");
   }
+  TZ_CHECK(in.mesh.tp == 1 || in.engine.tensor_parallel != TensorParallel::none, ConfigError,
+           "the " + in.engine.name + " engine has no tensor parallelism (data/engines: tensor_parallel); use tp = 1");
   TrainConfig cfg;
   cfg.model = in.model;
   cfg.micro_batch = in.micro_batch;
@@ -255,7 +257,7 @@ SimResult simulate(const SimInput& in) {
   cfg.param_dtype = in.dtype;
   cfg.validate();
   const int seq_len = cfg.effective_seq_len();
-  const GptLayout layout(in.model);
+  const GptLayout layout(in.model, TpShard{in.mesh.tp, 0});  // a tensor-parallel member's slices (the whole model at tp 1)
   SimResult r;
   const ComputeTime c = compute_time(in, topo, layout, seq_len, r);
   r.compute_s = c.total() + r.optimizer_s;
@@ -273,8 +275,9 @@ SimResult simulate(const SimInput& in) {
   r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) + r.offload_s;
   r.exposed_comm_s = r.step_time_s - r.compute_s - r.offload_s;
   const double tokens = static_cast<double>(in.micro_batch) * seq_len * in.grad_accum;
-  r.tokens_per_s_per_device = tokens / r.step_time_s;
-  r.tflops_per_device = in.model.flops_per_token(seq_len) * tokens / r.step_time_s / 1e12;
+  // A tensor-parallel group's members compute one data rank's tokens together.
+  r.tokens_per_s_per_device = tokens / r.step_time_s / in.mesh.tp;
+  r.tflops_per_device = in.model.flops_per_token(seq_len) * tokens / r.step_time_s / 1e12 / in.mesh.tp;
   memory_per_rank(in, topo, layout, seq_len, r);
   return r;
 }

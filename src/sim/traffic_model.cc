@@ -55,6 +55,8 @@ void planned(std::vector<HopTransfer>& out, Phase ph, Collective k, const Topolo
   }
 }
 
+}  // namespace
+
 void flat_all_reduce(std::vector<HopTransfer>& out, Phase ph, const Topology& t, const std::vector<int>& members, int me,
                      std::size_t n, std::size_t esize) {
   HopTransfer x{ph, Collective::all_reduce, static_cast<int>(members.size()), {}, 0, -1};
@@ -64,11 +66,9 @@ void flat_all_reduce(std::vector<HopTransfer>& out, Phase ph, const Topology& t,
     if (j != mine) x.bytes[static_cast<int>(t.separating_level(me, members[j]))] += (even_chunk(n, w, mine) + even_chunk(n, w, j)) * esize;
   if (w > 1) out.push_back(x);
 }
-}  // namespace
-
-std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const TrainConfig& c, int me) {
+std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const TrainConfig& c, int me, const TensorMember* member) {
   std::vector<HopTransfer> out;
-  const GptLayout layout(c.model);
+  const GptLayout layout(c.model, member ? member->shard : TpShard{});
   const std::size_t ds = dtype_size(c.param_dtype);
   const HopSpec gspec = hop_spec(p.gather), rspec = hop_spec(p.reduce);
   const auto& units = layout.units();
@@ -113,7 +113,13 @@ std::vector<HopTransfer> step_transfers(const Plan& p, const Topology& t, const 
       if (*p.grads != Level::world) flat_all_reduce(out, Phase::reduce, t, t.cross_group(*p.grads, me), me, count, ds);
     }
   }
-  flat_all_reduce(out, Phase::step, t, all, me, 2, 4);  // loss and squared gradient norm
+  if (member) {  // loss and squared gradient norm, over the whole world
+    std::vector<int> everyone(member->world.size());
+    for (int i = 0; i < member->world.size(); ++i) everyone[i] = i;
+    flat_all_reduce(out, Phase::step, member->world, everyone, member->world_rank, 2, 4);
+  } else {
+    flat_all_reduce(out, Phase::step, t, all, me, 2, 4);
+  }
   // Replicated params, and units held whole, rebuilt from the optim shards.
   for (std::size_t u = 0; u < units.size(); ++u)
     if (p.rebuilt_after_update(units[u].numel))

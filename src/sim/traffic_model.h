@@ -13,7 +13,9 @@
 
 namespace tierzero {
 
-enum class Phase { forward, backward, reduce, step };
+// tensor: a tensor-parallel collective (sim/tensor_traffic.h), issued by the
+// model between its operations: on the compute's critical path, never hidden.
+enum class Phase { forward, backward, reduce, step, tensor };
 
 // One hop of one collective: the bytes this rank receives per level, the
 // number of ranks in the hop, and how many times it happens per step.
@@ -31,10 +33,28 @@ struct HopTransfer {
   int hop_index = 0, hops = 1;
 };
 
+// A tensor-parallel member (tierzero/mesh.h at tp > 1): its slices, and the
+// job's whole world and its rank there, over which the step's control values
+// (the loss and the squared gradient norm) are summed. Value type.
+struct TensorMember {
+  TpShard shard;
+  Topology world;
+  int world_rank = 0;
+};
+
 // All hop transfers of one step for rank `rank` (ranks differ only in the
-// uneven chunks of a flat all-reduce).
-std::vector<HopTransfer> step_transfers(const Plan& plan, const Topology& topo, const TrainConfig& cfg, int rank);
+// uneven chunks of a flat all-reduce) of the data-parallel states' layout
+// `topo`: the whole model's, or a tensor-parallel member's (`member`; its
+// tensor group's own all-reduces are sim/tensor_traffic.h's).
+std::vector<HopTransfer> step_transfers(const Plan& plan, const Topology& topo, const TrainConfig& cfg, int rank,
+                                        const TensorMember* member = nullptr);
 std::array<std::uint64_t, kNumLevels> total_bytes(const std::vector<HopTransfer>& t);
+
+// A flat all-reduce of `n` elements of `esize` bytes over `members` (ranks of
+// `t`, in rank order) as the communicators count it: `me` receives its own
+// chunk's partial sums and every other member's result chunk from each peer.
+void flat_all_reduce(std::vector<HopTransfer>& out, Phase ph, const Topology& t, const std::vector<int>& members, int me, std::size_t n,
+                     std::size_t esize);
 
 // The hops of one all-gather or reduce-scatter over every rank of `topo`,
 // decomposed by `spec`, with a per-rank shard of `shard_bytes` (an

@@ -35,6 +35,8 @@ struct SimArgs {
   std::string offload_optimizer = "none", offload_param = "none";
   std::size_t persist_threshold = 0;
   std::size_t top = 10;
+  int tp = 1;            // --tp: the tensor-parallel degree (tierzero/mesh.h)
+  std::string tp_level;  // --tp-level: its level ("": the innermost declared)
 };
 
 // A strategy's plan on a job, and what fit_memory changed in it to fit ("" when nothing).
@@ -54,6 +56,9 @@ SimInput job(const SimArgs& a) {
   in.dtype = TrainConfig{}.param_dtype;
   in.recompute = Recompute::parse(a.recompute);
   in.topology_spec = a.topology;
+  in.mesh.tp = a.tp;
+  if (!a.tp_level.empty()) in.mesh.tp_level = parse_level(a.tp_level);
+  check_tp(in.model, a.tp);
   in.engine = engine_profile(a.engine);
   if (!a.backward_prefetch.empty()) {
     TZ_CHECK(a.engine == "fsdp", ConfigError,
@@ -148,6 +153,14 @@ std::string not_run_note(const EngineProfile& engine, const std::vector<std::str
                      engine.name);
 }
 
+// "tierzero runs tensor parallelism on CPU ranks only so far (...): tp 2 on mi250x-gcd priced as if it ran it", or "".
+std::string tp_note(const SimInput& in) {
+  if (in.mesh.tp == 1 || in.engine.runs_tensor_parallel(in.system.device.sm_count)) return "";
+  return fmt::format("{} runs tensor parallelism on CPU ranks only so far (data/engines/{}.toml: tensor_parallel): tp {} on {} priced as if it "
+                     "ran it",
+                     in.engine.name, in.engine.name, in.mesh.tp, in.system.device.name.empty() ? in.system.name : in.system.device.name);
+}
+
 int run_simulate(const SimArgs& a) {
   SimRows page_rows;
   // Weak scaling is relative to the smallest rank count, whatever order they are given in.
@@ -185,7 +198,8 @@ int run_simulate(const SimArgs& a) {
         nlohmann::ordered_json j = to_json(s, n, r, eff);
         j["plan"] = p.in.plan.describe();
         j["engine"] = a.engine;
-        j["engine_runs"] = base_job.engine.runs(s);  // false: the engine has no such strategy (data/engines: strategies)
+        // false: the engine has no such strategy (data/engines: strategies), or no tensor parallelism on this device
+        j["engine_runs"] = base_job.engine.runs(s) && tp_note(base_job).empty();
         j["error_band"] = error_band(base_job.system.device, a.engine);
         j["range"] = range_json(range);
         j["plan_changed"] = p.changed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.changed);
@@ -206,6 +220,7 @@ int run_simulate(const SimArgs& a) {
   if (!a.html.empty()) write_simulate_html(a.html, fmt::format("{} on {}", base_job.model.name, a.system), page_rows, base_job.system.memory_bytes);
   if (!a.json) {
     if (const std::string note = not_run_note(base_job.engine, strategies); !note.empty()) std::printf("* %s\n", note.c_str());
+    if (const std::string note = tp_note(base_job); !note.empty()) std::printf("note: %s\n", note.c_str());
     std::printf("TFLOPS and tokens/s per device (validate's tokens/s per GPU); GB per rank; LEVEL_s: what each level costs per step "
                 "(transfer, latency, quantisation; -: the job has no such level); step_range_s: the step with the collectives' "
                 "bandwidth on every level and the GEMMs' efficiency both %.0f%% above, and both %.0f%% below, what the system assumes\n",
@@ -295,6 +310,7 @@ int run_plan(const SimArgs& a) {
   for (std::size_t i = 0; i < found.size(); ++i) {  // the files: the best (--write-plan), every one listed (--write-plans)
     SimInput in = base;
     in.plan = found[i].plan;
+    in.mesh = found[i].mesh;
     const std::string what = fmt::format("tierzero plan: plan {} of the {} listed (best first)", i + 1, found.size());
     if (i == 0 && !a.write_plan.empty()) write_simulated_plan(a.write_plan, what, a.model, in, found[i].recompute, found[i].result);
     if (!a.write_plans.empty())
@@ -309,6 +325,8 @@ int run_plan(const SimArgs& a) {
     if (a.json) {
       nlohmann::ordered_json j = to_json("search", a.ranks.front(), c.result, 1.0);
       j["plan"] = c.plan.describe();
+      j["tp"] = c.mesh.tp;
+      j["tp_level"] = c.mesh.tp_level ? nlohmann::ordered_json(std::string(level_name(*c.mesh.tp_level))) : nlohmann::ordered_json();
       j["prefetch"] = c.plan.prefetch;
       j["bucket_bytes"] = c.plan.bucket_bytes;
       j["recompute"] = c.recompute.name();
@@ -322,8 +340,9 @@ int run_plan(const SimArgs& a) {
       const std::string figures = fmt::format("{:>8} {:>9} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
                                               figure(c.result.tokens_per_s_per_device, 0), figure(c.result.memory_total / 1e9, 1));
       const std::string indent(figures.size() + 1, ' ');
-      std::printf("%s  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
-                  c.recompute.name().c_str(), c.plan.prefetch, c.plan.bucket_bytes >> 20, c.plan.describe().c_str());
+      const std::string tp = c.mesh.tp > 1 ? fmt::format("tp {} on {}, ", c.mesh.tp, level_name(c.mesh.level(base.topology()))) : "";
+      std::printf("%s  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s%s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
+                  c.recompute.name().c_str(), c.plan.prefetch, c.plan.bucket_bytes >> 20, tp.c_str(), c.plan.describe().c_str());
       if (c.result.at_memory_limit) std::printf("%s %s\n", indent.c_str(), memory_limit_note(c.result, capacity).c_str());
       if (c.plan.optim_offload.offloaded() || c.plan.param_offload.offloaded())
         std::printf("%s %s s of the step the offloaded states (%s GB host, %s GB NVMe per rank)\n", indent.c_str(),
@@ -384,6 +403,7 @@ int run_memory(const SimArgs& a) {
   std::printf("  %-12s %10s GB of %s GB: %s\n", "total", figure(r.memory_total / 1e9, 3).c_str(), figure(p.in.system.memory_bytes / 1e9, 1).c_str(),
               r.fits ? "fits" : "does NOT fit");
   if (const std::string note = not_run_note(p.in.engine, a.strategies); !note.empty()) std::printf("note: %s\n", note.c_str());
+  if (const std::string note = tp_note(p.in); !note.empty()) std::printf("note: %s\n", note.c_str());
   if (r.at_memory_limit) std::printf("  %s\n", memory_limit_note(r, p.in.system.memory_bytes).c_str());
   if (p.in.plan.optim_offload.offloaded() || p.in.plan.param_offload.offloaded()) {
     std::printf("offloaded (optimizer %s, parameters %s): %s GB of host memory", std::string(offload_name(p.in.plan.optim_offload.device)).c_str(),
@@ -402,6 +422,13 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--topology", a.topology,
                 "Inner fan-outs, e.g. package=2,node=4 (world inferred from --ranks); needed where the system leaves them open (cpu)");
   c->add_option("--micro-batch", a.micro_batch, "Sequences per rank per micro-batch (train's default)")->check(at_least(1))->capture_default_str();
+  c->add_option("--tp", a.tp,
+                "Tensor-parallel degree (default 1): groups of N ranks on --tp-level hold one copy of the model, split Megatron-style "
+                "by heads and MLP columns (an all-reduce of the activations after each row-parallel projection, and of the "
+                "gradients before each column-parallel one); the plan shards over the rest. N must divide the level, heads, "
+                "key/value heads and MLP size")
+      ->check(at_least(1));
+  c->add_option("--tp-level", a.tp_level, "The level the tensor-parallel groups lie in (package, node, world; default: the innermost declared)");
   c->add_option("--seq-len", a.seq_len,
                 "Sequence length (0: the model's context, at most " + std::to_string(TrainConfig::kDefaultMaxSeqLen) + ", as train)")
       ->check(at_least(0))

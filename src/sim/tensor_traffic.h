@@ -1,0 +1,29 @@
+// The tensor-parallel collectives of one training step on one rank, as the
+// engine's model issues them (src/model/gpt.h: Megatron-LM's f and g
+// operators, Shoeybi et al. 2019, section 3): per micro-batch and block, an
+// all-reduce of the [micro-batch x sequence, channels] activations after
+// each of the two row-parallel projections in forward, again in each block
+// whose forward is recomputed, and of the gradient of each column-parallel
+// projection's input in backward. Each is a flat all-reduce over the rank's
+// tensor-parallel group (the mesh's tensor level), on the compute's critical
+// path: Phase::tensor.
+#pragma once
+#include <vector>
+
+#include "sim/traffic_model.h"
+#include "tierzero/mesh.h"
+#include "tierzero/simulator.h"
+
+namespace tierzero {
+
+// The blocks per micro-batch whose forward runs again in backward, with its
+// two all-reduces: full recomputation every block, every:N one in N.
+// Selective recomputation (Megatron-LM's: the attention core only) and
+// torchtitan's per-op policy (which saves the collectives' outputs) redo none.
+double blocks_recomputed_with_collectives(const GptConfig& model, const Recompute& r);
+
+// The step's tensor-parallel transfers of world rank `me` of `world`
+// (none at tp = 1): `activation_bytes` per element.
+std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& world, int me, int seq_len);
+
+}  // namespace tierzero

@@ -1,0 +1,167 @@
+// The simulator's tensor parallelism (issue 52: priced as the engine runs
+// it): a member's GEMMs at their split shapes, the Megatron-LM all-reduces on
+// the tensor level in closed form, the states of a member's slices over the
+// data-parallel ranks, the activations a member keeps, and throughput per
+// device. The engine's counters against the same numbers are in
+// tensor_parallel_bytes_mpi_test.cc.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "model/gpt.h"
+#include "model/ops.h"
+#include "plan/shard_layout.h"
+#include "sim/op_list.h"
+#include "sim/tensor_traffic.h"
+#include "tierzero/error.h"
+#include "tierzero/planner.h"
+#include "tierzero/simulator.h"
+
+#include <set>
+
+namespace tierzero {
+namespace {
+
+double flops(const Op& o) { return o.kind == OpKind::gemm ? 2 * o.count * o.m * o.n * o.k : 0; }
+
+// Every op of a member at tp 4 against the whole model's: the block's split GEMMs (QKV, the attention products,
+// the output projection, the MLP's two) and the memory-bound ops on split tensors (RoPE, the softmax, the MLP's
+// activation) at a quarter; the norms, residuals, embedding and head whole. Llama 3 8B: grouped queries (8 of 32).
+TEST(TensorParallelOps, AMemberComputesItsShareOfTheSplitOpsAndTheRestWhole) {
+  const GptConfig m = gpt_preset("llama3-8b");
+  OpOptions o;
+  o.attention = "eager";
+  const std::vector<Op> whole = micro_batch_ops(m, 1, 1024, o);
+  o.tp = 4;
+  const std::vector<Op> member = micro_batch_ops(m, 1, 1024, o);
+  ASSERT_EQ(whole.size(), member.size());
+  const std::map<std::string, double> split = {
+      {"qkv", 4}, {"scores", 4}, {"context", 4}, {"probs_grad", 4}, {"qkv_grads", 4}, {"proj", 4}, {"gate_up", 4}, {"fc_proj", 4},
+      {"rope", 4}, {"softmax", 4}, {"swiglu", 4}};
+  int checked = 0;
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    std::string base = whole[i].name;  // an op, or its backward ("proj_dgrad", "softmax_grad")
+    for (const std::string suffix : {"_dgrad", "_wgrad", "_grad"})
+      if (!split.contains(base) && base.ends_with(suffix)) base.resize(base.size() - suffix.size());
+    const auto it = split.find(base);
+    const double share = it == split.end() ? 1 : it->second;
+    SCOPED_TRACE(whole[i].name);
+    if (whole[i].kind == OpKind::gemm) EXPECT_DOUBLE_EQ(flops(member[i]) * share, flops(whole[i]));
+    else EXPECT_DOUBLE_EQ(member[i].bytes * share, whole[i].bytes);
+    checked += it != split.end();
+  }
+  EXPECT_GE(checked, 20);  // forward, backward and recomputed ops of every split kind
+}
+
+SimInput job(const char* topology, int ranks, int tp, std::optional<Level> level = std::nullopt) {
+  SimInput in;
+  in.model = gpt_preset("gpt-tiny");
+  in.system = load_system("cpu");
+  in.ranks = ranks;
+  in.topology_spec = topology;
+  in.micro_batch = 2;
+  in.seq_len = 32;
+  in.mesh = MeshShape{tp, level};
+  in.recompute = Recompute{Recompute::Kind::full};
+  in.plan = fit_to(strategy_plan("zero3"), in.data_topology());
+  return in;
+}
+
+// Per micro-batch and block: two all-reduces in forward, two in backward, two more where the forward is
+// recomputed; each a flat all-reduce of [micro-batch x sequence, channels] fp32 activations (the tierzero engine's)
+// over the tensor group, 2 (tp - 1) / tp of the elements received per rank, all on the tensor level.
+TEST(TensorParallelTraffic, TheAllReducesOfTheTensorGroupInClosedForm) {
+  for (const auto& [tp, level, topology] : {std::tuple{2, Level::package, "package=2,node=2"}, std::tuple{4, Level::node, "node=4,world=2"},
+                                            std::tuple{2, Level::node, "package=2,node=2,world=2"}}) {
+    SCOPED_TRACE(topology);
+    for (const Recompute::Kind kind : {Recompute::Kind::none, Recompute::Kind::full}) {
+      SimInput in = job(topology, 8, tp, level);
+      in.recompute = Recompute{kind};
+      in.grad_accum = 3;
+      const Topology world = in.topology();
+      const double L = in.model.layers, n = 2.0 * 32 * in.model.channels;
+      const double calls = (4 * L + (kind == Recompute::Kind::full ? 2 * L : 0)) * 3;
+      for (int me : {0, 5, 7}) {
+        const auto got = total_bytes(tensor_transfers(in, world, me, 32));
+        for (Level l : kAllLevels)
+          EXPECT_EQ(got[static_cast<int>(l)], l == level ? calls * 2 * (tp - 1) * (n / tp) * 4 : 0) << level_name(l) << " rank " << me;
+      }
+    }
+  }
+  EXPECT_TRUE(tensor_transfers(job("node=4", 4, 1), Topology::parse("node=4", 4), 0, 32).empty());
+}
+
+// The states are a member's slices sharded over the data ranks: zero3's params at tp 2 on 4 ranks are the
+// member's layout over 2; the activations are what the member's model holds; a device's tokens/s is its
+// group's over tp, its compute about half.
+TEST(TensorParallelSimulate, StatesActivationsAndThroughputAreAMembers) {
+  const SimResult one = simulate(job("node=4", 4, 1));
+  const SimInput in = job("node=4", 4, 2);
+  const SimResult two = simulate(in);
+  std::map<std::string, double> m(two.memory_bytes.begin(), two.memory_bytes.end());
+  const GptLayout member(in.model, TpShard{2, 0});
+  const StateLayouts states = StateLayouts::make(member, in.data_topology(), in.plan, 0);
+  EXPECT_EQ(m["params"], static_cast<double>(states.params_bytes(in.dtype)));
+  EXPECT_EQ(m["optim"], static_cast<double>(states.optim_bytes()));
+  EXPECT_EQ(m["activations"], 4.0 * static_cast<double>(gpt_activation_elements(in.model, 2, 32, true, ops::attention_scratch(32, 2), 2)));
+  EXPECT_LT(two.compute_s, 0.75 * one.compute_s);
+  EXPECT_GT(two.compute_s, 0.45 * one.compute_s);
+  EXPECT_DOUBLE_EQ(two.tokens_per_s_per_device, 2.0 * 32 / two.step_time_s / 2);
+  // The bytes: the data-parallel transfers of the member's layout over the data ranks, and the tensor group's.
+  TrainConfig cfg;
+  cfg.model = in.model, cfg.micro_batch = 2, cfg.seq_len = 32, cfg.param_dtype = in.dtype;
+  const TensorMember tensor_member{TpShard{2, 0}, in.topology(), 0};
+  std::vector<HopTransfer> want = step_transfers(in.plan, in.data_topology(), cfg, 0, &tensor_member);
+  for (const HopTransfer& h : tensor_transfers(in, in.topology(), 0, 32)) want.push_back(h);
+  const auto bytes = total_bytes(want);
+  for (int l = 0; l < kNumLevels; ++l) EXPECT_EQ(two.bytes_per_level[l], static_cast<double>(bytes[l])) << l;
+  EXPECT_NE(two.bytes_per_level, one.bytes_per_level);
+}
+
+// A degree that does not divide the tensor level is refused naming both.
+TEST(TensorParallelSimulate, ADegreeThatDoesNotDivideTheLevelIsRefused) {
+  try {
+    simulate(job("node=4", 4, 3));
+    FAIL() << "accepted tp 3 on node=4";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("tp = 3 does not divide the node level's fan-out 4"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tierzero
+
+namespace tierzero {
+namespace {
+
+// The planner tries the tensor-parallel degrees the engine runs on the device: tierzero's on CPU ranks (2, 4 and 8
+// on a level inside the node whose fan-out they divide), none on a GPU yet; a listed tensor-parallel plan's file
+// carries its degree and level for train --plan.
+TEST(TensorParallelPlanner, SearchesTheDegreesTheEngineRuns) {
+  SimInput cpu = job("node=8", 8, 1);
+  cpu.model = gpt_preset("gpt-mini");
+  cpu.micro_batch = 4, cpu.seq_len = 256;
+  PlanSearchOptions options;
+  options.top = 1000, options.alike_within = 0;
+  std::set<int> degrees;
+  for (const PlanCandidate& c : search_plans(cpu, options)) {
+    degrees.insert(c.mesh.tp);
+    if (c.mesh.tp > 1) EXPECT_EQ(c.mesh.tp_level, Level::node);
+  }
+  EXPECT_EQ(degrees, (std::set<int>{1, 2}));  // gpt-mini's 6 heads: 4 and 8 do not divide them
+  SimInput gpu;
+  gpu.model = gpt_preset("gpt-1.3b");
+  gpu.system = load_system("dgx-h100");
+  gpu.ranks = 16;
+  for (const PlanCandidate& c : search_plans(gpu, options)) EXPECT_EQ(c.mesh.tp, 1);
+  gpu.engine = engine_profile("megatron");
+  std::set<int> megatron;
+  for (const PlanCandidate& c : search_plans(gpu, options)) megatron.insert(c.mesh.tp);
+  EXPECT_TRUE(megatron.contains(8)) << "Megatron-LM runs tensor parallelism across a node's 8 GPUs";
+  const PlanFile read = parse_plan_file(plan_file_text(strategy_plan("zero3"), false, {}, 2, Level::node), "tp.toml");
+  EXPECT_EQ(read.tp, 2);
+  EXPECT_EQ(read.tp_level, Level::node);
+}
+
+}  // namespace
+}  // namespace tierzero
