@@ -93,12 +93,14 @@ TEST(Mesh, TheSimulatorTakesTheMeshShape) {
   }
   in.mesh = {3, std::nullopt};
   EXPECT_THROW(simulate(in), ConfigError);
-  in.mesh = {2, std::nullopt};  // a valid mesh the simulator does not price yet
+  in.mesh = {2, std::nullopt};  // priced (sim_tensor_parallel_test.cc): the package level now carries the tensor group's all-reduces
+  EXPECT_NE(simulate(in).bytes_per_level, world.bytes_per_level);
+  in.engine = engine_profile("fsdp");  // an engine without tensor parallelism
   try {
     simulate(in);
-    ADD_FAILURE() << "tp = 2 was priced";
+    ADD_FAILURE() << "tp = 2 was priced for FSDP1";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(e.message(), "tp = 2: the simulator does not price tensor parallelism yet (the engine trains it); use tp = 1");
+    EXPECT_EQ(e.message(), "the fsdp engine has no tensor parallelism (data/engines: tensor_parallel); use tp = 1");
   }
 }
 
