@@ -121,7 +121,8 @@ GptConfig load_model(const std::string& spec);
 struct TpShard {
   int size = 1;
   int rank = 0;
-  bool operator==(const TpShard&) const = default;
+  // Written out, not defaulted: the CUDA sources include this header as C++17 (src/CMakeLists.txt).
+  bool operator==(const TpShard& o) const { return size == o.size && rank == o.rank; }
 };
 // How a tensor is split across a tensor-parallel group:
 //   column      its output rows, by heads and MLP columns: attn_w and
@@ -143,7 +144,10 @@ std::string_view tp_split_name(TpSplit s);  // "replicated", "column", "row"
 // each tensor's first). Value type.
 struct TpSlice {
   std::size_t local = 0, global = 0, length = 0, count = 1, local_stride = 0, global_stride = 0;
-  bool operator==(const TpSlice&) const = default;
+  bool operator==(const TpSlice& o) const {
+    return local == o.local && global == o.global && length == o.length && count == o.count && local_stride == o.local_stride &&
+           global_stride == o.global_stride;
+  }
 };
 
 struct TensorInfo {
