@@ -4,7 +4,7 @@
 # `tierzero simulate --json` predicts (on the cpu system, whose host memory
 # is the rank's memory: the device total plus the offloaded host bytes) and
 # a 1-step training with the same model, batch, plan and ranks measures
-# (rank 0's peak resident set, peak_rss_bytes of its metrics row). Each
+# (rank 0's peak resident set, peak_rss_bytes of its metrics row), tensor-parallel runs among them. Each
 # prediction must be within 10% of the measurement. What the process itself
 # holds (program, libraries, MPI: the device's runtime_gb) depends on the
 # build (a CUDA and NCCL build maps ~0.16 GB more), so it is measured first,
@@ -63,4 +63,6 @@ check 2 gpt-mini 4 256 node=2 ddp none
 check 4 gpt-mini 4 256 node=2 zero3 full
 check 4 llama-mini 4 256 node=2 zeropp none
 check 4 llama-mini 4 256 node=2 zero3 none --offload-optimizer cpu --offload-param cpu
+check 4 gpt-mini 4 256 node=4 zero3 full --tp 2
+check 4 gpt-mini 4 256 node=4 zeropp none --tp 2
 exit $fail
