@@ -16,7 +16,7 @@ for i in "${!layers[@]}"; do rank[${layers[$i]}]=$i; done
 # beside its sources under src/.
 declare -A owner=(
   [error.h]=core [dtype.h]=core [process_memory.h]=core
-  [topology.h]=topo [system.h]=topo [device.h]=topo
+  [topology.h]=topo [system.h]=topo [device.h]=topo [mesh_shape.h]=topo
   [communicator.h]=comm [mesh.h]=comm [order_check.h]=comm [mpi.h]=comm [flight_recorder.h]=comm [flight_diagnose.h]=comm
   [data.h]=data [tokenizer.h]=data
   [gpt_config.h]=model [optim.h]=model
@@ -26,7 +26,7 @@ declare -A owner=(
   [gpu_backend.h]=gpu [nccl.h]=gpu
   [checkpoint.h]=ckpt [hugging_face.h]=ckpt [state_reader.h]=ckpt
   [sharded_trainer.h]=sharded
-  [simulator.h]=sim [planner.h]=sim [engine.h]=sim [model_code.h]=sim [corpus.h]=sim
+  [simulator.h]=sim [planner.h]=sim [engine.h]=sim [model_code.h]=sim [corpus.h]=sim [corpus_fit.h]=sim [sensitivity.h]=sim
 )
 fail=0
 for h in "$inc"/tierzero/*.h; do

@@ -36,7 +36,7 @@
 #include <vector>
 
 #include "tierzero/engine.h"
-#include "tierzero/mesh.h"
+#include "tierzero/mesh_shape.h"
 #include "tierzero/model_code.h"
 #include "tierzero/plan.h"
 #include "tierzero/system.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sim/traffic_model.h"
-#include "tierzero/mesh.h"
+#include "tierzero/mesh_shape.h"
 #include "tierzero/simulator.h"
 
 namespace tierzero {

@@ -1,10 +1,9 @@
-// MeshShape (tierzero/mesh.h): the mesh's arithmetic on topologies, in the
-// topology layer so that what reads a saved mesh (checkpoints) needs no communicator.
+// MeshShape (tierzero/mesh_shape.h).
 #include <array>
 #include <string>
 
 #include "tierzero/error.h"
-#include "tierzero/mesh.h"
+#include "tierzero/mesh_shape.h"
 
 namespace tierzero {
 

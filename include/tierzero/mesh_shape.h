@@ -1,0 +1,28 @@
+// The shape of a job's tensor-parallel x data-parallel mesh
+// (tierzero/mesh.h), without communicators: its arithmetic on topologies,
+// in the topology layer, so that the simulator and what reads a saved mesh
+// (checkpoints) need no communicator.
+#pragma once
+#include <optional>
+
+#include "tierzero/topology.h"
+
+namespace tierzero {
+
+// The mesh's shape, without communicators: what the simulator takes. Value type.
+struct MeshShape {
+  int tp = 1;                     // the tensor-parallel degree
+  std::optional<Level> tp_level;  // the level its groups lie in; none: the topology's innermost declared level
+  // The tensor level in `world`.
+  Level level(const Topology& world) const;
+  // The topology the data-parallel states are laid out over: at tp = 1 the
+  // world's. Throws ConfigError naming the values when tp < 1, when
+  // tp_level is a level `world` does not declare, when tp does not divide
+  // that level's fan-out.
+  Topology data_topology(const Topology& world) const;
+  // World rank `rank`'s member index in its tensor-parallel group (its tensor-level coordinate modulo tp).
+  int tp_rank(const Topology& world, int rank) const { return world.coord(rank, level(world)) % tp; }
+  bool operator==(const MeshShape&) const = default;
+};
+
+}  // namespace tierzero
