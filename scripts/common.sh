@@ -35,8 +35,9 @@ tz_gpu_options() {
   command -v nvcc >/dev/null 2>&1 || return 0
   local nccl=OFF
   [ -f "$(dirname "$(command -v nvcc)")/../include/nccl.h" ] && nccl=ON
-  # The CUDA runtime static, as the GPU bundle needs it (scripts/gpu_bundle.sh packs this build then).
-  echo "-DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=$nccl -DTZ_CUDART_STATIC=ON"
+  # The CUDA runtime static and Hopper's code only, as the GPU bundle needs them (scripts/gpu_bundle.sh packs this
+  # build then; a plain CMake configure builds Ampere's too).
+  echo "-DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=$nccl -DTZ_CUDART_STATIC=ON -DCMAKE_CUDA_ARCHITECTURES=90"
 }
 
 # tz_build [CMAKE OPTIONS...]: configures (once, or again with the options
