@@ -1,13 +1,15 @@
 // The mesh (tierzero/mesh.h): at tp = 1 the data-parallel side is the
 // world's; the tensor-parallel degree is checked against its level (the
 // error names both), and tp > 1 factors the tensor group out of the data
-// topology; the simulator takes the mesh's shape, prices tp = 1 as before
-// and refuses tp > 1, which it does not price yet.
+// topology; the tensor groups partition the world; the simulator takes the
+// mesh's shape and prices tp = 1 as before.
 #include "tierzero/mesh.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "tierzero/error.h"
 #include "tierzero/simulator.h"
@@ -70,6 +72,28 @@ TEST(Mesh, TheDataTopologyFactorsTheTensorGroupOut) {
   EXPECT_EQ((MeshShape{2, Level::node}).data_topology(Topology::parse("node=4,world=2", 8)).to_string(), "node=2,world=2");
   const auto world = self_world(Topology::flat(1));
   EXPECT_THROW(Mesh mesh(*world, MeshShape{2, std::nullopt}), ConfigError);  // 2 does not divide the world of one
+}
+
+// A tensor group is the ranks that differ only on the tensor level, within
+// one run of tp there: the groups partition the world, each member's index
+// is its tp_rank.
+TEST(Mesh, TensorGroupsAreRunsOfTheTensorLevel) {
+  EXPECT_EQ((MeshShape{2, Level::node}).tensor_group(k222, 0), (std::vector<int>{0, 2}));  // package is the fastest coordinate
+  EXPECT_EQ((MeshShape{2, Level::node}).tensor_group(k222, 7), (std::vector<int>{5, 7}));
+  const Topology n4w2 = Topology::parse("node=4,world=2", 8);
+  EXPECT_EQ((MeshShape{2, std::nullopt}).tensor_group(n4w2, 3), (std::vector<int>{2, 3}));
+  EXPECT_EQ((MeshShape{4, std::nullopt}).tensor_group(n4w2, 5), (std::vector<int>{4, 5, 6, 7}));
+  for (const MeshShape& shape : {MeshShape{2, std::nullopt}, MeshShape{2, Level::node}, MeshShape{2, Level::world}}) {
+    std::vector<int> seen(8, 0);
+    for (int r = 0; r < 8; ++r) {
+      const std::vector<int> g = shape.tensor_group(k222, r);
+      ASSERT_EQ(g.size(), 2u);
+      EXPECT_EQ(g[static_cast<std::size_t>(shape.tp_rank(k222, r))], r);
+      for (int m : g) EXPECT_EQ(shape.tensor_group(k222, m), g);
+      ++seen[static_cast<std::size_t>(g.front())];
+    }
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), 2), 4);  // four groups of two
+  }
 }
 
 // The simulator partitions the plan over the mesh's data-parallel ranks: a

@@ -146,7 +146,9 @@ TEST(TensorParallelPlanner, SearchesTheDegreesTheEngineRuns) {
   std::set<int> degrees;
   for (const PlanCandidate& c : search_plans(cpu, options)) {
     degrees.insert(c.mesh.tp);
-    if (c.mesh.tp > 1) EXPECT_EQ(c.mesh.tp_level, Level::node);
+    if (c.mesh.tp > 1) {
+      EXPECT_EQ(c.mesh.tp_level, Level::node);
+    }
   }
   EXPECT_EQ(degrees, (std::set<int>{1, 2}));  // gpt-mini's 6 heads: 4 and 8 do not divide them
   SimInput gpu;

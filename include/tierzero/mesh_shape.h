@@ -4,6 +4,7 @@
 // (checkpoints) need no communicator.
 #pragma once
 #include <optional>
+#include <vector>
 
 #include "tierzero/topology.h"
 
@@ -22,6 +23,10 @@ struct MeshShape {
   Topology data_topology(const Topology& world) const;
   // World rank `rank`'s member index in its tensor-parallel group (its tensor-level coordinate modulo tp).
   int tp_rank(const Topology& world, int rank) const { return world.coord(rank, level(world)) % tp; }
+  // The world ranks of `rank`'s tensor-parallel group, in member order: the
+  // ranks whose coordinates equal its own but on the tensor level, within
+  // its run of tp there.
+  std::vector<int> tensor_group(const Topology& world, int rank) const;
   bool operator==(const MeshShape&) const = default;
 };
 

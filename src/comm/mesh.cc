@@ -1,6 +1,5 @@
 #include "tierzero/mesh.h"
 
-#include <array>
 #include <string>
 
 #include "tierzero/error.h"
@@ -15,14 +14,11 @@ Mesh::Mesh(Communicator& world, MeshShape shape)
            "a mesh needs the job's whole world: the communicator has " + std::to_string(world.size()) + " ranks, its topology " +
                topo.to_string() + " " + std::to_string(topo.size()));
   if (shape_.tp == 1) return;
-  const int me = world.world_rank(world.rank()), at = topo.coord(me, tp_level_);
+  const int me = world.world_rank(world.rank());
   tp_rank_ = shape_.tp_rank(topo, me);
   own_data_ = world.split_by(tp_rank_);
   data_ = own_data_.get();
-  std::array<int, kNumLevels> first{};  // the group's first member: the same coordinates, the tensor level's rounded down
-  for (int i = 0; i < kNumLevels; ++i) first[i] = topo.coord(me, static_cast<Level>(i));
-  first[static_cast<int>(tp_level_)] = at - tp_rank_;
-  tensor_ = world.split_by(topo.rank_of(first));
+  tensor_ = world.split_by(shape_.tensor_group(topo, me).front());
 }
 
 Mesh::~Mesh() = default;

@@ -24,4 +24,17 @@ Topology MeshShape::data_topology(const Topology& world) const {
   return Topology(fanout, world.levels());
 }
 
+std::vector<int> MeshShape::tensor_group(const Topology& world, int rank) const {
+  const int l = static_cast<int>(level(world));
+  std::array<int, kNumLevels> c{};
+  for (int i = 0; i < kNumLevels; ++i) c[i] = world.coord(rank, static_cast<Level>(i));
+  const int first = c[l] - c[l] % tp;
+  std::vector<int> members;
+  for (int i = 0; i < tp; ++i) {
+    c[l] = first + i;
+    members.push_back(world.rank_of(c));
+  }
+  return members;
+}
+
 }  // namespace tierzero
