@@ -60,6 +60,34 @@ TEST(Simulator, MemoryFollowsThePartitionFormulas) {
   EXPECT_FALSE(simulate(frontier("ddp", 8)).fits);
 }
 
+// On a CPU rank Open MPI's non-blocking reduce-scatter copies its send
+// buffer (rank 0: once in a group of two): a gradient reduction over two
+// hops of two copies the whole bucket on its first hop when whole; with
+// pipelined hops every hop has a chunk's call in flight, the first hop's
+// sending the chunk's share of every rank (4 x c) and the second half that,
+// for each of the reducer's two buffers: 2 x (4c + 2c) = 12c beyond the
+// device's runtime.
+TEST(Simulator, OpenMpisReduceCopiesAreTheHopPlansCalls) {
+  SimInput in;
+  in.model = gpt_preset("gpt-tiny");
+  in.system = load_system("cpu");
+  in.ranks = 4;
+  in.topology_spec = "package=2,node=2";
+  in.plan = fit_to(strategy_plan("zero3"), in.topology());
+  in.plan.reduce = Decomposition::three_level;
+  in.plan.bucket_bytes = 64 << 10;  // buckets of 4,096 elements per member or more: at least two chunks of each size below
+  auto library = [&](std::size_t chunk) {
+    in.plan.hop_chunk_bytes = chunk;
+    const SimResult r = simulate(in);
+    return std::map<std::string, double>(r.memory_bytes.begin(), r.memory_bytes.end())["runtime"] - in.system.device.runtime_bytes;
+  };
+  const double whole = library(0);
+  EXPECT_NEAR(library(4096), 12 * 4096.0, 1e-3);
+  EXPECT_NEAR(library(8192), 12 * 8192.0, 1e-3);
+  EXPECT_GE(whole, 2 * 4096 * 16.0);  // the two largest buckets, whole: each at least 4,096 elements x 4 members x 4 bytes
+  EXPECT_EQ(whole, library(std::size_t{1} << 40));  // a chunk beyond the message runs it whole
+}
+
 // The optimizer offloaded (ZeRO-Offload / ZeRO-Infinity): its K = 12 bytes
 // per parameter of the shard (fp32 master, m and v: the ZeRO papers'
 // mixed-precision Adam, Rajbhandari et al. 2020, section 3.1, and 2021)

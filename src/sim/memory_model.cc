@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "comm/hier/hop_plan.h"
 #include "comm/hier/scratch_sizes.h"
 #include "model/gpt.h"
 #include "model/ops.h"
@@ -69,21 +70,29 @@ void offloaded(const Plan& p, const StateLayouts& states, double dsize, SimResul
 // non-blocking reduce-scatter (Open MPI 4.1, coll/libnbc, nbc_ireduce_scatter_block.c) mallocs two copies of the
 // whole send buffer per call and reduces by recursive halving through them; rank 0 receives in every round and so
 // writes one copy in a group of two, both in a larger one. The reducer keeps one bucket of each of its two buffers in
-// flight, whose first hop sends the whole bucket. Quantised reductions (all-to-all) and all-reduces are not counted.
-double mpi_reduce_temporaries(const Plan& p, const Topology& topo, const StateLayouts& states, const std::vector<GradBucket>& buckets,
-                              double dsize) {
+// flight; each bucket's reduce-scatter makes the calls of its hop plan (comm/hier/hop_plan.h): one at a time when
+// whole (the first hop's, which sends the whole bucket, is the largest), one per hop at once on chunks when its hops
+// are pipelined. Quantised reductions (all-to-all) and all-reduces are not counted.
+double mpi_reduce_temporaries(const Plan& p, const Topology& topo, const std::vector<GradBucket>& buckets, double dsize) {
   if (!p.grads || p.quantized()) return 0;
-  const Topology group = group_topology(topo, p.grads);
-  int first_hop = 1;
-  for (const std::vector<Level>& hop : hop_spec(p.reduce)) {
-    first_hop = 1;
-    for (const Level l : hop) first_hop *= group.fanout(l);
-    if (first_hop > 1) break;
+  const std::vector<HopGroup> hops = hop_groups(group_topology(topo, p.grads), hop_spec(p.reduce));
+  double total = 0;
+  for (const std::size_t count : bucket_buffer_counts(buckets)) {
+    HopRequest r(HopCollective::reduce_scatter, count, static_cast<std::size_t>(dsize));
+    r.chunk_bytes = p.hop_chunk_bytes;
+    const HopPlan plan(hops, r);
+    double largest = 0, in_flight = 0;
+    for (std::size_t st = 0; st < plan.num_stages(); ++st) {
+      const HopStage& call = plan.stage(st, 0);
+      if (!call.transfer) continue;
+      const int f = plan.hops()[call.hop].fanout;
+      const double copies = f > 2 ? 2 : f == 2 ? 1 : 0;
+      const double send = copies * static_cast<double>(call.peer_bytes()) * f;
+      largest = std::max(largest, send), in_flight += send;
+    }
+    total += plan.pipelined() ? in_flight : largest;
   }
-  const int copies = first_hop > 2 ? 2 : first_hop == 2 ? 1 : 0;
-  double send = 0;
-  for (const std::size_t count : bucket_buffer_counts(buckets)) send += static_cast<double>(count) * dsize * states.grads.group_size;
-  return copies * send;
+  return total;
 }
 
 // tierzero's engine: what ShardedTrainer allocates (its memory_bytes()), from the same layouts and the same sizing
@@ -115,7 +124,7 @@ Parts tierzero_parts(const SimInput& in, const Topology& topo, const GptLayout& 
   const double acts = sizeof(float) * static_cast<double>(gpt_activation_elements(in.model, in.micro_batch, seq_len, in.recompute.any(),
                                                                                   ops::attention_scratch(seq_len, in.model.heads / tp), tp));
   offloaded(p, states, dsize, r);
-  library = in.system.device.sm_count == 0 ? mpi_reduce_temporaries(p, topo, states, buckets, dsize) : 0.0;
+  library = in.system.device.sm_count == 0 ? mpi_reduce_temporaries(p, topo, buckets, dsize) : 0.0;
   return {{"params", params_off ? 0.0 : static_cast<double>(states.params_bytes(in.dtype))},
           {"bwd_params", params_off ? 0.0 : static_cast<double>(states.bwd_params_bytes(in.dtype))},
           {"grads", static_cast<double>(states.grads_bytes())},
