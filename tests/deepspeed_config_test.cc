@@ -363,6 +363,25 @@ TEST(DeepSpeedConfig, MonitorsNameTheirFolders) {
             "ds.json: 'tensorboard.job_name' must be a folder name, got \"a/b\"");
 }
 
+// tensor_parallel.autotp_size is the mesh's degree (read before the plan's
+// topology is known); its section's other keys are ignored and listed.
+TEST(DeepSpeedConfig, AutoTpSizeIsTheTensorParallelDegree) {
+  EXPECT_EQ(DeepSpeedConfig(R"({"zero_optimization": {"stage": 2}})", "ds.json").tensor_parallel_size(), 1);
+  EXPECT_EQ(DeepSpeedConfig(R"({"tensor_parallel": {"autotp_size": 4}})", "ds.json").tensor_parallel_size(), 4);
+  for (const char* bad : {R"({"tensor_parallel": {"autotp_size": 0}})", R"({"tensor_parallel": {"autotp_size": 1.5}})"}) {
+    try {
+      DeepSpeedConfig(bad, "ds.json").tensor_parallel_size();
+      FAIL() << "accepted " << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.message().rfind("ds.json: 'tensor_parallel.autotp_size' must be", 0), 0u) << e.what();
+    }
+  }
+  EXPECT_NE(error_of(R"({"tensor_parallel": {"autotp_size": -2}})").find("'tensor_parallel.autotp_size'"), std::string::npos);
+  TrainConfig cfg;
+  EXPECT_EQ(parse(R"({"tensor_parallel": {"autotp_size": 2, "tp_overlap_comm": true}})", cfg).ignored,
+            std::vector<std::string>{"tensor_parallel.tp_overlap_comm"});
+}
+
 // A config that gives each key of deepspeed_keys() (for a refused key, a
 // value it refuses), with what it needs beside it.
 const std::map<std::string, std::string>& key_examples() {
@@ -434,6 +453,7 @@ const std::map<std::string, std::string>& key_examples() {
       {"zero_optimization.contiguous_gradients", R"({"zero_optimization": {"stage": 2, "contiguous_gradients": true}})"},
       {"zero_optimization.round_robin_gradients", R"({"zero_optimization": {"stage": 2, "round_robin_gradients": true}})"},
       {"zero_optimization.sub_group_size", R"({"zero_optimization": {"stage": 3, "sub_group_size": 1e9}})"},
+      {"tensor_parallel.autotp_size", R"({"tensor_parallel": {"autotp_size": 2}})"},
       {"wall_clock_breakdown", R"({"wall_clock_breakdown": true})"},
       {"steps_per_print", R"({"steps_per_print": 100})"},
       {"zero_allow_untested_optimizer", R"({"zero_allow_untested_optimizer": true})"},

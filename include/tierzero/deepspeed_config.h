@@ -59,6 +59,12 @@ class DeepSpeedConfig {
   // enabled, a scheduler or optimizer tierzero does not implement, a
   // refused key, or a zero_hpz_partition_size that is no group size of the topology.
   DeepSpeedMapping apply(const Topology& topo, TrainConfig& cfg) const;
+  // The tensor-parallel degree, `tensor_parallel.autotp_size` (DeepSpeed's
+  // AutoTP training), 1 when absent: what the mesh is made of before
+  // apply() lays the plan out over its data-parallel ranks. Throws
+  // ConfigError naming the file and key for a value that is not a whole
+  // number of at least 1.
+  int tensor_parallel_size() const;
 
  private:
   std::string text_, origin_;
@@ -71,11 +77,12 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
 // train_batch_size, micro batch and accumulation the third is derived;
 // with train_batch_size alone, accumulation 1; with the micro batch alone,
 // accumulation 1; the three must satisfy train_batch_size = micro batch x
-// accumulation x ranks), setting cfg.micro_batch and cfg.grad_accum; with
+// accumulation x ranks, the data-parallel ones: the world's over the
+// tensor-parallel degree, as DeepSpeed counts them), setting cfg.micro_batch and cfg.grad_accum; with
 // neither train_batch_size nor a micro batch (a config DeepSpeed refuses)
 // cfg's own are kept. Throws ConfigError naming `ds`'s origin. Returns
 // the warnings the run should print: a warmup longer than the run.
-std::vector<std::string> finish_deepspeed_run(const DeepSpeedMapping& ds, const std::string& origin, TrainConfig& cfg, int world_size);
+std::vector<std::string> finish_deepspeed_run(const DeepSpeedMapping& ds, const std::string& origin, TrainConfig& cfg, int data_ranks);
 
 // How tierzero reads one key of a DeepSpeed config.
 enum class DeepSpeedUse {

@@ -302,6 +302,17 @@ void DeepSpeedConfig::apply_defaults(TrainConfig& cfg) const {
   if (absent("scheduler")) cfg.schedule.shape = LrShape::warmup_cosine, cfg.schedule.warmup = 0, cfg.schedule.min_lr_ratio = 1;
 }
 
+// tensor_parallel.autotp_size, checked; 1 when absent.
+int autotp_size(const json& root, const Reader& r) {
+  const json& v = at_path(root, "tensor_parallel.autotp_size");
+  return v.is_null() ? 1 : static_cast<int>(r.whole(v, "tensor_parallel.autotp_size", 1, 1 << 20));
+}
+
+int DeepSpeedConfig::tensor_parallel_size() const {
+  DeepSpeedMapping unused;
+  return autotp_size(parse_root(text_, origin_), Reader(origin_, unused));
+}
+
 DeepSpeedMapping DeepSpeedConfig::apply(const Topology& topo, TrainConfig& cfg) const {
   const json root = parse_root(text_, origin_);
   DeepSpeedMapping out;
@@ -349,6 +360,9 @@ DeepSpeedMapping DeepSpeedConfig::apply(const Topology& topo, TrainConfig& cfg) 
       out.tensorboard_dir = read_monitor(r, v, path);
     } else if (k == "csv_monitor") {
       out.csv_monitor_dir = read_monitor(r, v, path);
+    } else if (k == "tensor_parallel") {  // the degree: tensor_parallel_size(), read before the plan's topology is known
+      r.each(v, path, [&](const std::string& tk, const json&, const std::string&) { return tk == "autotp_size"; });
+      autotp_size(root, r);
     } else {
       return false;
     }
@@ -385,9 +399,9 @@ DeepSpeedMapping parse_deepspeed_config(const std::string& text, const std::stri
   return ds.apply(topo, cfg);
 }
 
-std::vector<std::string> finish_deepspeed_run(const DeepSpeedMapping& ds, const std::string& origin, TrainConfig& cfg, int world_size) {
+std::vector<std::string> finish_deepspeed_run(const DeepSpeedMapping& ds, const std::string& origin, TrainConfig& cfg, int data_ranks) {
   // DeepSpeed's batch rule (deepspeed/runtime/config.py, _set_batch_related_parameters), with floor division as there.
-  const auto tbs = ds.train_batch_size, world = std::optional<std::int64_t>(world_size);
+  const auto tbs = ds.train_batch_size, world = std::optional<std::int64_t>(data_ranks);
   std::optional<std::int64_t> micro = ds.micro_batch, accum = ds.grad_accum;
   if (tbs && micro && !accum) accum = *tbs / *micro / *world;
   else if (tbs && accum && !micro) micro = *tbs / *world / *accum;
@@ -396,15 +410,15 @@ std::vector<std::string> finish_deepspeed_run(const DeepSpeedMapping& ds, const 
   if (micro || tbs) {
     TZ_CHECK(*micro >= 1 && *accum >= 1, ConfigError,
              origin + ": 'train_batch_size' " + std::to_string(*tbs) + " leaves no whole micro batch and accumulation on " +
-                 std::to_string(world_size) + " ranks");
+                 std::to_string(data_ranks) + " ranks");
     TZ_CHECK(*micro <= INT_MAX && *accum <= INT_MAX, ConfigError, origin + ": the micro batch or accumulation is too large");
     cfg.micro_batch = static_cast<int>(*micro), cfg.grad_accum = static_cast<int>(*accum);
   }
   std::int64_t have = 0;  // micro batch x accumulation (each below 2^31) x ranks may pass 2^63
-  const bool fits = !__builtin_mul_overflow(std::int64_t{cfg.micro_batch} * cfg.grad_accum, std::int64_t{world_size}, &have);
+  const bool fits = !__builtin_mul_overflow(std::int64_t{cfg.micro_batch} * cfg.grad_accum, std::int64_t{data_ranks}, &have);
   TZ_CHECK(!tbs || (fits && *tbs == have), ConfigError,
            origin + ": 'train_batch_size' is " + std::to_string(*tbs) + " but micro batch " + std::to_string(cfg.micro_batch) +
-               " x accumulation " + std::to_string(cfg.grad_accum) + " x " + std::to_string(world_size) + " ranks is " +
+               " x accumulation " + std::to_string(cfg.grad_accum) + " x " + std::to_string(data_ranks) + " ranks is " +
                (fits ? std::to_string(have) : "over 2^63"));
   std::vector<std::string> notes;
   const LrSchedule& s = cfg.schedule;
@@ -412,7 +426,7 @@ std::vector<std::string> finish_deepspeed_run(const DeepSpeedMapping& ds, const 
   std::snprintf(line, sizeof line, "DeepSpeed config: %lld steps%s, micro batch %d x accumulation %d x %d ranks, AdamW peak lr %g betas (%g, %g) "
                 "eps %g weight decay %g, gradient clipping %s, %s parameters",
                 static_cast<long long>(cfg.steps), ds.total_num_steps && *ds.total_num_steps == cfg.steps ? " (scheduler.params.total_num_steps)" : "",
-                cfg.micro_batch, cfg.grad_accum, world_size, s.lr, cfg.adamw.beta1, cfg.adamw.beta2, cfg.adamw.eps, cfg.adamw.weight_decay,
+                cfg.micro_batch, cfg.grad_accum, data_ranks, s.lr, cfg.adamw.beta1, cfg.adamw.beta2, cfg.adamw.eps, cfg.adamw.weight_decay,
                 cfg.grad_clip > 0 ? std::to_string(cfg.grad_clip).c_str() : "off", std::string(dtype_name(cfg.param_dtype)).c_str());
   notes.emplace_back(line);
   const bool deepspeed_shape = s.shape != LrShape::warmup_cosine;

@@ -114,6 +114,10 @@ const std::vector<DeepSpeedKey>& deepspeed_keys() {
       {"zero_optimization.contiguous_gradients", ignored, "true", "gradients are always packed into contiguous buckets"},
       {"zero_optimization.round_robin_gradients", ignored, "false", "a speed setting for offload at stages 1 and 2"},
       {"zero_optimization.sub_group_size", ignored, "1000000000", "the optimizer steps unit by unit"},
+      // Tensor parallelism.
+      {"tensor_parallel.autotp_size", noted, "none: no tensor parallelism",
+       "the tensor-parallel degree (train --tp wins), groups on the topology's innermost level; DeepSpeed's AutoTP composes with ZeRO "
+       "stages 0-2, tierzero's with every stage; the batch rule counts the data-parallel ranks (ranks / autotp_size)"},
       // Everything else.
       {"wall_clock_breakdown", noted, "false", "each step's time per phase and rank (--breakdown)"},
       {"steps_per_print", ignored, "none", "--log-every sets how often a step is printed"},

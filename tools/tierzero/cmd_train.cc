@@ -129,18 +129,20 @@ PlanFile plan_file(const TrainArgs& a) {
 
 ResolvedRun resolve_run(const TrainArgs& a, const Topology& world, int ranks) {
   PlanFile planned = plan_file(a);
-  const MeshShape mesh{a.tp > 0 ? a.tp : planned.tp, planned.tp_level};  // --tp wins over the plan file's
-  const Topology topo = mesh.data_topology(world);  // the degree against its level and the ranks
   if (a.deepspeed.empty()) {
+    const MeshShape mesh{a.tp > 0 ? a.tp : planned.tp, planned.tp_level};  // --tp wins over the plan file's
+    const Topology topo = mesh.data_topology(world);  // the degree against its level and the ranks
     apply_placement_flags(a, planned.plan);  // before the checks: a written plan names no NVMe directory (--nvme-path does)
     return {resolve(a), planned.for_topology(topo), mesh, {}, a.logs};
   }
   const DeepSpeedConfig file = DeepSpeedConfig::read(a.deepspeed);
+  const MeshShape mesh{a.tp > 0 ? a.tp : file.tensor_parallel_size(), std::nullopt};  // --tp wins over autotp_size
+  const Topology topo = mesh.data_topology(world);
   DeepSpeedMapping ds;
   ResolvedRun run{resolve(a, &file, [&](TrainConfig& c) { ds = file.apply(topo, c); }), {}, mesh, {}, a.logs};
   if (a.micro_batch > 0) ds.micro_batch = a.micro_batch;  // given, for DeepSpeed's batch rule
   if (a.grad_accum > 0) ds.grad_accum = a.grad_accum;
-  run.notes = finish_deepspeed_run(ds, a.deepspeed, run.cfg, ranks);
+  run.notes = finish_deepspeed_run(ds, a.deepspeed, run.cfg, ranks / mesh.tp);  // DeepSpeed's batch counts data-parallel ranks
   run.plan = ds.plan;
   if (run.logs.tensorboard.empty()) run.logs.tensorboard = ds.tensorboard_dir;
   if (run.logs.csv.empty()) run.logs.csv = ds.csv_monitor_dir;
