@@ -68,6 +68,9 @@ struct EngineProfile {
   std::vector<std::string> strategies = {"ddp", "zero1", "zero2", "zero3", "zeropp", "mics", "hier3"};
   int reduce_bytes = 2;              // bytes per gradient element a reduction moves (an fp32 reduce: 4)
   TensorParallel tensor_parallel = TensorParallel::none;
+  // The pipeline schedules it runs (tierzero/simulator.h, PipelineShape):
+  // "1f1b", "interleaved"; none: no pipeline parallelism.
+  std::vector<std::string> pipeline;
   // Collectives.
   CallPattern calls = CallPattern::per_unit;
   // Under a plan with replicated parameters (DDP, ZeRO-1/2, Megatron's

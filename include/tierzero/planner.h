@@ -33,11 +33,12 @@ struct PlanCandidate {
   SimResult result;
   PlanAlike alike;  // the plans folded into this one by search_plans
   MeshShape mesh;   // the tensor-parallel degree and level it runs with (the plan's levels are the data ranks')
+  PipelineShape pipeline;  // its pipeline stages and schedule (stages 1: none)
 };
 
 // The settings of b that differ from a's, as (setting, b's value): params,
 // bwd_params, grads, optim, weight_bits, grad_bits, gather, reduce,
-// prefetch, bucket_mib, recompute, offload, param_offload, tp.
+// prefetch, bucket_mib, recompute, offload, param_offload, tp, pp.
 std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCandidate& a, const PlanCandidate& b);
 
 // in.plan with bwd_params widened one level at a time (up to params' level)

@@ -30,6 +30,7 @@
 // device files (data/devices, data/engines: each with its source).
 #pragma once
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -66,11 +67,37 @@ struct Recompute {
   bool operator==(const Recompute&) const = default;
 };
 
+// Pipeline parallelism as Megatron-LM, torchtitan and DeepSpeed run it
+// (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on
+// GPU Clusters Using Megatron-LM", section 2.2): `stages` ranks along one
+// level (`level`; by default the outermost the topology declares) hold
+// consecutive blocks each; a step's micro-batches (SimInput::grad_accum)
+// flow through them in the 1F1B schedule, or, with virtual_stages > 1,
+// interleaved: each rank holds that many chunks of layers / (stages x
+// virtual_stages) blocks. The data-parallel ranks are the world's with the
+// pipeline (and the tensor group) factored out. Value type.
+struct PipelineShape {
+  int stages = 1;
+  int virtual_stages = 1;
+  std::optional<Level> level;
+  Level level_in(const Topology& world) const;
+  // The world with the level's fan-out divided by the stages; throws
+  // ConfigError naming the values when stages < 1, the level is one the
+  // world lacks, or the stages do not divide its fan-out.
+  Topology data_topology(const Topology& world) const;
+  // "1f1b" or "interleaved:V" (V >= 2 virtual stages per rank).
+  std::string schedule() const;
+  // Sets virtual_stages from a schedule's name; throws ConfigError naming the forms.
+  void set_schedule(std::string_view name);
+  bool operator==(const PipelineShape&) const = default;
+};
+
 struct SimInput {
   GptConfig model;
   System system;
   int ranks = 8;    // the job's ranks (the world)
   MeshShape mesh;   // tensor x data parallelism over them (tierzero/mesh.h; tp = 1: every rank data-parallel)
+  PipelineShape pipeline;  // stages = 1: no pipeline
   int micro_batch = 1;
   int seq_len = 0;  // 0: the model's context
   int grad_accum = 1;
@@ -86,7 +113,7 @@ struct SimInput {
   std::string attention;  // overrides the engine's implementation when not ""
   ModelCode model_code;   // how the layers' code writes its norms and rotary embedding (default: the engine's kernels)
   Topology topology() const;       // the job's
-  Topology data_topology() const;  // the data-parallel ranks' (mesh.data_topology): what the plan partitions over; throws ConfigError
+  Topology data_topology() const;  // the data-parallel ranks' (pipeline's, then mesh's): what the plan partitions over; throws ConfigError
   // The attention implementation priced: `attention` when given, else the
   // engine's where the device has a rate for it, else "eager" (PyTorch's
   // SDPA falls back to its math kernel where no fused one runs: a CPU, a V100).
@@ -99,6 +126,10 @@ struct SimResult {
   // memory-bound operations, recomputation's share of them, the optimizer.
   double gemm_s = 0, attention_s = 0, memory_ops_s = 0, recompute_s = 0, optimizer_s = 0;
   double forward_s = 0, backward_s = 0;  // the same by pass (backward with its recomputation), without the optimizer
+  // Pipeline parallelism (SimInput::pipeline): the schedule's bubble (in
+  // compute_s) and its point-to-point transfers of activations and their
+  // gradients between stages, on the critical path (in step_time_s).
+  double pipeline_bubble_s = 0, pipeline_p2p_s = 0;
   double overlappable_s = 0;  // prefetched gathers and bucketed reductions (with their quantisation), which may run under compute
   Overlap overlappable_by_kind{0, 0, 0};  // the same split by kind: forward gathers, backward gathers, reductions
   std::uint64_t collective_calls = 0;     // per step

@@ -1,6 +1,7 @@
 #include "tierzero/planner.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "tierzero/error.h"
 
@@ -20,13 +21,13 @@ Plan fit_memory(const SimInput& in) {
 bool same_but_decomposition(const PlanCandidate& a, const PlanCandidate& b) {
   Plan x = a.plan, y = b.plan;
   x.gather = x.reduce = y.gather = y.reduce = Decomposition::flat;
-  return a.mesh == b.mesh && a.recompute == b.recompute && x.describe() == y.describe() && x.prefetch == y.prefetch &&
+  return a.mesh == b.mesh && a.pipeline == b.pipeline && a.recompute == b.recompute && x.describe() == y.describe() && x.prefetch == y.prefetch &&
          x.bucket_bytes == y.bucket_bytes &&
          a.result.step_time_s == b.result.step_time_s && a.result.memory_total == b.result.memory_total;
 }
 
 bool same_but_buffers(const PlanCandidate& a, const PlanCandidate& b) {
-  return a.mesh == b.mesh && a.recompute == b.recompute && a.plan.describe() == b.plan.describe();
+  return a.mesh == b.mesh && a.pipeline == b.pipeline && a.recompute == b.recompute && a.plan.describe() == b.plan.describe();
 }
 
 bool lossy(const Plan& p) { return p.weight_bits != 16 || p.quantized(); }
@@ -44,11 +45,12 @@ std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCand
         {"gather", std::string(decomposition_name(p.gather))},
         {"reduce", std::string(decomposition_name(p.reduce))},
         {"prefetch", std::to_string(p.prefetch)},
-        {"bucket_mib", std::to_string(p.bucket_bytes >> 20)},
+        {"bucket_mib", p.bucket_bytes == ~std::size_t{0} ? "whole" : std::to_string(p.bucket_bytes >> 20)},
         {"recompute", c.recompute.name()},
         {"offload", std::string(offload_name(p.optim_offload.device))},
         {"param_offload", std::string(offload_name(p.param_offload.device))},
-        {"tp", std::to_string(c.mesh.tp) + (c.mesh.tp_level ? " on " + std::string(level_name(*c.mesh.tp_level)) : "")}};
+        {"tp", std::to_string(c.mesh.tp) + (c.mesh.tp_level ? " on " + std::string(level_name(*c.mesh.tp_level)) : "")},
+        {"pp", std::to_string(c.pipeline.stages) + (c.pipeline.stages > 1 ? " " + c.pipeline.schedule() : "")}};
   };
   const auto x = settings(a), y = settings(b);
   std::vector<std::pair<std::string, std::string>> out;
@@ -93,6 +95,20 @@ std::vector<MeshShape> tensor_meshes(const SimInput& base) {
   return out;
 }
 
+// The pipelines the search tries: the user's (--pp), else none and, where the engine runs the 1F1B schedule, 2, 4
+// and 8 stages along the outermost level whose fan-out the stages divide, as the model's layers allow.
+std::vector<PipelineShape> pipelines(const SimInput& base) {
+  if (base.pipeline.stages > 1) return {base.pipeline};
+  std::vector<PipelineShape> out = {PipelineShape{}};
+  const auto& offered = base.engine.pipeline;
+  if (std::find(offered.begin(), offered.end(), "1f1b") == offered.end()) return out;
+  const Topology world = base.topology();
+  const Level outer = world.levels().back();
+  for (const int stages : {2, 4, 8})
+    if (world.fanout(outer) % stages == 0 && base.model.layers % stages == 0) out.push_back(PipelineShape{stages, 1, outer});
+  return out;
+}
+
 std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOptions& options) {
   const double limit = options.memory_limit.value_or(base.system.memory_bytes);
   const std::vector<const char*> grad_bits = {"package=16,node=16,world=16", "package=16,node=8,world=8", "package=16,node=8,world=4",
@@ -108,57 +124,77 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
   if (offers("selective") && (base.attention.empty() ? base.engine.attention : base.attention) == "eager")
     policies.push_back(Recompute{Recompute::Kind::selective});
   const std::vector<MeshShape> meshes = base.mesh.tp > 1 ? std::vector<MeshShape>{base.mesh} : tensor_meshes(base);  // the user's, or each
-  // Every plan over the data ranks of `mesh`, its states' levels theirs.
-  const auto enumerate_mesh = [&](const MeshShape& mesh, Offload offload, Offload param_offload) {
-  SimInput job = base;
-  job.mesh = mesh;
-  const Topology topo = job.data_topology();
-  std::vector<Partition> levels = {std::nullopt};
-  for (Level l : topo.levels()) levels.push_back(l);
-  for (const Partition& optim : levels)
-    for (int replicated_params = 0; replicated_params < 2; ++replicated_params) {
-      const Partition p = replicated_params ? Partition{} : optim;
-      if (replicated_params && !optim) continue;  // both replicated: counted once
-      for (const Partition& bwd : levels) {
-        if ((bwd ? static_cast<int>(*bwd) : -1) > (p ? static_cast<int>(*p) : -1)) continue;
-        for (int wbits : {16, 8})
-          for (const char* gb : grad_bits)
-            for (Decomposition d : {Decomposition::flat, Decomposition::two_level, Decomposition::three_level})
-              for (int prefetch : {1, 2})
-                for (std::size_t bucket : {std::size_t{1} << 22, std::size_t{1} << 26})
-                  for (const Recompute& recompute : policies) {
-                    Plan plan;
-                    plan.name = "search";
-                    plan.params = p, plan.bwd_params = bwd, plan.grads = plan.optim = optim;
-                    plan.weight_bits = wbits;
-                    plan.grad_bits = parse_hop_bits(gb);
-                    plan.gather = plan.reduce = d;
-                    plan.prefetch = prefetch;
-                    plan.bucket_bytes = bucket;
-                    plan.quant_block = 64;
-                    plan.optim_offload.device = offload, plan.param_offload.device = param_offload;
-                    plan.persist_threshold = base.plan.persist_threshold;  // the user's (--persist-threshold)
-                    plan.optim_offload.nvme_path = plan.param_offload.nvme_path = "<nvme_path>";  // the run names the directory
-                    try {
-                      plan.validate(topo);
-                    } catch (const ConfigError&) {
-                      continue;
-                    }
-                    SimInput in = job;
-                    in.plan = plan;
-                    in.recompute = recompute;
-                    SimResult r = simulate(in);
-                    r.judge_memory(limit, in.engine);
-                    // A decomposition that changes nothing on this topology (three-level on two levels) is listed once.
-                    const PlanCandidate candidate{plan, recompute, r, {}, mesh};
-                    const auto same = [&](const PlanCandidate& c) { return same_but_decomposition(c, candidate); };
-                    if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back(candidate);
-                  }
+  const std::vector<PipelineShape> pipes = pipelines(base);
+  // Every plan over the data ranks of `mesh` and `pipe`, its states' levels theirs; with a pipeline, the engine's own
+  // strategies (data/engines: strategies), which keeps the search over pipelines as fast as the one without.
+  const auto enumerate_mesh = [&](const MeshShape& mesh, const PipelineShape& pipe, Offload offload, Offload param_offload) {
+    SimInput job = base;
+    job.mesh = mesh;
+    job.pipeline = pipe;
+    const std::optional<Topology> data_ranks = [&]() -> std::optional<Topology> {
+      try {
+        return job.data_topology();
+      } catch (const ConfigError&) {
+        return std::nullopt;  // the tensor group and the stages do not both fit their levels
       }
+    }();
+    if (!data_ranks) return;
+    const Topology& topo = *data_ranks;
+    const auto consider = [&](Plan plan, const Recompute& recompute) {
+      plan.optim_offload.device = offload, plan.param_offload.device = param_offload;
+      plan.persist_threshold = base.plan.persist_threshold;  // the user's (--persist-threshold)
+      plan.optim_offload.nvme_path = plan.param_offload.nvme_path = "<nvme_path>";  // the run names the directory
+      try {
+        plan.validate(topo);
+      } catch (const ConfigError&) {
+        return;
+      }
+      SimInput in = job;
+      in.plan = plan;
+      in.recompute = recompute;
+      SimResult r = simulate(in);
+      r.judge_memory(limit, in.engine);
+      // A decomposition that changes nothing on this topology (three-level on two levels) is listed once.
+      const PlanCandidate candidate{plan, recompute, r, {}, mesh, pipe};
+      const auto same = [&](const PlanCandidate& c) { return same_but_decomposition(c, candidate); };
+      if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back(candidate);
+    };
+    if (pipe.stages > 1) {
+      for (const std::string& strategy : base.engine.strategies)
+        for (const Recompute& recompute : policies) consider(fit_to(strategy_plan(strategy), topo), recompute);
+      return;
     }
+    std::vector<Partition> levels = {std::nullopt};
+    for (Level l : topo.levels()) levels.push_back(l);
+    for (const Partition& optim : levels)
+      for (int replicated_params = 0; replicated_params < 2; ++replicated_params) {
+        const Partition p = replicated_params ? Partition{} : optim;
+        if (replicated_params && !optim) continue;  // both replicated: counted once
+        for (const Partition& bwd : levels) {
+          if ((bwd ? static_cast<int>(*bwd) : -1) > (p ? static_cast<int>(*p) : -1)) continue;
+          for (int wbits : {16, 8})
+            for (const char* gb : grad_bits)
+              for (Decomposition d : {Decomposition::flat, Decomposition::two_level, Decomposition::three_level})
+                for (int prefetch : {1, 2})
+                  for (std::size_t bucket : {std::size_t{1} << 22, std::size_t{1} << 26})
+                    for (const Recompute& recompute : policies) {
+                      Plan plan;
+                      plan.name = "search";
+                      plan.params = p, plan.bwd_params = bwd, plan.grads = plan.optim = optim;
+                      plan.weight_bits = wbits;
+                      plan.grad_bits = parse_hop_bits(gb);
+                      plan.gather = plan.reduce = d;
+                      plan.prefetch = prefetch;
+                      plan.bucket_bytes = bucket;
+                      plan.quant_block = 64;
+                      consider(plan, recompute);
+                    }
+        }
+      }
   };
   const auto enumerate = [&](Offload offload, Offload param_offload) {
-    for (const MeshShape& mesh : meshes) enumerate_mesh(mesh, offload, param_offload);
+    for (const MeshShape& mesh : meshes)
+      for (const PipelineShape& pipe : pipes) enumerate_mesh(mesh, pipe, offload, param_offload);
   };
   enumerate(Offload::none, Offload::none);
   // Nothing fits the device: the optimizer state to host memory, or to NVMe where the system gives its rate; if

@@ -8,6 +8,7 @@
 #include "sim/hop_time.h"
 #include "sim/memory_model.h"
 #include "sim/op_list.h"
+#include "sim/pipeline.h"
 #include "sim/tensor_traffic.h"
 #include "sim/traffic_model.h"
 #include "tierzero/error.h"
@@ -55,7 +56,7 @@ Topology SimInput::topology() const {
   return t;
 }
 
-Topology SimInput::data_topology() const { return mesh.data_topology(topology()); }
+Topology SimInput::data_topology() const { return mesh.data_topology(pipeline.data_topology(topology())); }
 
 double collective_time(Collective k, const Topology& topo, const HopSpec& spec, std::uint64_t shard_bytes, const System& sys) {
   double t = 0;
@@ -236,9 +237,41 @@ double offload_time(const SimInput& in, const Topology& topo, const GptLayout& l
   }
   return t;
 }
+
+// A pipeline's stage (sim/pipeline.h) on top of the data-parallel step: the schedule's bubble, slots of one
+// micro-batch's forward and backward in which the stage waits; each slot's activation in and gradient back, from and
+// to the neighbouring stages (v per micro-batch interleaved), priced exposed; the first stage's in-flight activations.
+void price_pipeline(const SimInput& stage, const ComputeTime& c, int seq_len, SimResult& r) {
+  const PipelineShape& p = stage.pipeline;
+  const int m = stage.grad_accum;
+  r.pipeline_bubble_s = c.total() / m * (schedule_slots(p, m) - m);
+  r.compute_s += r.pipeline_bubble_s;
+  const Topology world = stage.topology();
+  const HopTransfer x = stage_transfer(stage, world, seq_len);
+  const HopTime ht = hop_time(x, world, stage.system);
+  const double sends = 2.0 * (static_cast<double>(p.virtual_stages) * m + p.stages - 1);
+  r.pipeline_p2p_s = sends * (ht.transfer_s + ht.latency_s + stage.system.call_overhead_s);
+  r.comm_s += r.pipeline_p2p_s;
+  r.comm_time_s[ht.bottleneck] += sends * ht.transfer_s;
+  r.latency_s[ht.latency_level] += sends * (ht.latency_s + stage.system.call_overhead_s);
+  r.collective_calls += static_cast<std::uint64_t>(sends);
+  for (int l = 0; l < kNumLevels; ++l) r.bytes_per_level[l] += 2 * static_cast<std::uint64_t>(p.virtual_stages) * m * x.bytes[l];
+}
+
+void hold_in_flight_activations(const SimInput& stage, SimResult& r) {
+  const double in_flight = in_flight_micro_batches(stage.pipeline, stage.grad_accum);
+  r.memory_total = 0;
+  for (auto& [part, bytes] : r.memory_bytes) {
+    if (part == "activations") bytes *= in_flight;
+    r.memory_total += bytes;
+  }
+  r.judge_memory(stage.system.memory_bytes, stage.engine);
+}
 }  // namespace
 
-SimResult simulate(const SimInput& in) {
+SimResult simulate(const SimInput& job) {
+  const SimInput in = pipeline_stage(job);  // a pipeline's stage; the job itself without one
+  const bool piped = in.pipeline.stages > 1;
   const Topology topo = in.data_topology();  // the states, their collectives and their bytes are the data-parallel ranks'
   in.plan.validate(topo);
   const auto& offered = in.engine.recompute;
@@ -261,6 +294,7 @@ SimResult simulate(const SimInput& in) {
   SimResult r;
   const ComputeTime c = compute_time(in, topo, layout, seq_len, r);
   r.compute_s = c.total() + r.optimizer_s;
+  if (piped) price_pipeline(in, c, seq_len, r);
   const double exposed = price_communication(in, topo, cfg, layout, r);
   r.offload_s = offload_time(in, topo, layout);
   // Forward gathers hide under the forward's compute, backward gathers and reductions under the backward's (and its
@@ -272,13 +306,16 @@ SimResult simulate(const SimInput& in) {
   const double hidden_f = so.forward * eo.forward * std::min(o.forward, c.forward_s);
   const double backward_gathers = in.engine.backward_prefetch == BackwardPrefetch::post ? 0.0 : eo.backward;
   const double hidden_b = std::min(so.backward * backward_gathers * o.backward + so.reduce * eo.reduce * o.reduce, c.backward_s + c.recompute_s);
-  r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) + r.offload_s;
+  r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) + r.offload_s +
+                  r.pipeline_p2p_s;
   r.exposed_comm_s = r.step_time_s - r.compute_s - r.offload_s;
   const double tokens = static_cast<double>(in.micro_batch) * seq_len * in.grad_accum;
-  // A tensor-parallel group's members compute one data rank's tokens together.
-  r.tokens_per_s_per_device = tokens / r.step_time_s / in.mesh.tp;
-  r.tflops_per_device = in.model.flops_per_token(seq_len) * tokens / r.step_time_s / 1e12 / in.mesh.tp;
+  // A tensor-parallel group's members, and a pipeline's stages, compute one data rank's tokens together.
+  const int devices = in.mesh.tp * in.pipeline.stages;
+  r.tokens_per_s_per_device = tokens / r.step_time_s / devices;
+  r.tflops_per_device = job.model.flops_per_token(seq_len) * tokens / r.step_time_s / 1e12 / devices;
   memory_per_rank(in, topo, layout, seq_len, r);
+  if (piped) hold_in_flight_activations(in, r);
   return r;
 }
 

@@ -37,6 +37,8 @@ struct SimArgs {
   std::size_t top = 10;
   int tp = 1;            // --tp: the tensor-parallel degree (tierzero/mesh.h)
   std::string tp_level;  // --tp-level: its level ("": the innermost declared)
+  int pp = 1;            // --pp: pipeline stages (tierzero/simulator.h, PipelineShape)
+  std::string pp_schedule = "1f1b", pp_level;
 };
 
 // A strategy's plan on a job, and what fit_memory changed in it to fit ("" when nothing).
@@ -59,6 +61,9 @@ SimInput job(const SimArgs& a) {
   in.mesh.tp = a.tp;
   if (!a.tp_level.empty()) in.mesh.tp_level = parse_level(a.tp_level);
   check_tp(in.model, a.tp);
+  in.pipeline.stages = a.pp;
+  in.pipeline.set_schedule(a.pp_schedule);
+  if (!a.pp_level.empty()) in.pipeline.level = parse_level(a.pp_level);
   in.engine = engine_profile(a.engine);
   if (!a.backward_prefetch.empty()) {
     TZ_CHECK(a.engine == "fsdp", ConfigError,
@@ -98,6 +103,8 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   j["step_time_s"] = r.step_time_s;
   j["compute_time_s"] = r.compute_s;
   j["exposed_comm_s"] = r.exposed_comm_s;
+  j["pipeline_bubble_s"] = r.pipeline_bubble_s;  // in compute_time_s
+  j["pipeline_p2p_s"] = r.pipeline_p2p_s;        // in exposed_comm_s
   j["tflops_per_device"] = r.tflops_per_device;
   j["tokens_per_s_per_device"] = r.tokens_per_s_per_device;
   j["scaling_efficiency"] = efficiency;
@@ -311,6 +318,7 @@ int run_plan(const SimArgs& a) {
     SimInput in = base;
     in.plan = found[i].plan;
     in.mesh = found[i].mesh;
+    in.pipeline = found[i].pipeline;
     const std::string what = fmt::format("tierzero plan: plan {} of the {} listed (best first)", i + 1, found.size());
     if (i == 0 && !a.write_plan.empty()) write_simulated_plan(a.write_plan, what, a.model, in, found[i].recompute, found[i].result);
     if (!a.write_plans.empty())
@@ -327,6 +335,8 @@ int run_plan(const SimArgs& a) {
       j["plan"] = c.plan.describe();
       j["tp"] = c.mesh.tp;
       j["tp_level"] = c.mesh.tp_level ? nlohmann::ordered_json(std::string(level_name(*c.mesh.tp_level))) : nlohmann::ordered_json();
+      j["pp"] = c.pipeline.stages;
+      j["pp_schedule"] = c.pipeline.schedule();
       j["prefetch"] = c.plan.prefetch;
       j["bucket_bytes"] = c.plan.bucket_bytes;
       j["recompute"] = c.recompute.name();
@@ -341,8 +351,13 @@ int run_plan(const SimArgs& a) {
                                               figure(c.result.tokens_per_s_per_device, 0), figure(c.result.memory_total / 1e9, 1));
       const std::string indent(figures.size() + 1, ' ');
       const std::string tp = c.mesh.tp > 1 ? fmt::format("tp {} on {}, ", c.mesh.tp, level_name(c.mesh.level(base.topology()))) : "";
-      std::printf("%s  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s%s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
-                  c.recompute.name().c_str(), c.plan.prefetch, c.plan.bucket_bytes >> 20, tp.c_str(), c.plan.describe().c_str());
+      const std::string pp = c.pipeline.stages > 1 ? fmt::format("pp {} on {} {}, ", c.pipeline.stages,
+                                                                 level_name(c.pipeline.level_in(base.topology())), c.pipeline.schedule())
+                                                   : "";
+      // ZeRO-1 and DDP-like plans reduce the whole gradient at once (one bucket: Plan::bucket_bytes at its largest).
+      const std::string bucket = c.plan.bucket_bytes == ~std::size_t{0} ? "whole" : fmt::format("{:>3} MiB", c.plan.bucket_bytes >> 20);
+      std::printf("%s  %-5s recompute %-9s prefetch %d bucket %-7s  %s%s%s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
+                  c.recompute.name().c_str(), c.plan.prefetch, bucket.c_str(), tp.c_str(), pp.c_str(), c.plan.describe().c_str());
       if (c.result.at_memory_limit) std::printf("%s %s\n", indent.c_str(), memory_limit_note(c.result, capacity).c_str());
       if (c.plan.optim_offload.offloaded() || c.plan.param_offload.offloaded())
         std::printf("%s %s s of the step the offloaded states (%s GB host, %s GB NVMe per rank)\n", indent.c_str(),
@@ -429,6 +444,14 @@ void add_common(CLI::App* c, SimArgs& a) {
                 "key/value heads and MLP size")
       ->check(at_least(1));
   c->add_option("--tp-level", a.tp_level, "The level the tensor-parallel groups lie in (package, node, world; default: the innermost declared)");
+  c->add_option("--pp", a.pp,
+                "Pipeline stages (default 1): N ranks along --pp-level each hold layers/N consecutive blocks; the step's micro-batches "
+                "(--grad-accum) flow through them by --pp-schedule; the plan shards over the rest. N must divide the level and the "
+                "layers; the engine must run the schedule (data/engines: pipeline)")
+      ->check(at_least(1));
+  c->add_option("--pp-schedule", a.pp_schedule, "1f1b, or interleaved:V (V chunks of layers per rank, Megatron-LM's virtual stages)")
+      ->capture_default_str();
+  c->add_option("--pp-level", a.pp_level, "The level the pipeline's stages lie along (package, node, world; default: the outermost declared)");
   c->add_option("--seq-len", a.seq_len,
                 "Sequence length (0: the model's context, at most " + std::to_string(TrainConfig::kDefaultMaxSeqLen) + ", as train)")
       ->check(at_least(0))

@@ -70,9 +70,12 @@ std::string assumed(const SimInput& in, const Recompute& recompute) {
   if (code.empty() && in.engine.elementwise_traffic > 1 && in.model.family() == "llama")
     code = ", norms and rotary embedding as the engine's kernels (--model-code for Hugging Face's, torchtitan's or fms's layers)";
   const char* prefetch = in.engine.backward_prefetch == BackwardPrefetch::post ? " with backward prefetch post" : "";
-  return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}{}{}",
+  const PipelineShape& p = in.pipeline;
+  const std::string pipeline =
+      p.stages == 1 ? "" : fmt::format(", pipeline of {} stages on the {} level ({})", p.stages, level_name(p.level_in(in.topology())), p.schedule());
+  return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}{}{}{}",
                      in.micro_batch, sequence_length(in), seq, in.grad_accum, in.grad_accum == 1 ? "" : "es", recompute.name(),
-                     dtype_name(in.dtype), in.engine.name, prefetch, code);
+                     dtype_name(in.dtype), in.engine.name, prefetch, code, pipeline);
 }
 }  // namespace
 

@@ -1,0 +1,151 @@
+// The simulator's pipeline parallelism (issue 53: priced as Megatron-LM,
+// torchtitan and DeepSpeed run it): the schedules' slots and in-flight
+// micro-batches in closed form (Narayanan et al. 2021, section 2.2;
+// Megatron-LM's theoretical_memory_usage.py), a stage priced as the model
+// of its blocks on the data-parallel ranks, the bubble, the point-to-point
+// bytes on the pipeline's level, and the refusals naming their values.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "sim/pipeline.h"
+#include "tierzero/planner.h"
+#include "tierzero/error.h"
+#include "tierzero/simulator.h"
+
+namespace tierzero {
+namespace {
+
+TEST(Pipeline, SlotsAndInFlightMicroBatchesFollowTheSchedules) {
+  PipelineShape p{4, 1, std::nullopt};
+  EXPECT_EQ(schedule_slots(p, 16), 19.0);  // m + p - 1
+  EXPECT_EQ(in_flight_micro_batches(p, 16), 4.0);
+  EXPECT_EQ(in_flight_micro_batches(p, 2), 2.0);  // fewer micro-batches than stages
+  p.set_schedule("interleaved:2");
+  EXPECT_EQ(p.virtual_stages, 2);
+  EXPECT_EQ(p.schedule(), "interleaved:2");
+  EXPECT_EQ(schedule_slots(p, 16), 17.5);                  // m + (p - 1) / v
+  EXPECT_EQ(in_flight_micro_batches(p, 16), 4 * (1 + 3.0 / 8));  // p (1 + (p - 1) / (p v))
+  p.set_schedule("1f1b");
+  EXPECT_EQ(p.virtual_stages, 1);
+  for (const char* bad : {"interleaved:1", "interleaved:", "gpipe", "interleaved:x2"}) EXPECT_THROW(p.set_schedule(bad), ConfigError) << bad;
+}
+
+// Llama 3 70B on 32 H100s: tensor parallelism 8 in the node, 4 stages over the nodes, no data parallelism left;
+// micro-batch 1 x 4096, 8 micro-batches.
+SimInput job(int stages, const char* schedule = "1f1b") {
+  SimInput in;
+  in.model = gpt_preset("llama3-70b");
+  in.system = load_system("dgx-h100");
+  in.engine = engine_profile("megatron");
+  in.ranks = 32;
+  in.mesh.tp = 8;
+  in.pipeline.stages = stages;
+  in.pipeline.set_schedule(schedule);
+  in.micro_batch = 1, in.seq_len = 4096, in.grad_accum = 8;
+  in.recompute = Recompute::parse("selective");
+  return in;
+}
+
+// The job under Megatron's distributed optimizer (zero1) over its data-parallel ranks.
+SimResult priced(SimInput in) {
+  in.plan = fit_to(strategy_plan("zero1"), in.data_topology());
+  return simulate(in);
+}
+
+std::map<std::string, double> parts(const SimResult& r) { return {r.memory_bytes.begin(), r.memory_bytes.end()}; }
+
+// A stage computes, holds and reduces what the model of its 20 blocks (and one vocabulary matrix) does on the
+// same data-parallel ranks; the bubble is (p - 1) / v of its micro-batch slots; its activations are the first
+// stage's in-flight micro-batches'; each micro-batch's activation in and gradient back cross the world level.
+TEST(Pipeline, AStageIsTheModelOfItsBlocksWithTheScheduleAround) {
+  for (const char* schedule : {"1f1b", "interleaved:5"}) {
+    const SimInput in = job(4, schedule);
+    const SimResult r = priced(in);
+    SimInput alone = in;
+    alone.pipeline = {};
+    alone.ranks = 8;  // one stage's ranks: its tensor group
+    alone.model.layers = 20, alone.model.tied = true;
+    const SimResult s = priced(alone);
+    const double v = in.pipeline.virtual_stages;
+    EXPECT_DOUBLE_EQ(r.gemm_s, s.gemm_s) << schedule;
+    EXPECT_DOUBLE_EQ(r.pipeline_bubble_s, (s.compute_s - s.optimizer_s) / 8 * 3 / v) << schedule;
+    EXPECT_DOUBLE_EQ(r.compute_s, s.compute_s + r.pipeline_bubble_s) << schedule;
+    EXPECT_EQ(parts(r)["params"], parts(s)["params"]) << schedule;
+    EXPECT_DOUBLE_EQ(parts(r)["activations"], parts(s)["activations"] * in_flight_micro_batches(in.pipeline, 8)) << schedule;
+    // 2 v m transfers of [1 x 4096, 8192] bf16 activations, each member its eighth; and the step's loss and
+    // gradient norm summed over the world (2 floats, one per rank 0 and 1: 4 bytes from each of the 24 ranks
+    // beyond rank 0's node).
+    EXPECT_EQ(r.bytes_per_level[static_cast<int>(Level::world)], static_cast<std::uint64_t>(2 * v * 8 * (4096 * 8192 * 2 / 8)) + 24 * 4)
+        << schedule;
+    EXPECT_EQ(s.bytes_per_level[static_cast<int>(Level::world)], 0u);
+    EXPECT_GT(r.pipeline_p2p_s, 0.0);
+    // The step: the stage's, its bubble and transfers, and that world all-reduce's latency (microseconds).
+    EXPECT_NEAR(r.step_time_s, s.step_time_s + r.pipeline_bubble_s + r.pipeline_p2p_s, 1e-4) << schedule;
+    // The four stages compute one data rank's tokens: per device, a quarter of the stage's.
+    EXPECT_NEAR(r.tokens_per_s_per_device, 8.0 * 4096 / r.step_time_s / 32, 1e-9);
+  }
+  // Interleaving shrinks the bubble: 3/5 of a slot against 3.
+  EXPECT_LT(priced(job(4, "interleaved:5")).pipeline_bubble_s, priced(job(4)).pipeline_bubble_s);
+}
+
+std::string error_of(const SimInput& in) {
+  try {
+    priced(in);
+  } catch (const ConfigError& e) {
+    return e.message();
+  }
+  return "(accepted)";
+}
+
+TEST(Pipeline, AShapeTheEngineOrTheModelCannotRunIsRefusedWithItsValues) {
+  SimInput in = job(4);
+  in.engine = engine_profile("tierzero");
+  EXPECT_EQ(error_of(in), "the tierzero engine does not run the 1f1b pipeline schedule (data/engines: pipeline)");
+  in = job(4, "interleaved:2");
+  in.engine = engine_profile("deepspeed");
+  EXPECT_EQ(error_of(in), "the deepspeed engine does not run the interleaved pipeline schedule (data/engines: pipeline)");
+  in = job(4, "interleaved:3");  // 4 x 3 does not divide 80 layers
+  EXPECT_EQ(error_of(in), "pp = 4 x 3 virtual stages does not divide the model's 80 layers");
+  in = job(4, "interleaved:2");
+  in.grad_accum = 6;
+  EXPECT_EQ(error_of(in), "the interleaved schedule needs micro-batches per step (6) a multiple of pp = 4");
+  in = job(3);
+  EXPECT_EQ(error_of(in), "pp = 3 does not divide the world level's fan-out 4 (topology node=8,world=4)");
+  in = job(2);
+  in.pipeline.level = Level::package;
+  EXPECT_EQ(error_of(in), "pp_level package: the job's topology node=8,world=4 has no such level");
+  EXPECT_EQ(engine_profile("megatron").pipeline, (std::vector<std::string>{"1f1b", "interleaved"}));
+  EXPECT_TRUE(engine_profile("fsdp").pipeline.empty());
+}
+
+// The planner tries 2, 4 and 8 stages over the nodes where the engine runs 1F1B and they divide the level and the
+// layers, with the engine's own strategies; tierzero's engine has no pipeline, so none of its plans has one.
+TEST(Pipeline, ThePlannerTriesStagesWhereTheEngineRunsThem) {
+  SimInput in;
+  in.model = gpt_preset("llama3-8b");
+  in.system = load_system("dgx-h100");
+  in.ranks = 16;  // node=8, world=2
+  in.micro_batch = 1, in.seq_len = 4096, in.grad_accum = 8;
+  PlanSearchOptions options;
+  options.top = 100000, options.alike_within = 0;
+  const auto stages = [&](const char* engine) {
+    in.engine = engine_profile(engine);
+    std::set<int> out;
+    for (const PlanCandidate& c : search_plans(in, options)) {
+      out.insert(c.pipeline.stages);
+      if (c.pipeline.stages > 1) {
+        EXPECT_EQ(c.pipeline.level_in(in.topology()), Level::world);
+        EXPECT_TRUE(in.engine.runs(c.plan.name)) << c.plan.name;
+      }
+    }
+    return out;
+  };
+  EXPECT_EQ(stages("megatron"), (std::set<int>{1, 2}));  // 4 and 8 do not divide the 2 nodes
+  EXPECT_EQ(stages("tierzero"), (std::set<int>{1}));
+}
+
+}  // namespace
+}  // namespace tierzero
