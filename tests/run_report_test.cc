@@ -97,6 +97,31 @@ TEST(RunReport, PredictionIsTheSimulatorsAndRestartsAreMarked) {
   EXPECT_TRUE(page.notes.empty()) << page.notes.front();
 }
 
+// A tensor-parallel run's prediction is the simulator's for its mesh: the plan over the data-parallel ranks,
+// the tensor group's all-reduces on its level; the batch counts the data-parallel ranks.
+TEST(RunReport, ATensorParallelRunIsPredictedOnItsMesh) {
+  CheckpointMeta meta;
+  RunMetrics m = metrics(meta);
+  meta.tp = 2, meta.tp_level = "package";
+  meta.plan = fit_to(strategy_plan("zero3"), Topology::parse("package=1,node=2", 2));
+  m.run = json::parse(meta.to_json());
+  RunReportInput in{m, std::nullopt, "", load_system("frontier"), "--system frontier"};
+  const HtmlPage page = run_report(in);
+  SimInput sim;
+  sim.model = meta.model, sim.system = *in.system, sim.ranks = 4, sim.micro_batch = 2, sim.seq_len = 32, sim.grad_accum = 1;
+  sim.plan = meta.plan, sim.dtype = meta.train.param_dtype, sim.topology_spec = meta.topology;
+  sim.mesh = {2, Level::package};
+  const SimResult want = simulate(sim);
+  EXPECT_GT(want.bytes_per_level[0], 0u);  // the tensor group's all-reduces
+  EXPECT_DOUBLE_EQ(charts(page).at("Step time")["series"][1]["data"][0][1].get<double>(), want.step_time_s);
+  bool batch = false;
+  for (const PageSection& s : page.sections)
+    for (const auto& [k, v] : s.facts)
+      if (k == "batch") batch = v.find("x 2 data-parallel ranks = 128 tokens per step") != std::string::npos;
+  EXPECT_TRUE(batch);
+  EXPECT_TRUE(page.notes.empty()) << page.notes.front();
+}
+
 TEST(RunReport, ACpuRunsResidentSetIsComparedWithThePredictedTotal) {
   CheckpointMeta meta;
   System cpu_ranks = load_system("frontier");  // its levels, with CPU ranks' device (no SMs) and a process runtime

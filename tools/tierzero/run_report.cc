@@ -98,6 +98,8 @@ std::optional<SimResult> predict(const CheckpointMeta& meta, bool recompute, con
   in.dtype = meta.train.param_dtype;
   in.recompute = Recompute{recompute ? Recompute::Kind::full : Recompute::Kind::none};
   in.topology_spec = meta.topology;
+  in.mesh.tp = meta.tp;
+  if (!meta.tp_level.empty()) in.mesh.tp_level = parse_level(meta.tp_level);
   try {
     return simulate(in);
   } catch (const Error& e) {
@@ -296,10 +298,11 @@ HtmlPage run_report(const RunReportInput& in) {
     about.facts = {
         {"model", meta->model.describe() + fmt::format(" ({:.3g} M parameters)", meta->model.num_params() / 1e6)},
         {"plan", strategy + ": " + meta->plan.describe()},
-        {"topology", topology_words(*topo)},
-        {"batch", fmt::format("micro-batch {} x accumulation {} x sequence {} x {} ranks = {} tokens per step{}", t.micro_batch,
-                              t.grad_accum, t.seq_len, meta->world_size,
-                              static_cast<long long>(t.micro_batch) * t.grad_accum * t.seq_len * meta->world_size,
+        {"topology", topology_words(*topo) +
+                         (meta->tp > 1 ? fmt::format("; tensor-parallel groups of {} on the {} level", meta->tp, meta->tp_level) : "")},
+        {"batch", fmt::format("micro-batch {} x accumulation {} x sequence {} x {} {}ranks = {} tokens per step{}", t.micro_batch,
+                              t.grad_accum, t.seq_len, meta->world_size / meta->tp, meta->tp > 1 ? "data-parallel " : "",
+                              static_cast<long long>(t.micro_batch) * t.grad_accum * t.seq_len * (meta->world_size / meta->tp),
                               recompute ? ", activations recomputed" : "")},
         {"precision", fmt::format("{} parameters, {} GEMMs", dtype_name(t.param_dtype), rows.back().value("matmul", std::string("?")))}};
     if (in.system) predicted = predict(*meta, recompute, *in.system, page.notes);
