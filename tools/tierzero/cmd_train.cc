@@ -52,6 +52,7 @@ struct TrainArgs {
   int max_bad_steps = 10;
   int comm_queues = 0;
   int tp = 0;  // --tp: the tensor-parallel degree (tierzero/mesh.h); 0: the plan file's, else 1
+  std::string tp_level;  // --tp-level: its level; "": the plan file's, else the innermost declared
   std::int64_t flight_records = 4096;
   std::string flight_dir;
   bool flight_dump_on_stop = false;
@@ -130,13 +131,14 @@ PlanFile plan_file(const TrainArgs& a) {
 ResolvedRun resolve_run(const TrainArgs& a, const Topology& world, int ranks) {
   PlanFile planned = plan_file(a);
   if (a.deepspeed.empty()) {
-    const MeshShape mesh{a.tp > 0 ? a.tp : planned.tp, planned.tp_level};  // --tp wins over the plan file's
+    const MeshShape mesh{a.tp > 0 ? a.tp : planned.tp, a.tp_level.empty() ? planned.tp_level : parse_level(a.tp_level)};  // flags win
     const Topology topo = mesh.data_topology(world);  // the degree against its level and the ranks
     apply_placement_flags(a, planned.plan);  // before the checks: a written plan names no NVMe directory (--nvme-path does)
     return {resolve(a), planned.for_topology(topo), mesh, {}, a.logs};
   }
   const DeepSpeedConfig file = DeepSpeedConfig::read(a.deepspeed);
-  const MeshShape mesh{a.tp > 0 ? a.tp : file.tensor_parallel_size(), std::nullopt};  // --tp wins over autotp_size
+  const MeshShape mesh{a.tp > 0 ? a.tp : file.tensor_parallel_size(),
+                       a.tp_level.empty() ? std::nullopt : std::optional(parse_level(a.tp_level))};  // --tp wins over autotp_size
   const Topology topo = mesh.data_topology(world);
   DeepSpeedMapping ds;
   ResolvedRun run{resolve(a, &file, [&](TrainConfig& c) { ds = file.apply(topo, c); }), {}, mesh, {}, a.logs};
@@ -460,7 +462,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
 
 int run_train(const TrainArgs& a, Context& ctx) {
   const bool planned = !a.strategy.empty() || !a.plan.empty() || !a.deepspeed.empty() || (!a.config.empty() && read_config_plan(a.config));
-  if (a.device != "cpu" || planned || a.tp > 1 || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
+  if (a.device != "cpu" || planned || a.tp > 1 || !a.tp_level.empty() || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
       !a.offload_optimizer.empty() || !a.offload_param.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
@@ -606,10 +608,12 @@ void add_train_command(CLI::App& app, Context& ctx) {
               "(a failure names the first difference; slows each step by two small all-gathers)");
   c->add_option("--topology", a->topology, "Layout, innermost first, e.g. package=2,node=2,world=2 (default: detect nodes)");
   c->add_option("--tp", a->tp,
-                "Tensor-parallel degree (default: the plan's tp, else 1): groups of N ranks on the innermost level each hold one copy of the model, "
+                "Tensor-parallel degree (default: the plan's tp, else 1): groups of N ranks on --tp-level each hold one copy of the model, "
                 "split Megatron-style by heads and MLP columns; the plan shards over the rest (docs/architecture.md, the mesh). "
                 "N must divide the level, the heads, key/value heads and MLP size; CPU only")
       ->check(at_least(1));
+  c->add_option("--tp-level", a->tp_level,
+                "The level the tensor-parallel groups lie in (package, node, world; default: the plan's tp_level, else the innermost declared)");
   c->add_option("--flight-records", a->flight_records,
                 "Collectives each rank's flight recorder keeps, with what the rank was doing (default 4096; 0: off); written to "
                 "DIR/flight/rank-R.json when a collective times out, on a fatal signal, on SIGTERM and on SIGUSR2 (tierzero diagnose DIR)")
