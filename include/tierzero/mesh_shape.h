@@ -4,6 +4,7 @@
 // (checkpoints) need no communicator.
 #pragma once
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "tierzero/topology.h"
@@ -29,5 +30,12 @@ struct MeshShape {
   std::vector<int> tensor_group(const Topology& world, int rank) const;
   bool operator==(const MeshShape&) const = default;
 };
+
+// `world` with level `l`'s fan-out divided by `degree`: groups of `degree`
+// ranks on that level factored out (a tensor group, a pipeline's stages).
+// Throws ConfigError naming `degree_name` ("tp = 3") and `level_key`
+// ("tp_level") when `l` is a level `world` does not declare or `degree`
+// does not divide its fan-out.
+Topology factor_level(const Topology& world, Level l, int degree, const std::string& degree_name, const std::string& level_key);
 
 }  // namespace tierzero

@@ -13,17 +13,7 @@ Topology PipelineShape::data_topology(const Topology& world) const {
   const std::string degree = "pp = " + std::to_string(stages);
   TZ_CHECK(stages >= 1, ConfigError, degree + ": the pipeline's stage count must be at least 1");
   TZ_CHECK(virtual_stages >= 1, ConfigError, "the pipeline's virtual stages must be at least 1");
-  if (stages == 1) return world;
-  const Level l = level_in(world);
-  TZ_CHECK(world.declares(l), ConfigError,
-           "pp_level " + std::string(level_name(l)) + ": the job's topology " + world.to_string() + " has no such level");
-  TZ_CHECK(world.fanout(l) % stages == 0, ConfigError,
-           degree + " does not divide the " + std::string(level_name(l)) + " level's fan-out " + std::to_string(world.fanout(l)) +
-               " (topology " + world.to_string() + ")");
-  std::array<int, kNumLevels> fanout{};
-  for (int i = 0; i < kNumLevels; ++i) fanout[i] = world.fanout(static_cast<Level>(i));
-  fanout[static_cast<int>(l)] /= stages;
-  return Topology(fanout, world.levels());
+  return stages == 1 ? world : factor_level(world, level_in(world), stages, degree, "pp_level");
 }
 
 std::string PipelineShape::schedule() const { return virtual_stages == 1 ? "1f1b" : "interleaved:" + std::to_string(virtual_stages); }

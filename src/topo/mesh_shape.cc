@@ -12,15 +12,18 @@ Level MeshShape::level(const Topology& world) const { return tp_level ? *tp_leve
 Topology MeshShape::data_topology(const Topology& world) const {
   const std::string degree = "tp = " + std::to_string(tp);
   TZ_CHECK(tp >= 1, ConfigError, degree + ": the tensor-parallel degree must be at least 1");
-  const Level l = level(world);
+  return factor_level(world, level(world), tp, degree, "tp_level");
+}
+
+Topology factor_level(const Topology& world, Level l, int degree, const std::string& degree_name, const std::string& level_key) {
   TZ_CHECK(world.declares(l), ConfigError,
-           "tp_level " + std::string(level_name(l)) + ": the job's topology " + world.to_string() + " has no such level");
-  TZ_CHECK(world.fanout(l) % tp == 0, ConfigError,
-           degree + " does not divide the " + std::string(level_name(l)) + " level's fan-out " + std::to_string(world.fanout(l)) +
+           level_key + " " + std::string(level_name(l)) + ": the job's topology " + world.to_string() + " has no such level");
+  TZ_CHECK(world.fanout(l) % degree == 0, ConfigError,
+           degree_name + " does not divide the " + std::string(level_name(l)) + " level's fan-out " + std::to_string(world.fanout(l)) +
                " (topology " + world.to_string() + ")");
   std::array<int, kNumLevels> fanout{};
   for (int i = 0; i < kNumLevels; ++i) fanout[i] = world.fanout(static_cast<Level>(i));
-  fanout[static_cast<int>(l)] /= tp;
+  fanout[static_cast<int>(l)] /= degree;
   return Topology(fanout, world.levels());
 }
 
