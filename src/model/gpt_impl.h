@@ -137,17 +137,28 @@ void GptModel<T, Ops>::add_norm_grads(T* const* dw, T* const* db, int count) {
   }
 }
 
-// The member's rows, a run per sequence they touch (positions restart at each sequence).
+// The member's rows: a sequence's tail, whole sequences, a sequence's head (positions restart at each sequence).
 template <class T, class Ops>
 void GptModel<T, Ops>::embed_forward(const T* embed, const int* tokens) {
   const GptConfig& c = layout_.config();
   const std::size_t C = c.channels;
   const T* wpe = c.positions == Positions::learned ? embed + static_cast<std::size_t>(c.vocab) * C : nullptr;
-  for (int r = row0_; r < row0_ + rows_;) {
-    const int t = r % seq_len_, len = std::min(seq_len_ - t, row0_ + rows_ - r);
-    Ops::encoder_forward(buf_->residual[0].data() + (r - row0_) * C, tokens + r, embed, wpe ? wpe + t * C : nullptr, 1, len, c.channels);
+  auto lookup = [&](int first, int sequences, int len) {
+    Ops::encoder_forward(buf_->residual[0].data() + (first - row0_) * C, tokens + first, embed, wpe ? wpe + (first % seq_len_) * C : nullptr,
+                         sequences, len, c.channels);
+  };
+  const int end = row0_ + rows_;
+  int r = row0_;
+  if (r % seq_len_ != 0) {
+    const int len = std::min(seq_len_ - r % seq_len_, end - r);
+    lookup(r, 1, len);
     r += len;
   }
+  if (const int whole = (end - r) / seq_len_; whole > 0) {
+    lookup(r, whole, seq_len_);
+    r += whole * seq_len_;
+  }
+  if (r < end) lookup(r, 1, end - r);
 }
 
 template <class T, class Ops>

@@ -257,6 +257,7 @@ SimResult simulate(const SimInput& in) {
   cfg.param_dtype = in.dtype;
   cfg.validate();
   const int seq_len = cfg.effective_seq_len();
+  in.mesh.check_sp(seq_len);
   const GptLayout layout(in.model, TpShard{in.mesh.tp, 0});  // a tensor-parallel member's slices (the whole model at tp 1)
   SimResult r;
   const ComputeTime c = compute_time(in, topo, layout, seq_len, r);

@@ -37,6 +37,7 @@ struct SimArgs {
   std::size_t top = 10;
   int tp = 1;            // --tp: the tensor-parallel degree (tierzero/mesh.h)
   std::string tp_level;  // --tp-level: its level ("": the innermost declared)
+  bool sp = false;       // --sp: sequence parallelism
 };
 
 // A strategy's plan on a job, and what fit_memory changed in it to fit ("" when nothing).
@@ -58,6 +59,7 @@ SimInput job(const SimArgs& a) {
   in.topology_spec = a.topology;
   in.mesh.tp = a.tp;
   if (!a.tp_level.empty()) in.mesh.tp_level = parse_level(a.tp_level);
+  in.mesh.sp = a.sp;
   check_tp(in.model, a.tp);
   in.engine = engine_profile(a.engine);
   if (!a.backward_prefetch.empty()) {
@@ -429,6 +431,9 @@ void add_common(CLI::App* c, SimArgs& a) {
                 "key/value heads and MLP size")
       ->check(at_least(1));
   c->add_option("--tp-level", a.tp_level, "The level the tensor-parallel groups lie in (package, node, world; default: the innermost declared)");
+  c->add_flag("--sp", a.sp,
+              "Sequence parallelism (with --tp > 1 dividing the sequence length): norms and residuals on 1/N of the sequence, an "
+              "all-gather before and a reduce-scatter after each parallel region instead of the all-reduces (docs/parallelism.md)");
   c->add_option("--seq-len", a.seq_len,
                 "Sequence length (0: the model's context, at most " + std::to_string(TrainConfig::kDefaultMaxSeqLen) + ", as train)")
       ->check(at_least(0))
