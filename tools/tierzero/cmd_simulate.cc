@@ -61,6 +61,9 @@ SimInput job(const SimArgs& a) {
   if (!a.tp_level.empty()) in.mesh.tp_level = parse_level(a.tp_level);
   in.mesh.sp = a.sp;
   check_tp(in.model, a.tp);
+  TrainConfig sequence;  // the sequence length train would run (seq_len 0: the model's context)
+  sequence.model = in.model, sequence.seq_len = in.seq_len;
+  in.mesh.check_sp(sequence.effective_seq_len());
   in.engine = engine_profile(a.engine);
   if (!a.backward_prefetch.empty()) {
     TZ_CHECK(a.engine == "fsdp", ConfigError,
@@ -329,6 +332,7 @@ int run_plan(const SimArgs& a) {
       j["plan"] = c.plan.describe();
       j["tp"] = c.mesh.tp;
       j["tp_level"] = c.mesh.tp_level ? nlohmann::ordered_json(std::string(level_name(*c.mesh.tp_level))) : nlohmann::ordered_json();
+      j["sp"] = c.mesh.sp;
       j["prefetch"] = c.plan.prefetch;
       j["bucket_bytes"] = c.plan.bucket_bytes;
       j["recompute"] = c.recompute.name();
@@ -342,7 +346,8 @@ int run_plan(const SimArgs& a) {
       const std::string figures = fmt::format("{:>8} {:>9} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
                                               figure(c.result.tokens_per_s_per_device, 0), figure(c.result.memory_total / 1e9, 1));
       const std::string indent(figures.size() + 1, ' ');
-      const std::string tp = c.mesh.tp > 1 ? fmt::format("tp {} on {}, ", c.mesh.tp, level_name(c.mesh.level(base.topology()))) : "";
+      const std::string tp =
+          c.mesh.tp > 1 ? fmt::format("tp {} on {}{}, ", c.mesh.tp, level_name(c.mesh.level(base.topology())), c.mesh.sp ? " with sp" : "") : "";
       std::printf("%s  %-5s recompute %-9s prefetch %d bucket %3zu MiB  %s%s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
                   c.recompute.name().c_str(), c.plan.prefetch, c.plan.bucket_bytes >> 20, tp.c_str(), c.plan.describe().c_str());
       if (c.result.at_memory_limit) std::printf("%s %s\n", indent.c_str(), memory_limit_note(c.result, capacity).c_str());
