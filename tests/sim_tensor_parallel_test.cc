@@ -53,6 +53,26 @@ TEST(TensorParallelOps, AMemberComputesItsShareOfTheSplitOpsAndTheRestWhole) {
   EXPECT_GE(checked, 20);  // forward, backward and recomputed ops of every split kind
 }
 
+// With sequence parallelism the norms and the residual adds run on the member's quarter of the rows too, the rest as at tp 4.
+TEST(TensorParallelOps, ASequenceParallelMemberRunsItsShareOfTheNormsAndResiduals) {
+  const GptConfig m = gpt_preset("llama3-8b");
+  OpOptions o;
+  o.tp = 4;
+  const std::vector<Op> tp = micro_batch_ops(m, 1, 1024, o);
+  o.sp = true;
+  const std::vector<Op> sp = micro_batch_ops(m, 1, 1024, o);
+  ASSERT_EQ(tp.size(), sp.size());
+  int quartered = 0;
+  for (std::size_t i = 0; i < tp.size(); ++i) {
+    SCOPED_TRACE(tp[i].name);
+    const bool rows = tp[i].name.starts_with("norm") || tp[i].name.starts_with("residual");
+    EXPECT_DOUBLE_EQ(sp[i].bytes * (rows ? 4 : 1), tp[i].bytes);
+    EXPECT_DOUBLE_EQ(flops(sp[i]), flops(tp[i]));
+    quartered += rows;
+  }
+  EXPECT_GE(quartered, 5);  // norm1, residual1, norm2, residual2 (forward, recomputed), the final norm
+}
+
 SimInput job(const char* topology, int ranks, int tp, std::optional<Level> level = std::nullopt) {
   SimInput in;
   in.model = gpt_preset("gpt-tiny");

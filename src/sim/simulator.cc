@@ -191,7 +191,7 @@ ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayo
   o.attention = in.attention_implementation();
   o.activation_bytes = e.activation_bytes, o.fused_loss = e.fused_loss, o.fp8 = in.fp8, o.recompute = in.recompute;
   o.code = in.model_code;
-  o.tp = in.mesh.tp;
+  o.tp = in.mesh.tp, o.sp = in.mesh.sp;
   EngineProfile priced = e;
   priced.attention = o.attention;
   ComputeTime t = price_ops(micro_batch_ops(in.model, in.micro_batch, seq_len, o), in.system, priced).scaled(in.grad_accum);
