@@ -38,6 +38,10 @@ run4() { "$mpirun" --oversubscribe -np 4 "$tz" "$@"; }
 expect_once "tp = 3 does not divide the world level's fan-out 4 (topology world=4)" -- run4 train --model gpt-tiny --steps 1 --tp 3 --topology world=4
 expect_once "tp = 4 does not divide the 6 heads of model 'gpt-mini'" -- run4 train --model gpt-mini --steps 1 --tp 4
 expect_once "tp = 4 does not divide the 2 key/value heads of model 'llama-tiny'" -- run4 train --model llama-tiny --steps 1 --tp 4
+# Sequence parallelism: only with a tensor-parallel group, whose degree divides the sequence.
+expect_once "sp: sequence parallelism needs tp > 1 (tp = 1)" -- run4 train --model gpt-tiny --steps 1 --sp
+expect_once "sp: tp = 4 does not divide the sequence length 30" -- run4 train --model gpt-tiny --steps 1 --tp 4 --sp --seq-len 30
+expect_exit 2 "sp: tp = 4 does not divide the sequence length 30" 1 -- "$tz" simulate --model gpt-tiny --system cpu --topology node=4 --ranks 4 --tp 4 --sp --seq-len 30
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

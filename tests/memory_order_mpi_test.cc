@@ -122,7 +122,7 @@ DeferredMemory& deferred() {
 // The CPU model, run where its inputs are ready: after the thread's queued work.
 class FencedModel final : public UnitModel {
  public:
-  FencedModel(const GptLayout& layout, const TrainConfig& cfg, TpSum<float> tp_sum) : m_(layout, cfg, std::move(tp_sum)) {}
+  FencedModel(const GptLayout& layout, const TrainConfig& cfg, TpGroup<float> tp_group) : m_(layout, cfg, std::move(tp_group)) {}
   void embed_forward(const float* e, const int* tok) override { deferred().fence(), m_.embed_forward(e, tok); }
   void block_forward(int l, const float* b) override { deferred().fence(), m_.block_forward(l, b); }
   double head_forward(const float* e, const float* h, const int* tgt) override {
@@ -143,8 +143,8 @@ class FencedModel final : public UnitModel {
 
 const Backend& deferred_backend() {
   static const Backend backend{"deferred", &deferred(), &deferred(), &deferred(),
-                                [](const GptLayout& layout, const TrainConfig& cfg, TpSum<float> tp_sum) {
-                                 return std::unique_ptr<UnitModel>(std::make_unique<FencedModel>(layout, cfg, std::move(tp_sum)));
+                                [](const GptLayout& layout, const TrainConfig& cfg, TpGroup<float> tp_group) {
+                                 return std::unique_ptr<UnitModel>(std::make_unique<FencedModel>(layout, cfg, std::move(tp_group)));
                                }};
   return backend;
 }

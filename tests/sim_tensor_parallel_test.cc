@@ -53,6 +53,26 @@ TEST(TensorParallelOps, AMemberComputesItsShareOfTheSplitOpsAndTheRestWhole) {
   EXPECT_GE(checked, 20);  // forward, backward and recomputed ops of every split kind
 }
 
+// With sequence parallelism the norms and the residual adds run on the member's quarter of the rows too, the rest as at tp 4.
+TEST(TensorParallelOps, ASequenceParallelMemberRunsItsShareOfTheNormsAndResiduals) {
+  const GptConfig m = gpt_preset("llama3-8b");
+  OpOptions o;
+  o.tp = 4;
+  const std::vector<Op> tp = micro_batch_ops(m, 1, 1024, o);
+  o.sp = true;
+  const std::vector<Op> sp = micro_batch_ops(m, 1, 1024, o);
+  ASSERT_EQ(tp.size(), sp.size());
+  int quartered = 0;
+  for (std::size_t i = 0; i < tp.size(); ++i) {
+    SCOPED_TRACE(tp[i].name);
+    const bool rows = tp[i].name.starts_with("norm") || tp[i].name.starts_with("residual");
+    EXPECT_DOUBLE_EQ(sp[i].bytes * (rows ? 4 : 1), tp[i].bytes);
+    EXPECT_DOUBLE_EQ(flops(sp[i]), flops(tp[i]));
+    quartered += rows;
+  }
+  EXPECT_GE(quartered, 5);  // norm1, residual1, norm2, residual2 (forward, recomputed), the final norm
+}
+
 SimInput job(const char* topology, int ranks, int tp, std::optional<Level> level = std::nullopt) {
   SimInput in;
   in.model = gpt_preset("gpt-tiny");
@@ -118,6 +138,68 @@ TEST(TensorParallelSimulate, StatesActivationsAndThroughputAreAMembers) {
   EXPECT_NE(two.bytes_per_level, one.bytes_per_level);
 }
 
+// Sequence parallelism, per micro-batch (model/gpt.h): each block's forward gathers twice and reduce-scatters
+// twice, its backward gathers four times (the outputs' gradients, the saved norm outputs) and reduce-scatters
+// twice, a recomputed forward repeats its two and two; the head's input and the embedding's gradient are
+// gathered once; each of the tp members receives 1/tp of the [micro-batch x sequence, channels] fp32
+// activations from each peer per call. The norms' weight gradients (gpt-tiny's LayerNorms: weight and bias of
+// C each) are all-reduced, 4 C per block and 2 C for the final norm.
+TEST(TensorParallelTraffic, SequenceParallelismsGathersAndScattersInClosedForm) {
+  for (const auto& [tp, level, topology] : {std::tuple{2, Level::package, "package=2,node=2"}, std::tuple{4, Level::node, "node=4,world=2"}}) {
+    SCOPED_TRACE(topology);
+    for (const Recompute::Kind kind : {Recompute::Kind::none, Recompute::Kind::full}) {
+      SimInput in = job(topology, 8, tp, level);
+      in.mesh.sp = true;
+      in.recompute = Recompute{kind};
+      in.grad_accum = 3;
+      const double L = in.model.layers, R = kind == Recompute::Kind::full ? L : 0, C = in.model.channels, n = 2.0 * 32 * C;
+      const double calls = 6 * L + 2 * R + 2 + 4 * L + 2 * R;
+      const double norms = L * 2 * (tp - 1) * (4 * C / tp) + 2 * (tp - 1) * (2 * C / tp);
+      for (int me : {0, 5}) {
+        const auto got = total_bytes(tensor_transfers(in, in.topology(), me, 32));
+        for (Level l : kAllLevels)
+          EXPECT_EQ(got[static_cast<int>(l)], l == level ? 3 * (calls * (tp - 1) * (n / tp) + norms) * 4 : 0) << level_name(l) << " rank " << me;
+      }
+    }
+  }
+}
+
+// With sequence parallelism a member keeps the stream, the norms and the residual after attention at 1/tp of
+// the rows (tierzero's engine: what its model allocates; another engine's model: the norms' share of a block's
+// saved activations and, recomputing, the blocks' inputs); sp needs tp > 1 dividing the sequence length.
+TEST(TensorParallelSimulate, SequenceParallelismKeepsAMembersShareOfTheStream) {
+  SimInput in = job("node=4", 4, 2);
+  const SimResult tp = simulate(in);
+  in.mesh.sp = true;
+  const SimResult sp = simulate(in);
+  std::map<std::string, double> m(sp.memory_bytes.begin(), sp.memory_bytes.end()), t(tp.memory_bytes.begin(), tp.memory_bytes.end());
+  EXPECT_EQ(m["activations"], 4.0 * static_cast<double>(gpt_activation_elements(in.model, 2, 32, true, ops::attention_scratch(32, 2), 2, true)));
+  // Recomputing gpt-tiny (C 64, L 2, N 64 rows): the L + 1 residuals, the one block's two norms and residual
+  // after attention and the final norm's statistics at half the rows, less the gathered [N, C], the slice and the 4 C.
+  const double N = 64, C = 64, L = 2, R = N / 2;
+  EXPECT_EQ(t["activations"] - m["activations"], 4 * ((L + 1) * (N - R) * C + 3 * (N - R) * C + 2 * 2 * (N - R) + 2 * (N - R) + (N - R) * C -
+                                                      (N * C + R * C + 4 * C)));
+  in.engine = engine_profile("megatron");
+  in.mesh.sp = false;
+  const double megatron_tp = simulate(in).memory_total;
+  in.mesh.sp = true;
+  EXPECT_LT(simulate(in).memory_total, megatron_tp);
+  const auto error_of = [](const SimInput& x) -> std::string {
+    try {
+      simulate(x);
+    } catch (const ConfigError& e) {
+      return e.message();
+    }
+    return "";
+  };
+  SimInput one = job("node=4", 4, 1);
+  one.mesh.sp = true;
+  EXPECT_EQ(error_of(one), "sp: sequence parallelism needs tp > 1 (tp = 1)");
+  SimInput odd = job("node=4", 4, 4);
+  odd.mesh.sp = true, odd.seq_len = 30;
+  EXPECT_EQ(error_of(odd), "sp: tp = 4 does not divide the sequence length 30");
+}
+
 // A degree that does not divide the tensor level is refused naming both.
 TEST(TensorParallelSimulate, ADegreeThatDoesNotDivideTheLevelIsRefused) {
   try {
@@ -163,6 +245,8 @@ TEST(TensorParallelPlanner, SearchesTheDegreesTheEngineRuns) {
   const PlanFile read = parse_plan_file(plan_file_text(strategy_plan("zero3"), false, {}, 2, Level::node), "tp.toml");
   EXPECT_EQ(read.tp, 2);
   EXPECT_EQ(read.tp_level, Level::node);
+  EXPECT_FALSE(read.sp);
+  EXPECT_TRUE(parse_plan_file(plan_file_text(strategy_plan("zero3"), false, {}, 2, Level::node, true), "sp.toml").sp);
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 // member's slices): gpt-tiny and llama-tiny at tp 2 on 2 ranks (dp 1) and on
 // 4 (dp 2: the tensor group on the world level, and on the node level of
 // node=2,world=2, under zero3 and unquantised zeropp), and gpt-tiny at tp 4
-// on 4 ranks, give the single-rank
+// on 4 ranks, each with and without sequence parallelism, give the single-rank
 // run's losses and gradient norms, step by step over 20 steps, and its
 // weights, within fp32 reduction-order tolerance. The gradient norm is the
 // check that replicated tensors (whose gradients every member holds) are
@@ -52,9 +52,9 @@ Plan unquantised(const std::string& name, const Topology& data_topology) {
   return p;
 }
 
-// `model` at tensor-parallel degree `tp` against the single-rank run of the same global batch.
-void expect_the_single_rank_run(const char* model, int tp) {
-  SCOPED_TRACE(std::string(model) + " at tp " + std::to_string(tp));
+// `model` at tensor-parallel degree `tp` (with sequence parallelism: `sp`) against the single-rank run of the same global batch.
+void expect_the_single_rank_run(const char* model, int tp, bool sp) {
+  SCOPED_TRACE(std::string(model) + " at tp " + std::to_string(tp) + (sp ? ", sequence parallel" : ""));
   const int w = test::world_size();
   const TokenData data = TokenData::builtin();
   TrainConfig cfg = test::tiny_run(2, 1, 32, kSteps, DType::f32, model);
@@ -66,7 +66,7 @@ void expect_the_single_rank_run(const char* model, int tp) {
   for (int i = 0; i < kSteps; ++i) ref_steps.push_back(ref.step());
   for (const Topology& topo : layouts(tp)) {
     auto world = mpi_world(topo);
-    const Mesh mesh(*world, MeshShape{tp, std::nullopt});
+    const Mesh mesh(*world, MeshShape{tp, std::nullopt, sp});
     ASSERT_EQ(mesh.data_size(), w / tp);
     for (const char* name : {"zero3", "zeropp"}) {
       if (mesh.data_size() == 1 && std::string(name) == "zeropp") continue;  // one data rank: nothing for hpZ to split
@@ -93,8 +93,8 @@ void expect_the_single_rank_run(const char* model, int tp) {
         worst = std::max(worst, std::abs(static_cast<double>(mine[local]) - ref.master()[global]));
       });
       EXPECT_LT(worst, 1e-4) << "weights after " << kSteps << " steps";
-      std::printf("tp %d x dp %d, %s, %s on %s: worst relative loss %.2e, grad norm %.2e, weight %.2e\n", tp, mesh.data_size(), model,
-                  name, topo.to_string().c_str(), worst_loss, worst_norm, worst);
+      std::printf("tp %d x dp %d%s, %s, %s on %s: worst relative loss %.2e, grad norm %.2e, weight %.2e\n", tp, mesh.data_size(),
+                  sp ? " (sp)" : "", model, name, topo.to_string().c_str(), worst_loss, worst_norm, worst);
     }
   }
 }
@@ -102,28 +102,34 @@ void expect_the_single_rank_run(const char* model, int tp) {
 TEST(TensorParallelEngine, TrainsAsTheSingleRankRunDoes) {
   const int w = test::world_size();
   if (w % 2 != 0) GTEST_SKIP() << "tp = 2 needs an even world";
-  for (const char* model : test::kTinyModels) expect_the_single_rank_run(model, 2);
-  if (w == 4) expect_the_single_rank_run("gpt-tiny", 4);  // llama-tiny's 2 key/value heads do not split in 4
+  for (const bool sp : {false, true}) {
+    for (const char* model : test::kTinyModels) expect_the_single_rank_run(model, 2, sp);
+    if (w == 4) expect_the_single_rank_run("gpt-tiny", 4, sp);  // llama-tiny's 2 key/value heads do not split in 4
+  }
 }
 
-// A recomputing member gives the same losses as a storing one (the same sums in the same order, recomputed).
+// A recomputing member gives the same losses as a storing one (the same sums in the same order, recomputed),
+// with and without sequence parallelism.
 TEST(TensorParallelEngine, RecomputationChangesNothing) {
   const int w = test::world_size();
   if (w % 2 != 0) GTEST_SKIP() << "tp = 2 needs an even world";
   const TokenData data = TokenData::builtin();
   auto world = mpi_world(Topology::flat(w));
-  const Mesh mesh(*world, MeshShape{2, std::nullopt});
-  TrainConfig cfg = test::tiny_run(2, 1, 32, 3, DType::f32, "llama-tiny");
-  const Plan plan = fit_to(strategy_plan("zero3"), mesh.data_topology());
-  ShardedTrainer stored(cfg, plan, mesh, data);
-  cfg.recompute = true;
-  ShardedTrainer recomputed(cfg, plan, mesh, data);
-  for (int i = 0; i < 3; ++i) {
-    const StepStats a = stored.step(), b = recomputed.step();
-    EXPECT_EQ(a.loss, b.loss) << "step " << i;
-    EXPECT_EQ(a.grad_norm, b.grad_norm) << "step " << i;
+  for (const bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "sequence parallel" : "tensor parallel");
+    const Mesh mesh(*world, MeshShape{2, std::nullopt, sp});
+    TrainConfig cfg = test::tiny_run(2, 1, 32, 3, DType::f32, "llama-tiny");
+    const Plan plan = fit_to(strategy_plan("zero3"), mesh.data_topology());
+    ShardedTrainer stored(cfg, plan, mesh, data);
+    cfg.recompute = true;
+    ShardedTrainer recomputed(cfg, plan, mesh, data);
+    for (int i = 0; i < 3; ++i) {
+      const StepStats a = stored.step(), b = recomputed.step();
+      EXPECT_EQ(a.loss, b.loss) << "step " << i;
+      EXPECT_EQ(a.grad_norm, b.grad_norm) << "step " << i;
+    }
+    EXPECT_EQ(stored.gather_master(), recomputed.gather_master());
   }
-  EXPECT_EQ(stored.gather_master(), recomputed.gather_master());
 }
 
 // `model` trained 3 steps at degree `saved_tp` and saved (each rank's files its member's slices, sharded over

@@ -4,8 +4,8 @@
 // splits; a member's view of a whole state reads exactly its slices; and a
 // group of members run as threads of one process computes the whole
 // model's loss and every gradient (in double precision), with and without
-// recomputation. A degree that does not divide the model is an error
-// naming the values.
+// recomputation and sequence parallelism. A degree that does not divide the
+// model (or, with sequence parallelism, the sequence) is an error naming the values.
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -15,6 +15,7 @@
 
 #include "ckpt/tp_member_reader.h"
 #include "model/gpt.h"
+#include "model/ops.h"
 #include "tierzero/error.h"
 #include "tierzero/state_reader.h"
 
@@ -29,7 +30,9 @@ std::vector<GptConfig> models() {
   gqa8.name = "gqa-8", gqa8.heads = 8, gqa8.kv_heads = 4, gqa8.ffn = 96;
   return {gpt_preset("gpt-tiny"), gpt_preset("llama-tiny"), qwen, gqa8};
 }
-std::vector<int> degrees(const GptConfig& c) { return c.name == "gqa-8" ? std::vector<int>{2, 4} : std::vector<int>{2}; }
+std::vector<int> degrees(const GptConfig& c) {
+  return c.name == "gqa-8" || c.name == "gpt-tiny" ? std::vector<int>{2, 4} : std::vector<int>{2};
+}
 
 TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
   for (const GptConfig& c : models())
@@ -117,7 +120,7 @@ TEST(TensorParallel, AMembersViewReadsItsSlicesOfTheWholeState) {
   EXPECT_EQ(chunked, mine);
 }
 
-// The group's in-place sum for members running as threads: every member adds the buffers in member order, so all get the same bits.
+// The group's collectives for members running as threads: sums add the buffers in member order, so all get the same bits.
 class ThreadGroup {
  public:
   explicit ThreadGroup(int n) : bufs_(n), sync_(n) {}
@@ -125,76 +128,101 @@ class ThreadGroup {
     bufs_[member] = buf;
     sync_.arrive_and_wait();
     std::vector<double> total(n, 0.0);
-    for (double* b : bufs_)
+    for (const double* b : bufs_)
       for (std::size_t i = 0; i < n; ++i) total[i] += b[i];
     sync_.arrive_and_wait();
     std::copy(total.begin(), total.end(), buf);
     sync_.arrive_and_wait();
   }
+  void all_gather(int member, const double* send, double* recv, std::size_t n) {
+    bufs_[member] = send;
+    sync_.arrive_and_wait();
+    for (std::size_t j = 0; j < bufs_.size(); ++j) std::copy_n(bufs_[j], n, recv + j * n);
+    sync_.arrive_and_wait();
+  }
+  void reduce_scatter(int member, const double* send, double* recv, std::size_t n) {
+    bufs_[member] = send;
+    sync_.arrive_and_wait();
+    std::fill_n(recv, n, 0.0);
+    for (const double* b : bufs_)
+      for (std::size_t i = 0; i < n; ++i) recv[i] += b[member * n + i];
+    sync_.arrive_and_wait();
+  }
+  TpGroup<double> member(int r, bool sp) {
+    return {[this, r](double* buf, std::size_t n) { sum(r, buf, n); },
+            [this, r](const double* send, double* recv, std::size_t n) { all_gather(r, send, recv, n); },
+            [this, r](const double* send, double* recv, std::size_t n) { reduce_scatter(r, send, recv, n); }, sp};
+  }
 
  private:
-  std::vector<double*> bufs_;
+  std::vector<const double*> bufs_;
   std::barrier<> sync_;
 };
 
+// B 3, T 8: under sequence parallelism at tp 2 and 4 a member's rows cross from one sequence into the next.
 TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
-  const int B = 2, T = 16;
+  const int B = 3, T = 8;
   std::vector<int> tokens(B * T), targets(B * T);
   for (int i = 0; i < B * T; ++i) tokens[i] = (i * 37 + 11) % 256, targets[i] = (i * 53 + 7) % 256;
   for (const GptConfig& c : models())
     for (int n : degrees(c))
-      for (bool recompute : {false, true}) {
-        SCOPED_TRACE(c.name + " at tp " + std::to_string(n) + (recompute ? ", recomputing" : ""));
-        const GptLayout whole(c);
-        std::vector<float> init(whole.num_params());
-        gpt_init(whole, 42, init.data());
-        std::vector<double> params(init.begin(), init.end());
-        std::mt19937 g(1);  // generic biases and norms, so that their gradients are too
-        std::normal_distribution<double> d(0.0, 0.1);
-        for (const TensorInfo& t : whole.tensors())
-          if (t.shape.size() == 1)
-            for (std::size_t i = 0; i < t.numel; ++i) params[t.offset + i] += d(g);
-        GptModel<double> reference(whole, B, T, recompute);
-        std::vector<double> ref_grads(whole.num_params(), 0.0);
-        const double ref_loss = reference.forward_backward(params.data(), ref_grads.data(), tokens.data(), targets.data());
+      for (bool recompute : {false, true})
+        for (bool sp : {false, true}) {
+          SCOPED_TRACE(c.name + " at tp " + std::to_string(n) + (recompute ? ", recomputing" : "") + (sp ? ", sequence parallel" : ""));
+          const GptLayout whole(c);
+          std::vector<float> init(whole.num_params());
+          gpt_init(whole, 42, init.data());
+          std::vector<double> params(init.begin(), init.end());
+          std::mt19937 g(1);  // generic biases and norms, so that their gradients are too
+          std::normal_distribution<double> d(0.0, 0.1);
+          for (const TensorInfo& t : whole.tensors())
+            if (t.shape.size() == 1)
+              for (std::size_t i = 0; i < t.numel; ++i) params[t.offset + i] += d(g);
+          GptModel<double> reference(whole, B, T, recompute);
+          std::vector<double> ref_grads(whole.num_params(), 0.0);
+          const double ref_loss = reference.forward_backward(params.data(), ref_grads.data(), tokens.data(), targets.data());
 
-        ThreadGroup group(n);
-        std::vector<GptLayout> members;
-        for (int r = 0; r < n; ++r) members.emplace_back(c, TpShard{n, r});
-        std::vector<std::vector<double>> grads(n);
-        std::vector<double> losses(n);
-        std::vector<std::thread> threads;
-        for (int r = 0; r < n; ++r)
-          threads.emplace_back([&, r] {
-            const GptLayout& m = members[r];
-            std::vector<double> mine(m.num_params());
-            for (const TensorInfo& t : m.tensors())
+          ThreadGroup group(n);
+          std::vector<GptLayout> members;
+          for (int r = 0; r < n; ++r) members.emplace_back(c, TpShard{n, r});
+          std::vector<std::vector<double>> grads(n);
+          std::vector<double> losses(n);
+          std::vector<std::thread> threads;
+          for (int r = 0; r < n; ++r)
+            threads.emplace_back([&, r] {
+              const GptLayout& m = members[r];
+              std::vector<double> mine(m.num_params());
+              for (const TensorInfo& t : m.tensors())
+                for (const TpSlice& s : t.slices)
+                  for (std::size_t k = 0; k < s.count; ++k)
+                    std::copy_n(params.begin() + t.global_offset + s.global + k * s.global_stride, s.length,
+                                mine.begin() + t.offset + s.local + k * s.local_stride);
+              GptModel<double> model(m, B, T, recompute, group.member(r, sp));
+              grads[r].assign(m.num_params(), 0.0);
+              losses[r] = model.forward_backward(mine.data(), grads[r].data(), tokens.data(), targets.data());
+            // The buffers the memory model counts (at 1/n of the stream's rows with sequence parallelism).
+            EXPECT_EQ(model.activation_bytes(),
+                      gpt_activation_elements(c, B, T, recompute, ops::attention_scratch(T, m.local_heads()), n, sp) * sizeof(double));
+            });
+          for (std::thread& t : threads) t.join();
+          double worst = 0;
+          for (int r = 0; r < n; ++r) {
+            EXPECT_NEAR(losses[r], ref_loss, 1e-12 * ref_loss) << "member " << r;
+            for (const TensorInfo& t : members[r].tensors())
               for (const TpSlice& s : t.slices)
                 for (std::size_t k = 0; k < s.count; ++k)
-                  std::copy_n(params.begin() + t.global_offset + s.global + k * s.global_stride, s.length,
-                              mine.begin() + t.offset + s.local + k * s.local_stride);
-            GptModel<double> model(m, B, T, recompute, [&group, r](double* buf, std::size_t count) { group.sum(r, buf, count); });
-            grads[r].assign(m.num_params(), 0.0);
-            losses[r] = model.forward_backward(mine.data(), grads[r].data(), tokens.data(), targets.data());
-          });
-        for (std::thread& t : threads) t.join();
-        double worst = 0;
-        for (int r = 0; r < n; ++r) {
-          EXPECT_NEAR(losses[r], ref_loss, 1e-12 * ref_loss) << "member " << r;
-          for (const TensorInfo& t : members[r].tensors())
-            for (const TpSlice& s : t.slices)
-              for (std::size_t k = 0; k < s.count; ++k)
-                for (std::size_t j = 0; j < s.length; ++j) {
-                  const double mine = grads[r][t.offset + s.local + k * s.local_stride + j];
-                  const double ref = ref_grads[t.global_offset + s.global + k * s.global_stride + j];
-                  worst = std::max(worst, std::abs(mine - ref));
-                  if (t.split == TpSplit::replicated && r > 0)  // equal on every member, bit for bit
-                    ASSERT_EQ(mine, grads[0][t.offset + s.local + j]) << t.name;
-                }
+                  for (std::size_t j = 0; j < s.length; ++j) {
+                    const double mine = grads[r][t.offset + s.local + k * s.local_stride + j];
+                    const double ref = ref_grads[t.global_offset + s.global + k * s.global_stride + j];
+                    worst = std::max(worst, std::abs(mine - ref));
+                    if (t.split == TpSplit::replicated && r > 0) {  // equal on every member, bit for bit
+                      ASSERT_EQ(mine, grads[0][t.offset + s.local + j]) << t.name;
+                    }
+                  }
+          }
+          // The same sums in another order: double rounding (gradients are of order 1e-2..1).
+          EXPECT_LT(worst, 1e-12);
         }
-        // The same sums in another order: double rounding (gradients are of order 1e-2..1).
-        EXPECT_LT(worst, 1e-12);
-      }
 }
 
 TEST(TensorParallel, ADegreeThatDoesNotDivideTheModelNamesTheValues) {
@@ -215,6 +243,19 @@ TEST(TensorParallel, ADegreeThatDoesNotDivideTheModelNamesTheValues) {
   EXPECT_EQ(error_of(gpt_preset("gpt-tiny"), 1), "");
   const GptLayout split(gpt_preset("gpt-tiny"), TpShard{2, 0});
   EXPECT_THROW(GptModel<float>(split, 1, 8), ConfigError);  // a member without its group's sum
+  auto sp_error_of = [](const GptLayout& layout, int seq_len) -> std::string {
+    ThreadGroup group(layout.tp().size);
+    try {
+      GptModel<double>(layout, 1, seq_len, false, group.member(0, true));
+    } catch (const ConfigError& e) {
+      return e.message();
+    }
+    return "";
+  };
+  EXPECT_EQ(sp_error_of(GptLayout(gpt_preset("gpt-tiny"), TpShard{4, 0}), 6),
+            "sequence parallelism: tp = 4 does not divide the sequence length 6");
+  EXPECT_EQ(sp_error_of(GptLayout(gpt_preset("gpt-tiny")), 8), "sequence parallelism needs tp > 1 (tp = 1)");
+  EXPECT_EQ(sp_error_of(GptLayout(gpt_preset("gpt-tiny"), TpShard{4, 0}), 8), "");
 }
 
 }  // namespace

@@ -15,6 +15,9 @@ namespace tierzero {
 struct MeshShape {
   int tp = 1;                     // the tensor-parallel degree
   std::optional<Level> tp_level;  // the level its groups lie in; none: the topology's innermost declared level
+  // Sequence parallelism between the tensor-parallel regions (model/gpt.h;
+  // docs/parallelism.md): only at tp > 1, with tp dividing the sequence length.
+  bool sp = false;
   // The tensor level in `world`.
   Level level(const Topology& world) const;
   // The topology the data-parallel states are laid out over: at tp = 1 the
@@ -28,6 +31,8 @@ struct MeshShape {
   // ranks whose coordinates equal its own but on the tensor level, within
   // its run of tp there.
   std::vector<int> tensor_group(const Topology& world, int rank) const;
+  // Throws ConfigError naming the values when sp is set at tp = 1 or tp does not divide `seq_len`.
+  void check_sp(int seq_len) const;
   bool operator==(const MeshShape&) const = default;
 };
 

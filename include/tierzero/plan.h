@@ -118,6 +118,7 @@ struct PlanFile {
   // the plan's levels are then those of the data-parallel ranks.
   int tp = 1;
   std::optional<Level> tp_level;
+  bool sp = false;  // sequence parallelism (MeshShape::sp)
   std::string origin;  // the file, for errors
   // The plan for a job on `topo`: fitted or checked level by level, then
   // validated. Throws ConfigError naming the file (and the key, for a level).
@@ -134,13 +135,13 @@ PlanFile parse_plan_file(std::string_view text, const std::string& origin);
 std::optional<PlanFile> read_config_plan(const std::string& path);
 // The text of a plan file: each line of `comment` as a TOML comment, then
 // the [plan] table; parse_plan_file reads back an equal plan.
-// `tp` > 1: the file also carries the mesh (tp, and tp_level when given), as PlanFile reads it.
+// `tp` > 1: the file also carries the mesh (tp, tp_level when given, sp when set), as PlanFile reads it.
 std::string plan_file_text(const Plan& plan, bool fit_to_topology, const std::vector<std::string>& comment = {}, int tp = 1,
-                           std::optional<Level> tp_level = std::nullopt);
+                           std::optional<Level> tp_level = std::nullopt, bool sp = false);
 // Writes that text to `path` through a temporary file renamed over it (a
 // failed write leaves what was there); ConfigError naming the path.
 void write_plan_file(const std::string& path, const Plan& plan, const std::vector<std::string>& comment = {}, int tp = 1,
-                     std::optional<Level> tp_level = std::nullopt);
+                     std::optional<Level> tp_level = std::nullopt, bool sp = false);
 
 // The named strategies, plan files shipped in data/plans and compiled in
 // (fit_to_topology = true): ddp, hier3, mics, zero1, zero2, zero3, zeropp.

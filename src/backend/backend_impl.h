@@ -41,12 +41,12 @@ class UnitModel {
 // UnitModel over GptModel<float, Ops>, for cfg's micro-batch, sequence
 // length and recomputation; it sets the calling thread's GEMM math from
 // cfg.matmul (Ops::set_matmul), which the model's passes then use;
-// `tp_sum` as GptModel takes it.
+// `tp_group` as GptModel takes it.
 template <class Ops>
 class GptUnitModel final : public UnitModel {
  public:
-  GptUnitModel(const GptLayout& layout, const TrainConfig& cfg, TpSum<float> tp_sum)
-      : m_(layout, cfg.micro_batch, cfg.effective_seq_len(), cfg.recompute, std::move(tp_sum)),
+  GptUnitModel(const GptLayout& layout, const TrainConfig& cfg, TpGroup<float> tp_group)
+      : m_(layout, cfg.micro_batch, cfg.effective_seq_len(), cfg.recompute, std::move(tp_group)),
         matmul_(resolve_matmul(cfg.matmul, cfg.param_dtype, Ops::bf16_units())) {
     Ops::set_matmul(matmul_);
   }
@@ -88,8 +88,8 @@ struct Backend {
   Memory* memory = nullptr;
   ElementOps* ops = nullptr;
   StepOps* step = nullptr;
-  // A model for cfg's micro-batches on this backend (GptUnitModel); `tp_sum`: its tensor-parallel group's sum.
-  std::function<std::unique_ptr<UnitModel>(const GptLayout& layout, const TrainConfig& cfg, TpSum<float> tp_sum)> make_model;
+  // A model for cfg's micro-batches on this backend (GptUnitModel); `tp_group`: its tensor-parallel group's collectives.
+  std::function<std::unique_ptr<UnitModel>(const GptLayout& layout, const TrainConfig& cfg, TpGroup<float> tp_group)> make_model;
   // Whether collectives on different communicators may run at once, from two
   // threads (the engine's gather and reduction queues). MPI: yes. NCCL: no —
   // kernels of two communicators launched in different orders on different
@@ -100,8 +100,8 @@ struct Backend {
 // The Backend on `memory`, `ops` and `step` whose model is GptModel<float, Ops>.
 template <class Ops>
 Backend backend_of(std::string name, Memory& memory, ElementOps& ops, StepOps& step) {
-  return {std::move(name), &memory, &ops, &step, [](const GptLayout& layout, const TrainConfig& cfg, TpSum<float> tp_sum) {
-            return std::unique_ptr<UnitModel>(std::make_unique<GptUnitModel<Ops>>(layout, cfg, std::move(tp_sum)));
+  return {std::move(name), &memory, &ops, &step, [](const GptLayout& layout, const TrainConfig& cfg, TpGroup<float> tp_group) {
+            return std::unique_ptr<UnitModel>(std::make_unique<GptUnitModel<Ops>>(layout, cfg, std::move(tp_group)));
           }};
 }
 

@@ -17,13 +17,31 @@
 //
 // Tensor parallelism (a layout of one member's slices: tierzero/gpt_config.h's
 // TpShard): the block runs its member's query heads and MLP columns and
-// calls `tp_sum`, the group's in-place sum, where Megatron-LM's layers
-// all-reduce (Shoeybi et al. 2019, section 3, the f and g operators): on
-// the outputs of the two row-parallel projections in forward (the
-// replicated bias added by member 0 only, so once), on the gradients of the
-// two column-parallel projections' inputs in backward. Every member then
-// holds the same residuals, norms, embedding and head, which run whole;
-// the members must call the same passes in the same order.
+// calls its group's collectives (TpGroup) where Megatron-LM's layers
+// communicate (Shoeybi et al. 2019, section 3, the f and g operators): the
+// group's sum of the outputs of the two row-parallel projections in forward
+// (the replicated bias added by member 0 only, so once), and of the
+// gradients of the two column-parallel projections' inputs in backward.
+// Every member then holds the same residuals, norms, embedding and head,
+// which run whole; the members must call the same passes in the same order.
+//
+// Sequence parallelism (TpGroup::sequence_parallel; Korthikanti et al.
+// 2022, "Reducing Activation Recomputation in Large Transformer Models",
+// section 4.2.2): between the parallel regions each member holds a 1/N
+// slice of the [batch * seq_len, channels] stream — member r the rows
+// [r B T / N, (r + 1) B T / N), rows being (sequence, position) pairs in
+// order — and runs the embedding lookup, the norms and the residual adds
+// on it. An all-gather of the norm's output replaces the f operator before
+// each column-parallel region, a reduce-scatter the g operator's sum after
+// each row-parallel one; in backward, an all-gather of the output's
+// gradient before each row-parallel projection, an all-gather of the saved
+// norm output again (only the slice is kept) before each column-parallel
+// one, and a reduce-scatter of its input's gradient. The final norm's
+// output is gathered for the (replicated) head, whose input gradient the
+// member takes its rows of; the embedding's gradient is computed from the
+// gathered gradient of the stream, so it stays equal on every member. The
+// norms' weight gradients, computed on a slice, are summed over the group
+// once per block and micro-batch (and once for the final norm).
 //
 // `Ops` is where the layers run: HostOps (the CPU's model/ops.h, the
 // default) or gpu::DeviceOps (gpu/gpu_ops.h, CUDA builds), whose
@@ -48,19 +66,35 @@ struct HostOps;  // src/model/host_ops.h
 // MLP's two buffers; the L + 1 residuals; the final norm and the [N, V]
 // softmax; RoPE's tables; the backward's scratch. The simulator's memory
 // model for tierzero's engine uses it (src/sim/memory_model.cc). `tp`: a
-// tensor-parallel member's (its heads' and MLP columns' share).
+// tensor-parallel member's (its heads' and MLP columns' share); `sp`: with
+// sequence parallelism (the residuals, the norms' outputs and statistics
+// and the residual after attention at 1/tp of the rows, plus the gathered
+// [N, C] buffer, the reduce-scattered gradient's slice and the norms' 4 C
+// weight gradients).
 std::size_t gpt_activation_elements(const GptConfig& c, int batch, int seq_len, bool recompute, std::size_t attention_scratch,
-                                    int tp = 1);
+                                    int tp = 1, bool sp = false);
 
-// The tensor-parallel group's sum of `n` elements of `buf` (the model's memory), in place, on every member.
+// A tensor-parallel group's collectives as the model calls them, on the
+// model's memory, on every member alike (Communicator's all_reduce,
+// all_gather and reduce_scatter over the group, in member order), and
+// whether the model runs sequence parallelism between its parallel regions.
 template <class T>
-using TpSum = std::function<void(T* buf, std::size_t n)>;
+struct TpGroup {
+  std::function<void(T* buf, std::size_t n)> sum;  // in place
+  // recv[size * n] = the members' send[n], member by member.
+  std::function<void(const T* send, T* recv, std::size_t n)> all_gather;
+  // recv[n] = the members' sum of their send[rank * n, (rank + 1) * n).
+  std::function<void(const T* send, T* recv, std::size_t n)> reduce_scatter;
+  bool sequence_parallel = false;
+};
 
 template <class T, class Ops = HostOps>
 class GptModel {
  public:
-  // `tp_sum` is needed (ConfigError without it) when the layout is a tensor-parallel member's.
-  GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute = false, TpSum<T> tp_sum = {});
+  // `group` is needed (ConfigError without its sum) when the layout is a
+  // tensor-parallel member's; with sequence parallelism (ConfigError at tp 1,
+  // or when tp does not divide seq_len) its all_gather and reduce_scatter too.
+  GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute = false, TpGroup<T> group = {});
   ~GptModel();
   GptModel(const GptModel&) = delete;
   GptModel& operator=(const GptModel&) = delete;
@@ -95,14 +129,22 @@ class GptModel {
   const GptLayout& layout_;
   int batch_, seq_len_;
   bool recompute_;
-  TpSum<T> tp_sum_;
+  TpGroup<T> group_;
+  bool sp_;            // sequence parallelism
+  int rows_, row0_;    // the stream's rows this member holds ([row0_, row0_ + rows_) of batch * seq_len)
   std::unique_ptr<Buffers> buf_;
   void block_forward_into(int layer, const T* block, int acts);
-  // tp_sum_ of buf, when the model is split.
-  void tp_reduce(T* buf, std::size_t n) const;
-  // LayerNorm or RMSNorm over [batch * seq_len, channels] (b and mean unused for RMSNorm).
-  void norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b) const;
-  void norm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean, const T* rstd) const;
+  // The column-parallel input: the member's rows of `slice` gathered into [N, C] (sequence parallel), or `slice`.
+  const T* gather_rows(const T* slice);
+  // The group's sum of a row-parallel [N, C] `partial`: its member's rows reduce-scattered into `out`
+  // (sequence parallel; returns out), or summed in place (returns partial).
+  T* sum_rows(T* partial, T* out);
+  // LayerNorm or RMSNorm over `rows` x channels (b and mean unused for RMSNorm).
+  void norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b, int rows) const;
+  void norm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean, const T* rstd, int rows) const;
+  // Sequence parallel: the norms' weight gradients gathered in the `dnorm` scratch (weights, then biases),
+  // summed over the group and added into `dw` (and `db`, LayerNorm only), `count` norms.
+  void add_norm_grads(T* const* dw, T* const* db, int count);
   // The LM head's weight: wte (tied) or the head unit's lm_head.
   const T* head_weight(const T* embed, const T* head) const;
 };

@@ -3,6 +3,8 @@
 // gpu::DeviceOps). An ops backend provides Array<T> (resize, data, size),
 // zero(Array), the layer functions of model/ops.h and attention_scratch.
 #pragma once
+#include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,49 +16,68 @@ namespace tierzero {
 
 // Activation and gradient buffers; shapes in comments (N = B*T, W = (H +
 // 2 KV) D the fused query/key/value width, A = H D the attention's width,
-// G = F for GELU and 2F for SwiGLU; H, KV and F the tensor-parallel member's).
+// G = F for GELU and 2F for SwiGLU; H, KV and F the tensor-parallel member's;
+// R the stream's rows the member holds: N, or N / tp with sequence parallelism).
 template <class T, class Ops>
 struct GptModel<T, Ops>::Buffers {
   using Array = typename Ops::template Array<T>;
   struct Block {
-    Array ln1, ln1_mean, ln1_rstd;  // [N,C], [N] (LayerNorm only), [N]
+    Array ln1, ln1_mean, ln1_rstd;  // [R,C], [R] (LayerNorm only), [R]
     Array qkv;                      // [N,W], query and key heads rotated with RoPE
     Array att;                      // [B,H,T,T]
     Array atty;                     // [N,A]
-    Array res2;                     // [N,C] residual after attention
-    Array ln2, ln2_mean, ln2_rstd;  // [N,C], [N] (LayerNorm only), [N]
+    Array res2;                     // [R,C] residual after attention
+    Array ln2, ln2_mean, ln2_rstd;  // [R,C], [R] (LayerNorm only), [R]
     Array fch, fch_act;             // [N,G] (SwiGLU: gate | up), [N,F] GELU(fch) or silu(gate) * up
   };
-  std::vector<Array> residual;  // L+1 of [N,C]: block inputs, then the last output
+  std::vector<Array> residual;  // L+1 of [R,C]: block inputs, then the last output
   std::vector<Block> blocks;             // L, or 1 when recomputing
-  Array lnf, lnf_mean, lnf_rstd, probs;  // [N,C], [N] (LayerNorm only), [N], [N,V]
+  Array lnf, lnf_mean, lnf_rstd, probs;  // [N,C] (gathered), [R] (LayerNorm only), [R], [N,V]
   Array rope_cos, rope_sin;              // [T, D/2] (RoPE only)
-  // Backward scratch, reused by every block.
+  // Backward scratch, reused by every block: dres [R,C], dln [N,C].
   Array dres, dln, datty, dqkv, dfch, dfch_act, att_scratch;
+  // Sequence parallel only: the gathered [N,C] input or row-parallel partial sums, a
+  // reduce-scattered [R,C] slice (and the final norm's output), the norms' weight gradients [4C].
+  Array full, slice, dnorm;
 };
 
 template <class T, class Ops>
-GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute, TpSum<T> tp_sum)
-    : layout_(layout), batch_(batch), seq_len_(seq_len), recompute_(recompute), tp_sum_(std::move(tp_sum)), buf_(std::make_unique<Buffers>()) {
-  TZ_CHECK(layout.tp().size == 1 || tp_sum_, ConfigError, "a tensor-parallel model needs its group's sum");
+GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute, TpGroup<T> group)
+    : layout_(layout),
+      batch_(batch),
+      seq_len_(seq_len),
+      recompute_(recompute),
+      group_(std::move(group)),
+      sp_(group_.sequence_parallel),
+      rows_(batch * seq_len / (sp_ ? layout.tp().size : 1)),
+      row0_(sp_ ? layout.tp().rank * rows_ : 0),
+      buf_(std::make_unique<Buffers>()) {
+  const int tp = layout.tp().size;
+  TZ_CHECK(tp == 1 || group_.sum, ConfigError, "a tensor-parallel model needs its group's sum");
+  TZ_CHECK(!sp_ || tp > 1, ConfigError, "sequence parallelism needs tp > 1 (tp = 1)");
+  TZ_CHECK(!sp_ || seq_len % tp == 0, ConfigError,
+           "sequence parallelism: tp = " + std::to_string(tp) + " does not divide the sequence length " + std::to_string(seq_len));
+  TZ_CHECK(!sp_ || (group_.all_gather && group_.reduce_scatter), ConfigError, "a sequence-parallel model needs its group's all-gather and reduce-scatter");
   const GptConfig& c = layout.config();
   const std::size_t N = static_cast<std::size_t>(batch) * seq_len, C = c.channels, F = layout.local_ffn(), H = layout.local_heads();
+  const std::size_t R = rows_;
   const std::size_t A = H * c.head_size(), W = A + 2 * static_cast<std::size_t>(layout.local_kv()) * c.head_size();
   const std::size_t G = c.mlp == Mlp::swiglu ? 2 * F : F;
-  const std::size_t mean = c.norm == Norm::layernorm ? N : 0;
+  const std::size_t mean = c.norm == Norm::layernorm ? R : 0;
   auto& b = *buf_;
   b.residual.resize(c.layers + 1);
-  for (auto& r : b.residual) r.resize(N * C);
+  for (auto& r : b.residual) r.resize(R * C);
   b.blocks.resize(recompute ? 1 : c.layers);
   for (auto& k : b.blocks) {
-    k.ln1.resize(N * C), k.ln1_mean.resize(mean), k.ln1_rstd.resize(N), k.qkv.resize(N * W);
+    k.ln1.resize(R * C), k.ln1_mean.resize(mean), k.ln1_rstd.resize(R), k.qkv.resize(N * W);
     k.att.resize(static_cast<std::size_t>(batch) * H * seq_len * seq_len);
-    k.atty.resize(N * A), k.res2.resize(N * C), k.ln2.resize(N * C), k.ln2_mean.resize(mean), k.ln2_rstd.resize(N);
+    k.atty.resize(N * A), k.res2.resize(R * C), k.ln2.resize(R * C), k.ln2_mean.resize(mean), k.ln2_rstd.resize(R);
     k.fch.resize(N * G), k.fch_act.resize(N * F);
   }
-  b.lnf.resize(N * C), b.lnf_mean.resize(mean), b.lnf_rstd.resize(N), b.probs.resize(N * c.vocab);
-  b.dres.resize(N * C), b.dln.resize(N * C), b.datty.resize(N * A), b.dqkv.resize(N * W);
+  b.lnf.resize(N * C), b.lnf_mean.resize(mean), b.lnf_rstd.resize(R), b.probs.resize(N * c.vocab);
+  b.dres.resize(R * C), b.dln.resize(N * C), b.datty.resize(N * A), b.dqkv.resize(N * W);
   b.dfch.resize(N * G), b.dfch_act.resize(N * F);
+  if (sp_) b.full.resize(N * C), b.slice.resize(R * C), b.dnorm.resize(4 * C);
   b.att_scratch.resize(Ops::attention_scratch(seq_len, static_cast<int>(H)));
   if (c.positions == Positions::rope) {
     const std::size_t n = static_cast<std::size_t>(seq_len) * (c.head_size() / 2);
@@ -72,32 +93,72 @@ template <class T, class Ops>
 GptModel<T, Ops>::~GptModel() = default;
 
 template <class T, class Ops>
-void GptModel<T, Ops>::tp_reduce(T* buf, std::size_t n) const {
-  if (layout_.tp().size > 1) tp_sum_(buf, n);
+const T* GptModel<T, Ops>::gather_rows(const T* slice) {
+  if (!sp_) return slice;
+  group_.all_gather(slice, buf_->full.data(), static_cast<std::size_t>(rows_) * layout_.config().channels);
+  return buf_->full.data();
 }
 
 template <class T, class Ops>
-void GptModel<T, Ops>::norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b) const {
-  const GptConfig& c = layout_.config();
-  const int N = batch_ * seq_len_;
-  if (c.norm == Norm::layernorm) Ops::layernorm_forward(out, mean, rstd, x, w, b, N, c.channels);
-  else Ops::rmsnorm_forward(out, rstd, x, w, N, c.channels, static_cast<T>(c.norm_eps));
+T* GptModel<T, Ops>::sum_rows(T* partial, T* out) {
+  const std::size_t C = layout_.config().channels;
+  if (sp_) {
+    group_.reduce_scatter(partial, out, rows_ * C);
+    return out;
+  }
+  if (layout_.tp().size > 1) group_.sum(partial, static_cast<std::size_t>(batch_) * seq_len_ * C);
+  return partial;
 }
 
 template <class T, class Ops>
-void GptModel<T, Ops>::norm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean,
-                                     const T* rstd) const {
+void GptModel<T, Ops>::norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b, int rows) const {
   const GptConfig& c = layout_.config();
-  const int N = batch_ * seq_len_;
-  if (c.norm == Norm::layernorm) Ops::layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, N, c.channels);
-  else Ops::rmsnorm_backward(dx, dw, dout, x, w, rstd, N, c.channels);
+  if (c.norm == Norm::layernorm) Ops::layernorm_forward(out, mean, rstd, x, w, b, rows, c.channels);
+  else Ops::rmsnorm_forward(out, rstd, x, w, rows, c.channels, static_cast<T>(c.norm_eps));
 }
 
+template <class T, class Ops>
+void GptModel<T, Ops>::norm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean, const T* rstd,
+                                     int rows) const {
+  const GptConfig& c = layout_.config();
+  if (c.norm == Norm::layernorm) Ops::layernorm_backward(dx, dw, db, dout, x, w, mean, rstd, rows, c.channels);
+  else Ops::rmsnorm_backward(dx, dw, dout, x, w, rstd, rows, c.channels);
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::add_norm_grads(T* const* dw, T* const* db, int count) {
+  const std::size_t C = layout_.config().channels;
+  const bool biases = layout_.config().norm == Norm::layernorm;
+  T* g = buf_->dnorm.data();
+  group_.sum(g, (biases ? 2 : 1) * count * C);
+  for (int i = 0; i < count; ++i) {
+    Ops::residual_forward(dw[i], dw[i], g + i * C, C);
+    if (biases) Ops::residual_forward(db[i], db[i], g + (count + i) * C, C);
+  }
+}
+
+// The member's rows: a sequence's tail, whole sequences, a sequence's head (positions restart at each sequence).
 template <class T, class Ops>
 void GptModel<T, Ops>::embed_forward(const T* embed, const int* tokens) {
   const GptConfig& c = layout_.config();
-  const T* wpe = c.positions == Positions::learned ? embed + static_cast<std::size_t>(c.vocab) * c.channels : nullptr;
-  Ops::encoder_forward(buf_->residual[0].data(), tokens, embed, wpe, batch_, seq_len_, c.channels);
+  const std::size_t C = c.channels;
+  const T* wpe = c.positions == Positions::learned ? embed + static_cast<std::size_t>(c.vocab) * C : nullptr;
+  auto lookup = [&](int first, int sequences, int len) {
+    Ops::encoder_forward(buf_->residual[0].data() + (first - row0_) * C, tokens + first, embed, wpe ? wpe + (first % seq_len_) * C : nullptr,
+                         sequences, len, c.channels);
+  };
+  const int end = row0_ + rows_;
+  int r = row0_;
+  if (r % seq_len_ != 0) {
+    const int len = std::min(seq_len_ - r % seq_len_, end - r);
+    lookup(r, 1, len);
+    r += len;
+  }
+  if (const int whole = (end - r) / seq_len_; whole > 0) {
+    lookup(r, whole, seq_len_);
+    r += whole * seq_len_;
+  }
+  if (r < end) lookup(r, 1, end - r);
 }
 
 template <class T, class Ops>
@@ -111,20 +172,23 @@ void GptModel<T, Ops>::block_forward_into(int layer, const T* p, int acts) {
   auto& k = buf_->blocks[acts];
   const T* x = buf_->residual[layer].data();
   T* out = buf_->residual[layer + 1].data();
-  norm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, p + o.ln1_w, tensor_at(p, o.ln1_b));
-  Ops::matmul_forward(k.qkv.data(), k.ln1.data(), p + o.attn_w, tensor_at(p, o.attn_b), N, C, W);
+  // Row-parallel outputs: partial sums in the gathered buffer (sequence parallel), else in place.
+  T* partial1 = sp_ ? buf_->full.data() : k.res2.data();
+  T* partial2 = sp_ ? buf_->full.data() : out;
+  norm_forward(k.ln1.data(), k.ln1_mean.data(), k.ln1_rstd.data(), x, p + o.ln1_w, tensor_at(p, o.ln1_b), rows_);
+  Ops::matmul_forward(k.qkv.data(), gather_rows(k.ln1.data()), p + o.attn_w, tensor_at(p, o.attn_b), N, C, W);
   if (c.positions == Positions::rope)
     Ops::rope_forward(k.qkv.data(), buf_->rope_cos.data(), buf_->rope_sin.data(), batch_, seq_len_, H, KV, D);
   Ops::attention_forward(k.atty.data(), k.att.data(), k.qkv.data(), batch_, seq_len_, A, H, KV);
-  Ops::matmul_forward(k.res2.data(), k.atty.data(), p + o.proj_w, adds_bias ? tensor_at(p, o.proj_b) : nullptr, N, A, C);
-  tp_reduce(k.res2.data(), k.res2.size());
+  Ops::matmul_forward(partial1, k.atty.data(), p + o.proj_w, adds_bias ? tensor_at(p, o.proj_b) : nullptr, N, A, C);
+  sum_rows(partial1, k.res2.data());
   Ops::residual_forward(k.res2.data(), k.res2.data(), x, k.res2.size());
-  norm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.res2.data(), p + o.ln2_w, tensor_at(p, o.ln2_b));
-  Ops::matmul_forward(k.fch.data(), k.ln2.data(), p + o.fc_w, tensor_at(p, o.fc_b), N, C, swiglu ? 2 * F : F);
+  norm_forward(k.ln2.data(), k.ln2_mean.data(), k.ln2_rstd.data(), k.res2.data(), p + o.ln2_w, tensor_at(p, o.ln2_b), rows_);
+  Ops::matmul_forward(k.fch.data(), gather_rows(k.ln2.data()), p + o.fc_w, tensor_at(p, o.fc_b), N, C, swiglu ? 2 * F : F);
   if (swiglu) Ops::swiglu_forward(k.fch_act.data(), k.fch.data(), N, F);
   else Ops::gelu_forward(k.fch_act.data(), k.fch.data(), k.fch.size());
-  Ops::matmul_forward(out, k.fch_act.data(), p + o.fcproj_w, adds_bias ? tensor_at(p, o.fcproj_b) : nullptr, N, F, C);
-  tp_reduce(out, k.res2.size());
+  Ops::matmul_forward(partial2, k.fch_act.data(), p + o.fcproj_w, adds_bias ? tensor_at(p, o.fcproj_b) : nullptr, N, F, C);
+  sum_rows(partial2, out);
   Ops::residual_forward(out, out, k.res2.data(), k.res2.size());
 }
 
@@ -145,8 +209,10 @@ double GptModel<T, Ops>::head_forward(const T* embed, const T* head, const int* 
   const HeadOffsets& o = layout_.head();
   const int N = batch_ * seq_len_, C = c.channels;
   auto& b = *buf_;
-  norm_forward(b.lnf.data(), b.lnf_mean.data(), b.lnf_rstd.data(), b.residual[c.layers].data(), head + o.lnf_w,
-               tensor_at(head, o.lnf_b));
+  // Sequence parallel: the final norm on the member's rows, gathered for the head.
+  T* lnf = sp_ ? b.slice.data() : b.lnf.data();
+  norm_forward(lnf, b.lnf_mean.data(), b.lnf_rstd.data(), b.residual[c.layers].data(), head + o.lnf_w, tensor_at(head, o.lnf_b), rows_);
+  if (sp_) group_.all_gather(lnf, b.lnf.data(), b.slice.size());
   return Ops::head_forward(b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, N, C, c.vocab);
 }
 
@@ -159,8 +225,17 @@ void GptModel<T, Ops>::head_backward(const T* embed, const T* head, T* dembed, T
   T* dweight = o.lm_head == kAbsent ? dembed : dhead + o.lm_head;
   Ops::head_backward(b.dln.data(), dweight, b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, dloss, N, C, c.vocab);
   Ops::zero(b.dres);
-  norm_backward(b.dres.data(), dhead + o.lnf_w, tensor_at(dhead, o.lnf_b), b.dln.data(), b.residual[c.layers].data(),
-                head + o.lnf_w, b.lnf_mean.data(), b.lnf_rstd.data());
+  // Sequence parallel: the head's input gradient is whole on every member; the member's rows go through its norm.
+  T* dw = sp_ ? b.dnorm.data() : dhead + o.lnf_w;
+  T* db = sp_ ? b.dnorm.data() + C : tensor_at(dhead, o.lnf_b);
+  if (sp_) Ops::zero(b.dnorm);
+  norm_backward(b.dres.data(), dw, db, b.dln.data() + static_cast<std::size_t>(row0_) * C, b.residual[c.layers].data(), head + o.lnf_w,
+                b.lnf_mean.data(), b.lnf_rstd.data(), rows_);
+  if (sp_) {
+    T* const w[] = {dhead + o.lnf_w};
+    T* const bias[] = {tensor_at(dhead, o.lnf_b)};
+    add_norm_grads(w, bias, 1);
+  }
 }
 
 template <class T, class Ops>
@@ -174,28 +249,43 @@ void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
   if (recompute_) block_forward_into(layer, p, 0);
   auto& k = b.blocks[recompute_ ? 0 : layer];
   const T* x = b.residual[layer].data();
+  // Sequence parallel: the norms' weight gradients of this micro-batch in the dnorm scratch (weights, then biases), summed after.
+  T* dln1_w = sp_ ? b.dnorm.data() : dp + o.ln1_w;
+  T* dln2_w = sp_ ? b.dnorm.data() + C : dp + o.ln2_w;
+  T* dln1_b = sp_ ? b.dnorm.data() + 2 * C : tensor_at(dp, o.ln1_b);
+  T* dln2_b = sp_ ? b.dnorm.data() + 3 * C : tensor_at(dp, o.ln2_b);
+  if (sp_) Ops::zero(b.dnorm);
   // b.dres holds dL/d(block output); on return it holds dL/d(block input).
-  Ops::matmul_backward(b.dfch_act.data(), dp + o.fcproj_w, tensor_at(dp, o.fcproj_b), b.dres.data(), k.fch_act.data(), p + o.fcproj_w, N, F, C);
+  Ops::matmul_backward(b.dfch_act.data(), dp + o.fcproj_w, tensor_at(dp, o.fcproj_b), gather_rows(b.dres.data()), k.fch_act.data(),
+                       p + o.fcproj_w, N, F, C);
   if (swiglu) Ops::swiglu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), N, F);
   else Ops::gelu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), b.dfch.size());
-  Ops::matmul_backward(b.dln.data(), dp + o.fc_w, tensor_at(dp, o.fc_b), b.dfch.data(), k.ln2.data(), p + o.fc_w, N, C, swiglu ? 2 * F : F);
-  tp_reduce(b.dln.data(), b.dln.size());
-  norm_backward(b.dres.data(), dp + o.ln2_w, tensor_at(dp, o.ln2_b), b.dln.data(), k.res2.data(), p + o.ln2_w, k.ln2_mean.data(),
-                k.ln2_rstd.data());
-  Ops::matmul_backward(b.datty.data(), dp + o.proj_w, tensor_at(dp, o.proj_b), b.dres.data(), k.atty.data(), p + o.proj_w, N, A, C);
+  Ops::matmul_backward(b.dln.data(), dp + o.fc_w, tensor_at(dp, o.fc_b), b.dfch.data(), gather_rows(k.ln2.data()), p + o.fc_w, N, C,
+                       swiglu ? 2 * F : F);
+  norm_backward(b.dres.data(), dln2_w, dln2_b, sum_rows(b.dln.data(), b.slice.data()), k.res2.data(), p + o.ln2_w, k.ln2_mean.data(),
+                k.ln2_rstd.data(), rows_);
+  Ops::matmul_backward(b.datty.data(), dp + o.proj_w, tensor_at(dp, o.proj_b), gather_rows(b.dres.data()), k.atty.data(), p + o.proj_w, N,
+                       A, C);
   Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, A, H, KV);
   if (c.positions == Positions::rope)
     Ops::rope_backward(b.dqkv.data(), b.rope_cos.data(), b.rope_sin.data(), batch_, seq_len_, H, KV, D);
-  Ops::matmul_backward(b.dln.data(), dp + o.attn_w, tensor_at(dp, o.attn_b), b.dqkv.data(), k.ln1.data(), p + o.attn_w, N, C, W);
-  tp_reduce(b.dln.data(), b.dln.size());
-  norm_backward(b.dres.data(), dp + o.ln1_w, tensor_at(dp, o.ln1_b), b.dln.data(), x, p + o.ln1_w, k.ln1_mean.data(), k.ln1_rstd.data());
+  Ops::matmul_backward(b.dln.data(), dp + o.attn_w, tensor_at(dp, o.attn_b), b.dqkv.data(), gather_rows(k.ln1.data()), p + o.attn_w, N,
+                       C, W);
+  norm_backward(b.dres.data(), dln1_w, dln1_b, sum_rows(b.dln.data(), b.slice.data()), x, p + o.ln1_w, k.ln1_mean.data(),
+                k.ln1_rstd.data(), rows_);
+  if (sp_) {
+    T* const w[] = {dp + o.ln1_w, dp + o.ln2_w};
+    T* const bias[] = {tensor_at(dp, o.ln1_b), tensor_at(dp, o.ln2_b)};
+    add_norm_grads(w, bias, 2);
+  }
 }
 
 template <class T, class Ops>
 void GptModel<T, Ops>::embed_backward(T* dembed, const int* tokens) {
   const GptConfig& c = layout_.config();
   T* dwpe = c.positions == Positions::learned ? dembed + static_cast<std::size_t>(c.vocab) * c.channels : nullptr;
-  Ops::encoder_backward(dembed, dwpe, buf_->dres.data(), tokens, batch_, seq_len_, c.channels);
+  // Sequence parallel: from the gathered gradient, so that the replicated embedding's is equal on every member.
+  Ops::encoder_backward(dembed, dwpe, gather_rows(buf_->dres.data()), tokens, batch_, seq_len_, c.channels);
 }
 
 template <class T, class Ops>
@@ -229,7 +319,8 @@ std::size_t GptModel<T, Ops>::activation_bytes() const {
     n += k.ln1.size() + k.ln1_mean.size() + k.ln1_rstd.size() + k.qkv.size() + k.att.size() + k.atty.size() + k.res2.size() +
          k.ln2.size() + k.ln2_mean.size() + k.ln2_rstd.size() + k.fch.size() + k.fch_act.size();
   n += b.lnf.size() + b.lnf_mean.size() + b.lnf_rstd.size() + b.probs.size() + b.rope_cos.size() + b.rope_sin.size() + b.dres.size() +
-       b.dln.size() + b.datty.size() + b.dqkv.size() + b.dfch.size() + b.dfch_act.size() + b.att_scratch.size();
+       b.dln.size() + b.datty.size() + b.dqkv.size() + b.dfch.size() + b.dfch_act.size() + b.att_scratch.size() + b.full.size() +
+       b.slice.size() + b.dnorm.size();
   return n * sizeof(T);
 }
 

@@ -61,6 +61,7 @@ PlanFile read_plan_table(const toml::node& n, const std::string& origin) {
     else if (k == "fit_to_topology") f.fit_to_topology = get<bool>(v, key, origin);
     else if (k == "tp") f.tp = static_cast<int>(get_int(v, key, origin, 1, 1 << 20));
     else if (k == "tp_level") f.tp_level = named(v, key, origin, parse_level);
+    else if (k == "sp") f.sp = get<bool>(v, key, origin);
     else if (k == "params") p.params = named(v, key, origin, parse_partition);
     else if (k == "bwd_params") p.bwd_params = named(v, key, origin, parse_partition);
     else if (k == "grads") p.grads = named(v, key, origin, parse_partition);
@@ -144,7 +145,7 @@ std::optional<PlanFile> read_config_plan(const std::string& path) {
 }
 
 std::string plan_file_text(const Plan& p, bool fit_to_topology, const std::vector<std::string>& comment, int tp,
-                           std::optional<Level> tp_level) {
+                           std::optional<Level> tp_level, bool sp) {
   std::string s;
   for (const std::string& line : comment) s += "# " + line + "\n";
   const auto level = [](const Partition& x) { return "\"" + partition_name(x) + "\""; };
@@ -154,6 +155,7 @@ std::string plan_file_text(const Plan& p, bool fit_to_topology, const std::vecto
   if (tp > 1) {
     s += "tp = " + std::to_string(tp) + "  # tensor-parallel degree: the levels below are the data-parallel ranks'\n";
     if (tp_level) s += "tp_level = \"" + std::string(level_name(*tp_level)) + "\"\n";
+    if (sp) s += "sp = true  # sequence parallelism between the tensor-parallel regions\n";
   }
   s += "params = " + level(p.params) + "  # the level each state is partitioned over, or \"replicated\"\n";
   s += "bwd_params = " + level(p.bwd_params) + "\ngrads = " + level(p.grads) + "\noptim = " + level(p.optim) + "\n";
@@ -173,12 +175,12 @@ std::string plan_file_text(const Plan& p, bool fit_to_topology, const std::vecto
 }
 
 void write_plan_file(const std::string& path, const Plan& plan, const std::vector<std::string>& comment, int tp,
-                     std::optional<Level> tp_level) {
+                     std::optional<Level> tp_level, bool sp) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp);
     TZ_CHECK(out, ConfigError, "cannot write plan file '" + path + "'");
-    out << plan_file_text(plan, false, comment, tp, tp_level);
+    out << plan_file_text(plan, false, comment, tp, tp_level, sp);
     TZ_CHECK(out.good(), ConfigError, "error writing plan file '" + path + "'");
   }
   TZ_CHECK(std::rename(tmp.c_str(), path.c_str()) == 0, ConfigError, "cannot rename '" + tmp + "' to '" + path + "'");

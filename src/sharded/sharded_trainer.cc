@@ -19,11 +19,14 @@ std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
   return m;
 }
 
-// The model's tensor-parallel sum: an all-reduce over the mesh's tensor group, issued from the training thread (empty at tp = 1).
-TpSum<float> tp_sum(const Mesh& mesh) {
+// The model's tensor-parallel collectives over the mesh's tensor group, issued from the training thread (none at tp = 1).
+TpGroup<float> tp_group(const Mesh& mesh) {
   Communicator* group = mesh.tensor();
   if (!group) return {};
-  return [group](float* buf, std::size_t n) { group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum); };
+  return {[group](float* buf, std::size_t n) { group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum); },
+          [group](const float* send, float* recv, std::size_t n) { group->all_gather(send, recv, n, DType::f32); },
+          [group](const float* send, float* recv, std::size_t n) { group->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum); },
+          mesh.shape().sp};
 }
 }  // namespace
 
@@ -41,7 +44,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, 
       step_ops(*be.step),
       layout(c.model, TpShard{m.tp(), m.tp_rank()}),
       sampler(data, c.effective_seq_len(), c.seed),
-      model(be.make_model(layout, c, tp_sum(m))),
+      model(be.make_model(layout, c, tp_group(m))),
       dtype(c.param_dtype),
       dsize(dtype_size(c.param_dtype)),
       control(m.world().host()) {

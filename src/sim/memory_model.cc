@@ -122,7 +122,8 @@ Parts tierzero_parts(const SimInput& in, const Topology& topo, const GptLayout& 
   const double embed = in.model.tied ? 2.0 * sizeof(float) * static_cast<double>(layout.units()[layout.embed_unit()].numel) : 0.0;
   const int tp = in.mesh.tp;
   const double acts = sizeof(float) * static_cast<double>(gpt_activation_elements(in.model, in.micro_batch, seq_len, in.recompute.any(),
-                                                                                  ops::attention_scratch(seq_len, in.model.heads / tp), tp));
+                                                                                  ops::attention_scratch(seq_len, in.model.heads / tp), tp,
+                                                                                  in.mesh.sp));
   offloaded(p, states, dsize, r);
   library = in.system.device.sm_count == 0 ? mpi_reduce_temporaries(p, topo, buckets, dsize) : 0.0;
   return {{"params", params_off ? 0.0 : static_cast<double>(states.params_bytes(in.dtype))},
@@ -165,14 +166,15 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
   const double tokens = static_cast<double>(in.micro_batch) * seq_len, a = e.activation_bytes;
   const int tp = in.mesh.tp;
   const double block =
-      block_activation_bytes_per_token(m, seq_len, e.activation_bytes, in.attention_implementation() == "eager", in.model_code, tp) * tokens;
-  const double input = m.channels * a * tokens, L = m.layers;
+      block_activation_bytes_per_token(m, seq_len, e.activation_bytes, in.attention_implementation() == "eager", in.model_code, tp,
+                                       in.mesh.sp) * tokens;
+  const double input = m.channels * a * tokens / (in.mesh.sp ? tp : 1), L = m.layers;  // a sequence-parallel member's 1/tp
   double saved = L * block, recomputing = 0;
   switch (in.recompute.kind) {
     case Recompute::Kind::full: saved = L * input, recomputing = 2 * block; break;
     case Recompute::Kind::every: saved = L / in.recompute.every * input + (L - L / in.recompute.every) * block, recomputing = 2 * block; break;
     case Recompute::Kind::selective:
-      saved = L * block_activation_bytes_per_token(m, seq_len, e.activation_bytes, false, in.model_code, tp) * tokens;
+      saved = L * block_activation_bytes_per_token(m, seq_len, e.activation_bytes, false, in.model_code, tp, in.mesh.sp) * tokens;
       break;
     case Recompute::Kind::ops: {  // the input, the attention's output and the odd-numbered matmuls' (wq, wv, w1, w2; qkv, fc)
       const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size();
@@ -190,7 +192,7 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
 }  // namespace
 
 double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int activation_bytes, bool eager_attention, const ModelCode& code,
-                                        int tp) {
+                                        int tp, bool sp) {
   // What a block's backward reads (per token): the first norm's input and output, Q, K and V, the attention's output,
   // the second norm's input and output, the MLP's hidden (GELU's input and output; SwiGLU's gate, up and product),
   // each norm's statistics (fp32); eager attention also keeps the H x s softmax weights of each token. A norm the
@@ -200,7 +202,8 @@ double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int act
   const double stats = 2 * (m.norm == Norm::layernorm ? 8.0 : 4.0);
   const double scores = eager_attention ? static_cast<double>(m.heads) * seq_len * a : 4.0 * m.heads;  // or FlashAttention's log-sum-exp
   const double norms = code.norm.listed ? 2 * h * code.norm_saved_bytes : 4 * h * a;
-  return ((2 * h + 2 * kv + mlp) * a + scores) / tp + norms + stats;  // Q, K, V, the attention's output, the MLP, the scores split
+  // Q, K, V, the attention's output, the MLP, the scores split; the norms too with sequence parallelism (Korthikanti et al. 2022, section 4.2.2).
+  return ((2 * h + 2 * kv + mlp) * a + scores) / tp + (norms + stats) / (sp ? tp : 1);
 }
 
 namespace {

@@ -12,9 +12,10 @@ namespace tierzero {
 
 // Bytes per token one block keeps for its backward (its saved activations),
 // with the engine's activation dtype and attention, for sequence `seq_len`, the norms as `code` keeps them;
-// under tensor parallelism (`tp`) a member keeps its heads' and MLP columns' share of the split ones.
+// under tensor parallelism (`tp`) a member keeps its heads' and MLP columns' share of the split ones, and with
+// sequence parallelism (`sp`) its 1/tp of the norms' inputs, outputs and statistics.
 double block_activation_bytes_per_token(const GptConfig& model, int seq_len, int activation_bytes, bool eager_attention,
-                                        const ModelCode& code, int tp = 1);
+                                        const ModelCode& code, int tp = 1, bool sp = false);
 
 // Fills r.memory_bytes, r.memory_total, r.fits, r.largest_allocation, r.at_memory_limit, r.host_bytes and r.file_bytes.
 void memory_per_rank(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r);

@@ -68,8 +68,9 @@ class OpBuilder {
 void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const OpOptions& o) {
   const double a = o.activation_bytes, N = batch * seq, h = m.channels, d = m.head_size(), t = o.tp;
   const double H = m.heads / t, kv = static_cast<double>(m.kv()) * d / t, F = m.ffn_size() / t, q = H * d;
+  const double R = o.sp ? N / t : N;  // the rows the norms and residual adds run on
   const bool llama = m.family() == "llama";
-  b.coded("norm1", o.code.norm, N * h, 2 * N * h * a, 3 * N * h * a);
+  b.coded("norm1", o.code.norm, R * h, 2 * R * h * a, 3 * R * h * a);
   b.linear("qkv", N, q + 2 * kv, h);
   if (llama) b.coded("rope", o.code.rope, N * (q + kv), 2 * N * (q + kv) * a, 2 * N * (q + kv) * a);
   if (o.attention == "eager") {
@@ -84,8 +85,8 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
     b.fused_attention(batch * H, seq, d);
   }
   b.linear("proj", N, h, q);
-  b.memory("residual1", 3 * N * h * a, 3 * N * h * a);
-  b.coded("norm2", o.code.norm, N * h, 2 * N * h * a, 3 * N * h * a);
+  b.memory("residual1", 3 * R * h * a, 3 * R * h * a);
+  b.coded("norm2", o.code.norm, R * h, 2 * R * h * a, 3 * R * h * a);
   if (m.mlp == Mlp::swiglu) {
     b.linear("gate_up", N, 2 * F, h);
     b.memory("swiglu", 3 * N * F * a, 5 * N * F * a);
@@ -94,7 +95,7 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
     b.memory("gelu", 2 * N * F * a, 3 * N * F * a);
   }
   b.linear("fc_proj", N, h, F);
-  b.memory("residual2", 3 * N * h * a, 3 * N * h * a);
+  b.memory("residual2", 3 * R * h * a, 3 * R * h * a);
 }
 // The share of a block's forward op that torchtitan's per-op policy recomputes.
 double ops_policy_share(const GptConfig& m, const Op& op) {
@@ -150,7 +151,8 @@ std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len
   // once and writes their gradient in place; otherwise they are upcast to
   // fp32, log-softmaxed, and the gradient goes back through both (PyTorch's
   // autocast cross_entropy).
-  ends.coded("norm_f", o.code.norm, N * h, 2 * N * h * a, 3 * N * h * a);
+  const double R = o.sp ? N / o.tp : N;
+  ends.coded("norm_f", o.code.norm, R * h, 2 * R * h * a, 3 * R * h * a);
   ends.linear("head", N, V, h);
   if (o.fused_loss) ends.memory("loss", N * V * a, 2 * N * V * a);
   else ends.memory("loss", N * V * (a + 4 + 8), N * V * (4 + 12 + 4 + a), 3);  // cast, log-softmax; their gradients

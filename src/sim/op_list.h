@@ -46,8 +46,10 @@ struct OpOptions {
   ModelCode code;  // how the model's code writes its norms and rotary embedding (default: the engine's kernels)
   // Tensor parallelism (Megatron-LM's layers): a member computes its 1/tp of
   // the heads (QKV, attention, output projection) and of the MLP's columns;
-  // norms, residuals, the embedding and the head run whole on every member.
+  // norms, residuals, the embedding and the head run whole on every member
+  // (with sequence parallelism, `sp`, the norms and residual adds on its 1/tp of the rows).
   int tp = 1;
+  bool sp = false;
 };
 
 // Every operation of one micro-batch of `micro_batch` sequences of `seq_len`.

@@ -192,7 +192,7 @@ ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayo
   o.attention = in.attention_implementation();
   o.activation_bytes = e.activation_bytes, o.fused_loss = e.fused_loss, o.fp8 = in.fp8, o.recompute = in.recompute;
   o.code = in.model_code;
-  o.tp = in.mesh.tp;
+  o.tp = in.mesh.tp, o.sp = in.mesh.sp;
   EngineProfile priced = e;
   priced.attention = o.attention;
   ComputeTime t = price_ops(micro_batch_ops(in.model, in.micro_batch, seq_len, o), in.system, priced).scaled(in.grad_accum);
@@ -290,6 +290,7 @@ SimResult simulate(const SimInput& job) {
   cfg.param_dtype = in.dtype;
   cfg.validate();
   const int seq_len = cfg.effective_seq_len();
+  in.mesh.check_sp(seq_len);
   const GptLayout layout(in.model, TpShard{in.mesh.tp, 0});  // a tensor-parallel member's slices (the whole model at tp 1)
   SimResult r;
   const ComputeTime c = compute_time(in, topo, layout, seq_len, r);

@@ -13,15 +13,44 @@ double blocks_recomputed_with_collectives(const GptConfig& model, const Recomput
   return 0;
 }
 
+namespace {
+// A flat all-gather or reduce-scatter over `members` with `n` elements per member, as the communicators count it:
+// `me` receives n from each peer.
+void flat_from_each(std::vector<HopTransfer>& out, Collective k, const Topology& t, const std::vector<int>& members, int me, std::size_t n,
+                    std::size_t esize) {
+  HopTransfer x{Phase::tensor, k, static_cast<int>(members.size()), {}, 0, -1};
+  for (const int peer : members)
+    if (peer != me) x.bytes[static_cast<int>(t.separating_level(me, peer))] += n * esize;
+  out.push_back(x);
+}
+}  // namespace
+
 std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& world, int me, int seq_len) {
   std::vector<HopTransfer> out;
   if (in.mesh.tp == 1) return out;
   const std::vector<int> members = in.mesh.tensor_group(world, me);
-  const std::size_t n = static_cast<std::size_t>(in.micro_batch) * static_cast<std::size_t>(seq_len) * static_cast<std::size_t>(in.model.channels);
+  const std::size_t C = static_cast<std::size_t>(in.model.channels), n = static_cast<std::size_t>(in.micro_batch) * static_cast<std::size_t>(seq_len) * C;
   const auto esize = static_cast<std::size_t>(in.engine.activation_bytes);
-  const double per_micro = 4.0 * in.model.layers + 2 * blocks_recomputed_with_collectives(in.model, in.recompute);
-  const auto calls = static_cast<long>(per_micro * in.grad_accum);
-  for (long i = 0; i < calls; ++i) flat_all_reduce(out, Phase::tensor, world, members, me, n, esize);
+  const double recomputed = blocks_recomputed_with_collectives(in.model, in.recompute);
+  if (!in.mesh.sp) {
+    const auto calls = static_cast<long>((4.0 * in.model.layers + 2 * recomputed) * in.grad_accum);
+    for (long i = 0; i < calls; ++i) flat_all_reduce(out, Phase::tensor, world, members, me, n, esize);
+    return out;
+  }
+  // Sequence parallel, per micro-batch: each block's forward (and its recomputation) gathers the two norms' outputs and
+  // reduce-scatters the two projections' sums; its backward gathers the two outputs' gradients and the two saved norm
+  // outputs and reduce-scatters the two inputs' gradients; the final norm's output is gathered for the head, the
+  // stream's gradient for the embedding's; the norms' weight gradients are summed, each block's and the final one's.
+  const std::size_t piece = n / static_cast<std::size_t>(in.mesh.tp);
+  const std::size_t norm_params = in.model.norm == Norm::layernorm ? 2 * C : C;
+  const double L = in.model.layers;
+  const auto gathers = static_cast<long>(6 * L + 2 * recomputed + 2), scatters = static_cast<long>(4 * L + 2 * recomputed);
+  for (int micro = 0; micro < in.grad_accum; ++micro) {
+    for (long i = 0; i < gathers; ++i) flat_from_each(out, Collective::all_gather, world, members, me, piece, esize);
+    for (long i = 0; i < scatters; ++i) flat_from_each(out, Collective::reduce_scatter, world, members, me, piece, esize);
+    for (int l = 0; l < in.model.layers; ++l) flat_all_reduce(out, Phase::tensor, world, members, me, 2 * norm_params, esize);
+    flat_all_reduce(out, Phase::tensor, world, members, me, norm_params, esize);
+  }
   return out;
 }
 

@@ -40,4 +40,11 @@ std::vector<int> MeshShape::tensor_group(const Topology& world, int rank) const 
   return members;
 }
 
+void MeshShape::check_sp(int seq_len) const {
+  if (!sp) return;
+  TZ_CHECK(tp > 1, ConfigError, "sp: sequence parallelism needs tp > 1 (tp = " + std::to_string(tp) + ")");
+  TZ_CHECK(seq_len % tp == 0, ConfigError,
+           "sp: tp = " + std::to_string(tp) + " does not divide the sequence length " + std::to_string(seq_len));
+}
+
 }  // namespace tierzero

@@ -39,6 +39,7 @@ struct SimArgs {
   std::string tp_level;  // --tp-level: its level ("": the innermost declared)
   int pp = 1;            // --pp: pipeline stages (tierzero/simulator.h, PipelineShape)
   std::string pp_schedule = "1f1b", pp_level;
+  bool sp = false;       // --sp: sequence parallelism
 };
 
 // A strategy's plan on a job, and what fit_memory changed in it to fit ("" when nothing).
@@ -60,10 +61,14 @@ SimInput job(const SimArgs& a) {
   in.topology_spec = a.topology;
   in.mesh.tp = a.tp;
   if (!a.tp_level.empty()) in.mesh.tp_level = parse_level(a.tp_level);
+  in.mesh.sp = a.sp;
   check_tp(in.model, a.tp);
   in.pipeline.stages = a.pp;
   in.pipeline.set_schedule(a.pp_schedule);
   if (!a.pp_level.empty()) in.pipeline.level = parse_level(a.pp_level);
+  TrainConfig sequence;  // the sequence length train would run (seq_len 0: the model's context)
+  sequence.model = in.model, sequence.seq_len = in.seq_len;
+  in.mesh.check_sp(sequence.effective_seq_len());
   in.engine = engine_profile(a.engine);
   if (!a.backward_prefetch.empty()) {
     TZ_CHECK(a.engine == "fsdp", ConfigError,
@@ -337,6 +342,7 @@ int run_plan(const SimArgs& a) {
       j["tp_level"] = c.mesh.tp_level ? nlohmann::ordered_json(std::string(level_name(*c.mesh.tp_level))) : nlohmann::ordered_json();
       j["pp"] = c.pipeline.stages;
       j["pp_schedule"] = c.pipeline.schedule();
+      j["sp"] = c.mesh.sp;
       j["prefetch"] = c.plan.prefetch;
       j["bucket_bytes"] = c.plan.bucket_bytes;
       j["recompute"] = c.recompute.name();
@@ -350,7 +356,8 @@ int run_plan(const SimArgs& a) {
       const std::string figures = fmt::format("{:>8} {:>9} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
                                               figure(c.result.tokens_per_s_per_device, 0), figure(c.result.memory_total / 1e9, 1));
       const std::string indent(figures.size() + 1, ' ');
-      const std::string tp = c.mesh.tp > 1 ? fmt::format("tp {} on {}, ", c.mesh.tp, level_name(c.mesh.level(base.topology()))) : "";
+      const std::string tp =
+          c.mesh.tp > 1 ? fmt::format("tp {} on {}{}, ", c.mesh.tp, level_name(c.mesh.level(base.topology())), c.mesh.sp ? " with sp" : "") : "";
       const std::string pp = c.pipeline.stages > 1 ? fmt::format("pp {} on {} {}, ", c.pipeline.stages,
                                                                  level_name(c.pipeline.level_in(base.topology())), c.pipeline.schedule())
                                                    : "";
@@ -452,6 +459,9 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--pp-schedule", a.pp_schedule, "1f1b, or interleaved:V (V chunks of layers per rank, Megatron-LM's virtual stages)")
       ->capture_default_str();
   c->add_option("--pp-level", a.pp_level, "The level the pipeline's stages lie along (package, node, world; default: the outermost declared)");
+  c->add_flag("--sp", a.sp,
+              "Sequence parallelism (with --tp > 1 dividing the sequence length): norms and residuals on 1/N of the sequence, an "
+              "all-gather before and a reduce-scatter after each parallel region instead of the all-reduces (docs/parallelism.md)");
   c->add_option("--seq-len", a.seq_len,
                 "Sequence length (0: the model's context, at most " + std::to_string(TrainConfig::kDefaultMaxSeqLen) + ", as train)")
       ->check(at_least(0))

@@ -53,6 +53,7 @@ struct TrainArgs {
   int comm_queues = 0;
   int tp = 0;  // --tp: the tensor-parallel degree (tierzero/mesh.h); 0: the plan file's, else 1
   std::string tp_level;  // --tp-level: its level; "": the plan file's, else the innermost declared
+  bool sp = false;  // --sp: sequence parallelism (or the plan file's)
   std::int64_t flight_records = 4096;
   std::string flight_dir;
   bool flight_dump_on_stop = false;
@@ -131,14 +132,15 @@ PlanFile plan_file(const TrainArgs& a) {
 ResolvedRun resolve_run(const TrainArgs& a, const Topology& world, int ranks) {
   PlanFile planned = plan_file(a);
   if (a.deepspeed.empty()) {
-    const MeshShape mesh{a.tp > 0 ? a.tp : planned.tp, a.tp_level.empty() ? planned.tp_level : parse_level(a.tp_level)};  // flags win
+    const MeshShape mesh{a.tp > 0 ? a.tp : planned.tp, a.tp_level.empty() ? planned.tp_level : parse_level(a.tp_level),
+                         a.sp || planned.sp};  // flags win
     const Topology topo = mesh.data_topology(world);  // the degree against its level and the ranks
     apply_placement_flags(a, planned.plan);  // before the checks: a written plan names no NVMe directory (--nvme-path does)
     return {resolve(a), planned.for_topology(topo), mesh, {}, a.logs};
   }
   const DeepSpeedConfig file = DeepSpeedConfig::read(a.deepspeed);
   const MeshShape mesh{a.tp > 0 ? a.tp : file.tensor_parallel_size(),
-                       a.tp_level.empty() ? std::nullopt : std::optional(parse_level(a.tp_level))};  // --tp wins over autotp_size
+                       a.tp_level.empty() ? std::nullopt : std::optional(parse_level(a.tp_level)), a.sp};  // --tp wins over autotp_size
   const Topology topo = mesh.data_topology(world);
   DeepSpeedMapping ds;
   ResolvedRun run{resolve(a, &file, [&](TrainConfig& c) { ds = file.apply(topo, c); }), {}, mesh, {}, a.logs};
@@ -338,6 +340,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
   Communicator* world = checked ? checked.get() : device_comm.get();
   const auto [cfg, plan, mesh_shape, notes, log_dirs] = resolve_run(a, topo, mpi.size());
   check_tp(cfg.model, mesh_shape.tp);
+  mesh_shape.check_sp(cfg.effective_seq_len());
   const bool root = mpi.rank() == 0;
   if (root)
     for (const std::string& note : notes) std::fprintf(stderr, "tierzero: %s\n", note.c_str());
@@ -375,7 +378,10 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
     if (root)
       std::fprintf(stderr, "tierzero: training %s (%zu parameters) on %d %s ranks (%s%s) with %s, %s GEMMs\n", cfg.model.name.c_str(),
                    cfg.model.num_params(), mpi.size(), a.device.c_str(), topo.to_string().c_str(),
-                   mesh.tp() > 1 ? (", tp " + std::to_string(mesh.tp()) + " x dp " + std::to_string(mesh.data_size())).c_str() : "",
+                   mesh.tp() > 1 ? (", tp " + std::to_string(mesh.tp()) + (mesh.shape().sp ? " with sp" : "") + " x dp " +
+                                     std::to_string(mesh.data_size()))
+                                        .c_str()
+                                  : "",
                    plan.describe().c_str(),
                    matmul_used(cfg, trainer, a.device == "cpu").c_str());
     std::unique_ptr<TrainReport> report;
@@ -462,7 +468,7 @@ int run_sharded(const TrainArgs& a, Context& ctx) {
 
 int run_train(const TrainArgs& a, Context& ctx) {
   const bool planned = !a.strategy.empty() || !a.plan.empty() || !a.deepspeed.empty() || (!a.config.empty() && read_config_plan(a.config));
-  if (a.device != "cpu" || planned || a.tp > 1 || !a.tp_level.empty() || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
+  if (a.device != "cpu" || planned || a.tp > 1 || !a.tp_level.empty() || a.sp || !a.topology.empty() || !a.save_dir.empty() || !a.resume.empty() || !a.init.empty() ||
       !a.offload_optimizer.empty() || !a.offload_param.empty() || std::getenv("OMPI_COMM_WORLD_SIZE"))
     return run_sharded(a, ctx);
   const TrainConfig cfg = resolve(a);
@@ -614,6 +620,9 @@ void add_train_command(CLI::App& app, Context& ctx) {
       ->check(at_least(1));
   c->add_option("--tp-level", a->tp_level,
                 "The level the tensor-parallel groups lie in (package, node, world; default: the plan's tp_level, else the innermost declared)");
+  c->add_flag("--sp", a->sp,
+              "Sequence parallelism (default: the plan's sp, else off; needs tp > 1 dividing the sequence length): norms and residuals "
+              "on 1/N of the sequence, an all-gather before and a reduce-scatter after each parallel region instead of the all-reduces");
   c->add_option("--flight-records", a->flight_records,
                 "Collectives each rank's flight recorder keeps, with what the rank was doing (default 4096; 0: off); written to "
                 "DIR/flight/rank-R.json when a collective times out, on a fatal signal, on SIGTERM and on SIGUSR2 (tierzero diagnose DIR)")

@@ -109,7 +109,7 @@ void write_simulated_plan(const std::string& path, const std::string& what, cons
   if (recompute.any() && recompute.kind != Recompute::Kind::full)
     comment.push_back("train recomputes every block, not " + recompute.name() + ": its step time and memory differ");
   comment.push_back("run it (" + std::to_string(in.ranks) + " ranks): " + train);
-  write_plan_file(path, plan, comment, in.mesh.tp, in.mesh.tp_level);
+  write_plan_file(path, plan, comment, in.mesh.tp, in.mesh.tp_level, in.mesh.sp);
 }
 
 }  // namespace tierzero::cli
