@@ -58,7 +58,7 @@ void offloaded(const Plan& p, const StateLayouts& states, double dsize, SimResul
   const auto params = static_cast<double>(states.params.total) * dsize, bwd = static_cast<double>(states.bwd_params.total) * dsize;
   if (p.optim_offload.device == Offload::cpu) r.host_bytes += optim;
   if (p.optim_offload.device == Offload::nvme)
-    r.file_bytes += optim, r.host_bytes += p.optim_offload.buffers * 3 * sizeof(float) * static_cast<double>(states.optim.largest_shard());
+    r.file_bytes += optim, r.host_bytes += p.optim_offload.buffers * kOptimBytesPerParam * static_cast<double>(states.optim.largest_shard());
   if (p.param_offload.offloaded() && states.bwd_distinct) r.host_bytes += bwd;
   if (p.param_offload.device == Offload::cpu) r.host_bytes += params;
   if (p.param_offload.device == Offload::nvme)

@@ -205,6 +205,14 @@ ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayo
   return t;
 }
 
+// The offloaded optimizer's bytes per parameter of its shard in a step (optim_store.h): the host's AdamW
+// (tierzero/optim.h) reads the fp32 gradient, master weight and two moments and writes the last three back, in host
+// memory; on nvme the state (kOptimBytesPerParam) is read from its file and written back; over the host
+// link, the gradient goes down and the new parameter comes up, in the parameter type.
+constexpr double kOffloadHostMemoryBytesPerParam = 7 * sizeof(float);                 // 28
+constexpr double kOffloadNvmeBytesPerParam = 2 * static_cast<double>(kOptimBytesPerParam);  // 24
+constexpr double kOffloadHostLinkValuesPerParam = 2;
+
 // The step's time for the offloaded states (tierzero/simulator.h); 0 when they are on the device.
 double offload_time(const SimInput& in, const Topology& topo, const GptLayout& layout) {
   const Plan& p = in.plan;
@@ -217,9 +225,9 @@ double offload_time(const SimInput& in, const Topology& topo, const GptLayout& l
     TZ_CHECK(p.optim_offload.device != Offload::nvme || sys.nvme_Bps > 0, ConfigError,
              "system '" + sys.name + "' gives no NVMe rate (nvme_gbs) to price the optimizer offloaded to nvme");
     const auto params = static_cast<double>(states.optim.total);
-    t += 28 * params / sys.host_memory_Bps;
-    if (sys.host_link_Bps > 0) t += 2 * static_cast<double>(dtype_size(in.dtype)) * params / sys.host_link_Bps;
-    if (p.optim_offload.device == Offload::nvme) t += 24 * params / sys.nvme_Bps;
+    t += kOffloadHostMemoryBytesPerParam * params / sys.host_memory_Bps;
+    if (sys.host_link_Bps > 0) t += kOffloadHostLinkValuesPerParam * static_cast<double>(dtype_size(in.dtype)) * params / sys.host_link_Bps;
+    if (p.optim_offload.device == Offload::nvme) t += kOffloadNvmeBytesPerParam * params / sys.nvme_Bps;
   }
   if (p.param_offload.offloaded()) {
     TZ_CHECK(p.param_offload.device != Offload::nvme || sys.nvme_Bps > 0, ConfigError,
