@@ -42,13 +42,11 @@ struct HostOps;  // src/model/host_ops.h
 
 // The elements GptModel's activation and gradient buffers hold (its
 // activation_bytes() / sizeof(T)), for a backend whose attention backward
-// takes `attention_scratch` elements: per block (every one, or one when
-// recomputing) the norms' outputs and statistics, QKV, the B x H x T x T
-// attention weights, the attention output, the residual after it and the
-// MLP's two buffers; the L + 1 residuals; the final norm and the [N, V]
-// softmax; RoPE's tables; the backward's scratch. The simulator's memory
-// model for tierzero's engine uses it (src/sim/memory_model.cc). `tp`: a
-// tensor-parallel member's (its heads' and MLP columns' share).
+// takes `attention_scratch` elements: the total of their size table
+// (model/activation_sizes.h), from which the model allocates them. The
+// simulator's memory model for tierzero's engine uses it
+// (src/sim/memory_model.cc). `tp`: a tensor-parallel member's (its heads'
+// and MLP columns' share).
 std::size_t gpt_activation_elements(const GptConfig& c, int batch, int seq_len, bool recompute, std::size_t attention_scratch,
                                     int tp = 1);
 
