@@ -187,11 +187,7 @@ namespace {
 // The compute of the step: every micro-batch's operations and the optimizer's update of this rank's shard.
 ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
   const EngineProfile& e = in.engine;
-  OpOptions o;
-  o.attention = in.attention_implementation();
-  o.activation_bytes = e.activation_bytes, o.fused_loss = e.fused_loss, o.fp8 = in.fp8, o.recompute = in.recompute;
-  o.code = in.model_code;
-  o.tp = in.mesh.tp;
+  const OpOptions o = op_options(in);
   EngineProfile priced = e;
   priced.attention = o.attention;
   ComputeTime t = price_ops(micro_batch_ops(in.model, in.micro_batch, seq_len, o), in.system, priced).scaled(in.grad_accum);
