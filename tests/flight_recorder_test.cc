@@ -9,9 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
 
 #include "comm/comm_schedule.h"
+#include "comm/flight_keys.h"
 #include "comm/flight_state.h"
 #include "tierzero/communicator.h"
 #include "tierzero/error.h"
@@ -270,6 +272,28 @@ TEST_F(FlightDiagnoseTest, AMismatchIsNamedWithBothSides) {
   EXPECT_NE(v.text.find("rank 0 issued all_reduce on " + c + " (4 bytes of fp32), rank 1 issued all_reduce on " + c + " (12 bytes of fp32)"),
             std::string::npos)
       << v.text;
+}
+
+// Writer, reader and re-emitter spell a record alike (comm/flight_keys.h):
+// the dump's record has exactly the keys listed there, and the verdict
+// re-emits each of them with the value written.
+TEST_F(FlightDiagnoseTest, ARecordRoundTripsThroughWriterReaderAndVerdict) {
+  make_job();
+  write(1, rank1_);
+  const json written = rank1_["records"].back();
+  std::set<std::string> keys;
+  for (const auto& [k, v] : written.items()) keys.insert(k);
+  std::set<std::string> listed(std::begin(flight_key::kReemittedRecordKeys), std::end(flight_key::kReemittedRecordKeys));
+  listed.insert({flight_key::kQueuedNs, flight_key::kStartedNs, flight_key::kCompletedNs});
+  EXPECT_EQ(keys, listed);
+  const json v = json::parse(diagnose_flight(dir_.string()).json);
+  ASSERT_EQ(v["ranks"].size(), 2u);
+  for (const json& rank : v["ranks"]) {
+    const json& again = rank["last_completed"];
+    ASSERT_TRUE(again.is_object()) << rank.dump();
+    for (const char* k : flight_key::kReemittedRecordKeys) EXPECT_EQ(again[k], written[k]) << k;
+    EXPECT_EQ(again[flight_key::kLevel], flight_key::kSelf) << again.dump();  // the world of one rank
+  }
 }
 
 TEST_F(FlightDiagnoseTest, NoDumpsIsAnError) {

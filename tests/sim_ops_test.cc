@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "sim/compute_model.h"
@@ -110,6 +111,53 @@ TEST(ModelCode, ANormWrittenInFp32KeepsMoreForItsBackward) {
   const double plain = block_activation_bytes_per_token(m, 4096, 2, false, ModelCode{});
   const double hf = block_activation_bytes_per_token(m, 4096, 2, false, model_code("hf-transformers"));
   EXPECT_DOUBLE_EQ(hf - plain, 2 * m.channels * (6 - 4));
+}
+
+// The activations another engine keeps come from the block's ops' saved bytes; here in closed form, per token
+// and block (h channels, kv the key/value width, F the MLP's, a bytes, on a member of tp; norms and the input
+// whole): the norms' inputs and outputs 4 h a and statistics 2 x 8 (LayerNorm) or 2 x 4, Q, K, V and the
+// attention's output (2h + 2kv) a / tp, the MLP (SwiGLU's 3F, GELU's 2F) a / tp, FlashAttention's log-sum-exp
+// 4 H / tp or eager attention's softmax weights H s a / tp. Full: each block's input, one block's set twice while it
+// recomputes; every:2 the input of half the blocks; selective the FlashAttention set; selective-op the input, the
+// attention's output and every other matmul's (Llama: 2h + (2h + kv + F) / tp; GPT-2: h + (2h + 2kv + F) / tp), and
+// one block's set while it recomputes.
+TEST(OpList, TheBlocksSavedBytesAreTheActivationsTheMemoryModelCounts) {
+  for (const char* name : {"gpt2-124m", "llama3-8b", "gpt-20b"})
+    for (int tp : {1, 2})
+      for (const char* attention : {"flash2", "eager"})
+        for (const char* recompute : {"none", "full", "every:2", "selective", "selective-op"}) {
+          SimInput in;
+          in.model = gpt_preset(name);
+          in.system = load_system("dgx-h100");
+          in.ranks = 16;
+          in.micro_batch = 2;
+          in.seq_len = 1024;
+          in.engine = engine_profile("fsdp");
+          in.engine.recompute = {"none", "full", "every", "selective", "selective-op"};
+          in.engine.tensor_parallel = TensorParallel::any;  // every policy and degree, on one engine's kernels
+          in.attention = attention;
+          in.recompute = Recompute::parse(recompute);
+          in.mesh = MeshShape{tp, std::nullopt};
+          in.plan = fit_to(strategy_plan("zero3"), in.data_topology());
+          const SimResult r = simulate(in);
+          const std::map<std::string, double> parts(r.memory_bytes.begin(), r.memory_bytes.end());
+          const GptConfig& m = in.model;
+          const double tokens = 2 * 1024, a = in.engine.activation_bytes, L = m.layers, t = tp;
+          const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size();
+          const double mlp = m.mlp == Mlp::swiglu ? 3 * F : 2 * F, stats = m.norm == Norm::layernorm ? 16 : 8;
+          const auto block = [&](bool eager) {
+            return tokens * (4 * h * a + stats + ((2 * h + 2 * kv + mlp) * a + (eager ? m.heads * 1024.0 * a : 4.0 * m.heads)) / t);
+          };
+          const bool eager = std::string(attention) == "eager";
+          const double input = tokens * h * a;
+          const double kept = m.family() == "llama" ? 2 * h + (2 * h + kv + F) / t : h + (2 * h + 2 * kv + F) / t;
+          const std::map<std::string, double> expected = {{"none", L * block(eager)},
+                                                          {"full", L * input + 2 * block(eager)},
+                                                          {"every:2", L / 2 * input + L / 2 * block(eager) + 2 * block(eager)},
+                                                          {"selective", L * block(false)},
+                                                          {"selective-op", L * kept * a * tokens + block(eager)}};
+          EXPECT_DOUBLE_EQ(parts.at("activations"), expected.at(recompute)) << name << " tp " << tp << " " << attention << " " << recompute;
+        }
 }
 
 // The step with Hugging Face's code is slower than with the engine's kernels by the memory-bound time alone.

@@ -18,12 +18,14 @@
 #include <tuple>
 
 #include "comm/flight_dumps.h"
+#include "comm/flight_keys.h"
 #include "comm/flight_suspect.h"
 #include "tierzero/communicator.h"
 
 namespace tierzero {
 
 using nlohmann::json;
+namespace fk = flight_key;
 
 namespace {
 
@@ -101,17 +103,17 @@ std::vector<const FlightRecordRead*> Analysis::in_flight(const FlightDumpRead& d
 }
 
 json Analysis::record(const FlightDumpRead& d, const FlightRecordRead& r) const {
-  json j = {{"comm", r.comm},   {"seq", r.seq},     {"op", r.op},       {"bytes", r.bytes},         {"dtype", r.dtype}, {"bits", r.bits},
-            {"queue", r.queue}, {"job", r.job},     {"step", r.step},   {"micro", r.micro},         {"phase", r.phase}, {"unit", r.unit},
+  json j = {{fk::kComm, r.comm},   {fk::kSeq, r.seq},   {fk::kOp, r.op},       {fk::kBytes, r.bytes}, {fk::kDtype, r.dtype}, {fk::kBits, r.bits},
+            {fk::kQueue, r.queue}, {fk::kJob, r.job},   {fk::kStep, r.step},   {fk::kMicro, r.micro}, {fk::kPhase, r.phase}, {fk::kUnit, r.unit},
             {"completed", r.done()}, {"started_s_before_dump", before_dump(d, r.started_ns)}};
   if (r.done()) j["completed_s_before_dump"] = before_dump(d, r.completed_ns);
-  if (const FlightCommRead* c = d.comm(r.comm)) j["name"] = c->name, j["level"] = c->level, j["members"] = c->members;
+  if (const FlightCommRead* c = d.comm(r.comm)) j[fk::kName] = c->name, j[fk::kLevel] = c->level, j[fk::kMembers] = c->members;
   return j;
 }
 
 json Analysis::rank_state(const FlightDumpRead& d) const {
-  json j = {{"rank", d.rank}, {"reason", d.reason}};
-  j["activity"] = {{"what", d.activity.what}, {"unit", d.activity.unit}, {"step", d.activity.step}, {"micro", d.activity.micro},
+  json j = {{fk::kRank, d.rank}, {fk::kReason, d.reason}};
+  j[fk::kActivity] = {{fk::kWhat, d.activity.what}, {fk::kUnit, d.activity.unit}, {fk::kStep, d.activity.step}, {fk::kMicro, d.activity.micro},
                    {"for_s", d.activity.since_ns ? before_dump(d, d.activity.since_ns) : 0.0}};
   j["waiting_in"] = json::array();
   for (const FlightRecordRead* r : in_flight(d)) j["waiting_in"].push_back(record(d, *r));
@@ -131,14 +133,14 @@ json Analysis::mismatches() const {
     for (const auto& [rank, r] : ranks) sides[{r->op, r->bytes, r->dtype}].push_back(rank), first = std::min(first, r->started_ns);
     if (sides.size() < 2) continue;
     const FlightCommRead& c = *groups_.at(where.first).info;
-    json m = {{"comm", c.id}, {"name", c.name}, {"level", c.level}, {"members", c.members}, {"seq", where.second}, {"started_ns", first}};
+    json m = {{fk::kComm, c.id}, {fk::kName, c.name}, {fk::kLevel, c.level}, {fk::kMembers, c.members}, {fk::kSeq, where.second}, {fk::kStartedNs, first}};
     m["sides"] = json::array();
     for (const auto& [what, who] : sides)
-      m["sides"].push_back({{"ranks", who}, {"op", std::get<0>(what)}, {"bytes", std::get<1>(what)}, {"dtype", std::get<2>(what)}});
+      m["sides"].push_back({{"ranks", who}, {fk::kOp, std::get<0>(what)}, {fk::kBytes, std::get<1>(what)}, {fk::kDtype, std::get<2>(what)}});
     std::stable_sort(m["sides"].begin(), m["sides"].end(), [](const json& a, const json& b) { return a["ranks"].size() > b["ranks"].size(); });
     out.push_back(std::move(m));
   }
-  std::sort(out.begin(), out.end(), [](const json& a, const json& b) { return a["started_ns"] < b["started_ns"]; });
+  std::sort(out.begin(), out.end(), [](const json& a, const json& b) { return a[fk::kStartedNs] < b[fk::kStartedNs]; });
   return out;
 }
 
@@ -175,7 +177,7 @@ json Analysis::first_missing() const {
     if (c.waiting.empty()) continue;  // the ranks ahead wait for nothing: the others are only behind
     c.missing.insert(c.missing.end(), dead_.begin(), dead_.end());  // whether a dead rank entered it, nothing says
     std::sort(c.missing.begin(), c.missing.end());
-    c.what = {{"kind", "job"}, {"queue", q}, {"job", lo}};
+    c.what = {{"kind", "job"}, {fk::kQueue, q}, {fk::kJob, lo}};
     if (first) {
       std::set<std::string> ops;
       std::vector<std::string> levels;
@@ -186,9 +188,13 @@ json Analysis::first_missing() const {
             if (const FlightCommRead* cm = d.comm(r.comm); cm && std::find(levels.begin(), levels.end(), cm->level) == levels.end())
               levels.push_back(cm->level);
           }
-      const auto order = [](const std::string& l) { return l == "package" ? 0 : l == "node" ? 1 : l == "world" ? 2 : 3; };
+      const auto order = [](const std::string& l) {
+        for (Level x : kAllLevels)
+          if (l == level_name(x)) return static_cast<int>(x);
+        return kNumLevels;  // self
+      };
       std::sort(levels.begin(), levels.end(), [&](const std::string& a, const std::string& b) { return order(a) < order(b); });
-      c.what.update({{"phase", first->phase}, {"unit", first->unit}, {"step", first->step}, {"micro", first->micro}, {"bits", first->bits},
+      c.what.update({{fk::kPhase, first->phase}, {fk::kUnit, first->unit}, {fk::kStep, first->step}, {fk::kMicro, first->micro}, {fk::kBits, first->bits},
                      {"ops", ops}, {"levels", levels}});
     }
     jobs.push_back(std::move(c));
@@ -213,9 +219,10 @@ json Analysis::first_missing() const {
     std::sort(c.missing.begin(), c.missing.end());
     if (c.waiting.empty() || c.missing.empty()) continue;
     const FlightRecordRead& r = *c.waiting.begin()->second.front();
-    c.what = {{"kind", "collective"}, {"comm", g.info->id},  {"name", g.info->name}, {"level", g.info->level}, {"members", g.info->members},
-              {"seq", seq},           {"op", r.op},           {"bytes", r.bytes},     {"dtype", r.dtype},         {"phase", r.phase},
-              {"unit", r.unit},       {"step", r.step},       {"micro", r.micro},     {"bits", r.bits}};
+    c.what = {{"kind", "collective"}, {fk::kComm, g.info->id}, {fk::kName, g.info->name}, {fk::kLevel, g.info->level},
+              {fk::kMembers, g.info->members}, {fk::kSeq, seq},       {fk::kOp, r.op},         {fk::kBytes, r.bytes},
+              {fk::kDtype, r.dtype},        {fk::kPhase, r.phase},     {fk::kUnit, r.unit},     {fk::kStep, r.step},
+              {fk::kMicro, r.micro},        {fk::kBits, r.bits}};
     collectives.push_back(std::move(c));
   }
   // A collective that some job-level candidate's waiting ranks wait in is that job, seen from one communicator.
@@ -223,38 +230,38 @@ json Analysis::first_missing() const {
   for (Candidate& c : collectives) {
     const FlightRecordRead& r = *c.waiting.begin()->second.front();
     const bool same_job = std::any_of(pick.begin(), pick.end(), [&](const Candidate& j) {
-      return r.queue >= 0 && j.what["queue"] == r.queue && j.what["job"] == r.job;
+      return r.queue >= 0 && j.what[fk::kQueue] == r.queue && j.what[fk::kJob] == r.job;
     });
     if (!same_job) pick.push_back(std::move(c));
   }
   if (pick.empty()) return nullptr;
   const Candidate& c = *std::min_element(pick.begin(), pick.end(), [](const Candidate& a, const Candidate& b) { return a.time < b.time; });
   json out = c.what;
-  out["entered"] = c.entered, out["missing"] = c.missing;
+  out[fk::kEntered] = c.entered, out["missing"] = c.missing;
   out["waiting"] = json::array();
   for (const auto& [rank, records] : c.waiting)
     for (const FlightRecordRead* r : records) {
       json w = record(dumps_.ranks.at(rank), *r);
-      w["rank"] = rank;
+      w[fk::kRank] = rank;
       out["waiting"].push_back(std::move(w));
     }
   out["missing_detail"] = json::array();
   for (int rank : c.missing)
-    out["missing_detail"].push_back(dumps_.ranks.count(rank) ? rank_state(dumps_.ranks.at(rank)) : json{{"rank", rank}, {"dead", true}});
+    out["missing_detail"].push_back(dumps_.ranks.count(rank) ? rank_state(dumps_.ranks.at(rank)) : json{{fk::kRank, rank}, {"dead", true}});
   return out;
 }
 
 json Analysis::communicators() const {
   json out = json::array();
   for (const auto& [key, g] : groups_) {
-    json c = {{"comm", g.info->id}, {"name", g.info->name}, {"level", g.info->level}, {"backend", g.info->backend}, {"members", g.info->members}};
+    json c = {{fk::kComm, g.info->id}, {fk::kName, g.info->name}, {fk::kLevel, g.info->level}, {fk::kBackend, g.info->backend}, {fk::kMembers, g.info->members}};
     json entered = json::object(), completed = json::object();
     std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
     for (const auto& [rank, cm] : g.ranks) {
       entered[std::to_string(rank)] = cm->entered, completed[std::to_string(rank)] = cm->completed;
       seen.insert({cm->entered, cm->completed});
     }
-    c["entered"] = entered, c["completed"] = completed;
+    c[fk::kEntered] = entered, c["completed"] = completed;
     c["ranks_differ"] = seen.size() > 1;
     out.push_back(std::move(c));
   }
@@ -263,11 +270,11 @@ json Analysis::communicators() const {
 
 json Analysis::result() const {
   const FlightDumpRead& any = dumps_.ranks.begin()->second;
-  json j = {{"job", any.job}, {"world_size", world_}, {"topology", any.topology}, {"folder", dumps_.folder}, {"problems", dumps_.problems}, {"dead", dead_}};
+  json j = {{fk::kJob, any.job}, {fk::kWorldSize, world_}, {fk::kTopology, any.topology}, {"folder", dumps_.folder}, {"problems", dumps_.problems}, {"dead", dead_}};
   j["dumps"] = json::array();
   j["ranks"] = json::array();
   for (const auto& [rank, d] : dumps_.ranks) {
-    j["dumps"].push_back({{"rank", rank}, {"file", d.file}, {"reason", d.reason}, {"time_ns", d.time_ns}});
+    j["dumps"].push_back({{fk::kRank, rank}, {"file", d.file}, {fk::kReason, d.reason}, {fk::kTimeNs, d.time_ns}});
     j["ranks"].push_back(rank_state(d));
   }
   j["mismatches"] = mismatches();
@@ -297,29 +304,29 @@ std::string members_text(const json& m) {
 
 // "forward_gather of unit 5 in step 3, micro 0, 8-bit" (what the engine tagged)
 std::string tag_text(const json& r) {
-  std::string s = r["phase"].get<std::string>();
-  if (r["unit"].get<int>() >= 0) s += " of unit " + std::to_string(r["unit"].get<int>());
-  if (r["step"].get<std::int64_t>() >= 0) s += " in step " + std::to_string(r["step"].get<std::int64_t>());
-  if (r["micro"].get<int>() >= 0) s += ", micro " + std::to_string(r["micro"].get<int>());
-  if (r.contains("bits") && r["bits"].get<int>() < 16) s += ", " + std::to_string(r["bits"].get<int>()) + "-bit";
+  std::string s = r[fk::kPhase].get<std::string>();
+  if (r[fk::kUnit].get<int>() >= 0) s += " of unit " + std::to_string(r[fk::kUnit].get<int>());
+  if (r[fk::kStep].get<std::int64_t>() >= 0) s += " in step " + std::to_string(r[fk::kStep].get<std::int64_t>());
+  if (r[fk::kMicro].get<int>() >= 0) s += ", micro " + std::to_string(r[fk::kMicro].get<int>());
+  if (r.contains(fk::kBits) && r[fk::kBits].get<int>() < 16) s += ", " + std::to_string(r[fk::kBits].get<int>()) + "-bit";
   return s;
 }
 
 // "all_gather on communicator 7 (1024 bytes of uint8), its #41 [hop(world), level world, ranks {1,5}; forward_gather of unit 5, step 3]"
 std::string record_text(const json& r) {
-  std::string s = describe_collective(r["comm"].get<std::uint64_t>(), collective_named(r["op"]), r["bytes"].get<std::uint64_t>(),
-                                      r["dtype"].get<std::string>()) +
-                  ", its #" + std::to_string(r["seq"].get<std::uint64_t>()) + " [";
-  if (r.contains("name")) s += r["name"].get<std::string>() + ", level " + r["level"].get<std::string>() + ", ranks " + members_text(r["members"]) + "; ";
+  std::string s = describe_collective(r[fk::kComm].get<std::uint64_t>(), collective_named(r[fk::kOp]), r[fk::kBytes].get<std::uint64_t>(),
+                                      r[fk::kDtype].get<std::string>()) +
+                  ", its #" + std::to_string(r[fk::kSeq].get<std::uint64_t>()) + " [";
+  if (r.contains(fk::kName)) s += r[fk::kName].get<std::string>() + ", level " + r[fk::kLevel].get<std::string>() + ", ranks " + members_text(r[fk::kMembers]) + "; ";
   s += tag_text(r);
-  if (r["queue"].get<int>() >= 0) s += "; queue " + std::to_string(r["queue"].get<int>()) + " job " + std::to_string(r["job"].get<std::uint64_t>());
+  if (r[fk::kQueue].get<int>() >= 0) s += "; queue " + std::to_string(r[fk::kQueue].get<int>()) + " job " + std::to_string(r[fk::kJob].get<std::uint64_t>());
   return s + "]";
 }
 
 std::string activity_text(const json& a) {
-  std::string s = a["what"].get<std::string>();
-  if (a["unit"].get<int>() >= 0) s += " of unit " + std::to_string(a["unit"].get<int>());
-  if (a["step"].get<std::int64_t>() >= 0) s += " (step " + std::to_string(a["step"].get<std::int64_t>()) + ")";
+  std::string s = a[fk::kWhat].get<std::string>();
+  if (a[fk::kUnit].get<int>() >= 0) s += " of unit " + std::to_string(a[fk::kUnit].get<int>());
+  if (a[fk::kStep].get<std::int64_t>() >= 0) s += " (step " + std::to_string(a[fk::kStep].get<std::int64_t>()) + ")";
   return s + " for " + seconds(a["for_s"].get<double>());
 }
 
@@ -329,18 +336,18 @@ std::string doing_text(const json& state) {
   std::string s;
   for (const json& r : state["waiting_in"])
     s += (s.empty() ? "waiting in " : "; and in ") + record_text(r) + " for " + seconds(r["started_s_before_dump"].get<double>());
-  return s.empty() ? "in no collective: " + activity_text(state["activity"]) : s + "; activity: " + activity_text(state["activity"]);
+  return s.empty() ? "in no collective: " + activity_text(state[fk::kActivity]) : s + "; activity: " + activity_text(state[fk::kActivity]);
 }
 
 // The job or collective of first_missing.
 std::string missing_what(const json& f) {
   if (f["kind"] == "collective") {
     json r = f;
-    r["queue"] = -1, r["job"] = 0;
+    r[fk::kQueue] = -1, r[fk::kJob] = 0;
     return record_text(r);
   }
-  std::string s = "queue " + std::to_string(f["queue"].get<int>()) + " job " + std::to_string(f["job"].get<std::uint64_t>());
-  if (!f.contains("phase")) return s;
+  std::string s = "queue " + std::to_string(f[fk::kQueue].get<int>()) + " job " + std::to_string(f[fk::kJob].get<std::uint64_t>());
+  if (!f.contains(fk::kPhase)) return s;
   std::string ops, levels;
   for (const json& o : f["ops"]) ops += (ops.empty() ? "" : ",") + o.get<std::string>();
   for (const json& l : f["levels"]) levels += (levels.empty() ? "" : ",") + l.get<std::string>();
@@ -348,14 +355,14 @@ std::string missing_what(const json& f) {
 }
 
 std::string mismatch_text(const json& m) {
-  std::string s = "the ranks' collectives differ at #" + std::to_string(m["seq"].get<std::uint64_t>()) + " of communicator " +
-                  std::to_string(m["comm"].get<int>()) + " (" + m["name"].get<std::string>() + ", level " + m["level"].get<std::string>() +
-                  ", ranks " + members_text(m["members"]) + "): ";
+  std::string s = "the ranks' collectives differ at #" + std::to_string(m[fk::kSeq].get<std::uint64_t>()) + " of communicator " +
+                  std::to_string(m[fk::kComm].get<int>()) + " (" + m[fk::kName].get<std::string>() + ", level " + m[fk::kLevel].get<std::string>() +
+                  ", ranks " + members_text(m[fk::kMembers]) + "): ";
   bool first = true;
   for (const json& side : m["sides"]) {
     s += (first ? "" : ", ") + ranks_text(ints(side["ranks"])) + " issued " +
-         describe_collective(m["comm"].get<std::uint64_t>(), collective_named(side["op"]), side["bytes"].get<std::uint64_t>(),
-                             side["dtype"].get<std::string>());
+         describe_collective(m[fk::kComm].get<std::uint64_t>(), collective_named(side[fk::kOp]), side[fk::kBytes].get<std::uint64_t>(),
+                             side[fk::kDtype].get<std::string>());
     first = false;
   }
   return s;
@@ -372,19 +379,19 @@ std::string suspect_text(const json& s) {
            " groups " + groups + ", and no rank was stopped or late: the link or network of level " + s["level"].get<std::string>() +
            " failed (a partition), not a rank";
   }
-  const std::string rank = "rank " + std::to_string(s["rank"].get<int>());
+  const std::string rank = "rank " + std::to_string(s[fk::kRank].get<int>());
   if (how == "paused") {
     std::string v = rank + " was stopped: its process did not run for " + seconds(s["paused_s"].get<double>()) + " (from " +
                     seconds(s["stopped_s_before_dump"].get<double>()) + " to " + seconds(s["resumed_s_before_dump"].get<double>()) +
                     " before its dump: SIGSTOP, a debugger or a frozen host) while the others waited";
     for (std::size_t i = 1; i < s["paused_ranks"].size(); ++i)
-      v += "; rank " + std::to_string(s["paused_ranks"][i]["rank"].get<int>()) + " also stood still for " +
+      v += "; rank " + std::to_string(s["paused_ranks"][i][fk::kRank].get<int>()) + " also stood still for " +
            seconds(s["paused_ranks"][i]["paused_s"].get<double>());
     return v;
   }
   if (how == "late") {
-    return rank + " held the others up: it entered its #" + std::to_string(s["seq"].get<std::uint64_t>()) + " " + s["op"].get<std::string>() +
-           " on communicator " + std::to_string(s["comm"].get<int>()) + " (" + tag_text(s) + ") " + seconds(s["late_s"].get<double>()) +
+    return rank + " held the others up: it entered its #" + std::to_string(s[fk::kSeq].get<std::uint64_t>()) + " " + s[fk::kOp].get<std::string>() +
+           " on communicator " + std::to_string(s[fk::kComm].get<int>()) + " (" + tag_text(s) + ") " + seconds(s["late_s"].get<double>()) +
            " after " + ranks_text(ints(s["waited"])) + ", which waited in it";
   }
   return "most likely " + rank + " (not conclusive: no rank is missing from a collective the others wait in): its last progress was " +
@@ -404,23 +411,23 @@ std::string verdict(const json& j) {
                     " no usable dump: dead (killed, or ended before it could write one)");
   if (!s.is_null()) parts.push_back(suspect_text(s));
   const auto names_suspect = [&] {
-    return s.is_null() || (s.contains("rank") && std::find(f["missing"].begin(), f["missing"].end(), s["rank"]) != f["missing"].end());
+    return s.is_null() || (s.contains(fk::kRank) && std::find(f["missing"].begin(), f["missing"].end(), s[fk::kRank]) != f["missing"].end());
   };
   if (!f.is_null() && names_suspect()) {
     std::set<int> waiting;
-    for (const json& w : f["waiting"]) waiting.insert(w["rank"].get<int>());
+    for (const json& w : f["waiting"]) waiting.insert(w[fk::kRank].get<int>());
     std::string missing;
     for (const json& m : f["missing_detail"])
-      missing += (missing.empty() ? "" : ",") + std::to_string(m["rank"].get<int>()) + (m.value("dead", false) ? " (dead)" : "");
+      missing += (missing.empty() ? "" : ",") + std::to_string(m[fk::kRank].get<int>()) + (m.value("dead", false) ? " (dead)" : "");
     std::string v = (f["missing"].size() == 1 ? "rank " : "ranks ") + missing + (f["missing"].size() == 1 ? " is" : " are") +
                     " missing from " + missing_what(f) + ", which " + ranks_text(std::vector<int>(waiting.begin(), waiting.end())) +
                     (waiting.size() == 1 ? " waits in" : " wait in");
     for (const json& m : f["missing_detail"])
-      if (!m.value("dead", false)) v += "; rank " + std::to_string(m["rank"].get<int>()) + " was " + doing_text(m);
+      if (!m.value("dead", false)) v += "; rank " + std::to_string(m[fk::kRank].get<int>()) + " was " + doing_text(m);
     parts.push_back(v);
   }
   bool snapshot = true;
-  for (const json& d : j["dumps"]) snapshot = snapshot && d["reason"] == "SIGUSR2";
+  for (const json& d : j["dumps"]) snapshot = snapshot && d[fk::kReason] == "SIGUSR2";
   const std::string prefix = snapshot ? "a snapshot of a running job (every dump on SIGUSR2), not a hang" : "";
   if (parts.empty()) return prefix.empty() ? "no collective waits for a missing rank" : prefix + "; no collective waits for a missing rank";
   if (!prefix.empty()) parts.insert(parts.begin(), prefix + "; at that moment");
@@ -431,21 +438,21 @@ std::string verdict(const json& j) {
 
 std::string text_of(const json& j) {
   std::map<std::string, std::vector<int>> reasons;
-  for (const json& d : j["dumps"]) reasons[d["reason"]].push_back(d["rank"]);
+  for (const json& d : j["dumps"]) reasons[d[fk::kReason]].push_back(d[fk::kRank]);
   std::string why;
   for (const auto& [reason, ranks] : reasons) why += (why.empty() ? "" : "; ") + ranks_text(ranks) + ": " + reason;
   const auto count = [](std::size_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
-  std::string t = "tierzero diagnose: job " + j["job"].get<std::string>() + ", " + count(j["world_size"].get<std::size_t>(), "rank") + " (" +
-                  j["topology"].get<std::string>() + "), " + count(j["dumps"].size(), "dump") + " in " + j["folder"].get<std::string>() +
+  std::string t = "tierzero diagnose: job " + j[fk::kJob].get<std::string>() + ", " + count(j[fk::kWorldSize].get<std::size_t>(), "rank") + " (" +
+                  j[fk::kTopology].get<std::string>() + "), " + count(j["dumps"].size(), "dump") + " in " + j["folder"].get<std::string>() +
                   " (" + why + ")\n";
   t += "verdict: " + verdict(j) + "\n";
   if (const json& f = j["first_missing"]; !f.is_null()) {
     t += "first collective some ranks entered and others did not: " + missing_what(f) + "\n  waiting in it:\n";
     for (const json& w : f["waiting"])
-      t += "    rank " + std::to_string(w["rank"].get<int>()) + ": " + record_text(w) + " for " + seconds(w["started_s_before_dump"].get<double>()) + "\n";
+      t += "    rank " + std::to_string(w[fk::kRank].get<int>()) + ": " + record_text(w) + " for " + seconds(w["started_s_before_dump"].get<double>()) + "\n";
     t += "  missing from it:\n";
     for (const json& m : f["missing_detail"]) {
-      t += "    rank " + std::to_string(m["rank"].get<int>()) + ": " + doing_text(m);
+      t += "    rank " + std::to_string(m[fk::kRank].get<int>()) + ": " + doing_text(m);
       if (m.contains("last_completed") && !m["last_completed"].is_null())
         t += "; its last completed collective: " + record_text(m["last_completed"]) + ", " +
              seconds(m["last_completed"]["completed_s_before_dump"].get<double>()) + " before its dump";
@@ -457,7 +464,7 @@ std::string text_of(const json& j) {
   t += "dead ranks: " + (j["dead"].empty() ? std::string("none") : ranks_text(ints(j["dead"])) + " (no usable dump)") + "\n";
   t += "ranks at their dumps:\n";
   for (const json& r : j["ranks"]) {
-    t += "  rank " + std::to_string(r["rank"].get<int>()) + " (" + r["reason"].get<std::string>() + "): " + doing_text(r);
+    t += "  rank " + std::to_string(r[fk::kRank].get<int>()) + " (" + r[fk::kReason].get<std::string>() + "): " + doing_text(r);
     if (r["waiting_in"].empty() && !r["last_completed"].is_null()) t += "; last collective: " + record_text(r["last_completed"]);
     t += "\n";
   }
@@ -466,9 +473,9 @@ std::string text_of(const json& j) {
   for (const json& c : j["communicators"]) {
     if (!c["ranks_differ"].get<bool>()) continue;
     any = true;
-    t += "  communicator " + std::to_string(c["comm"].get<int>()) + " " + c["name"].get<std::string>() + " (level " + c["level"].get<std::string>() +
-         ", ranks " + members_text(c["members"]) + "):";
-    for (const auto& [rank, entered] : c["entered"].items())
+    t += "  communicator " + std::to_string(c[fk::kComm].get<int>()) + " " + c[fk::kName].get<std::string>() + " (level " + c[fk::kLevel].get<std::string>() +
+         ", ranks " + members_text(c[fk::kMembers]) + "):";
+    for (const auto& [rank, entered] : c[fk::kEntered].items())
       t += " rank " + rank + " " + std::to_string(entered.get<std::uint64_t>()) + "/" + std::to_string(c["completed"][rank].get<std::uint64_t>());
     t += "\n";
   }

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "comm/flight_keys.h"
 #include "comm/flight_state.h"
 
 namespace tierzero {
@@ -65,43 +66,60 @@ class Out {
   char buf_[16384];
 };
 
+namespace fk = flight_key;
+
+// `,"name":` before a value of an object; Open writes `{"name":` before its first.
+struct Key {
+  const char* name;
+};
+struct Open {
+  const char* name;
+};
+// A string value, quoted.
+struct Str {
+  std::string_view text;
+};
+Out& operator<<(Out& o, Key k) { return o << ",\"" << k.name << "\":"; }
+Out& operator<<(Out& o, Open k) { return o << "{\"" << k.name << "\":"; }
+Out& operator<<(Out& o, Str s) { return o << "\"" << s.text << "\""; }
+
 void write_activity(Out& o, const FlightRecorder& r) {
   std::uint64_t v[4];
   r.activity.read(v);
   const auto what = static_cast<FlightActivity>(v[0] & 0xff);
-  o << "\"activity\":{\"what\":\"" << flight_activity_name(what) << "\",\"unit\":" << static_cast<int>(static_cast<std::uint32_t>(v[0] >> 8)) - 1
-    << ",\"step\":" << static_cast<std::int64_t>(v[1]) << ",\"micro\":" << static_cast<std::int64_t>(v[2])
-    << ",\"since_ns\":" << static_cast<std::int64_t>(v[3]) << "}";
+  o << Key{fk::kActivity} << Open{fk::kWhat} << Str{flight_activity_name(what)} << Key{fk::kUnit}
+    << static_cast<int>(static_cast<std::uint32_t>(v[0] >> 8)) - 1 << Key{fk::kStep} << static_cast<std::int64_t>(v[1]) << Key{fk::kMicro}
+    << static_cast<std::int64_t>(v[2]) << Key{fk::kSinceNs} << static_cast<std::int64_t>(v[3]) << "}";
 }
 
 // The ticker's evidence (flight_state.h): its last reading and the latest long pause.
 void write_liveness(Out& o, const FlightRecorder& r) {
-  o << ",\"liveness\":{\"tick_interval_ns\":" << FlightRecorder::kTickNs << ",\"tick_ns\":" << r.tick_ns.load(std::memory_order_acquire)
-    << ",\"pause_ns\":" << r.pause_ns.load(std::memory_order_relaxed) << ",\"pause_end_ns\":" << r.pause_end_ns.load(std::memory_order_relaxed)
+  o << Key{fk::kLiveness} << Open{fk::kTickIntervalNs} << FlightRecorder::kTickNs << Key{fk::kTickNs} << r.tick_ns.load(std::memory_order_acquire)
+    << Key{fk::kPauseNs} << r.pause_ns.load(std::memory_order_relaxed) << Key{fk::kPauseEndNs} << r.pause_end_ns.load(std::memory_order_relaxed)
     << "}";
 }
 
 void write_tables(Out& o, const FlightRecorder& r) {
-  o << ",\"queues\":[";
+  o << Key{fk::kQueues} << "[";
   const int queues = r.num_queues.load(std::memory_order_acquire);
   for (int q = 0; q < queues; ++q)
-    o << (q ? "," : "") << "{\"id\":" << q << ",\"entered\":" << r.queues[q].entered.load(std::memory_order_acquire)
-      << ",\"completed\":" << r.queues[q].completed.load(std::memory_order_acquire) << "}";
-  o << "],\"communicators\":[";
+    o << (q ? "," : "") << Open{fk::kId} << q << Key{fk::kEntered} << r.queues[q].entered.load(std::memory_order_acquire) << Key{fk::kCompleted}
+      << r.queues[q].completed.load(std::memory_order_acquire) << "}";
+  o << "]" << Key{fk::kCommunicators} << "[";
   const int comms = r.num_comms.load(std::memory_order_acquire);
   for (int i = 0; i < comms; ++i) {
     const FlightComm& c = r.comms[i];
-    o << (i ? "," : "") << "{\"id\":" << c.id << ",\"name\":\"" << c.name << "\",\"level\":\"" << c.level << "\",\"backend\":\"" << c.backend
-      << "\",\"members\":[";
+    o << (i ? "," : "") << Open{fk::kId} << c.id << Key{fk::kName} << Str{c.name} << Key{fk::kLevel} << Str{c.level} << Key{fk::kBackend}
+      << Str{c.backend} << Key{fk::kMembers} << "[";
     for (int m = 0; m < c.size; ++m) o << (m ? "," : "") << c.members[m];
-    o << "],\"entered\":" << c.entered.load(std::memory_order_acquire) << ",\"completed\":" << c.completed.load(std::memory_order_acquire)
-      << "}";
+    o << "]" << Key{fk::kEntered} << c.entered.load(std::memory_order_acquire) << Key{fk::kCompleted}
+      << c.completed.load(std::memory_order_acquire) << "}";
   }
   o << "]";
 }
 
 void write_records(Out& o, const FlightRecorder& r) {
-  o << ",\"records\":[";
+  o << Key{fk::kRecords} << "[";
   const FlightSlot* ring = r.ring.load(std::memory_order_acquire);
   const std::uint64_t capacity = r.capacity.load(std::memory_order_relaxed);
   const std::uint64_t next = r.next.load(std::memory_order_acquire);
@@ -110,11 +128,11 @@ void write_records(Out& o, const FlightRecorder& r) {
     std::uint64_t ticket = 0;
     FlightEntry e;
     if (!ring[t % capacity].read(ticket, e) || ticket != t) continue;  // being written, or already replaced
-    o << (first ? "" : ",") << "\n{\"comm\":" << e.comm << ",\"seq\":" << e.seq << ",\"op\":\"" << collective_name(e.op)
-      << "\",\"bytes\":" << e.bytes << ",\"dtype\":\"" << dtype_name(e.dtype) << "\",\"bits\":" << e.bits << ",\"queue\":" << e.queue
-      << ",\"job\":" << e.job << ",\"step\":" << e.step << ",\"micro\":" << e.micro << ",\"phase\":\"" << flight_phase_name(e.phase)
-      << "\",\"unit\":" << e.unit << ",\"queued_ns\":" << e.queued_ns << ",\"started_ns\":" << e.started_ns
-      << ",\"completed_ns\":" << e.completed_ns << "}";
+    o << (first ? "" : ",") << "\n" << Open{fk::kComm} << e.comm << Key{fk::kSeq} << e.seq << Key{fk::kOp} << Str{collective_name(e.op)}
+      << Key{fk::kBytes} << e.bytes << Key{fk::kDtype} << Str{dtype_name(e.dtype)} << Key{fk::kBits} << e.bits << Key{fk::kQueue} << e.queue
+      << Key{fk::kJob} << e.job << Key{fk::kStep} << e.step << Key{fk::kMicro} << e.micro << Key{fk::kPhase} << Str{flight_phase_name(e.phase)}
+      << Key{fk::kUnit} << e.unit << Key{fk::kQueuedNs} << e.queued_ns << Key{fk::kStartedNs} << e.started_ns << Key{fk::kCompletedNs}
+      << e.completed_ns << "}";
     first = false;
   }
   o << "]";
@@ -124,10 +142,10 @@ const char* kind_name(FlightDumpKind kind) { return kind == FlightDumpKind::fail
 
 bool write_dump(int fd, const FlightRecorder& r, const char* reason, FlightDumpKind kind) {
   Out o(fd);
-  o << "{\"format\":\"tierzero-flight\",\"version\":1,\"minor\":1,\"job\":\"" << r.job << "\",\"world_size\":" << r.world << ",\"rank\":" << r.rank
-    << ",\"topology\":\"" << r.topology << "\",\"reason\":\"" << reason << "\",\"kind\":\"" << kind_name(kind) << "\",\"time_ns\":" << flight_now_ns()
-    << ",\"records_kept\":" << r.capacity.load(std::memory_order_relaxed) << ",\"records_total\":" << r.next.load(std::memory_order_acquire)
-    << ",";
+  o << Open{fk::kFormat} << Str{fk::kFormatName} << Key{fk::kVersion} << fk::kVersionNumber << Key{fk::kMinor} << fk::kMinorNumber << Key{fk::kJob} << Str{r.job}
+    << Key{fk::kWorldSize} << r.world << Key{fk::kRank} << r.rank << Key{fk::kTopology} << Str{r.topology} << Key{fk::kReason} << Str{reason}
+    << Key{fk::kKind} << Str{kind_name(kind)} << Key{fk::kTimeNs} << flight_now_ns() << Key{fk::kRecordsKept}
+    << r.capacity.load(std::memory_order_relaxed) << Key{fk::kRecordsTotal} << r.next.load(std::memory_order_acquire);
   write_activity(o, r);
   write_liveness(o, r);
   write_tables(o, r);

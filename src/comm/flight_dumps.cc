@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "comm/flight_keys.h"
 #include "core/read_file.h"
 #include "tierzero/error.h"
 #include "tierzero/topology.h"
@@ -25,6 +26,8 @@ bool known_collective(const std::string& name) {
 }
 
 // A field of the object `o` as T; throws json's type_error or out_of_range when it is missing or of another type.
+namespace fk = flight_key;
+
 template <class T>
 T field(const json& o, const char* key) {
   return o.at(key).get<T>();
@@ -32,57 +35,59 @@ T field(const json& o, const char* key) {
 
 FlightDumpRead parse_dump(const json& d) {
   FlightDumpRead out;
-  if (field<std::string>(d, "format") != "tierzero-flight") throw std::invalid_argument("not a flight dump (format)");
-  if (field<int>(d, "version") != 1) throw std::invalid_argument("flight dump version " + std::to_string(field<int>(d, "version")) + " (this tierzero reads 1)");
-  out.job = field<std::string>(d, "job");
-  out.world = field<int>(d, "world_size");
-  out.rank = field<int>(d, "rank");
-  out.topology = field<std::string>(d, "topology");
-  out.reason = field<std::string>(d, "reason");
-  out.time_ns = field<std::int64_t>(d, "time_ns");
-  const json& a = d.at("activity");
-  out.activity.what = field<std::string>(a, "what");
-  out.activity.unit = field<int>(a, "unit");
-  out.activity.step = field<std::int64_t>(a, "step");
-  out.activity.micro = field<int>(a, "micro");
-  out.activity.since_ns = field<std::int64_t>(a, "since_ns");
-  if (d.contains("liveness")) {  // minor version 1
-    const json& l = d.at("liveness");
-    out.liveness.tick_ns = field<std::int64_t>(l, "tick_ns");
-    out.liveness.pause_ns = field<std::int64_t>(l, "pause_ns");
-    out.liveness.pause_end_ns = field<std::int64_t>(l, "pause_end_ns");
+  if (field<std::string>(d, fk::kFormat) != fk::kFormatName) throw std::invalid_argument("not a flight dump (format)");
+  if (field<int>(d, fk::kVersion) != fk::kVersionNumber)
+    throw std::invalid_argument("flight dump version " + std::to_string(field<int>(d, fk::kVersion)) + " (this tierzero reads " +
+                                std::to_string(fk::kVersionNumber) + ")");
+  out.job = field<std::string>(d, fk::kJob);
+  out.world = field<int>(d, fk::kWorldSize);
+  out.rank = field<int>(d, fk::kRank);
+  out.topology = field<std::string>(d, fk::kTopology);
+  out.reason = field<std::string>(d, fk::kReason);
+  out.time_ns = field<std::int64_t>(d, fk::kTimeNs);
+  const json& a = d.at(fk::kActivity);
+  out.activity.what = field<std::string>(a, fk::kWhat);
+  out.activity.unit = field<int>(a, fk::kUnit);
+  out.activity.step = field<std::int64_t>(a, fk::kStep);
+  out.activity.micro = field<int>(a, fk::kMicro);
+  out.activity.since_ns = field<std::int64_t>(a, fk::kSinceNs);
+  if (d.contains(fk::kLiveness)) {  // minor version 1
+    const json& l = d.at(fk::kLiveness);
+    out.liveness.tick_ns = field<std::int64_t>(l, fk::kTickNs);
+    out.liveness.pause_ns = field<std::int64_t>(l, fk::kPauseNs);
+    out.liveness.pause_end_ns = field<std::int64_t>(l, fk::kPauseEndNs);
   }
-  for (const json& q : d.at("queues")) out.queues[field<int>(q, "id")] = {field<std::uint64_t>(q, "entered"), field<std::uint64_t>(q, "completed")};
-  for (const json& c : d.at("communicators")) {
+  for (const json& q : d.at(fk::kQueues)) out.queues[field<int>(q, fk::kId)] = {field<std::uint64_t>(q, fk::kEntered), field<std::uint64_t>(q, fk::kCompleted)};
+  for (const json& c : d.at(fk::kCommunicators)) {
     FlightCommRead r;
-    r.id = field<int>(c, "id");
-    r.name = field<std::string>(c, "name");
-    r.level = field<std::string>(c, "level");
-    r.backend = field<std::string>(c, "backend");
-    r.members = field<std::vector<int>>(c, "members");
-    r.entered = field<std::uint64_t>(c, "entered");
-    r.completed = field<std::uint64_t>(c, "completed");
+    r.id = field<int>(c, fk::kId);
+    r.name = field<std::string>(c, fk::kName);
+    r.level = field<std::string>(c, fk::kLevel);
+    r.backend = field<std::string>(c, fk::kBackend);
+    r.members = field<std::vector<int>>(c, fk::kMembers);
+    r.entered = field<std::uint64_t>(c, fk::kEntered);
+    r.completed = field<std::uint64_t>(c, fk::kCompleted);
     if (r.members.empty()) throw std::invalid_argument("communicator " + std::to_string(r.id) + " has no members");
     out.comms.push_back(std::move(r));
   }
-  for (const json& x : d.at("records")) {
+  for (const json& x : d.at(fk::kRecords)) {
     FlightRecordRead r;
-    r.comm = field<int>(x, "comm");
-    r.seq = field<std::uint64_t>(x, "seq");
-    r.op = field<std::string>(x, "op");
+    r.comm = field<int>(x, fk::kComm);
+    r.seq = field<std::uint64_t>(x, fk::kSeq);
+    r.op = field<std::string>(x, fk::kOp);
     if (!known_collective(r.op)) throw std::invalid_argument("a record names an unknown collective '" + r.op + "'");
-    r.bytes = field<std::uint64_t>(x, "bytes");
-    r.dtype = field<std::string>(x, "dtype");
-    r.bits = field<int>(x, "bits");
-    r.queue = field<int>(x, "queue");
-    r.job = field<std::uint64_t>(x, "job");
-    r.step = field<std::int64_t>(x, "step");
-    r.micro = field<int>(x, "micro");
-    r.phase = field<std::string>(x, "phase");
-    r.unit = field<int>(x, "unit");
-    r.queued_ns = field<std::int64_t>(x, "queued_ns");
-    r.started_ns = field<std::int64_t>(x, "started_ns");
-    r.completed_ns = field<std::int64_t>(x, "completed_ns");
+    r.bytes = field<std::uint64_t>(x, fk::kBytes);
+    r.dtype = field<std::string>(x, fk::kDtype);
+    r.bits = field<int>(x, fk::kBits);
+    r.queue = field<int>(x, fk::kQueue);
+    r.job = field<std::uint64_t>(x, fk::kJob);
+    r.step = field<std::int64_t>(x, fk::kStep);
+    r.micro = field<int>(x, fk::kMicro);
+    r.phase = field<std::string>(x, fk::kPhase);
+    r.unit = field<int>(x, fk::kUnit);
+    r.queued_ns = field<std::int64_t>(x, fk::kQueuedNs);
+    r.started_ns = field<std::int64_t>(x, fk::kStartedNs);
+    r.completed_ns = field<std::int64_t>(x, fk::kCompletedNs);
     out.records.push_back(std::move(r));
   }
   if (out.world < 1 || out.rank < 0 || out.rank >= out.world)

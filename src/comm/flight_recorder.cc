@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/flight_keys.h"
 #include "comm/flight_state.h"
 #include "tierzero/error.h"
 
@@ -184,29 +185,27 @@ void flight_job_finished(int queue, std::uint64_t job) noexcept {
 }
 
 namespace {
-constexpr const char* kLevelNames[kNumLevels] = {"package", "node", "world"};
-
 // "world", "hop(L)", "group(L)", "cross(L)" (the first that matches the members), or "split".
 std::string comm_name(const Communicator& c) {
   const Topology& t = c.topology();
   const std::vector<int>& m = c.members();
-  if (c.size() == 1) return "self";
-  if (c.size() == t.size()) return "world";
+  if (c.size() == 1) return flight_key::kSelf;
+  if (c.size() == t.size()) return std::string(level_name(Level::world));
   const int me = m[c.rank()];
   using Members = std::vector<int> (Topology::*)(Level, int) const;
   const std::pair<const char*, Members> kinds[] = {{"hop", &Topology::hop_group}, {"group", &Topology::group}, {"cross", &Topology::cross_group}};
   for (const auto& [kind, members_of] : kinds)
     for (Level l : kAllLevels)
-      if (t.fanout(l) > 1 && std::invoke(members_of, t, l, me) == m) return std::string(kind) + "(" + kLevelNames[static_cast<int>(l)] + ")";
+      if (t.fanout(l) > 1 && std::invoke(members_of, t, l, me) == m) return std::string(kind) + "(" + std::string(level_name(l)) + ")";
   return "split";
 }
 
 // The outermost level that separates two members ("self" for one member).
 const char* comm_level(const Communicator& c) {
-  if (c.size() == 1) return "self";
+  if (c.size() == 1) return flight_key::kSelf;
   Level widest = Level::package;
   for (int i = 1; i < c.size(); ++i) widest = std::max(widest, c.topology().separating_level(c.world_rank(0), c.world_rank(i)));
-  return kLevelNames[static_cast<int>(widest)];
+  return level_name(widest).data();  // a string literal: NUL-terminated
 }
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <set>
 #include <tuple>
 
+#include "comm/flight_keys.h"
 #include "comm/flight_state.h"
 #include "tierzero/error.h"
 #include "tierzero/topology.h"
@@ -16,6 +17,7 @@
 namespace tierzero {
 
 using nlohmann::json;
+namespace fk = flight_key;
 
 namespace {
 
@@ -92,9 +94,9 @@ json Suspects::late() const {
     for (const auto& s : starts)
       if (s.second != rank) waited.push_back(s.second);
     best_start = last;
-    best = {{"how", "late"},        {"conclusive", true}, {"rank", rank},       {"late_s", s_of(behind)}, {"waited", waited},
-            {"comm", std::get<0>(key)}, {"seq", r.seq},       {"op", r.op},         {"phase", r.phase},       {"unit", r.unit},
-            {"step", r.step},       {"micro", r.micro},   {"queue", r.queue}, {"job", r.job}};
+    best = {{"how", "late"},      {"conclusive", true}, {fk::kRank, rank},   {"late_s", s_of(behind)}, {"waited", waited},
+            {fk::kComm, std::get<0>(key)}, {fk::kSeq, r.seq}, {fk::kOp, r.op},     {fk::kPhase, r.phase},    {fk::kUnit, r.unit},
+            {fk::kStep, r.step},  {fk::kMicro, r.micro},  {fk::kQueue, r.queue}, {fk::kJob, r.job}};
   }
   return best;
 }
@@ -119,7 +121,7 @@ json Suspects::partition() const {
     if (!all_entered) continue;
     ++stuck, levels.insert(c->level), members.insert(c->members.begin(), c->members.end());
   }
-  if (stuck == 0 || levels.size() != 1 || (*levels.begin() != "node" && *levels.begin() != "world")) return nullptr;
+  if (stuck == 0 || levels.size() != 1 || (*levels.begin() != level_name(Level::node) && *levels.begin() != level_name(Level::world))) return nullptr;
   const FlightDumpRead& any = dumps_.ranks.begin()->second;
   const Level level = parse_level(*levels.begin());
   const Level below = level == Level::world ? Level::node : Level::package;

@@ -60,17 +60,12 @@ struct HostOps;  // src/model/host_ops.h
 
 // The elements GptModel's activation and gradient buffers hold (its
 // activation_bytes() / sizeof(T)), for a backend whose attention backward
-// takes `attention_scratch` elements: per block (every one, or one when
-// recomputing) the norms' outputs and statistics, QKV, the B x H x T x T
-// attention weights, the attention output, the residual after it and the
-// MLP's two buffers; the L + 1 residuals; the final norm and the [N, V]
-// softmax; RoPE's tables; the backward's scratch. The simulator's memory
-// model for tierzero's engine uses it (src/sim/memory_model.cc). `tp`: a
-// tensor-parallel member's (its heads' and MLP columns' share); `sp`: with
-// sequence parallelism (the residuals, the norms' outputs and statistics
-// and the residual after attention at 1/tp of the rows, plus the gathered
-// [N, C] buffer, the reduce-scattered gradient's slice and the norms' 4 C
-// weight gradients).
+// takes `attention_scratch` elements: the total of their size table
+// (model/activation_sizes.h), from which the model allocates them. The
+// simulator's memory model for tierzero's engine uses it
+// (src/sim/memory_model.cc). `tp`: a tensor-parallel member's (its heads'
+// and MLP columns' share); `sp`: with sequence parallelism (the stream's
+// rows at 1/tp, and the buffers its collectives use).
 std::size_t gpt_activation_elements(const GptConfig& c, int batch, int seq_len, bool recompute, std::size_t attention_scratch,
                                     int tp = 1, bool sp = false);
 

@@ -8,37 +8,45 @@
 #include <utility>
 #include <vector>
 
+#include "model/activation_sizes.h"
 #include "model/gpt.h"
 #include "tierzero/error.h"
 #include "model/ops.h"
 
 namespace tierzero {
 
-// Activation and gradient buffers; shapes in comments (N = B*T, W = (H +
-// 2 KV) D the fused query/key/value width, A = H D the attention's width,
-// G = F for GELU and 2F for SwiGLU; H, KV and F the tensor-parallel member's;
-// R the stream's rows the member holds: N, or N / tp with sequence parallelism).
+// Activation and gradient buffers, each named by its entry of the size
+// table (model/activation_sizes.h), which gives its shape.
 template <class T, class Ops>
 struct GptModel<T, Ops>::Buffers {
   using Array = typename Ops::template Array<T>;
   struct Block {
-    Array ln1, ln1_mean, ln1_rstd;  // [R,C], [R] (LayerNorm only), [R]
-    Array qkv;                      // [N,W], query and key heads rotated with RoPE
-    Array att;                      // [B,H,T,T]
-    Array atty;                     // [N,A]
-    Array res2;                     // [R,C] residual after attention
-    Array ln2, ln2_mean, ln2_rstd;  // [R,C], [R] (LayerNorm only), [R]
-    Array fch, fch_act;             // [N,G] (SwiGLU: gate | up), [N,F] GELU(fch) or silu(gate) * up
+    Array ln1, ln1_mean, ln1_rstd, qkv, att, atty, res2, ln2, ln2_mean, ln2_rstd, fch, fch_act;
   };
-  std::vector<Array> residual;  // L+1 of [R,C]: block inputs, then the last output
-  std::vector<Block> blocks;             // L, or 1 when recomputing
-  Array lnf, lnf_mean, lnf_rstd, probs;  // [N,C] (gathered), [R] (LayerNorm only), [R], [N,V]
-  Array rope_cos, rope_sin;              // [T, D/2] (RoPE only)
-  // Backward scratch, reused by every block: dres [R,C], dln [N,C].
+  std::vector<Array> residual;  // L+1
+  std::vector<Block> blocks;    // L, or 1 when recomputing
+  Array lnf, lnf_mean, lnf_rstd, probs;
+  Array rope_cos, rope_sin;
+  // Backward scratch, reused by every block.
   Array dres, dln, datty, dqkv, dfch, dfch_act, att_scratch;
-  // Sequence parallel only: the gathered [N,C] input or row-parallel partial sums, a
-  // reduce-scattered [R,C] slice (and the final norm's output), the norms' weight gradients [4C].
+  // Sequence parallel only (empty otherwise).
   Array full, slice, dnorm;
+
+  // f(array, its entry) for every array (of `b`, a Buffers or a const one).
+  template <class Self, class F>
+  static void each(Self& b, F&& f) {
+    using B = ActBuffer;
+    for (auto& r : b.residual) f(r, B::residual);
+    for (auto& k : b.blocks) {
+      f(k.ln1, B::ln1), f(k.ln1_mean, B::ln1_mean), f(k.ln1_rstd, B::ln1_rstd), f(k.qkv, B::qkv), f(k.att, B::att), f(k.atty, B::atty);
+      f(k.res2, B::res2), f(k.ln2, B::ln2), f(k.ln2_mean, B::ln2_mean), f(k.ln2_rstd, B::ln2_rstd), f(k.fch, B::fch), f(k.fch_act, B::fch_act);
+    }
+    f(b.lnf, B::lnf), f(b.lnf_mean, B::lnf_mean), f(b.lnf_rstd, B::lnf_rstd), f(b.probs, B::probs);
+    f(b.rope_cos, B::rope_cos), f(b.rope_sin, B::rope_sin);
+    f(b.dres, B::dres), f(b.dln, B::dln), f(b.datty, B::datty), f(b.dqkv, B::dqkv), f(b.dfch, B::dfch), f(b.dfch_act, B::dfch_act);
+    f(b.att_scratch, B::att_scratch);
+    f(b.full, B::full), f(b.slice, B::slice), f(b.dnorm, B::dnorm);
+  }
 };
 
 template <class T, class Ops>
@@ -59,28 +67,14 @@ GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool
            "sequence parallelism: tp = " + std::to_string(tp) + " does not divide the sequence length " + std::to_string(seq_len));
   TZ_CHECK(!sp_ || (group_.all_gather && group_.reduce_scatter), ConfigError, "a sequence-parallel model needs its group's all-gather and reduce-scatter");
   const GptConfig& c = layout.config();
-  const std::size_t N = static_cast<std::size_t>(batch) * seq_len, C = c.channels, F = layout.local_ffn(), H = layout.local_heads();
-  const std::size_t R = rows_;
-  const std::size_t A = H * c.head_size(), W = A + 2 * static_cast<std::size_t>(layout.local_kv()) * c.head_size();
-  const std::size_t G = c.mlp == Mlp::swiglu ? 2 * F : F;
-  const std::size_t mean = c.norm == Norm::layernorm ? R : 0;
+  const ActivationSizes sizes =
+      activation_sizes(c, batch, seq_len, recompute, Ops::attention_scratch(seq_len, layout.local_heads()), tp, sp_);
   auto& b = *buf_;
-  b.residual.resize(c.layers + 1);
-  for (auto& r : b.residual) r.resize(R * C);
-  b.blocks.resize(recompute ? 1 : c.layers);
-  for (auto& k : b.blocks) {
-    k.ln1.resize(R * C), k.ln1_mean.resize(mean), k.ln1_rstd.resize(R), k.qkv.resize(N * W);
-    k.att.resize(static_cast<std::size_t>(batch) * H * seq_len * seq_len);
-    k.atty.resize(N * A), k.res2.resize(R * C), k.ln2.resize(R * C), k.ln2_mean.resize(mean), k.ln2_rstd.resize(R);
-    k.fch.resize(N * G), k.fch_act.resize(N * F);
-  }
-  b.lnf.resize(N * C), b.lnf_mean.resize(mean), b.lnf_rstd.resize(R), b.probs.resize(N * c.vocab);
-  b.dres.resize(R * C), b.dln.resize(N * C), b.datty.resize(N * A), b.dqkv.resize(N * W);
-  b.dfch.resize(N * G), b.dfch_act.resize(N * F);
-  if (sp_) b.full.resize(N * C), b.slice.resize(R * C), b.dnorm.resize(4 * C);
-  b.att_scratch.resize(Ops::attention_scratch(seq_len, static_cast<int>(H)));
+  b.residual.resize(sizes.copies_of(ActBuffer::residual));
+  b.blocks.resize(sizes.copies_of(ActBuffer::ln1));
+  Buffers::each(b, [&](auto& a, ActBuffer k) { a.resize(sizes[k]); });
   if (c.positions == Positions::rope) {
-    const std::size_t n = static_cast<std::size_t>(seq_len) * (c.head_size() / 2);
+    const std::size_t n = sizes[ActBuffer::rope_cos];
     std::vector<double> cos(n), sin(n);
     ops::rope_tables(cos.data(), sin.data(), seq_len, c.head_size(), c.rope_theta, c.rope_scaling);
     const std::vector<T> tc(cos.begin(), cos.end()), ts(sin.begin(), sin.end());
@@ -312,15 +306,8 @@ double GptModel<T, Ops>::forward_backward(const T* params, T* grads, const int* 
 
 template <class T, class Ops>
 std::size_t GptModel<T, Ops>::activation_bytes() const {
-  const auto& b = *buf_;
   std::size_t n = 0;
-  for (const auto& r : b.residual) n += r.size();
-  for (const auto& k : b.blocks)
-    n += k.ln1.size() + k.ln1_mean.size() + k.ln1_rstd.size() + k.qkv.size() + k.att.size() + k.atty.size() + k.res2.size() +
-         k.ln2.size() + k.ln2_mean.size() + k.ln2_rstd.size() + k.fch.size() + k.fch_act.size();
-  n += b.lnf.size() + b.lnf_mean.size() + b.lnf_rstd.size() + b.probs.size() + b.rope_cos.size() + b.rope_sin.size() + b.dres.size() +
-       b.dln.size() + b.datty.size() + b.dqkv.size() + b.dfch.size() + b.dfch_act.size() + b.att_scratch.size() + b.full.size() +
-       b.slice.size() + b.dnorm.size();
+  Buffers::each(*buf_, [&](const auto& a, ActBuffer) { n += a.size(); });
   return n * sizeof(T);
 }
 

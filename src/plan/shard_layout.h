@@ -40,6 +40,11 @@ struct ShardLayout {
 // partitions them differently) in the parameter type, fp32 gradients, and
 // the optimizer's fp32 master weights with AdamW's two moments. The engine
 // allocates exactly these; the memory model (tierzero/simulator.h) reports them.
+// The optimizer state's bytes per parameter: the fp32 master weight and
+// AdamW's two fp32 moments (tierzero/optim.h), as the engine allocates them and
+// an offloaded optimizer keeps them in host memory or its file.
+inline constexpr std::size_t kOptimBytesPerParam = 3 * sizeof(float);
+
 struct StateLayouts {
   ShardLayout params, bwd_params, grads, optim;
   bool bwd_distinct = false;  // the backward pass has its own parameter partition (hpZ)
@@ -48,7 +53,7 @@ struct StateLayouts {
   std::size_t params_bytes(DType t) const { return params.total * dtype_size(t); }
   std::size_t bwd_params_bytes(DType t) const { return bwd_distinct ? bwd_params.total * dtype_size(t) : 0; }
   std::size_t grads_bytes() const { return grads.total * sizeof(float); }
-  std::size_t optim_bytes() const { return 3 * optim.total * sizeof(float); }
+  std::size_t optim_bytes() const { return optim.total * kOptimBytesPerParam; }
 };
 
 // A run of shard elements belonging to one tensor (for AdamW's decay flag,

@@ -11,7 +11,7 @@ namespace {
 class NvmeOptimStore final : public OptimStore {
  public:
   NvmeOptimStore(const Plan& plan, const ShardLayout& optim, const std::vector<ShardSegment>& segments, Memory& mem, int rank)
-      : optim_(optim), blocks_(SwapBlocks::of(optim.shard, 3 * sizeof(float))), segments_(segments_by_unit(optim, segments)),
+      : optim_(optim), blocks_(SwapBlocks::of(optim.shard, kOptimBytesPerParam)), segments_(segments_by_unit(optim, segments)),
         staging_(mem, 1, optim.largest_shard() * sizeof(float), true) {
     buffers_.resize(static_cast<std::size_t>(plan.optim_offload.buffers));
     for (PageBuffer<float>& b : buffers_) b.resize(blocks_.largest / sizeof(float));

@@ -9,6 +9,7 @@
 #include "plan/engine_buffers.h"
 #include "plan/grad_buckets.h"
 #include "plan/shard_layout.h"
+#include "sim/op_list.h"
 
 namespace tierzero {
 
@@ -59,7 +60,7 @@ void offloaded(const Plan& p, const StateLayouts& states, double dsize, SimResul
   const auto params = static_cast<double>(states.params.total) * dsize, bwd = static_cast<double>(states.bwd_params.total) * dsize;
   if (p.optim_offload.device == Offload::cpu) r.host_bytes += optim;
   if (p.optim_offload.device == Offload::nvme)
-    r.file_bytes += optim, r.host_bytes += p.optim_offload.buffers * 3 * sizeof(float) * static_cast<double>(states.optim.largest_shard());
+    r.file_bytes += optim, r.host_bytes += p.optim_offload.buffers * kOptimBytesPerParam * static_cast<double>(states.optim.largest_shard());
   if (p.param_offload.offloaded() && states.bwd_distinct) r.host_bytes += bwd;
   if (p.param_offload.device == Offload::cpu) r.host_bytes += params;
   if (p.param_offload.device == Offload::nvme)
@@ -164,27 +165,8 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
     gathered = working * n;  // the 16-bit copy of fp32 replicated parameters the step computes with
   }
   const double tokens = static_cast<double>(in.micro_batch) * seq_len, a = e.activation_bytes;
-  const int tp = in.mesh.tp;
-  const double block =
-      block_activation_bytes_per_token(m, seq_len, e.activation_bytes, in.attention_implementation() == "eager", in.model_code, tp,
-                                       in.mesh.sp) * tokens;
-  const double input = m.channels * a * tokens / (in.mesh.sp ? tp : 1), L = m.layers;  // a sequence-parallel member's 1/tp
-  double saved = L * block, recomputing = 0;
-  switch (in.recompute.kind) {
-    case Recompute::Kind::full: saved = L * input, recomputing = 2 * block; break;
-    case Recompute::Kind::every: saved = L / in.recompute.every * input + (L - L / in.recompute.every) * block, recomputing = 2 * block; break;
-    case Recompute::Kind::selective:
-      saved = L * block_activation_bytes_per_token(m, seq_len, e.activation_bytes, false, in.model_code, tp, in.mesh.sp) * tokens;
-      break;
-    case Recompute::Kind::ops: {  // the input, the attention's output and the odd-numbered matmuls' (wq, wv, w1, w2; qkv, fc)
-      const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size();
-      // Whole on a tensor-parallel member: the input (and Llama's w2 output); the rest are its heads' and columns'.
-      const double kept = m.family() == "llama" ? 2 * h + (2 * h + kv + F) / tp : h + (2 * h + 2 * kv + F) / tp;
-      saved = L * kept * a * tokens, recomputing = block;
-      break;
-    }
-    case Recompute::Kind::none: break;
-  }
+  const SavedActivations acts = saved_activations(m, in.micro_batch, seq_len, op_options(in));
+  const double saved = acts.saved, recomputing = acts.recomputing;
   const double logits = tokens * m.vocab * (e.fused_loss ? a : 8.0);  // fp32 log-softmax and its gradient
   return {{"params", params}, {"bwd_params", 0.0}, {"grads", grads}, {"optim", optim}, {"gathered", gathered},
           {"activations", saved + recomputing}, {"logits", std::max(logits - recomputing, 0.0)}};
@@ -193,17 +175,9 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
 
 double block_activation_bytes_per_token(const GptConfig& m, int seq_len, int activation_bytes, bool eager_attention, const ModelCode& code,
                                         int tp, bool sp) {
-  // What a block's backward reads (per token): the first norm's input and output, Q, K and V, the attention's output,
-  // the second norm's input and output, the MLP's hidden (GELU's input and output; SwiGLU's gate, up and product),
-  // each norm's statistics (fp32); eager attention also keeps the H x s softmax weights of each token. A norm the
-  // model's code writes itself keeps what its kernels keep (an fp32 copy of its input, say) instead of input and output.
-  const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size(), a = activation_bytes;
-  const double mlp = m.mlp == Mlp::swiglu ? 3 * F : 2 * F;
-  const double stats = 2 * (m.norm == Norm::layernorm ? 8.0 : 4.0);
-  const double scores = eager_attention ? static_cast<double>(m.heads) * seq_len * a : 4.0 * m.heads;  // or FlashAttention's log-sum-exp
-  const double norms = code.norm.listed ? 2 * h * code.norm_saved_bytes : 4 * h * a;
-  // Q, K, V, the attention's output, the MLP, the scores split; the norms too with sequence parallelism (Korthikanti et al. 2022, section 4.2.2).
-  return ((2 * h + 2 * kv + mlp) * a + scores) / tp + (norms + stats) / (sp ? tp : 1);
+  OpOptions o;
+  o.attention = eager_attention ? "eager" : "flash2", o.activation_bytes = activation_bytes, o.code = code, o.tp = tp, o.sp = sp;
+  return block_saved_bytes(m, 1, seq_len, o) / seq_len;
 }
 
 namespace {

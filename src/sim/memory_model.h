@@ -14,6 +14,7 @@ namespace tierzero {
 // with the engine's activation dtype and attention, for sequence `seq_len`, the norms as `code` keeps them;
 // under tensor parallelism (`tp`) a member keeps its heads' and MLP columns' share of the split ones, and with
 // sequence parallelism (`sp`) its 1/tp of the norms' inputs, outputs and statistics.
+// The sum of the block's ops' saved bytes (sim/op_list.h), as the memory model counts them.
 double block_activation_bytes_per_token(const GptConfig& model, int seq_len, int activation_bytes, bool eager_attention,
                                         const ModelCode& code, int tp = 1, bool sp = false);
 

@@ -24,8 +24,10 @@ class OpBuilder {
   void gemm(const std::string& name, OpPass pass, double batch, double m, double n, double k, bool fp8 = false) {
     Op o;
     o.kind = OpKind::gemm, o.pass = pass, o.name = name, o.count = count_ * batch, o.m = m, o.n = n, o.k = k, o.fp8 = fp8;
-    out_.push_back(o);
+    push(o);
   }
+  // What the last forward op keeps for its backward in each block, and its output's bytes (Op::saved_bytes).
+  void keeps(double saved, double output = 0) { out_[last_forward_].saved_bytes = saved, out_[last_forward_].output_bytes = output; }
   // A memory-bound operation moving `forward` bytes, and `backward` in its gradient.
   void memory(const std::string& name, double forward, double backward, double kernels = 1) {
     push_memory(name, OpPass::forward, forward, kernels);
@@ -41,21 +43,26 @@ class OpBuilder {
   void push_memory(const std::string& name, OpPass pass, double bytes, double kernels, bool coded = false) {
     Op o;
     o.kind = OpKind::memory, o.pass = pass, o.name = name, o.count = count_, o.bytes = bytes, o.kernels = kernels, o.coded = coded;
-    out_.push_back(o);
+    push(o);
   }
   void fused_attention(double rows, double seq, double head) {
     for (bool backward : {false, true}) {
       Op o;
       o.kind = OpKind::attention, o.pass = backward ? OpPass::backward : OpPass::forward, o.name = "attention";
       o.count = count_, o.rows = rows, o.seq = seq, o.head = head, o.attention_backward = backward;
-      out_.push_back(o);
+      push(o);
     }
   }
 
  private:
+  void push(const Op& o) {
+    if (o.pass == OpPass::forward) last_forward_ = out_.size();
+    out_.push_back(o);
+  }
   std::vector<Op>& out_;
   double count_;
   bool fp8_;
+  std::size_t last_forward_ = 0;
 };
 
 // One transformer block of `N` tokens: norms, QKV (RoPE for the Llama
@@ -65,49 +72,58 @@ class OpBuilder {
 // the softmax (scale, mask, normalise) over the scores.
 // Under tensor parallelism, the member's heads, key/value heads and MLP
 // columns (H, kv and F below), the rest whole.
+// What each op keeps for its backward: a norm its input and output (or, as
+// the model's code writes it, what its kernels keep) and its fp32
+// statistics (mean and rstd, or rstd); QKV its output (Q, K and V, rotated
+// in place by RoPE); the attention its output and FlashAttention's fp32
+// log-sum-exp per head, or eager attention's softmax its H x s weights per
+// token; the MLP's first matmul its output (GELU's input; SwiGLU's gate and
+// up) and its activation its output. The projections and residual adds
+// keep nothing more: their outputs are the next norm's input.
 void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const OpOptions& o) {
   const double a = o.activation_bytes, N = batch * seq, h = m.channels, d = m.head_size(), t = o.tp;
   const double H = m.heads / t, kv = static_cast<double>(m.kv()) * d / t, F = m.ffn_size() / t, q = H * d;
   const double R = o.sp ? N / t : N;  // the rows the norms and residual adds run on
   const bool llama = m.family() == "llama";
+  const double norm_kept = (o.code.norm.listed ? R * h * o.code.norm_saved_bytes : 2 * R * h * a) + R * (m.norm == Norm::layernorm ? 8.0 : 4.0);
   b.coded("norm1", o.code.norm, R * h, 2 * R * h * a, 3 * R * h * a);
+  b.keeps(norm_kept);
   b.linear("qkv", N, q + 2 * kv, h);
+  b.keeps(N * (q + 2 * kv) * a, N * (q + 2 * kv) * a);
   if (llama) b.coded("rope", o.code.rope, N * (q + kv), 2 * N * (q + kv) * a, 2 * N * (q + kv) * a);
   if (o.attention == "eager") {
     const double scores = batch * H * seq * seq;
-    b.gemm("scores", OpPass::forward, batch * H, seq, seq, d);
+    b.gemm("scores", OpPass::forward, batch * H, seq, seq, d);  // its output is the softmax's input, kept there
     b.memory("softmax", 3 * 2 * scores * a, 3 * scores * a, 3);
+    b.keeps(scores * a);
     b.gemm("context", OpPass::forward, batch * H, seq, d, seq);
+    b.keeps(N * q * a, N * q * a);
     // Backward: dP = dO V^T (s x s over d); dV = P^T dO, dQ = dS K, dK = dS^T Q (s x d over s).
     b.gemm("probs_grad", OpPass::backward, batch * H, seq, seq, d);
     b.gemm("qkv_grads", OpPass::backward, 3 * batch * H, seq, d, seq);
   } else {
     b.fused_attention(batch * H, seq, d);
+    b.keeps(N * q * a + N * 4 * H, N * q * a);
   }
   b.linear("proj", N, h, q);
+  b.keeps(0, N * h * a);
   b.memory("residual1", 3 * R * h * a, 3 * R * h * a);
   b.coded("norm2", o.code.norm, R * h, 2 * R * h * a, 3 * R * h * a);
+  b.keeps(norm_kept);
   if (m.mlp == Mlp::swiglu) {
     b.linear("gate_up", N, 2 * F, h);
+    b.keeps(N * 2 * F * a, N * 2 * F * a);
     b.memory("swiglu", 3 * N * F * a, 5 * N * F * a);
+    b.keeps(N * F * a);
   } else {
     b.linear("fc", N, F, h);
+    b.keeps(N * F * a, N * F * a);
     b.memory("gelu", 2 * N * F * a, 3 * N * F * a);
+    b.keeps(N * F * a);
   }
   b.linear("fc_proj", N, h, F);
+  b.keeps(0, N * h * a);
   b.memory("residual2", 3 * R * h * a, 3 * R * h * a);
-}
-// The share of a block's forward op that torchtitan's per-op policy recomputes.
-double ops_policy_share(const GptConfig& m, const Op& op) {
-  if (op.kind == OpKind::memory) return 1;
-  if (op.kind == OpKind::attention || op.name == "scores" || op.name == "context") return 0;
-  const bool llama = m.family() == "llama";
-  const double h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size();
-  if (op.name == "qkv") return llama ? kv / (h + 2 * kv) : 0;  // wk of wq, wk, wv
-  if (op.name == "proj") return 1;
-  if (op.name == "gate_up") return 0.5;  // w3 of w1, w3
-  if (op.name == "fc_proj") return llama ? 0 : 1;
-  return 0;
 }
 }  // namespace
 
@@ -124,9 +140,7 @@ std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len
   block_ops(blocks, m, batch, seq, o);
   // Recomputation: the forward of the blocks that keep only their input
   // (all, or one in `every`), the attention core alone (selective), or what
-  // torchtitan's per-op policy does not keep (selective-op: every
-  // memory-bound op and the even-numbered matmuls: wk, wo, w3 of a Llama
-  // block, the output projection and the MLP's second matmul of a GPT-2 one).
+  // torchtitan's per-op policy recomputes (selective-op: ops_policy).
   const std::size_t block_end = out.size();
   std::vector<Op> recomputed;
   for (std::size_t i = block_begin; i < block_end; ++i) {
@@ -138,7 +152,7 @@ std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len
       case Recompute::Kind::full: times = L; break;
       case Recompute::Kind::every: times = L / o.recompute.every; break;
       case Recompute::Kind::selective: times = attention_core ? L : 0; break;
-      case Recompute::Kind::ops: times = L * ops_policy_share(m, op); break;
+      case Recompute::Kind::ops: times = L * ops_policy(m, op, o).recomputed; break;
       case Recompute::Kind::none: break;
     }
     if (times <= 0) continue;
@@ -157,6 +171,70 @@ std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len
   if (o.fused_loss) ends.memory("loss", N * V * a, 2 * N * V * a);
   else ends.memory("loss", N * V * (a + 4 + 8), N * V * (4 + 12 + 4 + a), 3);  // cast, log-softmax; their gradients
   return out;
+}
+
+OpOptions op_options(const SimInput& in) {
+  OpOptions o;
+  o.attention = in.attention_implementation();
+  o.activation_bytes = in.engine.activation_bytes, o.fused_loss = in.engine.fused_loss, o.fp8 = in.fp8, o.recompute = in.recompute;
+  o.code = in.model_code;
+  o.tp = in.mesh.tp, o.sp = in.mesh.sp;
+  return o;
+}
+
+OpsPolicy ops_policy(const GptConfig& m, const Op& op, const OpOptions& o) {
+  if (op.kind == OpKind::memory) return {1, 0};  // every memory-bound op recomputed
+  // The attention core kept: its result (eager attention's scores are the softmax's input, which is recomputed).
+  if (op.kind == OpKind::attention || op.name == "scores" || op.name == "context") return {0, op.output_bytes};
+  // The matmuls in the order the block runs them, every other one recomputed: Llama's wq, wk, wv (qkv: wk), wo
+  // (proj), w1, w3 (gate_up: w3), w2 (fc_proj); GPT-2's c_attn (qkv), c_proj (proj), c_fc (fc), mlp.c_proj
+  // (fc_proj). Recomputed: `columns` of the op's n output columns.
+  const bool llama = m.family() == "llama";
+  double columns = 0;
+  if (op.name == "qkv") columns = llama ? static_cast<double>(m.kv()) * m.head_size() / o.tp : 0;
+  else if (op.name == "proj") columns = op.n;
+  else if (op.name == "gate_up") columns = op.n / 2;
+  else if (op.name == "fc_proj") columns = llama ? 0 : op.n;
+  return {columns / op.n, op.output_bytes * (op.n - columns) / op.n};
+}
+
+namespace {
+// One block's forward ops, once.
+std::vector<Op> one_block(const GptConfig& m, int micro_batch, int seq_len, const OpOptions& o) {
+  std::vector<Op> out;
+  OpBuilder b(out, 1, o.fp8);
+  block_ops(b, m, micro_batch, seq_len, o);
+  return out;
+}
+}  // namespace
+
+double block_saved_bytes(const GptConfig& m, int micro_batch, int seq_len, const OpOptions& o) {
+  double saved = 0;
+  for (const Op& op : one_block(m, micro_batch, seq_len, o)) saved += op.saved_bytes;
+  return saved;
+}
+
+SavedActivations saved_activations(const GptConfig& m, int micro_batch, int seq_len, const OpOptions& o) {
+  const double block = block_saved_bytes(m, micro_batch, seq_len, o);
+  // The block's input: a sequence-parallel member's 1/tp of the rows.
+  const double input = static_cast<double>(m.channels) * o.activation_bytes * micro_batch * seq_len / (o.sp ? o.tp : 1), L = m.layers;
+  switch (o.recompute.kind) {
+    case Recompute::Kind::full: return {L * input, 2 * block};
+    case Recompute::Kind::every: return {L / o.recompute.every * input + (L - L / o.recompute.every) * block, 2 * block};
+    case Recompute::Kind::selective: {  // the attention core recomputed: the block keeps what a fused attention keeps
+      OpOptions fused = o;
+      fused.attention = "flash2";
+      return {L * block_saved_bytes(m, micro_batch, seq_len, fused), 0};
+    }
+    case Recompute::Kind::ops: {  // the block's input and what the policy keeps; one block's set while it recomputes
+      double kept = input;
+      for (const Op& op : one_block(m, micro_batch, seq_len, o))
+        if (op.pass == OpPass::forward) kept += ops_policy(m, op, o).kept_bytes;
+      return {L * kept, block};
+    }
+    case Recompute::Kind::none: break;
+  }
+  return {L * block, 0};
 }
 
 Op optimizer_op(double shard_params, double param_bytes) {

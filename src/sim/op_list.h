@@ -34,6 +34,9 @@ struct Op {
   double bytes = 0;
   double kernels = 1;
   bool coded = false;  // bytes as the model's code moves them (tierzero/model_code.h), not the op list's minimum
+  // A block's forward op, in each block: the bytes it keeps for its backward when nothing is recomputed, and the
+  // bytes of its output (of which torchtitan's selective-op policy keeps what it does not recompute: ops_policy).
+  double saved_bytes = 0, output_bytes = 0;
 };
 
 // What the op list depends on besides the model and the batch.
@@ -52,8 +55,33 @@ struct OpOptions {
   bool sp = false;
 };
 
+// The options of `in`'s step: its attention, engine, recomputation, model code and tensor-parallel degree.
+OpOptions op_options(const SimInput& in);
+
 // Every operation of one micro-batch of `micro_batch` sequences of `seq_len`.
 std::vector<Op> micro_batch_ops(const GptConfig& model, int micro_batch, int seq_len, const OpOptions& options);
+
+// torchtitan's selective-op activation checkpointing (torchtitan
+// models/llama/parallelize_llama.py, _save_list: it saves the outputs of
+// the attention and of every other matmul, in the order the block runs
+// them, and recomputes everything else), for one of a block's forward ops:
+// the share of the op it recomputes and the bytes of its output it keeps.
+struct OpsPolicy {
+  double recomputed = 0;
+  double kept_bytes = 0;
+};
+OpsPolicy ops_policy(const GptConfig& model, const Op& op, const OpOptions& options);
+
+// The activations one micro-batch keeps for its backward under the options'
+// recomputation, from the block's ops' saved bytes (docs/simulator.md,
+// "Memory"): `saved` through the backward, `recomputing` while one block
+// recomputes (its set, and for full and every:N its gradients' too).
+struct SavedActivations {
+  double saved = 0, recomputing = 0;
+};
+SavedActivations saved_activations(const GptConfig& model, int micro_batch, int seq_len, const OpOptions& options);
+// What one block keeps for its backward with nothing recomputed: its ops' saved bytes.
+double block_saved_bytes(const GptConfig& model, int micro_batch, int seq_len, const OpOptions& options);
 
 // The optimizer's update of a shard of `shard_params` parameters (AdamW in
 // fp32, the gradient norm and clipping, the 16-bit parameter write): one

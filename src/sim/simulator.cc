@@ -188,11 +188,7 @@ namespace {
 // The compute of the step: every micro-batch's operations and the optimizer's update of this rank's shard.
 ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
   const EngineProfile& e = in.engine;
-  OpOptions o;
-  o.attention = in.attention_implementation();
-  o.activation_bytes = e.activation_bytes, o.fused_loss = e.fused_loss, o.fp8 = in.fp8, o.recompute = in.recompute;
-  o.code = in.model_code;
-  o.tp = in.mesh.tp, o.sp = in.mesh.sp;
+  const OpOptions o = op_options(in);
   EngineProfile priced = e;
   priced.attention = o.attention;
   ComputeTime t = price_ops(micro_batch_ops(in.model, in.micro_batch, seq_len, o), in.system, priced).scaled(in.grad_accum);
@@ -206,6 +202,14 @@ ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayo
   return t;
 }
 
+// The offloaded optimizer's bytes per parameter of its shard in a step (optim_store.h): the host's AdamW
+// (tierzero/optim.h) reads the fp32 gradient, master weight and two moments and writes the last three back, in host
+// memory; on nvme the state (kOptimBytesPerParam) is read from its file and written back; over the host
+// link, the gradient goes down and the new parameter comes up, in the parameter type.
+constexpr double kOffloadHostMemoryBytesPerParam = 7 * sizeof(float);                 // 28
+constexpr double kOffloadNvmeBytesPerParam = 2 * static_cast<double>(kOptimBytesPerParam);  // 24
+constexpr double kOffloadHostLinkValuesPerParam = 2;
+
 // The step's time for the offloaded states (tierzero/simulator.h); 0 when they are on the device.
 double offload_time(const SimInput& in, const Topology& topo, const GptLayout& layout) {
   const Plan& p = in.plan;
@@ -218,9 +222,9 @@ double offload_time(const SimInput& in, const Topology& topo, const GptLayout& l
     TZ_CHECK(p.optim_offload.device != Offload::nvme || sys.nvme_Bps > 0, ConfigError,
              "system '" + sys.name + "' gives no NVMe rate (nvme_gbs) to price the optimizer offloaded to nvme");
     const auto params = static_cast<double>(states.optim.total);
-    t += 28 * params / sys.host_memory_Bps;
-    if (sys.host_link_Bps > 0) t += 2 * static_cast<double>(dtype_size(in.dtype)) * params / sys.host_link_Bps;
-    if (p.optim_offload.device == Offload::nvme) t += 24 * params / sys.nvme_Bps;
+    t += kOffloadHostMemoryBytesPerParam * params / sys.host_memory_Bps;
+    if (sys.host_link_Bps > 0) t += kOffloadHostLinkValuesPerParam * static_cast<double>(dtype_size(in.dtype)) * params / sys.host_link_Bps;
+    if (p.optim_offload.device == Offload::nvme) t += kOffloadNvmeBytesPerParam * params / sys.nvme_Bps;
   }
   if (p.param_offload.offloaded()) {
     TZ_CHECK(p.param_offload.device != Offload::nvme || sys.nvme_Bps > 0, ConfigError,

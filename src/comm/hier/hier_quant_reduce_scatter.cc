@@ -47,10 +47,10 @@ void hier_quant_reduce_scatter(HopState& s, const void* send, void* recv, std::s
     return issue_stage(s, p, st, c, s.out(p, st - 1, c), nullptr, p.stage(st, c).bits == 16 ? t : DType::u8);
   }, [&](std::size_t st, std::size_t c) {
     const std::size_t h = st / 2, len = p.chunk_len(c), off = p.chunk_offset(c);
-    float* sum = reinterpret_cast<float*>(s.buffer(Scratch::f32_input, len * w * sizeof(float)));
+    float* sum = reinterpret_cast<float*>(s.buffer(Scratch::quant_first, len * w * sizeof(float)));
     if (h == 0) {  // every rank's chunk, innermost coordinate major, in fp32
-      std::byte* reordered = s.buffer(Scratch::f32_input, len * w * es);
-      sum = reinterpret_cast<float*>(s.buffer(Scratch::f32_sum, len * w * sizeof(float)));
+      std::byte* reordered = s.buffer(Scratch::quant_first, len * w * es);
+      sum = reinterpret_cast<float*>(s.buffer(Scratch::quant_second, len * w * sizeof(float)));
       reverse_axes(*s.mem, in + off * es, count * es, reordered, len * es, outer_first(s), len * es);
       ops.to_f32(t, reordered, sum, len * w);
     } else {  // the sum of the pieces hop h - 1 brought

@@ -48,7 +48,7 @@ HopPlan::HopPlan(std::vector<HopGroup> hops, const HopRequest& r) : hops_(std::m
   // The quantised reduce-scatter's temporaries, which no stage hands on:
   // the reordered input and its fp32 sum (hier_quant_reduce_scatter.cc).
   if (r.kind == HopCollective::reduce_scatter_quantized)
-    for (Scratch s : {Scratch::f32_input, Scratch::f32_sum})
+    for (Scratch s : {Scratch::quant_first, Scratch::quant_second})
       scratch_[scratch_index(s)] = std::max(scratch_[scratch_index(s)], chunk_len(0) * group_ * sizeof(float));
 }
 
@@ -133,10 +133,10 @@ std::vector<HopStage> HopPlan::walk(std::size_t len) const {
     }
     case HopCollective::all_gather_quantized: {
       const std::size_t packed = quant_packed_bytes(len, req_.quant);
-      local(packed, out(Scratch::packed_shard));  // this rank's chunk, quantised
-      gather(packed, 1, req_.quant.bits, len, k == 1 ? out(Scratch::packed_bundle) : caller);
+      local(packed, out(Scratch::quant_first));  // this rank's chunk, quantised
+      gather(packed, 1, req_.quant.bits, len, k == 1 ? out(Scratch::quant_second) : caller);
       // Every rank's packed chunk in rank order (reordered, or copied with no hop), dequantised into the caller's buffer.
-      const int bundle = scratch_index(Scratch::packed_bundle);  // used within one stage: one buffer for every chunk
+      const int bundle = scratch_index(Scratch::quant_second);  // used within one stage: one buffer for every chunk
       local(packed * w, k == 1 ? st.back().out : std::array<int, 2>{bundle, bundle});
       break;
     }

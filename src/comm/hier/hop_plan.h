@@ -32,16 +32,19 @@
 
 namespace tierzero {
 
-// The scratch buffers by use, as a whole (unchunked) collective names them.
-// The quantised all-gather and reduce-scatter share two (they never run at
-// once on one HopState); the quantised all-gather also runs the plain one on
-// packed bytes. A pipelined collective keeps each stage's output for two
-// chunks at once in pipe buffers (pipe_scratch).
+// The scratch buffers by use, as a whole (unchunked) collective names them,
+// one name each. The quantised all-gather and reduce-scatter share two
+// (they never run at once on one HopState); the quantised all-gather also
+// runs the plain one on packed bytes. A pipelined collective keeps each
+// stage's output for two chunks at once in pipe buffers (pipe_scratch).
 enum class Scratch : int {
-  plain_even = 0, plain_odd = 1,        // the plain algorithms, alternately hop by hop (plain_scratch)
-  packed_shard = 2, packed_bundle = 3,  // quantised all-gather: this rank's packed shard, every rank's
-  f32_input = 2, f32_sum = 3,           // quantised reduce-scatter: the input in fp32, the running sum
-  hop_send = 4, hop_recv = 5,           // quantised reduce-scatter: one hop's all-to-all
+  plain_even = 0, plain_odd = 1,  // the plain algorithms, alternately hop by hop (plain_scratch)
+  // Quantised all-gather: this rank's packed shard (first), every rank's
+  // (second). Quantised reduce-scatter: the input reordered (first) and
+  // summed in fp32 (second) before the first hop, the running fp32 sum
+  // (first) after it.
+  quant_first = 2, quant_second = 3,
+  hop_send = 4, hop_recv = 5,  // quantised reduce-scatter: one hop's all-to-all
 };
 inline constexpr int kNumNamedScratch = 6;
 inline constexpr int kNumPipeScratch = 12;  // two per stage output: the quantised reduce-scatter's 2 per hop, 3 hops
