@@ -10,14 +10,18 @@
 # ratio to zero3, and where the step's time went (--breakdown: medians over
 # the steps of the mean over ranks: compute, waits, and the executor's time
 # per kind and level during the waits). Needs root (namespaces).
-#   MODEL=gpt-mini SEQ=128 BATCH=1 STEPS=12 QUEUES=2 bench/cluster_compare.sh
+# A strategy named S-pipelined is S's plan file with its hops pipelined
+# (hop_chunk_bytes = HOP_CHUNK, bytes of each rank's part per chunk), trained
+# with --plan and simulated with --hop-chunk-bytes: hier3-pipelined beside
+# hier3 in the same run.
+#   MODEL=gpt-mini SEQ=128 BATCH=1 STEPS=12 QUEUES=2 HOP_CHUNK=65536 bench/cluster_compare.sh
 # (QUEUES: the engine's communication queues, --comm-queues; OUT: where the
 # run's files go, default build/cluster.)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cluster="$root/scripts/cluster.sh"
-MODEL=${MODEL:-gpt-mini} SEQ=${SEQ:-128} BATCH=${BATCH:-1} STEPS=${STEPS:-12} QUEUES=${QUEUES:-2}
-STRATEGIES=${STRATEGIES:-"zero3 zeropp mics hier3 ddp"}
+MODEL=${MODEL:-gpt-mini} SEQ=${SEQ:-128} BATCH=${BATCH:-1} STEPS=${STEPS:-12} QUEUES=${QUEUES:-2} HOP_CHUNK=${HOP_CHUNK:-65536}
+STRATEGIES=${STRATEGIES:-"zero3 zeropp mics hier3 hier3-pipelined ddp"}
 out=${OUT:-$root/build/cluster}
 mkdir -p "$out"
 trap '"$cluster" down' EXIT
@@ -25,12 +29,17 @@ trap '"$cluster" down' EXIT
 "$cluster" run -- tierzero bench comm --sizes 1048576,8388608 --iters 2 --json --write-system "$out/system.toml" \
   --system-name emulated-cluster --calibrate-model "$MODEL" --calibrate-seq-len "$SEQ" --calibrate-micro-batch "$BATCH" > "$out/comm.jsonl"
 for s in $STRATEGIES; do
+  base=${s%-pipelined} plan=(--strategy "$s") chunk=()
+  if [ "$base" != "$s" ]; then  # the strategy's plan file with its hops pipelined
+    sed "/^name = /a hop_chunk_bytes = $HOP_CHUNK" "$root/data/plans/$base.toml" > "$out/plan-$s.toml"
+    plan=(--plan "$out/plan-$s.toml") chunk=(--hop-chunk-bytes "$HOP_CHUNK")
+  fi
   "$cluster" counters > "$out/counters-$s-before.json"
-  "$cluster" run -- tierzero train --strategy "$s" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --no-recompute --steps "$STEPS" \
+  "$cluster" run -- tierzero train "${plan[@]}" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --no-recompute --steps "$STEPS" \
     --param-dtype bf16 --comm-queues "$QUEUES" --breakdown --metrics "$out/train-$s.jsonl" > "$out/train-$s.log" 2>&1 || echo "{\"strategy\": \"$s\", \"error\": \"see $out/train-$s.log\"}"
   "$cluster" counters > "$out/counters-$s-after.json"
   "$root/build/tierzero" simulate --system "$out/system.toml" --model "$MODEL" --ranks 8 --seq-len "$SEQ" --micro-batch "$BATCH" \
-    --recompute false --strategy "$s" --json > "$out/sim-$s.jsonl"
+    --recompute false --strategy "$base" "${chunk[@]}" --json > "$out/sim-$s.jsonl"
 done
 QUEUES=$QUEUES python3 - "$out" $STRATEGIES <<'PY'
 import json, statistics, sys, os

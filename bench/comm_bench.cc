@@ -1,6 +1,7 @@
 #include "comm_bench.h"
 
 #include "comm/hier/hierarchy.h"
+#include "comm/hier/hop_state.h"
 #include "core/sourced_table.h"
 #include "model/gemm.h"
 #include "model/ops.h"
@@ -21,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <string_view>
 #include <thread>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -79,6 +81,23 @@ double shared_core_time(Communicator& world, int warmup, int iters, const std::f
   MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return t;
 }
+// CommBenchRow::hop_time_s of `r` over `hier`'s hops: each hop's transfer
+// stages of the whole plan, run alone on its communicator between `in` and
+// `out` (each at least the collective's whole message).
+std::vector<std::pair<Level, double>> hop_times(Communicator& world, const Hierarchy& hier, const HopRequest& r, DType t,
+                                                const CommBenchOptions& opt, const std::byte* in, std::byte* out) {
+  const HopPlan p(hop_groups(world.topology(), three_level_hops()), r);
+  std::vector<std::pair<Level, double>> times;
+  for (std::size_t h = 0; h < p.hops().size(); ++h) {
+    const Level level = p.hops()[h].levels.back();
+    Communicator& hop = hier.hop(level);
+    times.emplace_back(level, time_op(world, opt.warmup, opt.iters, [&] {
+      for (std::size_t st = 0; st < p.num_stages(); ++st)
+        if (const HopStage& g = p.stage(st, 0); g.transfer && g.hop == h) issue_transfer(hop, g, in, out, t).wait();
+    }));
+  }
+  return times;
+}
 }  // namespace
 
 std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOptions& opt) {
@@ -97,20 +116,26 @@ std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOpt
       const char* collective;
       const char* algorithm;
       std::function<void()> op;
+      HopCollective kind = HopCollective::all_gather;  // hier and pipelined: the plan whose hops are timed alone
     };
     const DType t = opt.dtype;
     std::vector<Case> cases = {
         {"all_gather", "flat", [&] { world.all_gather(in.data(), out.data(), shard, t); }},
-        {"all_gather", "hier", [&] { hier.all_gather(in.data(), out.data(), shard, t); }},
+        {"all_gather", "hier", [&] { hier.all_gather(in.data(), out.data(), shard, t); }, HopCollective::all_gather},
         {"reduce_scatter", "flat", [&] { world.reduce_scatter(in.data(), out.data(), shard, t, ReduceOp::sum); }},
-        {"reduce_scatter", "hier", [&] { hier.reduce_scatter(in.data(), out.data(), shard, t, ReduceOp::sum); }},
+        {"reduce_scatter", "hier", [&] { hier.reduce_scatter(in.data(), out.data(), shard, t, ReduceOp::sum); },
+         HopCollective::reduce_scatter},
         {"all_reduce", "flat", [&] { world.all_reduce(in.data(), out.data(), total, t, ReduceOp::sum); }},
-        {"all_reduce", "hier", [&] { hier.all_reduce(in.data(), out.data(), total, t, ReduceOp::sum); }},
+        {"all_reduce", "hier", [&] { hier.all_reduce(in.data(), out.data(), total, t, ReduceOp::sum); }, HopCollective::all_reduce},
     };
     if (opt.hop_chunk_bytes > 0) {  // the all-reduce is never cut (comm/hier/hop_plan.h)
-      cases.insert(cases.begin() + 4, {"reduce_scatter", "pipelined", [&] { piped.reduce_scatter(in.data(), out.data(), shard, t, ReduceOp::sum); }});
-      cases.insert(cases.begin() + 2, {"all_gather", "pipelined", [&] { piped.all_gather(in.data(), out.data(), shard, t); }});
+      cases.insert(cases.begin() + 4, {"reduce_scatter", "pipelined",
+                                       [&] { piped.reduce_scatter(in.data(), out.data(), shard, t, ReduceOp::sum); },
+                                       HopCollective::reduce_scatter});
+      cases.insert(cases.begin() + 2, {"all_gather", "pipelined", [&] { piped.all_gather(in.data(), out.data(), shard, t); },
+                                       HopCollective::all_gather});
     }
+    std::vector<std::pair<Level, double>> hops;  // of the last hierarchical collective: its pipelined row shares them
     for (auto& c : cases) {
       CommBenchRow row{c.collective, c.algorithm, total * esize};
       const auto before = world.traffic().snapshot();
@@ -122,6 +147,9 @@ std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOpt
       for (int l = 0; l < kNumLevels; ++l) row.bytes_per_level[l] = per_level[l] / w;
       row.time_s = time_op(world, opt.warmup, opt.iters, c.op);
       row.algbw_gbs = static_cast<double>(row.bytes) / row.time_s / 1e9;
+      if (std::string_view(c.algorithm) == "hier")
+        hops = hop_times(world, hier, {c.kind, c.kind == HopCollective::all_reduce ? total : shard, esize}, t, opt, in.data(), out.data());
+      if (std::string_view(c.algorithm) != "flat") row.hop_time_s = hops;
       rows.push_back(row);
     }
   }
@@ -139,6 +167,11 @@ std::string to_json_line(const CommBenchRow& row, const Topology& topo) {
   nlohmann::ordered_json levels = nlohmann::ordered_json::object();
   for (Level l : topo.levels()) levels[std::string(level_name(l))] = row.bytes_per_level[static_cast<int>(l)];
   j["bytes_per_level"] = levels;
+  if (!row.hop_time_s.empty()) {
+    nlohmann::ordered_json hops = nlohmann::ordered_json::object();
+    for (const auto& [level, t] : row.hop_time_s) hops[std::string(level_name(level))] = t;
+    j["hop_time_s"] = hops;
+  }
   return j.dump();
 }
 

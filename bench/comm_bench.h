@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tierzero/communicator.h"
@@ -23,7 +24,11 @@ struct CommBenchOptions {
 // One measurement. `bytes` is M: the all-gather output, the reduce-scatter
 // input, the all-reduce buffer. time_s is the slowest rank's mean per call;
 // algbw_gbs = bytes / time_s / 1e9; bytes_per_level is received bytes per
-// rank per call, averaged over ranks.
+// rank per call, averaged over ranks. hop_time_s (hierarchical rows): each
+// hop's transfers alone, by level (the hop's outermost), on the hop's own
+// communicator with the bytes the whole plan sends on it, every hop group
+// at once and the other hops idle; slowest rank's mean per call; innermost
+// first, empty for flat rows. A pipelined collective aims at its slowest hop's time.
 struct CommBenchRow {
   std::string collective;  // all_gather | reduce_scatter | all_reduce
   std::string algorithm;   // flat | hier | pipelined (hier with its hops pipelined)
@@ -31,6 +36,7 @@ struct CommBenchRow {
   double time_s = 0;
   double algbw_gbs = 0;
   std::array<double, kNumLevels> bytes_per_level{};
+  std::vector<std::pair<Level, double>> hop_time_s{};
 };
 
 // Collective over `world` (the hierarchy over its topology is built here).

@@ -286,6 +286,15 @@ assert hier == M / W * (2 - 1), hier             # one shard from the peer node
 assert flat == per_node * hier
 for r in rows:
     assert set(r) >= {"collective", "algorithm", "bytes", "time_s", "algbw_gbs", "bytes_per_level"}, r
+    # Each hop's time alone beside the hierarchical rows, by level, innermost first; none beside the flat ones.
+    if r["algorithm"] == "flat":
+        assert "hop_time_s" not in r, r
+    else:
+        assert list(r["hop_time_s"]) == ["package", "node", "world"] and min(r["hop_time_s"].values()) > 0, r
+# A pipelined row sits beside its hierarchical one with the same hops alone.
+for c in ("all_gather", "reduce_scatter"):
+    by = {r["algorithm"]: r for r in rows if r["collective"] == c}
+    assert by["pipelined"]["hop_time_s"] == by["hier"]["hop_time_s"], by
 print("ok: bench comm JSON (world bytes flat", flat, "hier", hier, ")")
 PY
 

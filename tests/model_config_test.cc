@@ -76,7 +76,7 @@ TEST(ModelConfig, FlopsCountTheHeadNotTheEmbeddingLookupWhenUntied) {
 // 3 x 40 tokens (N 120): per block the norms' outputs and statistics 2 (N C + 2 N), QKV N 3C, the 3 x 4 x 40 x 40
 // scores, the attention's output and the residual N C each, the MLP's two N F; the 3 residuals; the final norm and
 // the [N, V] softmax; the backward's scratch 2 N C + N C + N 3C + 2 N F. And a tensor-parallel member's model (its
-// heads and MLP columns), recomputing or not, allocates the table's total.
+// heads and MLP columns), recomputing or not, with sequence parallelism or not, allocates the table's total.
 TEST(ModelConfig, TheActivationSizeTableIsWhatTheModelAllocates) {
   const std::size_t N = 120, C = 64, F = 256, V = 256, scores = 3 * 4 * 40 * 40;
   const std::size_t block = 2 * (N * C + 2 * N) + 3 * N * C + scores + 2 * N * C + 2 * N * F;
@@ -84,15 +84,20 @@ TEST(ModelConfig, TheActivationSizeTableIsWhatTheModelAllocates) {
   EXPECT_EQ(activation_sizes(gpt_preset("gpt-tiny"), 3, 40, false, 0).total(), expected);
   EXPECT_EQ(activation_sizes(gpt_preset("gpt-tiny"), 3, 40, true, 5).total(), expected - block + 5);
   for (const char* name : {"gpt-tiny", "llama-tiny"})
-    for (bool recompute : {false, true}) {
-      const GptLayout layout(gpt_preset(name), TpShard{2, 1});
-      const GptModel<float> model(layout, 3, 40, recompute, [](float*, std::size_t) {});
-      const std::size_t scratch = ops::attention_scratch(40, layout.local_heads());
-      EXPECT_EQ(model.activation_bytes(), sizeof(float) * activation_sizes(layout.config(), 3, 40, recompute, scratch, 2).total())
-          << name << (recompute ? " recomputing" : "");
-      EXPECT_LT(activation_sizes(layout.config(), 3, 40, recompute, scratch, 2).total(),
-                activation_sizes(layout.config(), 3, 40, recompute, scratch, 1).total());
-    }
+    for (bool recompute : {false, true})
+      for (bool sp : {false, true}) {
+        const GptLayout layout(gpt_preset(name), TpShard{2, 1});
+        TpGroup<float> group;  // never called: the model allocates at construction
+        group.sum = [](float*, std::size_t) {};
+        group.all_gather = group.reduce_scatter = [](const float*, float*, std::size_t) {};
+        group.sequence_parallel = sp;
+        const GptModel<float> model(layout, 3, 40, recompute, group);
+        const std::size_t scratch = ops::attention_scratch(40, layout.local_heads());
+        EXPECT_EQ(model.activation_bytes(), sizeof(float) * activation_sizes(layout.config(), 3, 40, recompute, scratch, 2, sp).total())
+            << name << (recompute ? " recomputing" : "") << (sp ? " sp" : "");
+        EXPECT_LT(activation_sizes(layout.config(), 3, 40, recompute, scratch, 2, sp).total(),
+                  activation_sizes(layout.config(), 3, 40, recompute, scratch, 1).total());
+      }
 }
 
 TEST(ModelConfig, ActivationMemoryFollowsTheArchitecture) {

@@ -480,6 +480,43 @@ TEST(Planner, ListsOnlyPlansThatFitFastestFirst) {
   EXPECT_TRUE(search_plans(base, {1e6, 8, 0.05}).empty());
 }
 
+// The planner's hop chunk: the candidate the simulator prices fastest. On
+// Frontier at 64 ranks with a short step (micro-batch 1 x 512 tokens) the
+// three-level collectives are exposed and pipelining their hops pays; with
+// one level of more than one rank there is nothing to pipeline (whole).
+TEST(Planner, ChoosesTheCheapestHopChunk) {
+  SimInput in = frontier("hier3", 64);
+  in.seq_len = 512;
+  in.plan = fit_to(strategy_plan("hier3"), in.topology());
+  const auto [plan, result] = choose_hop_chunk(in, 1e15);
+  EXPECT_NE(plan.hop_chunk_bytes, 0u) << "pipelining pays here";
+  std::map<std::size_t, double> step;
+  for (const std::size_t c : kHopChunkCandidates) {
+    SimInput t = in;
+    t.plan.hop_chunk_bytes = c;
+    step[c] = simulate(t).step_time_s;
+  }
+  EXPECT_EQ(result.step_time_s, step.at(plan.hop_chunk_bytes));
+  for (const auto& [c, s] : step) EXPECT_LE(result.step_time_s, s) << "chunk " << c;
+  EXPECT_LT(result.step_time_s, step.at(0)) << "cheaper than whole";
+  // The search writes it into the plans it lists: a listed three-level plan carries its cheapest chunk.
+  bool piped = false;
+  for (const PlanCandidate& c : search_plans(in, {1e15, 1000, 0.0, 0.0})) {
+    if (c.plan.gather != Decomposition::three_level) continue;
+    SimInput t = in;
+    t.plan = c.plan, t.recompute = c.recompute, t.mesh = c.mesh;
+    EXPECT_EQ(c.plan.hop_chunk_bytes, choose_hop_chunk(t, 1e15).first.hop_chunk_bytes) << c.plan.describe();
+    piped = piped || c.plan.hop_chunk_bytes != 0;
+  }
+  EXPECT_TRUE(piped);
+  // One level: every chunk prices as whole, and whole is kept.
+  SimInput one = in;
+  one.ranks = 8;
+  one.topology_spec = "world=8";
+  one.plan = fit_to(strategy_plan("hier3"), one.topology());
+  EXPECT_EQ(choose_hop_chunk(one, 1e15).first.hop_chunk_bytes, 0u);
+}
+
 // Plans at the memory limit (their throughput an upper bound) are listed after every other, each group fastest first.
 TEST(Planner, ListsPlansAtTheMemoryLimitLast) {
   SimInput base = frontier("zero3", 64);

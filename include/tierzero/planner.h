@@ -10,7 +10,10 @@
 // are listed once (the fastest, then the smallest), and so are plans whose
 // predicted throughput is within `alike_within` of a faster listed one of
 // the same kind (exact or lossy): it is listed with what the others change.
+// Each plan that fits with a hierarchical decomposition then gets the hop
+// chunk size (plan key hop_chunk_bytes) the simulator prices cheapest.
 #pragma once
+#include <array>
 #include <optional>
 #include <vector>
 
@@ -38,7 +41,7 @@ struct PlanCandidate {
 
 // The settings of b that differ from a's, as (setting, b's value): params,
 // bwd_params, grads, optim, weight_bits, grad_bits, gather, reduce,
-// prefetch, bucket_mib, recompute, offload, param_offload, tp, pp.
+// prefetch, bucket_mib, hop_chunk_bytes, recompute, offload, param_offload, tp, pp.
 std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCandidate& a, const PlanCandidate& b);
 
 // in.plan with bwd_params widened one level at a time (up to params' level)
@@ -47,6 +50,13 @@ std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCand
 // nothing wider is allowed.
 Plan fit_memory(const SimInput& in);
 
+// The hop chunk sizes the search tries (bytes of each rank's part per
+// chunk; 0: whole, the hops one after the other).
+inline constexpr std::array<std::size_t, 4> kHopChunkCandidates = {0, std::size_t{1} << 18, std::size_t{1} << 20, std::size_t{1} << 22};
+// in.plan's hop_chunk_bytes set to the candidate whose step the simulator
+// prices fastest among those that fit `memory_limit` (bytes), and that
+// step's result; ties and plans with flat collectives keep whole (0).
+std::pair<Plan, SimResult> choose_hop_chunk(const SimInput& in, double memory_limit);
 // True when the two differ at most in their collectives' decomposition and
 // price the same (the planner lists such candidates once).
 bool same_but_decomposition(const PlanCandidate& a, const PlanCandidate& b);

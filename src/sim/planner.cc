@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <tuple>
 
 #include "tierzero/error.h"
 
@@ -15,6 +16,23 @@ Plan fit_memory(const SimInput& in) {
     t.plan = fit_to(t.plan, t.data_topology());  // on to the next declared level (never past params)
   }
   return t.plan;
+}
+
+std::pair<Plan, SimResult> choose_hop_chunk(const SimInput& in, double memory_limit) {
+  SimInput t = in;
+  t.plan.hop_chunk_bytes = 0;
+  SimResult best = simulate(t);
+  best.judge_memory(memory_limit, t.engine);
+  Plan chosen = t.plan;
+  if (in.plan.gather == Decomposition::flat && in.plan.reduce == Decomposition::flat) return {chosen, best};
+  for (const std::size_t chunk : kHopChunkCandidates) {
+    if (chunk == 0) continue;
+    t.plan.hop_chunk_bytes = chunk;
+    SimResult r = simulate(t);
+    r.judge_memory(memory_limit, t.engine);
+    if (r.fits && (!best.fits || r.step_time_s < best.step_time_s)) best = r, chosen = t.plan;
+  }
+  return {chosen, best};
 }
 
 // Candidates that differ at most in how collectives are decomposed and price the same.
@@ -46,6 +64,7 @@ std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCand
         {"reduce", std::string(decomposition_name(p.reduce))},
         {"prefetch", std::to_string(p.prefetch)},
         {"bucket_mib", p.bucket_bytes == ~std::size_t{0} ? "whole" : std::to_string(p.bucket_bytes >> 20)},
+        {"hop_chunk_bytes", p.hop_chunk_bytes ? std::to_string(p.hop_chunk_bytes) : "whole"},
         {"recompute", c.recompute.name()},
         {"offload", std::string(offload_name(p.optim_offload.device))},
         {"param_offload", std::string(offload_name(p.param_offload.device))},
@@ -207,6 +226,14 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
       enumerate(Offload::cpu, Offload::cpu);
       if (nvme) enumerate(Offload::nvme, Offload::nvme);
     }
+  }
+  // Each plan that fits, with its cheapest hop chunk (priced after the search: the chunk moves only the exposed
+  // communication, so a plan that does not fit whole is not tried).
+  for (PlanCandidate& c : out) {
+    if (c.plan.gather == Decomposition::flat && c.plan.reduce == Decomposition::flat) continue;
+    SimInput in = base;
+    in.mesh = c.mesh, in.pipeline = c.pipeline, in.plan = c.plan, in.recompute = c.recompute;
+    std::tie(c.plan, c.result) = choose_hop_chunk(in, limit);
   }
   // Lossy plans are ranked as if slower by the margin they must win by; plans at the memory limit (their throughput
   // an upper bound: SimResult::at_memory_limit) after every other.

@@ -48,6 +48,8 @@ int run_comm(const CommArgs& a, Context& ctx) {
       }
       std::printf("%-15s %-9s %12zu %12.6f %10.3f  ", r.collective.c_str(), r.algorithm.c_str(), r.bytes, r.time_s, r.algbw_gbs);
       for (Level l : topo.levels()) std::printf(" %s=%.0f", std::string(level_name(l)).c_str(), r.bytes_per_level[static_cast<int>(l)]);
+      if (!r.hop_time_s.empty()) std::printf("   hops alone (s):");
+      for (const auto& [l, t] : r.hop_time_s) std::printf(" %s=%.6f", std::string(level_name(l)).c_str(), t);
       std::printf("\n");
     }
     std::cout.flush();
@@ -139,7 +141,7 @@ void add_bench_command(CLI::App& app, Context& ctx) {
   CLI::App* bench = app.add_subcommand("bench", "Benchmarks (JSON output)");
   bench->require_subcommand(1);
   auto args = std::make_shared<CommArgs>();
-  CLI::App* comm = bench->add_subcommand("comm", "Flat vs hierarchical all-gather, reduce-scatter and all-reduce");
+  CLI::App* comm = bench->add_subcommand("comm", "Flat vs hierarchical all-gather, reduce-scatter and all-reduce, with each hop's time alone");
   comm->add_option("--topology", args->topology, "Layout, innermost first, e.g. package=2,node=2,world=2 (default: detect nodes)");
   comm->add_option("--sizes", args->sizes, "Tensor sizes M in bytes")->delimiter(',');
   comm->add_option("--iters", args->iters, "Timed iterations per size")->check(at_least(1));

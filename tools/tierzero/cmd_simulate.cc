@@ -34,6 +34,7 @@ struct SimArgs {
   double memory_limit_gb = 0, min_quant_gain = 0.05;
   std::string offload_optimizer = "none", offload_param = "none";
   std::size_t persist_threshold = 0;
+  std::size_t hop_chunk_bytes = 0;  // simulate's --hop-chunk-bytes (0: whole; plan chooses its own)
   std::size_t top = 10;
   int tp = 1;            // --tp: the tensor-parallel degree (tierzero/mesh.h)
   std::string tp_level;  // --tp-level: its level ("": the innermost declared)
@@ -82,6 +83,7 @@ SimInput job(const SimArgs& a) {
   in.plan.optim_offload.device = parse_offload(a.offload_optimizer), in.plan.param_offload.device = parse_offload(a.offload_param);
   in.plan.optim_offload.nvme_path = in.plan.param_offload.nvme_path = "<nvme_path>";
   in.plan.persist_threshold = a.persist_threshold;
+  in.plan.hop_chunk_bytes = a.hop_chunk_bytes;
   return in;
 }
 
@@ -92,6 +94,7 @@ Prepared input(const SimInput& job, const std::string& strategy, int ranks) {
   in.plan.optim_offload = job.plan.optim_offload;
   if (in.plan.params) in.plan.param_offload = job.plan.param_offload;  // replicated params stay on the device
   in.plan.persist_threshold = job.plan.persist_threshold;
+  in.plan.hop_chunk_bytes = job.plan.hop_chunk_bytes;
   const Plan preset = in.plan;
   in.plan = fit_memory(in);
   std::string changed;
@@ -521,6 +524,10 @@ void add_simulate_command(CLI::App& app, Context& ctx) {
   sim->add_option("--ranks", a->ranks, "Rank counts (weak scaling: per-rank batch fixed; relative to the smallest)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sim->add_option("--hop-chunk-bytes", a->hop_chunk_bytes,
+                  "Pipelined hops (the plan key hop_chunk_bytes): bytes of each rank's part per chunk of a hierarchical collective "
+                  "(0: whole, one hop after the other)")
       ->capture_default_str();
   sim->add_flag("--json", a->json, "One JSON object per (strategy, ranks)");
   sim->add_option("--html", a->html, "Write one HTML page: scaling over the rank counts and the strategies side by side (charts, no network)");

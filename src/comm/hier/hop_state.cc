@@ -41,11 +41,15 @@ Request issue_stage(HopState& s, const HopPlan& p, std::size_t st, std::size_t c
   void* to = g.out[0] < 0 ? caller : s.out(p, st, c);
   const FlightBitsScope recorded(g.bits);
   const auto hop = s.hop(g.hop);
+  return issue_transfer(*hop, g, from, to, t, op);
+}
+
+Request issue_transfer(Communicator& hop, const HopStage& g, const void* from, void* to, DType t, ReduceOp op) {
   switch (g.op) {
-    case Collective::all_gather: return hop->iall_gather(from, to, g.count, t);
-    case Collective::reduce_scatter: return hop->ireduce_scatter(from, to, g.count, t, op);
-    case Collective::all_reduce: return hop->iall_reduce(from, to, g.count, t, op);
-    case Collective::all_to_all: return hop->iall_to_all(from, to, g.count, t);
+    case Collective::all_gather: return hop.iall_gather(from, to, g.count, t);
+    case Collective::reduce_scatter: return hop.ireduce_scatter(from, to, g.count, t, op);
+    case Collective::all_reduce: return hop.iall_reduce(from, to, g.count, t, op);
+    case Collective::all_to_all: return hop.iall_to_all(from, to, g.count, t);
     default: break;
   }
   TZ_THROW(CommError, "a hop plan's transfer must be an all-gather, reduce-scatter, all-reduce or all-to-all");

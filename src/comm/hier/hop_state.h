@@ -57,6 +57,7 @@ struct HopState {
     HopCall(const HopCall&) = delete;
     HopCall& operator=(const HopCall&) = delete;
     Communicator* operator->() const { return &comm_; }
+    Communicator& operator*() const { return comm_; }
 
    private:
     Communicator& comm_;
@@ -91,6 +92,8 @@ class QuantPhase {
 // a longer walk sums; one hop alone does the whole call's reduction).
 Request issue_stage(HopState& s, const HopPlan& p, std::size_t st, std::size_t c, const void* from, void* caller,
                     DType t, ReduceOp op = ReduceOp::sum);
+// Posts transfer stage `g` on communicator `hop` (its hop's), from `from` into `to`.
+Request issue_transfer(Communicator& hop, const HopStage& g, const void* from, void* to, DType t, ReduceOp op = ReduceOp::sum);
 
 // Extents of up to three axes.
 struct Dims {
