@@ -176,6 +176,13 @@ std::string tp_note(const SimInput& in) {
                      in.engine.name, in.engine.name, in.mesh.tp, in.system.device.name.empty() ? in.system.name : in.system.device.name);
 }
 
+// The corpus's error band for the job: none where it prices parallelism no corpus run has (tensor, pipeline).
+std::string job_error_band(const SimInput& in, const std::string& engine) {
+  if (in.mesh.tp > 1 || in.pipeline.stages > 1)
+    return "does not apply: the corpus (data/published-runs.toml) has no tensor- or pipeline-parallel run yet: the prediction is unchecked";
+  return error_band(in.system.device, engine);
+}
+
 int run_simulate(const SimArgs& a) {
   SimRows page_rows;
   // Weak scaling is relative to the smallest rank count, whatever order they are given in.
@@ -215,7 +222,7 @@ int run_simulate(const SimArgs& a) {
         j["engine"] = a.engine;
         // false: the engine has no such strategy (data/engines: strategies), or no tensor parallelism on this device
         j["engine_runs"] = base_job.engine.runs(s) && tp_note(base_job).empty();
-        j["error_band"] = error_band(base_job.system.device, a.engine);
+        j["error_band"] = job_error_band(base_job, a.engine);
         j["range"] = range_json(range);
         j["plan_changed"] = p.changed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(p.changed);
         std::cout << j.dump() << "\n";
@@ -240,7 +247,7 @@ int run_simulate(const SimArgs& a) {
                 "(transfer, latency, quantisation; -: the job has no such level); step_range_s: the step with the collectives' "
                 "bandwidth on every level and the GEMMs' efficiency both %.0f%% above, and both %.0f%% below, what the system assumes\n",
                 100 * kSensitivity, 100 * kSensitivity);
-    std::printf("error band: %s\n", error_band(base_job.system.device, a.engine).c_str());
+    std::printf("error band: %s\n", job_error_band(base_job, a.engine).c_str());
   }
   return 0;
 }
@@ -353,7 +360,9 @@ int run_plan(const SimArgs& a) {
       nlohmann::ordered_json changes = nlohmann::ordered_json::object();
       for (const auto& [setting, values] : c.alike.changes) changes[setting] = values;
       j["alike_changes"] = changes;
-      j["error_band"] = error_band(base_job.system.device, a.engine);
+      SimInput row = base_job;
+      row.mesh = c.mesh, row.pipeline = c.pipeline;
+      j["error_band"] = job_error_band(row, a.engine);
       std::cout << j.dump() << "\n";
     } else {
       const std::string figures = fmt::format("{:>8} {:>9} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
@@ -384,7 +393,7 @@ int run_plan(const SimArgs& a) {
       }
     }
   }
-  if (!a.json) std::printf("error band: %s\n", error_band(base_job.system.device, a.engine).c_str());
+  if (!a.json) std::printf("error band: %s\n", job_error_band(base_job, a.engine).c_str());
   if (!a.html.empty())
     write_plan_html(a.html, fmt::format("{} on {} ranks of {}", base_job.model.name, a.ranks.front(), a.system), page_rows,
                     capacity);
