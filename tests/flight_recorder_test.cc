@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -172,8 +173,12 @@ TEST(FlightSlotTest, AReaderNeverSeesHalfARecord) {
       }  // leaves the reader some whole records to read between writes
     }
   });
+  // Reads until 1000 whole records have been checked (a reader on a loaded machine may spin before the writer is
+  // ever scheduled: a fixed count of reads saw none), or 30 s have passed.
   std::size_t whole = 0;
-  for (int i = 0; i < 3000000; ++i) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int i = 0; whole <= 1000 || i < 3000000; ++i) {
+    if ((i & 0xffff) == 0 && std::chrono::steady_clock::now() > deadline) break;
     std::uint64_t ticket = 0;
     FlightEntry e;
     if (!slot.read(ticket, e)) continue;

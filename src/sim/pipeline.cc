@@ -32,9 +32,9 @@ void PipelineShape::set_schedule(std::string_view name) {
   virtual_stages = v;
 }
 
-SimInput pipeline_stage(const SimInput& in) {
+std::optional<SimInput> pipeline_stage(const SimInput& in) {
   const PipelineShape& p = in.pipeline;
-  if (p.stages == 1) return in;
+  if (p.stages == 1) return std::nullopt;
   const std::string schedule = p.virtual_stages == 1 ? "1f1b" : "interleaved";
   const auto& offered = in.engine.pipeline;
   TZ_CHECK(std::find(offered.begin(), offered.end(), schedule) != offered.end(), ConfigError,

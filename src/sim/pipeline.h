@@ -4,13 +4,15 @@
 // "Pipeline parallelism"). The engines' schedules are Megatron-LM's: 1F1B
 // and interleaved 1F1B (Narayanan et al. 2021, sections 2.2.1 and 2.2.2).
 #pragma once
+#include <optional>
+
 #include "sim/traffic_model.h"
 #include "tierzero/simulator.h"
 
 namespace tierzero {
 
-// The job as one stage of its pipeline sees it (the input itself when
-// stages = 1): the model with layers / stages blocks and one vocabulary
+// The job as one stage of its pipeline sees it (none when stages = 1: the
+// job is its own stage, and simulate() prices it without a copy): the model with layers / stages blocks and one vocabulary
 // matrix, the last stage's head (or the first's embedding, as large; with
 // a tied head Megatron keeps a copy of the embedding on the last stage, so
 // each end stage holds one). Its op list is the last stage's (blocks, head
@@ -19,7 +21,7 @@ namespace tierzero {
 // virtual_stages does not divide the layers, when an interleaved schedule's
 // micro-batches are not a multiple of the stages (Megatron-LM requires
 // both), or when the engine does not run the schedule.
-SimInput pipeline_stage(const SimInput& in);
+std::optional<SimInput> pipeline_stage(const SimInput& in);
 
 // The micro-batch slots one step lasts on a stage: m + (p - 1) / v, of
 // which (p - 1) / v are the bubble (Narayanan et al. 2021, section 2.2).

@@ -274,7 +274,8 @@ void hold_in_flight_activations(const SimInput& stage, SimResult& r) {
 }  // namespace
 
 SimResult simulate(const SimInput& job) {
-  const SimInput in = pipeline_stage(job);  // a pipeline's stage; the job itself without one
+  const std::optional<SimInput> stage = pipeline_stage(job);
+  const SimInput& in = stage ? *stage : job;  // a pipeline's stage; the job itself without one
   const bool piped = in.pipeline.stages > 1;
   const Topology topo = in.data_topology();  // the states, their collectives and their bytes are the data-parallel ranks'
   in.plan.validate(topo);
