@@ -29,12 +29,20 @@ tz_install() {
 }
 
 # The CMake options that add the CUDA build (and NCCL where its header is
-# beside the toolkit) where nvcc is installed; none elsewhere. A CPU build
-# is the default; scripts/test.sh --all (CI) builds the GPU code too.
+# found) where nvcc is installed; none elsewhere. A CPU build is the
+# default; scripts/test.sh --all (CI) builds the GPU code too. NCCL is
+# looked for where src/CMakeLists.txt looks: NCCL_ROOT or NCCL_HOME, beside
+# the toolkit (nvcc's real folder, so a linked nvcc counts), or the system's
+# include folders (NVIDIA's libnccl-dev puts it in /usr/include). A build
+# without NCCL here made the gpu_bundle test compile every source again.
 tz_gpu_options() {
   command -v nvcc >/dev/null 2>&1 || return 0
-  local nccl=OFF
-  [ -f "$(dirname "$(command -v nvcc)")/../include/nccl.h" ] && nccl=ON
+  local nccl=OFF toolkit dir
+  toolkit=$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")
+  for dir in ${NCCL_ROOT:+"$NCCL_ROOT/include"} ${NCCL_HOME:+"$NCCL_HOME/include"} "$toolkit/include" \
+    "$toolkit/targets/x86_64-linux/include" /usr/local/cuda/include /usr/include /usr/local/include; do
+    [ -f "$dir/nccl.h" ] && nccl=ON && break
+  done
   # The CUDA runtime static and Hopper's code only, as the GPU bundle needs them (scripts/gpu_bundle.sh packs this
   # build then; a plain CMake configure builds Ampere's too).
   echo "-DTZ_WITH_CUDA=ON -DTZ_WITH_NCCL=$nccl -DTZ_CUDART_STATIC=ON -DCMAKE_CUDA_ARCHITECTURES=90"

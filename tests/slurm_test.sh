@@ -76,11 +76,13 @@ job=$(TIERZERO_FAULT_HOLD=200,1500 TIERZERO=$tz SRUN_ARGS=-O LAUNCH_ARGS="--max-
   "$root/scripts/train.sbatch" "$work/ckpt" "${args[@]}" --steps $steps --save-every 1000 --metrics "$work/job.jsonl")
 [ -n "$job" ] || die "sbatch did not take the job"
 if await 120 restarts_are "$job" 1; then
-  echo "slurm: job $job: preempted by its time limit (USR1 to the batch shell) after $(($(rows "$work/job.jsonl"))) steps and requeued"
+  preempted=$(rows "$work/job.jsonl")
+  echo "slurm: job $job: preempted by its time limit (USR1 to the batch shell) after $preempted steps and requeued"
   start_now "$job" TimeLimit=10
   await 60 state_is "$job" RUNNING && await 60 grep -q "resumed after step" "$work/job.out" || die "the requeued job did not resume"
-  resumed=$(rows "$work/job.jsonl")
-  await 60 more_rows_than "$work/job.jsonl" $((resumed + 100)) || die "the resumed job made no progress"
+  # Counted from the preemption, not from when the resume was seen: a fast machine trains up to the hold at step 1500
+  # within one poll, and then no row follows until the scancel.
+  await 60 more_rows_than "$work/job.jsonl" $((preempted + 100)) || die "the resumed job made no progress"
   scancel --signal=TERM "$job"
   if await 60 restarts_are "$job" 2; then
     echo "slurm: job $job: preempted by scancel --signal=TERM after $(rows "$work/job.jsonl") steps and requeued"
