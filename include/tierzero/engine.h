@@ -71,6 +71,9 @@ struct EngineProfile {
   // The pipeline schedules it runs (tierzero/simulator.h, PipelineShape):
   // "1f1b", "interleaved"; none: no pipeline parallelism.
   std::vector<std::string> pipeline;
+  // The context parallelism it runs (tierzero/simulator.h, ContextShape):
+  // "ring", "a2a"; none: no context parallelism.
+  std::vector<std::string> context_parallel;
   // Collectives.
   CallPattern calls = CallPattern::per_unit;
   // Under a plan with replicated parameters (DDP, ZeRO-1/2, Megatron's

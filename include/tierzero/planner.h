@@ -2,7 +2,8 @@
 // state, weight and per-hop gradient bits, the collectives' decomposition,
 // prefetch depth, bucket size, activation recomputation and, where the
 // engine runs it on the device, the tensor-parallel degree (2, 4 or 8 on a
-// level inside the node) — prices each
+// level inside the node), the pipeline stages and the context-parallel
+// degree (for long sequences) — prices each
 // with the simulator and returns those that fit, best first: by predicted
 // throughput, except that a lossy plan (quantised weights or gradients)
 // ranks above an exact one only when it is faster by more than
@@ -37,11 +38,12 @@ struct PlanCandidate {
   PlanAlike alike;  // the plans folded into this one by search_plans
   MeshShape mesh;   // the tensor-parallel degree and level it runs with (the plan's levels are the data ranks')
   PipelineShape pipeline;  // its pipeline stages and schedule (stages 1: none)
+  ContextShape context;    // its context-parallel degree, kind and level (degree 1: none)
 };
 
 // The settings of b that differ from a's, as (setting, b's value): params,
 // bwd_params, grads, optim, weight_bits, grad_bits, gather, reduce,
-// prefetch, bucket_mib, hop_chunk_bytes, recompute, offload, param_offload, tp, pp.
+// prefetch, bucket_mib, hop_chunk_bytes, recompute, offload, param_offload, tp, pp, cp.
 std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCandidate& a, const PlanCandidate& b);
 
 // in.plan with bwd_params widened one level at a time (up to params' level)
@@ -80,6 +82,9 @@ struct EngineDifference {
 // slower than another on this job.
 std::vector<EngineDifference> engine_differences(const SimInput& in, const EngineProfile& other, double at_least = 0.01);
 
+inline constexpr int kLongSequence = 16384;
+inline constexpr int kMaxContextDegree = 32;
+
 struct PlanSearchOptions {
   std::optional<double> memory_limit;  // bytes; default the system's device memory
   std::size_t top = 10;
@@ -88,7 +93,9 @@ struct PlanSearchOptions {
 };
 
 // `base` supplies model, system, ranks and batch, and the tensor-parallel
-// mesh when its degree is above 1 (else each the engine runs is tried).
+// mesh, the pipeline and the context parallelism where their degree is above
+// 1 (else each the engine runs is tried; context parallelism only for
+// sequences of kLongSequence tokens or more, degrees up to kMaxContextDegree).
 // Returns at most `top` candidates.
 std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOptions& options);
 

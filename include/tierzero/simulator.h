@@ -92,12 +92,42 @@ struct PipelineShape {
   bool operator==(const PipelineShape&) const = default;
 };
 
+// Context parallelism (Megatron-Core's context_parallel_size, torchtitan's
+// context_parallel_degree, DeepSpeed-Ulysses' sequence_parallel_size):
+// `degree` ranks on one level split every sequence, each holding seq/degree
+// of its tokens through the GEMMs, norms and activations, and exchange what
+// attention needs: ring (Megatron-Core's cp_comm_type p2p, Liu et al. 2023
+// "Ring Attention"): each member's keys and values pass around the group in
+// degree - 1 point-to-point steps overlapped with the attention blocks, two
+// chunks per member balancing the causal mask; a2a (DeepSpeed-Ulysses,
+// Jacobs et al. 2023): all-to-alls trade the sequence split for a head
+// split around the attention, on the critical path. The group lies on
+// `level` (by default the innermost level with ranks left after the tensor
+// group and the pipeline's stages: Megatron's order tp-cp-dp-pp), and it
+// stays in the data-parallel ranks the plan partitions over: the engines
+// reduce the gradients (and shard the states) over dp x cp ranks
+// (docs/simulator.md, "Context parallelism"). Value type.
+struct ContextShape {
+  enum class Kind { ring, a2a };
+  int degree = 1;
+  Kind kind = Kind::ring;
+  std::optional<Level> level;
+  // Its level among `ranks` (the world with the tensor group and the
+  // pipeline's stages factored out): `level`, else the innermost with more than one rank.
+  Level level_in(const Topology& ranks) const;
+  std::string kind_name() const;  // "ring" or "a2a"
+  // "ring" or "a2a"; throws ConfigError naming the forms.
+  static Kind parse_kind(std::string_view name);
+  bool operator==(const ContextShape&) const = default;
+};
+
 struct SimInput {
   GptConfig model;
   System system;
   int ranks = 8;    // the job's ranks (the world)
   MeshShape mesh;   // tensor x data parallelism over them (tierzero/mesh.h; tp = 1: every rank data-parallel)
   PipelineShape pipeline;  // stages = 1: no pipeline
+  ContextShape context;    // degree = 1: no context parallelism
   int micro_batch = 1;
   int seq_len = 0;  // 0: the model's context
   int grad_accum = 1;
@@ -130,6 +160,11 @@ struct SimResult {
   // compute_s) and its point-to-point transfers of activations and their
   // gradients between stages, on the critical path (in step_time_s).
   double pipeline_bubble_s = 0, pipeline_p2p_s = 0;
+  // Context parallelism (SimInput::context): the time of its exchanges (in
+  // comm_s), and the part on the critical path (in step_time_s): the ring's
+  // steps whose transfer outlasts the attention block beside it, by the
+  // difference; every all-to-all.
+  double context_comm_s = 0, context_exposed_s = 0;
   double overlappable_s = 0;  // prefetched gathers and bucketed reductions (with their quantisation), which may run under compute
   Overlap overlappable_by_kind{0, 0, 0};  // the same split by kind: forward gathers, backward gathers, reductions
   std::uint64_t collective_calls = 0;     // per step
@@ -167,6 +202,17 @@ struct SimResult {
 };
 
 SimResult simulate(const SimInput& in);
+
+// Throws ConfigError naming the values when `in`'s context parallelism
+// cannot run at `seq_len`: an engine without it or without its kind; tp x
+// pp x cp not dividing the ranks (dp = ranks / (tp pp cp) must be whole); a
+// level the job lacks or whose ranks (after the tensor group and the
+// stages) cp does not divide; ring: the sequence not divisible by 2 cp
+// (two chunks per member), or eager attention (the ring runs in a fused
+// attention kernel); a2a: the sequence not divisible by cp, or the query or
+// key/value heads per tensor-parallel member not divisible by cp. Nothing
+// at degree 1.
+void check_context(const SimInput& in, int seq_len);
 
 // The time of one all-gather or reduce-scatter over every rank of `topo`
 // with a per-rank shard of `shard_bytes`, decomposed by `spec`: the sum of

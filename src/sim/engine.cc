@@ -61,6 +61,7 @@ void read_engine_keys(const toml::table& table, EngineProfile& e, const std::str
   t.text("tensor_parallel", tp, {"none", "cpu", "any"});
   e.tensor_parallel = tp == "any" ? TensorParallel::any : tp == "cpu" ? TensorParallel::cpu : TensorParallel::none;
   read_names(t, "pipeline", {"1f1b", "interleaved"}, e.pipeline);
+  read_names(t, "context_parallel", {"ring", "a2a"}, e.context_parallel);
   std::string calls = e.calls == CallPattern::per_module ? "per_module" : "per_unit";
   t.text("calls", calls, {"per_unit", "per_module"});
   e.calls = calls == "per_module" ? CallPattern::per_module : CallPattern::per_unit;

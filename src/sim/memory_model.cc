@@ -164,7 +164,7 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
   } else if (e.state_bytes.params > working) {
     gathered = working * n;  // the 16-bit copy of fp32 replicated parameters the step computes with
   }
-  const double tokens = static_cast<double>(in.micro_batch) * seq_len, a = e.activation_bytes;
+  const double tokens = static_cast<double>(in.micro_batch) * seq_len / in.context.degree, a = e.activation_bytes;  // a member's
   const SavedActivations acts = saved_activations(m, in.micro_batch, seq_len, op_options(in));
   const double saved = acts.saved, recomputing = acts.recomputing;
   const double logits = tokens * m.vocab * (e.fused_loss ? a : 8.0);  // fp32 log-softmax and its gradient
@@ -184,7 +184,7 @@ namespace {
 // The largest allocation the step repeats for every block (SimResult::largest_allocation).
 double largest_allocation(const SimInput& in, const GptLayout& layout, int seq_len) {
   const EngineProfile& e = in.engine;
-  const double tokens = static_cast<double>(in.micro_batch) * seq_len;
+  const double tokens = static_cast<double>(in.micro_batch) * seq_len / in.context.degree;
   const double block_unit = static_cast<double>(layout.units()[layout.block_unit(0)].numel);
   const double gathered = in.plan.params ? block_unit * std::max(2, e.reduce_bytes) : 0.0;  // 16-bit weights; the gradient as reduced
   const double hidden = tokens * in.model.ffn_size() * e.activation_bytes;

@@ -45,11 +45,12 @@ class OpBuilder {
     o.kind = OpKind::memory, o.pass = pass, o.name = name, o.count = count_, o.bytes = bytes, o.kernels = kernels, o.coded = coded;
     push(o);
   }
-  void fused_attention(double rows, double seq, double head) {
+  // `blocks` causal attention kernels of `seq` per op (a ring's steps: cp).
+  void fused_attention(double rows, double seq, double head, double blocks) {
     for (bool backward : {false, true}) {
       Op o;
       o.kind = OpKind::attention, o.pass = backward ? OpPass::backward : OpPass::forward, o.name = "attention";
-      o.count = count_, o.rows = rows, o.seq = seq, o.head = head, o.attention_backward = backward;
+      o.count = count_ * blocks, o.rows = rows, o.seq = seq, o.head = head, o.attention_backward = backward;
       push(o);
     }
   }
@@ -71,7 +72,8 @@ class OpBuilder {
 // and head (the whole s x s square: the causal mask is applied to it) and
 // the softmax (scale, mask, normalise) over the scores.
 // Under tensor parallelism, the member's heads, key/value heads and MLP
-// columns (H, kv and F below), the rest whole.
+// columns (H, kv and F below), the rest whole; under context parallelism
+// its seq/cp tokens, attention as OpOptions::cp says.
 // What each op keeps for its backward: a norm its input and output (or, as
 // the model's code writes it, what its kernels keep) and its fp32
 // statistics (mean and rstd, or rstd); QKV its output (Q, K and V, rotated
@@ -81,7 +83,7 @@ class OpBuilder {
 // up) and its activation its output. The projections and residual adds
 // keep nothing more: their outputs are the next norm's input.
 void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const OpOptions& o) {
-  const double a = o.activation_bytes, N = batch * seq, h = m.channels, d = m.head_size(), t = o.tp;
+  const double a = o.activation_bytes, N = batch * seq / o.cp, h = m.channels, d = m.head_size(), t = o.tp;
   const double H = m.heads / t, kv = static_cast<double>(m.kv()) * d / t, F = m.ffn_size() / t, q = H * d;
   const double R = o.sp ? N / t : N;  // the rows the norms and residual adds run on
   const bool llama = m.family() == "llama";
@@ -91,18 +93,21 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
   b.linear("qkv", N, q + 2 * kv, h);
   b.keeps(N * (q + 2 * kv) * a, N * (q + 2 * kv) * a);
   if (llama) b.coded("rope", o.code.rope, N * (q + kv), 2 * N * (q + kv) * a, 2 * N * (q + kv) * a);
-  if (o.attention == "eager") {
-    const double scores = batch * H * seq * seq;
-    b.gemm("scores", OpPass::forward, batch * H, seq, seq, d);  // its output is the softmax's input, kept there
+  if (o.attention == "eager") {  // the whole sequence for the member's heads (1/cp of them under Ulysses)
+    const double heads = batch * H / (o.ulysses ? o.cp : 1), scores = heads * seq * seq;
+    b.gemm("scores", OpPass::forward, heads, seq, seq, d);  // its output is the softmax's input, kept there
     b.memory("softmax", 3 * 2 * scores * a, 3 * scores * a, 3);
     b.keeps(scores * a);
-    b.gemm("context", OpPass::forward, batch * H, seq, d, seq);
+    b.gemm("context", OpPass::forward, heads, seq, d, seq);
     b.keeps(N * q * a, N * q * a);
     // Backward: dP = dO V^T (s x s over d); dV = P^T dO, dQ = dS K, dK = dS^T Q (s x d over s).
-    b.gemm("probs_grad", OpPass::backward, batch * H, seq, seq, d);
-    b.gemm("qkv_grads", OpPass::backward, 3 * batch * H, seq, d, seq);
+    b.gemm("probs_grad", OpPass::backward, heads, seq, seq, d);
+    b.gemm("qkv_grads", OpPass::backward, 3 * heads, seq, d, seq);
+  } else if (o.ulysses) {
+    b.fused_attention(batch * H / o.cp, seq, d, 1);
+    b.keeps(N * q * a + N * 4 * H, N * q * a);
   } else {
-    b.fused_attention(batch * H, seq, d);
+    b.fused_attention(batch * H, seq / o.cp, d, o.cp);
     b.keeps(N * q * a + N * 4 * H, N * q * a);
   }
   b.linear("proj", N, h, q);
@@ -129,7 +134,7 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
 
 std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len, const OpOptions& o) {
   std::vector<Op> out;
-  const double L = m.layers, batch = micro_batch, seq = seq_len, N = batch * seq, h = m.channels, V = m.vocab, a = o.activation_bytes;
+  const double L = m.layers, batch = micro_batch, seq = seq_len, N = batch * seq / o.cp, h = m.channels, V = m.vocab, a = o.activation_bytes;
   OpBuilder ends(out, 1, false);
   // The embedding: gather the token rows (and add the positions); backward
   // scatters the rows' gradients into the table.
@@ -179,6 +184,7 @@ OpOptions op_options(const SimInput& in) {
   o.activation_bytes = in.engine.activation_bytes, o.fused_loss = in.engine.fused_loss, o.fp8 = in.fp8, o.recompute = in.recompute;
   o.code = in.model_code;
   o.tp = in.mesh.tp, o.sp = in.mesh.sp;
+  o.cp = in.context.degree, o.ulysses = in.context.kind == ContextShape::Kind::a2a;
   return o;
 }
 
@@ -217,7 +223,7 @@ double block_saved_bytes(const GptConfig& m, int micro_batch, int seq_len, const
 SavedActivations saved_activations(const GptConfig& m, int micro_batch, int seq_len, const OpOptions& o) {
   const double block = block_saved_bytes(m, micro_batch, seq_len, o);
   // The block's input: a sequence-parallel member's 1/tp of the rows.
-  const double input = static_cast<double>(m.channels) * o.activation_bytes * micro_batch * seq_len / (o.sp ? o.tp : 1), L = m.layers;
+  const double input = static_cast<double>(m.channels) * o.activation_bytes * micro_batch * seq_len / o.cp / (o.sp ? o.tp : 1), L = m.layers;
   switch (o.recompute.kind) {
     case Recompute::Kind::full: return {L * input, 2 * block};
     case Recompute::Kind::every: return {L / o.recompute.every * input + (L - L / o.recompute.every) * block, 2 * block};

@@ -53,9 +53,15 @@ struct OpOptions {
   // (with sequence parallelism, `sp`, the norms and residual adds on its 1/tp of the rows).
   int tp = 1;
   bool sp = false;
+  // Context parallelism (tierzero/simulator.h, ContextShape): every op on a
+  // member's seq/cp tokens but attention, which computes 1/cp of the causal
+  // total: ring, cp blocks of seq/cp queries against seq/cp keys (the steps
+  // of the ring); a2a (ulysses), the whole sequence for 1/cp of the heads.
+  int cp = 1;
+  bool ulysses = false;
 };
 
-// The options of `in`'s step: its attention, engine, recomputation, model code and tensor-parallel degree.
+// The options of `in`'s step: its attention, engine, recomputation, model code, tensor- and context-parallel degrees.
 OpOptions op_options(const SimInput& in);
 
 // Every operation of one micro-batch of `micro_batch` sequences of `seq_len`.

@@ -36,7 +36,8 @@ double in_flight_micro_batches(const PipelineShape& p, int micro_batches);
 // next, as rank 0 of `world` receives it: [micro-batch x sequence, channels]
 // in the engine's activation bytes, 1/tp of it under tensor parallelism
 // (each member sends its slice: Megatron-LM's scatter/gather optimisation,
-// Narayanan et al. 2021, section 4.1), over the pipeline's level.
+// Narayanan et al. 2021, section 4.1), over the pipeline's level; `seq_len`
+// the tokens of each sequence a member holds (seq/cp under context parallelism).
 HopTransfer stage_transfer(const SimInput& in, const Topology& world, int seq_len);
 
 }  // namespace tierzero

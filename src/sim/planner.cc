@@ -4,6 +4,7 @@
 #include <optional>
 #include <tuple>
 
+#include "sim/context_parallel.h"
 #include "tierzero/error.h"
 
 namespace tierzero {
@@ -39,13 +40,15 @@ std::pair<Plan, SimResult> choose_hop_chunk(const SimInput& in, double memory_li
 bool same_but_decomposition(const PlanCandidate& a, const PlanCandidate& b) {
   Plan x = a.plan, y = b.plan;
   x.gather = x.reduce = y.gather = y.reduce = Decomposition::flat;
-  return a.mesh == b.mesh && a.pipeline == b.pipeline && a.recompute == b.recompute && x.describe() == y.describe() && x.prefetch == y.prefetch &&
+  return a.mesh == b.mesh && a.pipeline == b.pipeline && a.context == b.context && a.recompute == b.recompute && x.describe() == y.describe() &&
+         x.prefetch == y.prefetch &&
          x.bucket_bytes == y.bucket_bytes &&
          a.result.step_time_s == b.result.step_time_s && a.result.memory_total == b.result.memory_total;
 }
 
 bool same_but_buffers(const PlanCandidate& a, const PlanCandidate& b) {
-  return a.mesh == b.mesh && a.pipeline == b.pipeline && a.recompute == b.recompute && a.plan.describe() == b.plan.describe();
+  return a.mesh == b.mesh && a.pipeline == b.pipeline && a.context == b.context && a.recompute == b.recompute &&
+         a.plan.describe() == b.plan.describe();
 }
 
 bool lossy(const Plan& p) { return p.weight_bits != 16 || p.quantized(); }
@@ -69,7 +72,8 @@ std::vector<std::pair<std::string, std::string>> plan_differences(const PlanCand
         {"offload", std::string(offload_name(p.optim_offload.device))},
         {"param_offload", std::string(offload_name(p.param_offload.device))},
         {"tp", std::to_string(c.mesh.tp) + (c.mesh.tp_level ? " on " + std::string(level_name(*c.mesh.tp_level)) : "")},
-        {"pp", std::to_string(c.pipeline.stages) + (c.pipeline.stages > 1 ? " " + c.pipeline.schedule() : "")}};
+        {"pp", std::to_string(c.pipeline.stages) + (c.pipeline.stages > 1 ? " " + c.pipeline.schedule() : "")},
+        {"cp", std::to_string(c.context.degree) + (c.context.degree > 1 ? " " + c.context.kind_name() : "")}};
   };
   const auto x = settings(a), y = settings(b);
   std::vector<std::pair<std::string, std::string>> out;
@@ -128,6 +132,33 @@ std::vector<PipelineShape> pipelines(const SimInput& base) {
   return out;
 }
 
+// The context parallelism the search tries for `job` (its mesh and pipeline set) over its data ranks `ranks`: the
+// user's (--cp, its level made explicit), else none and, for sequences of kLongSequence tokens or more, 2, 4, 8, ...
+// up to kMaxContextDegree of each kind the engine runs, on each level whose ranks the degree divides, where the
+// sequence, the heads and the attention allow (check_context).
+std::vector<ContextShape> contexts(const SimInput& job, const Topology& ranks, int seq_len) {
+  if (job.context.degree > 1) {
+    ContextShape c = job.context;
+    c.level = c.level_in(ranks);
+    return {c};
+  }
+  std::vector<ContextShape> out = {ContextShape{}};
+  if (seq_len < kLongSequence) return out;
+  SimInput t = job;
+  for (const std::string& kind : job.engine.context_parallel)
+    for (const Level l : ranks.levels())
+      for (int cp = 2; cp <= kMaxContextDegree && cp <= ranks.fanout(l); cp *= 2) {
+        t.context = ContextShape{cp, ContextShape::parse_kind(kind), l};
+        try {
+          check_context(t, seq_len);
+        } catch (const ConfigError&) {
+          continue;
+        }
+        out.push_back(t.context);
+      }
+  return out;
+}
+
 std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOptions& options) {
   const double limit = options.memory_limit.value_or(base.system.memory_bytes);
   const std::vector<const char*> grad_bits = {"package=16,node=16,world=16", "package=16,node=8,world=8", "package=16,node=8,world=4",
@@ -144,8 +175,8 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
     policies.push_back(Recompute{Recompute::Kind::selective});
   const std::vector<MeshShape> meshes = base.mesh.tp > 1 ? std::vector<MeshShape>{base.mesh} : tensor_meshes(base);  // the user's, or each
   const std::vector<PipelineShape> pipes = pipelines(base);
-  // Every plan over the data ranks of `mesh` and `pipe`, its states' levels theirs; with a pipeline, the engine's own
-  // strategies (data/engines: strategies), which keeps the search over pipelines as fast as the one without.
+  // Every plan over the data ranks of `mesh` and `pipe`, its states' levels theirs, with each context parallelism the
+  // search tries there.
   const auto enumerate_mesh = [&](const MeshShape& mesh, const PipelineShape& pipe, Offload offload, Offload param_offload) {
     SimInput job = base;
     job.mesh = mesh;
@@ -159,6 +190,9 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
     }();
     if (!data_ranks) return;
     const Topology& topo = *data_ranks;
+    TrainConfig sequence;  // the sequence the job runs (seq_len 0: the model's context)
+    sequence.model = base.model, sequence.seq_len = base.seq_len;
+    const std::vector<ContextShape> shapes = contexts(job, topo, sequence.effective_seq_len());
     const auto consider = [&](Plan plan, const Recompute& recompute) {
       plan.optim_offload.device = offload, plan.param_offload.device = param_offload;
       plan.persist_threshold = base.plan.persist_threshold;  // the user's (--persist-threshold)
@@ -174,15 +208,21 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
       SimResult r = simulate(in);
       r.judge_memory(limit, in.engine);
       // A decomposition that changes nothing on this topology (three-level on two levels) is listed once.
-      const PlanCandidate candidate{plan, recompute, r, {}, mesh, pipe};
+      const PlanCandidate candidate{plan, recompute, r, {}, mesh, pipe, job.context};
       const auto same = [&](const PlanCandidate& c) { return same_but_decomposition(c, candidate); };
       if (r.fits && std::none_of(out.begin(), out.end(), same)) out.push_back(candidate);
     };
-    if (pipe.stages > 1) {
+    // With context parallelism or a pipeline, the engine's own strategies (data/engines: strategies), which keeps the
+    // search as fast as the one without them.
+    const auto engine_strategies = [&] {
       for (const std::string& strategy : base.engine.strategies)
         for (const Recompute& recompute : policies) consider(fit_to(strategy_plan(strategy), topo), recompute);
-      return;
-    }
+    };
+    for (const ContextShape& shape : shapes)
+      if (shape.degree > 1) job.context = shape, engine_strategies();
+    if (shapes.front().degree > 1) return;  // the user's context parallelism alone
+    job.context = ContextShape{};
+    if (pipe.stages > 1) return engine_strategies();
     std::vector<Partition> levels = {std::nullopt};
     for (Level l : topo.levels()) levels.push_back(l);
     for (const Partition& optim : levels)
@@ -232,7 +272,7 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
   for (PlanCandidate& c : out) {
     if (c.plan.gather == Decomposition::flat && c.plan.reduce == Decomposition::flat) continue;
     SimInput in = base;
-    in.mesh = c.mesh, in.pipeline = c.pipeline, in.plan = c.plan, in.recompute = c.recompute;
+    in.mesh = c.mesh, in.pipeline = c.pipeline, in.context = c.context, in.plan = c.plan, in.recompute = c.recompute;
     std::tie(c.plan, c.result) = choose_hop_chunk(in, limit);
   }
   // Lossy plans are ranked as if slower by the margin they must win by; plans at the memory limit (their throughput

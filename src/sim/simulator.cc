@@ -5,6 +5,7 @@
 
 #include "plan/shard_layout.h"
 #include "sim/compute_model.h"
+#include "sim/context_parallel.h"
 #include "sim/hop_time.h"
 #include "sim/memory_model.h"
 #include "sim/op_list.h"
@@ -122,12 +123,15 @@ std::vector<double> pipeline_repeats(const std::vector<HopTransfer>& transfers, 
 // overlappable and step-phase totals; returns the exposed part (the first
 // unit's gather, the last bucket's reduction, the step's own). Reductions
 // move the engine's gradient bytes; an engine that accumulates a replicated
-// plan's gradients locally reduces once per step, not per micro-batch.
-double price_communication(const SimInput& in, const Topology& topo, const TrainConfig& cfg, const GptLayout& layout, SimResult& r) {
+// plan's gradients locally reduces once per step, not per micro-batch. The
+// tensor-parallel collectives carry `rows_seq` tokens per sequence (a
+// context-parallel member's).
+double price_communication(const SimInput& in, const Topology& topo, const TrainConfig& cfg, const GptLayout& layout, int rows_seq,
+                           SimResult& r) {
   const Topology world = in.topology();
   const TensorMember member{layout.tp(), world, 0};
   std::vector<HopTransfer> transfers = step_transfers(in.plan, topo, cfg, 0, in.mesh.tp > 1 ? &member : nullptr);
-  for (HopTransfer& h : tensor_transfers(in, world, 0, cfg.effective_seq_len())) transfers.push_back(h);
+  for (HopTransfer& h : tensor_transfers(in, world, 0, rows_seq)) transfers.push_back(h);
   const EngineProfile& e = in.engine;
   const double per_call = in.system.call_overhead_s;
   const bool per_module = e.calls == CallPattern::per_module;
@@ -295,13 +299,16 @@ SimResult simulate(const SimInput& job) {
   cfg.param_dtype = in.dtype;
   cfg.validate();
   const int seq_len = cfg.effective_seq_len();
-  in.mesh.check_sp(seq_len);
+  check_context(in, seq_len);
+  const int rows_seq = seq_len / in.context.degree;  // a context-parallel member's tokens of each sequence
+  in.mesh.check_sp(rows_seq);
   const GptLayout layout(in.model, TpShard{in.mesh.tp, 0});  // a tensor-parallel member's slices (the whole model at tp 1)
   SimResult r;
   const ComputeTime c = compute_time(in, topo, layout, seq_len, r);
   r.compute_s = c.total() + r.optimizer_s;
-  if (piped) price_pipeline(in, c, seq_len, r);
-  const double exposed = price_communication(in, topo, cfg, layout, r);
+  if (piped) price_pipeline(in, c, rows_seq, r);
+  price_context(in, seq_len, r);
+  const double exposed = price_communication(in, topo, cfg, layout, rows_seq, r);
   r.offload_s = offload_time(in, topo, layout);
   // Forward gathers hide under the forward's compute, backward gathers and reductions under the backward's (and its
   // recomputation), each kind by the system's overlap times the engine's (backward gathers issued after the unit's
@@ -313,11 +320,12 @@ SimResult simulate(const SimInput& job) {
   const double backward_gathers = in.engine.backward_prefetch == BackwardPrefetch::post ? 0.0 : eo.backward;
   const double hidden_b = std::min(so.backward * backward_gathers * o.backward + so.reduce * eo.reduce * o.reduce, c.backward_s + c.recompute_s);
   r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) + r.offload_s +
-                  r.pipeline_p2p_s;
+                  r.pipeline_p2p_s + r.context_exposed_s;
   r.exposed_comm_s = r.step_time_s - r.compute_s - r.offload_s;
   const double tokens = static_cast<double>(in.micro_batch) * seq_len * in.grad_accum;
-  // A tensor-parallel group's members, and a pipeline's stages, compute one data rank's tokens together.
-  const int devices = in.mesh.tp * in.pipeline.stages;
+  // A tensor-parallel group's members, a pipeline's stages and a context-parallel group's members compute one data
+  // rank's tokens together.
+  const int devices = in.mesh.tp * in.pipeline.stages * in.context.degree;
   r.tokens_per_s_per_device = tokens / r.step_time_s / devices;
   r.tflops_per_device = job.model.flops_per_token(seq_len) * tokens / r.step_time_s / 1e12 / devices;
   memory_per_rank(in, topo, layout, seq_len, r);

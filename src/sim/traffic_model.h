@@ -16,7 +16,8 @@ namespace tierzero {
 // tensor: a tensor-parallel collective (sim/tensor_traffic.h), issued by the
 // model between its operations: on the compute's critical path, never hidden.
 // pipeline: a stage's activation or gradient to the next (sim/pipeline.h).
-enum class Phase { forward, backward, reduce, step, tensor, pipeline };
+// context: a context-parallel exchange around attention (sim/context_parallel.h).
+enum class Phase { forward, backward, reduce, step, tensor, pipeline, context };
 
 // One hop of one collective: the bytes this rank receives per level, the
 // number of ranks in the hop, and how many times it happens per step.

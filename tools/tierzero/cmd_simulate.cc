@@ -40,6 +40,8 @@ struct SimArgs {
   std::string tp_level;  // --tp-level: its level ("": the innermost declared)
   int pp = 1;            // --pp: pipeline stages (tierzero/simulator.h, PipelineShape)
   std::string pp_schedule = "1f1b", pp_level;
+  int cp = 1;            // --cp: context-parallel degree (tierzero/simulator.h, ContextShape)
+  std::string cp_kind = "ring", cp_level;
   bool sp = false;       // --sp: sequence parallelism
 };
 
@@ -52,6 +54,7 @@ struct Prepared {
 // The command's model, system and batch, read once (rank count and plan come per point).
 SimInput job(const SimArgs& a) {
   SimInput in;
+  in.ranks = *std::min_element(a.ranks.begin(), a.ranks.end());  // the first point's (each point sets its own)
   in.model = load_model(a.model);
   in.system = load_system(a.system);
   in.micro_batch = a.micro_batch;
@@ -67,6 +70,9 @@ SimInput job(const SimArgs& a) {
   in.pipeline.stages = a.pp;
   in.pipeline.set_schedule(a.pp_schedule);
   if (!a.pp_level.empty()) in.pipeline.level = parse_level(a.pp_level);
+  in.context.degree = a.cp;
+  in.context.kind = ContextShape::parse_kind(a.cp_kind);
+  if (!a.cp_level.empty()) in.context.level = parse_level(a.cp_level);
   TrainConfig sequence;  // the sequence length train would run (seq_len 0: the model's context)
   sequence.model = in.model, sequence.seq_len = in.seq_len;
   in.mesh.check_sp(sequence.effective_seq_len());
@@ -84,6 +90,7 @@ SimInput job(const SimArgs& a) {
   in.plan.optim_offload.nvme_path = in.plan.param_offload.nvme_path = "<nvme_path>";
   in.plan.persist_threshold = a.persist_threshold;
   in.plan.hop_chunk_bytes = a.hop_chunk_bytes;
+  check_context(in, sequence.effective_seq_len());  // before any table (simulate checks each rank count again)
   return in;
 }
 
@@ -113,6 +120,8 @@ nlohmann::ordered_json to_json(const std::string& strategy, int ranks, const Sim
   j["exposed_comm_s"] = r.exposed_comm_s;
   j["pipeline_bubble_s"] = r.pipeline_bubble_s;  // in compute_time_s
   j["pipeline_p2p_s"] = r.pipeline_p2p_s;        // in exposed_comm_s
+  j["context_comm_s"] = r.context_comm_s;        // the context-parallel exchanges' time
+  j["context_exposed_s"] = r.context_exposed_s;  // their part in exposed_comm_s
   j["tflops_per_device"] = r.tflops_per_device;
   j["tokens_per_s_per_device"] = r.tokens_per_s_per_device;
   j["scaling_efficiency"] = efficiency;
@@ -176,10 +185,11 @@ std::string tp_note(const SimInput& in) {
                      in.engine.name, in.engine.name, in.mesh.tp, in.system.device.name.empty() ? in.system.name : in.system.device.name);
 }
 
-// The corpus's error band for the job: none where it prices parallelism no corpus run has (tensor, pipeline).
+// The corpus's error band for the job: none where it prices parallelism no corpus run has (tensor, pipeline, context).
 std::string job_error_band(const SimInput& in, const std::string& engine) {
-  if (in.mesh.tp > 1 || in.pipeline.stages > 1)
-    return "does not apply: the corpus (data/published-runs.toml) has no tensor- or pipeline-parallel run yet: the prediction is unchecked";
+  if (in.mesh.tp > 1 || in.pipeline.stages > 1 || in.context.degree > 1)
+    return "does not apply: the corpus (data/published-runs.toml) has no tensor-, pipeline- or context-parallel run yet: the prediction is "
+           "unchecked";
   return error_band(in.system.device, engine);
 }
 
@@ -334,6 +344,7 @@ int run_plan(const SimArgs& a) {
     in.plan = found[i].plan;
     in.mesh = found[i].mesh;
     in.pipeline = found[i].pipeline;
+    in.context = found[i].context;
     const std::string what = fmt::format("tierzero plan: plan {} of the {} listed (best first)", i + 1, found.size());
     if (i == 0 && !a.write_plan.empty()) write_simulated_plan(a.write_plan, what, a.model, in, found[i].recompute, found[i].result);
     if (!a.write_plans.empty())
@@ -352,6 +363,9 @@ int run_plan(const SimArgs& a) {
       j["tp_level"] = c.mesh.tp_level ? nlohmann::ordered_json(std::string(level_name(*c.mesh.tp_level))) : nlohmann::ordered_json();
       j["pp"] = c.pipeline.stages;
       j["pp_schedule"] = c.pipeline.schedule();
+      j["cp"] = c.context.degree;
+      j["cp_kind"] = c.context.kind_name();
+      j["cp_level"] = c.context.level ? nlohmann::ordered_json(std::string(level_name(*c.context.level))) : nlohmann::ordered_json();
       j["sp"] = c.mesh.sp;
       j["prefetch"] = c.plan.prefetch;
       j["bucket_bytes"] = c.plan.bucket_bytes;
@@ -361,7 +375,7 @@ int run_plan(const SimArgs& a) {
       for (const auto& [setting, values] : c.alike.changes) changes[setting] = values;
       j["alike_changes"] = changes;
       SimInput row = base_job;
-      row.mesh = c.mesh, row.pipeline = c.pipeline;
+      row.mesh = c.mesh, row.pipeline = c.pipeline, row.context = c.context;
       j["error_band"] = job_error_band(row, a.engine);
       std::cout << j.dump() << "\n";
     } else {
@@ -373,10 +387,13 @@ int run_plan(const SimArgs& a) {
       const std::string pp = c.pipeline.stages > 1 ? fmt::format("pp {} on {} {}, ", c.pipeline.stages,
                                                                  level_name(c.pipeline.level_in(base.topology())), c.pipeline.schedule())
                                                    : "";
+      const std::string cp = c.context.degree > 1 && c.context.level
+                                 ? fmt::format("cp {} on {} {}, ", c.context.degree, level_name(*c.context.level), c.context.kind_name())
+                                 : "";
       // ZeRO-1 and DDP-like plans reduce the whole gradient at once (one bucket: Plan::bucket_bytes at its largest).
       const std::string bucket = c.plan.bucket_bytes == ~std::size_t{0} ? "whole" : fmt::format("{:>3} MiB", c.plan.bucket_bytes >> 20);
-      std::printf("%s  %-5s recompute %-9s prefetch %d bucket %-7s  %s%s%s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
-                  c.recompute.name().c_str(), c.plan.prefetch, bucket.c_str(), tp.c_str(), pp.c_str(), c.plan.describe().c_str());
+      std::printf("%s  %-5s recompute %-9s prefetch %d bucket %-7s  %s%s%s%s\n", figures.c_str(), lossy(c.plan) ? "lossy" : "exact",
+                  c.recompute.name().c_str(), c.plan.prefetch, bucket.c_str(), tp.c_str(), pp.c_str(), cp.c_str(), c.plan.describe().c_str());
       if (c.result.at_memory_limit) std::printf("%s %s\n", indent.c_str(), memory_limit_note(c.result, capacity).c_str());
       if (c.plan.optim_offload.offloaded() || c.plan.param_offload.offloaded())
         std::printf("%s %s s of the step the offloaded states (%s GB host, %s GB NVMe per rank)\n", indent.c_str(),
@@ -471,6 +488,20 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--pp-schedule", a.pp_schedule, "1f1b, or interleaved:V (V chunks of layers per rank, Megatron-LM's virtual stages)")
       ->capture_default_str();
   c->add_option("--pp-level", a.pp_level, "The level the pipeline's stages lie along (package, node, world; default: the outermost declared)");
+  c->add_option("--cp", a.cp,
+                "Context-parallel degree (default 1): N ranks on --cp-level split every sequence, each computing seq/N of its tokens, "
+                "and exchange keys and values for attention by --cp-kind; the gradients are reduced over them with the data-parallel "
+                "ranks. N must divide the level's ranks left after --tp and --pp; the engine must run the kind (data/engines: "
+                "context_parallel)")
+      ->check(at_least(1));
+  c->add_option("--cp-kind", a.cp_kind,
+                "ring (key/value chunks passed around the group, overlapped with attention: Megatron-Core's p2p, torchtitan's; sequence "
+                "divisible by 2N) or a2a (DeepSpeed-Ulysses' all-to-alls around attention; heads divisible by N)")
+      ->check(CLI::IsMember({"ring", "a2a"}))
+      ->capture_default_str();
+  c->add_option("--cp-level", a.cp_level,
+                "The level the context-parallel groups lie in (package, node, world; default: the innermost with ranks left after --tp "
+                "and --pp, Megatron's order tp-cp-dp-pp)");
   c->add_flag("--sp", a.sp,
               "Sequence parallelism (with --tp > 1 dividing the sequence length): norms and residuals on 1/N of the sequence, an "
               "all-gather before and a reduce-scatter after each parallel region instead of the all-reduces (docs/parallelism.md)");

@@ -73,9 +73,12 @@ std::string assumed(const SimInput& in, const Recompute& recompute) {
   const PipelineShape& p = in.pipeline;
   const std::string pipeline =
       p.stages == 1 ? "" : fmt::format(", pipeline of {} stages on the {} level ({})", p.stages, level_name(p.level_in(in.topology())), p.schedule());
-  return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}{}{}{}",
+  const ContextShape& c = in.context;
+  const std::string context =
+      c.degree == 1 ? "" : fmt::format(", context parallel {} on the {} level ({})", c.degree, level_name(c.level_in(in.data_topology())), c.kind_name());
+  return fmt::format("assumed: micro-batch {} x sequence {}{}, {} micro-batch{} per step, recompute {}, {} parameters, engine {}{}{}{}{}",
                      in.micro_batch, sequence_length(in), seq, in.grad_accum, in.grad_accum == 1 ? "" : "es", recompute.name(),
-                     dtype_name(in.dtype), in.engine.name, prefetch, code, pipeline);
+                     dtype_name(in.dtype), in.engine.name, prefetch, code, pipeline, context);
 }
 }  // namespace
 
