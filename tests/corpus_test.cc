@@ -74,6 +74,30 @@ TEST(Corpus, CarriesOverToPublishedRunsOutsideIt) {
   EXPECT_LE(s.median_abs_error, 0.031 + 0.003);
 }
 
+// The tensor-, pipeline- and context-parallel runs kept out of the corpus (bench/corpus/model-parallel.toml): their
+// model parallelism read as the rows give it, each on its default level (NeMo 24.07's Llama 3 70B: TP 4 with SP in the
+// node, CP 2 on the node's other two ranks, PP 4 interleaved over 5 chunks across the nodes, DP 2), the data-parallel
+// ranks the rest; and every one priced (the figures: docs/simulator.md, "Validation").
+TEST(Corpus, ReadsTheModelParallelRunsAsTheirRowsGiveThem) {
+  const std::vector<PublishedRun> runs = load_corpus(std::string(TZ_BENCH_DIR) + "/corpus/model-parallel.toml", "");
+  ASSERT_EQ(runs.size(), 8u);
+  const PublishedRun* llama = nullptr;
+  for (const PublishedRun& r : runs)
+    if (r.id == "nemo2407-llama3-70b-h100-64gpu-fp8-tp4-pp4-cp2") llama = &r;
+  ASSERT_NE(llama, nullptr);
+  const SimInput& in = llama->input;
+  EXPECT_EQ(in.mesh.tp, 4);
+  EXPECT_TRUE(in.mesh.sp);
+  EXPECT_EQ(in.pipeline.stages, 4);
+  EXPECT_EQ(in.pipeline.schedule(), "interleaved:5");
+  EXPECT_EQ(in.context.degree, 2);
+  EXPECT_EQ(in.context.kind, ContextShape::Kind::ring);
+  const Topology data = in.data_topology();
+  EXPECT_EQ(data.fanout(Level::node) * data.fanout(Level::world), 2 * 2);  // dp x cp
+  EXPECT_EQ(in.context.level_in(data), Level::node);
+  for (const RunCheck& c : check_corpus(runs, false)) EXPECT_GT(c.predicted, 0) << c.run->id;
+}
+
 // The runs predicted at the memory limit (SimResult::at_memory_limit: less free than a block's allocation, so the
 // caching allocator retries block after block) are llm-foundry's MPT-30B at sequence 8192 on A100 and H100, at 80.0
 // of 80 GB, and both ran slower than predicted, as an upper bound must; the 30B at 4096 (74.9 GB) and the 3B at 8192

@@ -105,6 +105,18 @@ PublishedRun read_run(const toml::table& t, const std::string& where, const Over
   read_model_table(*model, where, "model.", in.model);
   in.seq_len = whole("seq_len", 1), in.micro_batch = whole("micro_batch", 1), in.grad_accum = whole("grad_accum", 1);
   in.recompute = Recompute::parse(text("recompute"));
+  // Model parallelism as the source states it (none where it states none): tensor (with sequence parallelism),
+  // pipeline stages and schedule, context parallelism; each on its default level.
+  const auto degree = [&](const char* key) {
+    const toml::node* n = t.get(key);
+    return n ? static_cast<int>(get_int(*n, key, where, 1)) : 1;
+  };
+  in.mesh.tp = degree("tp");
+  if (const toml::node* n = t.get("sp")) in.mesh.sp = get<bool>(*n, "sp", where);
+  in.pipeline.stages = degree("pp");
+  if (const std::string schedule = text("pp_schedule", false); !schedule.empty()) in.pipeline.set_schedule(schedule);
+  in.context.degree = degree("cp");
+  if (const std::string kind = text("cp_kind", false); !kind.empty()) in.context.kind = ContextShape::parse_kind(kind);
   in.plan = fit_to(strategy_plan(text("strategy")), in.data_topology());
   r.oom = t["oom"].value_or(false);
   if (const toml::node* n = t.get("network_stated")) r.network_stated = get<bool>(*n, "network_stated", where);
