@@ -63,6 +63,10 @@ expect_exit 2 "\-\-lr: must be positive, got 0" 1 -- "$tz" train --lr 0 --steps 
 expect_exit 2 "\-\-steps: must be at least 1, got 0" 1 -- "$tz" train --steps 0
 expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" train --micro-batch 0
 expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" simulate --micro-batch 0
+# Context parallelism: an engine without it, a degree the ranks cannot hold, a kind the engine does not run (exit 2, one line).
+expect_exit 2 "the tierzero engine has no context parallelism (data/engines: context_parallel); use cp = 1" 1 -- "$tz" simulate --system dgx-h100 --model llama3-8b --ranks 16 --cp 2 --seq-len 4096
+expect_exit 2 "tp 1 x pp 1 x cp 3 = 3 does not divide the job's 16 ranks" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 16 --cp 3 --seq-len 4096 --strategy zero1
+expect_exit 2 "the fsdp2 engine does not run a2a context parallelism (it runs ring; data/engines: context_parallel)" 1 -- "$tz" memory --system dgx-h100 --engine fsdp2 --model llama3-8b --ranks 16 --cp 2 --cp-kind a2a --seq-len 4096 --strategy zero3
 expect_exit 2 "\-\-model-code: megatron-te not in {engine,fms,hf-transformers,torchtitan}" 1 -- "$tz" simulate --model-code megatron-te
 # A model code prices its norms and rotary embedding: the assumptions say it, the step is slower.
 expect_exit 0 "engine fsdp, model code hf-transformers" 1 -- "$tz" simulate --system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3 --model-code hf-transformers
