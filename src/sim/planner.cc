@@ -134,28 +134,30 @@ std::vector<PipelineShape> pipelines(const SimInput& base) {
 
 // The context parallelism the search tries for `job` (its mesh and pipeline set) over its data ranks `ranks`: the
 // user's (--cp, its level made explicit), else none and, for sequences of kLongSequence tokens or more, 2, 4, 8, ...
-// up to kMaxContextDegree of each kind the engine runs, on each level whose ranks the degree divides, where the
-// sequence, the heads and the attention allow (check_context).
+// up to kMaxContextDegree of each kind the engine runs, on each level whose ranks the degree divides; only those the
+// job can run (check_context: the sequence, the heads, the attention, the ranks beside this mesh and pipeline).
 std::vector<ContextShape> contexts(const SimInput& job, const Topology& ranks, int seq_len) {
+  SimInput t = job;
+  const auto runs = [&](const ContextShape& c) {
+    t.context = c;
+    try {
+      check_context(t, seq_len);
+    } catch (const ConfigError&) {
+      return false;
+    }
+    return true;
+  };
   if (job.context.degree > 1) {
     ContextShape c = job.context;
     c.level = c.level_in(ranks);
-    return {c};
+    return runs(c) ? std::vector<ContextShape>{c} : std::vector<ContextShape>{};
   }
   std::vector<ContextShape> out = {ContextShape{}};
   if (seq_len < kLongSequence) return out;
-  SimInput t = job;
   for (const std::string& kind : job.engine.context_parallel)
     for (const Level l : ranks.levels())
-      for (int cp = 2; cp <= kMaxContextDegree && cp <= ranks.fanout(l); cp *= 2) {
-        t.context = ContextShape{cp, ContextShape::parse_kind(kind), l};
-        try {
-          check_context(t, seq_len);
-        } catch (const ConfigError&) {
-          continue;
-        }
-        out.push_back(t.context);
-      }
+      for (int cp = 2; cp <= kMaxContextDegree && cp <= ranks.fanout(l); cp *= 2)
+        if (const ContextShape c{cp, ContextShape::parse_kind(kind), l}; runs(c)) out.push_back(c);
   return out;
 }
 
@@ -193,6 +195,7 @@ std::vector<PlanCandidate> search_plans(const SimInput& base, const PlanSearchOp
     TrainConfig sequence;  // the sequence the job runs (seq_len 0: the model's context)
     sequence.model = base.model, sequence.seq_len = base.seq_len;
     const std::vector<ContextShape> shapes = contexts(job, topo, sequence.effective_seq_len());
+    if (shapes.empty()) return;  // the user's context parallelism does not fit beside this mesh and pipeline
     const auto consider = [&](Plan plan, const Recompute& recompute) {
       plan.optim_offload.device = offload, plan.param_offload.device = param_offload;
       plan.persist_threshold = base.plan.persist_threshold;  // the user's (--persist-threshold)

@@ -293,6 +293,16 @@ void compare_engines(const SimInput& base_job, const PlanCandidate& best, const 
   for (const char* e : {"tierzero", "deepspeed"}) {
     SimInput job = base_job;
     job.engine = engine_profile(e);
+    // Each engine as it can run the job: without the pipeline or the context parallelism it has not (data/engines).
+    const auto lists = [](const std::vector<std::string>& names, const std::string& name) {
+      return std::find(names.begin(), names.end(), name) != names.end();
+    };
+    std::string without;
+    if (job.pipeline.stages > 1 && !lists(job.engine.pipeline, job.pipeline.virtual_stages > 1 ? "interleaved" : "1f1b"))
+      job.pipeline = {}, without = "the pipeline";
+    if (job.context.degree > 1 && !lists(job.engine.context_parallel, job.context.kind_name()))
+      job.context = {}, without += std::string(without.empty() ? "" : " and ") + "the context parallelism";
+    if (!without.empty()) std::fprintf(stderr, "  (%s priced without %s, which it does not run)\n", e, without.c_str());
     SimInput b = input(job, "zero3", ranks).in;
     b.plan = best.plan;
     b.recompute = best.recompute;
