@@ -229,6 +229,17 @@ TEST(ContextParallel, ThePlannerTriesDegreesForLongSequencesOnly) {
   EXPECT_EQ(degrees("megatron", 32768), (std::set<int>{1, 2, 4, 8}));
   EXPECT_EQ(degrees("megatron", 8192), (std::set<int>{1}));
   EXPECT_EQ(degrees("fsdp", 32768), (std::set<int>{1}));
+  // The user's degree alone, beside the meshes that leave it room (not tp 8 on the 8 ranks), its level made explicit.
+  in.engine = engine_profile("megatron");
+  in.seq_len = 8192;
+  in.context.degree = 2;
+  std::set<int> tps;
+  for (const PlanCandidate& c : search_plans(in, options)) {
+    EXPECT_EQ(c.context.degree, 2);
+    EXPECT_EQ(c.context.level, Level::node);
+    tps.insert(c.mesh.tp);
+  }
+  EXPECT_EQ(tps, (std::set<int>{1, 2, 4}));
 }
 
 }  // namespace
