@@ -19,13 +19,23 @@ std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
   return m;
 }
 
-// The model's tensor-parallel collectives over the mesh's tensor group, issued from the training thread (none at tp = 1).
+// The model's tensor-parallel collectives over the mesh's tensor group, issued from the training thread (none at tp = 1),
+// each recorded in the flight recorder's tensor phase with the unit the rank computes.
 TpGroup<float> tp_group(const Mesh& mesh) {
   Communicator* group = mesh.tensor();
   if (!group) return {};
-  return {[group](float* buf, std::size_t n) { group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum); },
-          [group](const float* send, float* recv, std::size_t n) { group->all_gather(send, recv, n, DType::f32); },
-          [group](const float* send, float* recv, std::size_t n) { group->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum); },
+  return {[group](float* buf, std::size_t n) {
+            const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
+            group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum);
+          },
+          [group](const float* send, float* recv, std::size_t n) {
+            const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
+            group->all_gather(send, recv, n, DType::f32);
+          },
+          [group](const float* send, float* recv, std::size_t n) {
+            const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
+            group->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum);
+          },
           mesh.shape().sp};
 }
 }  // namespace
