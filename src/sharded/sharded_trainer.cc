@@ -19,22 +19,28 @@ std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
   return m;
 }
 
-// The model's tensor-parallel collectives over the mesh's tensor group, issued from the training thread (none at tp = 1),
-// each recorded in the flight recorder's tensor phase with the unit the rank computes.
-TpGroup<float> tp_group(const Mesh& mesh) {
+// One of the model's tensor-parallel collectives, which the training thread calls and waits for: recorded in the
+// flight recorder's tensor phase with the unit the rank computes, its time a tensor wait of the step's breakdown.
+template <class F>
+void tensor_collective(const std::unique_ptr<WaitMeter>& meter, F&& collective) {
+  const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
+  meter->measure(WaitMeter::Wait::tensor, collective);
+}
+
+// The model's tensor-parallel collectives over the mesh's tensor group (none at tp = 1), measured by `meter` (set
+// before the first step).
+TpGroup<float> tp_group(const Mesh& mesh, const std::unique_ptr<WaitMeter>& meter) {
   Communicator* group = mesh.tensor();
   if (!group) return {};
-  return {[group](float* buf, std::size_t n) {
-            const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
-            group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum);
+  const std::unique_ptr<WaitMeter>* m = &meter;
+  return {[group, m](float* buf, std::size_t n) {
+            tensor_collective(*m, [&] { group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum); });
           },
-          [group](const float* send, float* recv, std::size_t n) {
-            const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
-            group->all_gather(send, recv, n, DType::f32);
+          [group, m](const float* send, float* recv, std::size_t n) {
+            tensor_collective(*m, [&] { group->all_gather(send, recv, n, DType::f32); });
           },
-          [group](const float* send, float* recv, std::size_t n) {
-            const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
-            group->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum);
+          [group, m](const float* send, float* recv, std::size_t n) {
+            tensor_collective(*m, [&] { group->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum); });
           },
           mesh.shape().sp};
 }
@@ -54,7 +60,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, 
       step_ops(*be.step),
       layout(c.model, TpShard{m.tp(), m.tp_rank()}),
       sampler(data, c.effective_seq_len(), c.seed),
-      model(be.make_model(layout, c, tp_group(m))),
+      model(be.make_model(layout, c, tp_group(m, meter))),
       dtype(c.param_dtype),
       dsize(dtype_size(c.param_dtype)),
       control(m.world().host()) {
@@ -365,6 +371,7 @@ void ShardedTrainer::Impl::finish_breakdown(double step_s, const CommSeconds& bu
   b.gather_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::gather)];
   b.reduce_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::reduce)];
   b.control_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::control)];
+  b.tensor_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::tensor)];
   b.slot_wait_s = slot_wait_s;
   CommSeconds exposed;
   for (const CommSeconds& e : w.executor) exposed += e;

@@ -1,9 +1,12 @@
-// The flight recorder sees a tensor-parallel run's group collectives: each
+// What a user sees of a tensor-parallel run's group collectives. The
+// flight recorder: each
 // of them recorded on the tensor group's communicator in the `tensor`
 // phase, tagged with the unit the rank was computing; at tp 2 without
 // sequence parallelism, a block's two row-parallel sums in forward (again
 // when it is recomputed) and its two column-parallel input-gradient sums in
-// backward, per micro-batch.
+// backward, per micro-batch. The step's breakdown (--breakdown): the
+// training thread's time in them as tensor_wait_s, not as compute, so the
+// parts still add up to the step.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -24,7 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TEST(TensorParallelFlight, GroupCollectivesAreTheTensorPhaseOfTheirUnit) {
+TEST(TensorParallelSeen, GroupCollectivesAreTheTensorPhaseOfTheirUnitAndATensorWait) {
   const int w = test::world_size();
   if (w % 2 != 0) GTEST_SKIP() << "tp = 2 needs an even world";
   auto world = mpi_world(Topology::flat(w));
@@ -54,6 +57,11 @@ TEST(TensorParallelFlight, GroupCollectivesAreTheTensorPhaseOfTheirUnit) {
     const GptLayout layout(cfg.model, TpShard{2, mesh.tp_rank()});
     for (int l = 0; l < cfg.model.layers; ++l) EXPECT_EQ(per_unit[layout.block_unit(l)], per_micro * cfg.grad_accum) << "block " << l;
     EXPECT_EQ(per_unit.count(-1), 0u) << "a tensor collective outside any unit's computation";
+    const StepBreakdown& b = t.last_breakdown();
+    const double parts = b.forward_s + b.backward_s + b.optimizer_s + b.gather_wait_s + b.reduce_wait_s + b.control_wait_s +
+                         b.slot_wait_s + b.tensor_wait_s;
+    EXPECT_GT(b.tensor_wait_s, 0.0);
+    EXPECT_NEAR(parts, b.step_s, 0.05 * b.step_s + 0.002);
     fs::remove(dir / "flight" / ("rank-" + std::to_string(world->rank()) + ".json"));  // the next dump is a new file
     world->barrier();
   }
