@@ -11,6 +11,7 @@
 #include "model/gpt.h"
 #include "model/ops.h"
 #include "plan/shard_layout.h"
+#include "sim/compute_model.h"
 #include "sim/op_list.h"
 #include "sim/tensor_traffic.h"
 #include "tierzero/error.h"
@@ -136,6 +137,35 @@ TEST(TensorParallelSimulate, StatesActivationsAndThroughputAreAMembers) {
   const auto bytes = total_bytes(want);
   for (int l = 0; l < kNumLevels; ++l) EXPECT_EQ(two.bytes_per_level[l], static_cast<double>(bytes[l])) << l;
   EXPECT_NE(two.bytes_per_level, one.bytes_per_level);
+}
+
+// An engine that overlaps the backward's input-gradient collectives with the weight gradients (tensor_overlap:
+// tierzero's, Megatron-LM's) hides each under its layer's weight-gradient GEMM for as long as that GEMM runs. Over a
+// tensor link slow enough that every collective outlasts its GEMM, the step is shorter by exactly the q|k|v and MLP
+// weight-gradient GEMMs of every micro-batch (with and without sequence parallelism); at tp 1 nothing changes.
+TEST(TensorParallelSimulate, TheInputGradientCollectivesHideUnderTheWeightGradients) {
+  for (const bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "sequence parallel" : "tensor parallel");
+    SimInput in = job("node=4", 4, 2);
+    in.mesh.sp = sp;
+    in.grad_accum = 3;
+    for (LinkSpec& l : in.system.links) l.bandwidth_Bps = 1e3, l.achieved.clear();
+    in.engine.tensor_overlap = false;
+    const SimResult exposed = simulate(in);
+    in.engine.tensor_overlap = true;
+    const SimResult overlapped = simulate(in);
+    OpOptions o = op_options(in);
+    double wgrad = 0;
+    for (const Op& op : micro_batch_ops(in.model, in.micro_batch, 32, o))
+      if (op.name == "qkv_wgrad" || op.name == "fc_wgrad") wgrad += op_time(op, in.system, in.engine);
+    EXPECT_GT(wgrad, 0);
+    EXPECT_NEAR(exposed.step_time_s - overlapped.step_time_s, 3 * wgrad, 1e-9 * exposed.step_time_s);
+    EXPECT_EQ(overlapped.bytes_per_level, exposed.bytes_per_level);
+  }
+  SimInput one = job("node=4", 4, 1);
+  const double step = simulate(one).step_time_s;
+  one.engine.tensor_overlap = false;
+  EXPECT_EQ(simulate(one).step_time_s, step);
 }
 
 // Sequence parallelism, per micro-batch (model/gpt.h): each block's forward gathers twice and reduce-scatters

@@ -4,9 +4,10 @@
 // phase, tagged with the unit the rank was computing; at tp 2 without
 // sequence parallelism, a block's two row-parallel sums in forward (again
 // when it is recomputed) and its two column-parallel input-gradient sums in
-// backward, per micro-batch. The step's breakdown (--breakdown): the
-// training thread's time in them as tensor_wait_s, not as compute, so the
-// parts still add up to the step.
+// backward, per micro-batch, each queued on the tensor lane. The step's
+// breakdown (--breakdown): the training thread's waits for them as
+// tensor_wait_s, not as compute, so the parts still add up to the step; the
+// lane's executor time as the tensor kind.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -15,6 +16,7 @@
 #include <set>
 #include <nlohmann/json.hpp>
 
+#include "comm/exec_clock.h"
 #include "mpi_test_util.h"
 #include "tierzero/data.h"
 #include "tierzero/flight_recorder.h"
@@ -50,7 +52,9 @@ TEST(TensorParallelSeen, GroupCollectivesAreTheTensorPhaseOfTheirUnitAndATensorW
     std::map<int, int> per_unit;
     for (const nlohmann::json& r : d["records"]) {
       EXPECT_EQ(r["phase"] == "tensor", tensor_comms.count(r["comm"].get<int>()) == 1) << r.dump();
-      if (r["comm"] == tensor) ++per_unit[r["unit"].get<int>()];
+      if (r["comm"] != tensor) continue;
+      ++per_unit[r["unit"].get<int>()];
+      EXPECT_GE(r["queue"].get<int>(), 0) << "not queued on the tensor lane: " << r.dump();
     }
     // Per micro-batch: the two row-parallel sums, again when the block is recomputed, and the two input-gradient sums.
     const int per_micro = recompute ? 6 : 4;
@@ -61,6 +65,13 @@ TEST(TensorParallelSeen, GroupCollectivesAreTheTensorPhaseOfTheirUnitAndATensorW
     const double parts = b.forward_s + b.backward_s + b.optimizer_s + b.gather_wait_s + b.reduce_wait_s + b.control_wait_s +
                          b.slot_wait_s + b.tensor_wait_s;
     EXPECT_GT(b.tensor_wait_s, 0.0);
+    const int tensor_kind = static_cast<int>(CommKind::tensor);
+    double busy = 0;
+    for (int p = 0; p < StepBreakdown::kPhases; ++p) {
+      EXPECT_LE(b.exposed[tensor_kind][p], b.busy[tensor_kind][p] + 1e-6) << p;
+      busy += b.busy[tensor_kind][p];
+    }
+    EXPECT_GT(busy, 0.0) << "the tensor lane's executor charged nothing to CommKind::tensor";
     EXPECT_NEAR(parts, b.step_s, 0.05 * b.step_s + 0.002);
     fs::remove(dir / "flight" / ("rank-" + std::to_string(world->rank()) + ".json"));  // the next dump is a new file
     world->barrier();

@@ -44,7 +44,7 @@ namespace tierzero {
 // gathers, gradient reductions or control values (loss, norm). On a GPU,
 // kernels run asynchronously: the split is of host time. Plain values.
 struct StepBreakdown {
-  static constexpr int kKinds = 3;                // gather, reduce, control
+  static constexpr int kKinds = 4;                // gather, reduce, control, tensor
   static constexpr int kPhases = 2 + kNumLevels;  // local, quant, package, node, world
   using Table = std::array<std::array<double, kPhases>, kKinds>;
   double step_s = 0;

@@ -24,8 +24,9 @@
 
 namespace tierzero {
 
-enum class CommKind : std::uint8_t { gather = 0, reduce = 1, control = 2 };
-inline constexpr int kNumCommKinds = 3;
+// tensor: a tensor-parallel group's collectives (the tensor lane, sharded/tensor_lane.h).
+enum class CommKind : std::uint8_t { gather = 0, reduce = 1, control = 2, tensor = 3 };
+inline constexpr int kNumCommKinds = 4;
 
 // local, quant, then one phase per level (Level's values + 2).
 enum class CommPhase : std::uint8_t { local = 0, quant = 1 };

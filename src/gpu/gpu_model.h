@@ -29,6 +29,8 @@ struct DeviceOps {
   static constexpr auto swiglu_backward = &gpu::swiglu_backward;
   static constexpr auto matmul_forward = &gpu::matmul_forward;
   static constexpr auto matmul_backward = &gpu::matmul_backward;
+  static constexpr auto matmul_backward_input = &gpu::matmul_backward_input;
+  static constexpr auto matmul_backward_weight = &gpu::matmul_backward_weight;
   static constexpr auto attention_forward = &gpu::attention_forward;
   static constexpr auto attention_backward = &gpu::attention_backward;
   static constexpr auto attention_scratch = &gpu::attention_scratch;

@@ -73,6 +73,15 @@ std::size_t gpt_activation_elements(const GptConfig& c, int batch, int seq_len, 
 // model's memory, on every member alike (Communicator's all_reduce,
 // all_gather and reduce_scatter over the group, in member order), and
 // whether the model runs sequence parallelism between its parallel regions.
+// start_sum and start_reduce_scatter (optional) start the same collectives
+// and return; finish waits for the one started, whose buffers stay
+// untouched until then, and no other collective is called in between. The
+// model starts the sum (or reduce-scatter) of a column-parallel
+// projection's input gradient and computes its weight gradient meanwhile
+// (Megatron-LM's overlap of the input-gradient all-reduce with the weight
+// gradient's GEMM: megatron/core/tensor_parallel/layers.py,
+// LinearWithGradAccumulationAndAsyncCommunication); without them it calls
+// the blocking ones.
 template <class T>
 struct TpGroup {
   std::function<void(T* buf, std::size_t n)> sum;  // in place
@@ -81,6 +90,9 @@ struct TpGroup {
   // recv[n] = the members' sum of their send[rank * n, (rank + 1) * n).
   std::function<void(const T* send, T* recv, std::size_t n)> reduce_scatter;
   bool sequence_parallel = false;
+  std::function<void(T* buf, std::size_t n)> start_sum;
+  std::function<void(const T* send, T* recv, std::size_t n)> start_reduce_scatter;
+  std::function<void()> finish;
 };
 
 template <class T, class Ops = HostOps>
@@ -134,6 +146,11 @@ class GptModel {
   // The group's sum of a row-parallel [N, C] `partial`: its member's rows reduce-scattered into `out`
   // (sequence parallel; returns out), or summed in place (returns partial).
   T* sum_rows(T* partial, T* out);
+  // The backward of a column-parallel projection (q|k|v or the MLP's first) whose input is a norm's output `saved`
+  // (this member's rows under sequence parallelism): adds the weight's and bias's gradients into dw and db, and returns
+  // the input's gradient summed over the group (sum_rows's), the sum started before the weight's gradient and
+  // finished after it when the group can start one.
+  const T* column_parallel_backward(T* dw, T* db, const T* dout, const T* saved, const T* w, int out_features);
   // LayerNorm or RMSNorm over `rows` x channels (b and mean unused for RMSNorm).
   void norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b, int rows) const;
   void norm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean, const T* rstd, int rows) const;

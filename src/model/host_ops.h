@@ -44,6 +44,10 @@ struct HostOps {
   template <class... A>
   static void matmul_backward(A... a) { ops::matmul_backward(a...); }
   template <class... A>
+  static void matmul_backward_input(A... a) { ops::matmul_backward_input(a...); }
+  template <class... A>
+  static void matmul_backward_weight(A... a) { ops::matmul_backward_weight(a...); }
+  template <class... A>
   static void attention_forward(A... a) { ops::attention_forward(a...); }
   template <class... A>
   static void attention_backward(A... a) { ops::attention_backward(a...); }

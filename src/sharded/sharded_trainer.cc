@@ -19,30 +19,20 @@ std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
   return m;
 }
 
-// One of the model's tensor-parallel collectives, which the training thread calls and waits for: recorded in the
-// flight recorder's tensor phase with the unit the rank computes, its time a tensor wait of the step's breakdown.
-template <class F>
-void tensor_collective(const std::unique_ptr<WaitMeter>& meter, F&& collective) {
-  const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
-  meter->measure(WaitMeter::Wait::tensor, collective);
-}
-
-// The model's tensor-parallel collectives over the mesh's tensor group (none at tp = 1), measured by `meter` (set
-// before the first step).
-TpGroup<float> tp_group(const Mesh& mesh, const std::unique_ptr<WaitMeter>& meter) {
-  Communicator* group = mesh.tensor();
-  if (!group) return {};
-  const std::unique_ptr<WaitMeter>* m = &meter;
-  return {[group, m](float* buf, std::size_t n) {
-            tensor_collective(*m, [&] { group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum); });
-          },
-          [group, m](const float* send, float* recv, std::size_t n) {
-            tensor_collective(*m, [&] { group->all_gather(send, recv, n, DType::f32); });
-          },
-          [group, m](const float* send, float* recv, std::size_t n) {
-            tensor_collective(*m, [&] { group->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum); });
-          },
-          mesh.shape().sp};
+// The model's tensor-parallel collectives (none at tp = 1) on `lane` (made before the first step), the training thread's
+// waits for them measured by `meter` as tensor waits.
+TpGroup<float> tp_group(const Mesh& mesh, const std::unique_ptr<TensorLane>& lane, const std::unique_ptr<WaitMeter>& meter) {
+  if (!mesh.tensor()) return {};
+  const auto* l = &lane;
+  const auto* m = &meter;
+  const auto waited = [m](auto&& f) { (*m)->measure(WaitMeter::Wait::tensor, f); };
+  return {[l, waited](float* buf, std::size_t n) { waited([&] { (*l)->sum(buf, n); }); },
+          [l, waited](const float* send, float* recv, std::size_t n) { waited([&] { (*l)->all_gather(send, recv, n); }); },
+          [l, waited](const float* send, float* recv, std::size_t n) { waited([&] { (*l)->reduce_scatter(send, recv, n); }); },
+          mesh.shape().sp,
+          [l](float* buf, std::size_t n) { (*l)->start_sum(buf, n); },
+          [l](const float* send, float* recv, std::size_t n) { (*l)->start_reduce_scatter(send, recv, n); },
+          [l, waited] { waited([&] { (*l)->finish(); }); }};
 }
 }  // namespace
 
@@ -60,7 +50,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, 
       step_ops(*be.step),
       layout(c.model, TpShard{m.tp(), m.tp_rank()}),
       sampler(data, c.effective_seq_len(), c.seed),
-      model(be.make_model(layout, c, tp_group(m, meter))),
+      model(be.make_model(layout, c, tp_group(m, tensor_lane, meter))),
       dtype(c.param_dtype),
       dsize(dtype_size(c.param_dtype)),
       control(m.world().host()) {
@@ -105,7 +95,12 @@ void ShardedTrainer::Impl::build_communicators(bool concurrent_queues) {
   schedule = std::make_unique<CommSchedule>(mem);
   if (cfg.comm_queues == 2 && concurrent_queues) own_reduce_schedule = std::make_unique<CommSchedule>(mem);
   reduce_schedule = own_reduce_schedule ? own_reduce_schedule.get() : schedule.get();
-  meter = std::make_unique<WaitMeter>(std::vector<const ExecClock*>{&schedule->clock(), &reduce_schedule->clock()});
+  std::vector<const ExecClock*> clocks = {&schedule->clock(), &reduce_schedule->clock()};
+  if (mesh.tensor()) {
+    tensor_lane = std::make_unique<TensorLane>(*mesh.tensor(), mem);
+    clocks.push_back(&tensor_lane->clock());
+  }
+  meter = std::make_unique<WaitMeter>(clocks);
   if (plan.params) {
     p_comm = group_comm(plan.params);
     p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem, ops, schedule.get());
@@ -179,7 +174,8 @@ void ShardedTrainer::Impl::control_gather(const void* in, void* out, std::size_t
 
 double ShardedTrainer::Impl::slot_waits() const {
   const double own = own_reduce_schedule ? own_reduce_schedule->submit_blocked_seconds() : 0.0;
-  return schedule->submit_blocked_seconds() + own;
+  const double tensor = tensor_lane ? tensor_lane->submit_blocked_seconds() : 0.0;
+  return schedule->submit_blocked_seconds() + own + tensor;
 }
 
 template <class F>

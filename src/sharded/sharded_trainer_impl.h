@@ -18,6 +18,7 @@
 #include "sharded/optim_store.h"
 #include "sharded/param_store.h"
 #include "plan/shard_layout.h"
+#include "sharded/tensor_lane.h"
 #include "sharded/unit_fetcher.h"
 
 namespace tierzero {
@@ -65,6 +66,8 @@ struct ShardedTrainer::Impl {
   // before the fetcher and reducer, whose pending requests wait on them.
   std::unique_ptr<CommSchedule> schedule, own_reduce_schedule;
   CommSchedule* reduce_schedule = nullptr;
+  // The model's tensor-parallel collectives, on a queue of the tensor group's own (tp > 1; sharded/tensor_lane.h).
+  std::unique_ptr<TensorLane> tensor_lane;
   // The training thread's waits on them, split by what the executors did (the step's breakdown).
   std::unique_ptr<WaitMeter> meter;
   StepBreakdown breakdown;

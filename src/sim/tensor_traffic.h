@@ -15,6 +15,7 @@
 #pragma once
 #include <vector>
 
+#include "sim/op_list.h"
 #include "sim/traffic_model.h"
 #include "tierzero/mesh_shape.h"
 #include "tierzero/simulator.h"
@@ -30,5 +31,14 @@ double blocks_recomputed_with_collectives(const GptConfig& model, const Recomput
 // The step's tensor-parallel transfers of world rank `me` of `world`
 // (none at tp = 1): `activation_bytes` per element.
 std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& world, int me, int seq_len);
+
+// The seconds of the step's tensor-parallel collectives that an engine
+// which overlaps them (EngineProfile::tensor_overlap) hides under compute:
+// per block and micro-batch, each of the backward's two input-gradient
+// collectives (q|k|v's and the MLP's first projection's: an all-reduce, or
+// a reduce-scatter with sequence parallelism) under its layer's
+// weight-gradient GEMM, for as long as that GEMM runs (src/model/gpt.h,
+// TpGroup). `ops`: the micro-batch's op list (sim/op_list.h).
+double tensor_overlap_hidden(const SimInput& in, const Topology& world, int seq_len, const std::vector<Op>& ops);
 
 }  // namespace tierzero
