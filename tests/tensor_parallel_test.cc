@@ -5,7 +5,8 @@
 // group of members run as threads of one process computes the whole
 // model's loss and every gradient (in double precision), with and without
 // recomputation and sequence parallelism, also when members share key/value
-// heads (their gradients then equal on every sharer, bit for bit). A degree
+// heads (their gradients then equal on every sharer, bit for bit), and the
+// runs the members count in the gradient norm give the whole model's norm. A degree
 // that does not divide the model (or, with sequence parallelism, the
 // sequence; or neither divides nor is a multiple of the key/value heads) is
 // an error naming the values.
@@ -19,6 +20,7 @@
 #include "ckpt/tp_member_reader.h"
 #include "model/gpt.h"
 #include "model/ops.h"
+#include "plan/shard_layout.h"
 #include "tierzero/error.h"
 #include "tierzero/state_reader.h"
 
@@ -260,6 +262,14 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
           }
           // The same sums in another order: double rounding (gradients are of order 1e-2..1).
           EXPECT_LT(worst, 1e-12);
+          // The gradient norm: the runs each member counts (its state held whole) add up to the whole model's, each
+          // replicated tensor and shared key/value head counted once.
+          double ref_squares = 0, squares = 0;
+          for (double g : ref_grads) ref_squares += g * g;
+          for (int r = 0; r < n; ++r)
+            for (const ShardSegment& seg : norm_segments(members[r], ShardLayout::make(members[r], Topology::flat(1), std::nullopt, 0)))
+              for (std::size_t i = 0; i < seg.length; ++i) squares += grads[r][seg.offset + i] * grads[r][seg.offset + i];
+          EXPECT_NEAR(squares, ref_squares, 1e-12 * ref_squares);
         }
 }
 
