@@ -155,6 +155,20 @@ TEST(TensorParallel, AMembersViewReadsItsSlicesOfTheWholeState) {
   for (std::size_t first = 0; first < chunked.size(); first += 1001)
     view->read(StatePart::master, first, std::min<std::size_t>(1001, chunked.size() - first), chunked.data() + first);
   EXPECT_EQ(chunked, mine);
+  // A shared key/value head (llama-tiny at tp 4): members 2 and 3 read the same whole rows, C + 16.. and C + 2 D + 16...
+  const GptConfig l = gpt_preset("llama-tiny");
+  const GptLayout whole_llama(l);
+  auto llama = seeded_weights(l, 5);
+  const std::vector<float> all_llama = read_whole(*llama, StatePart::master, whole_llama.num_params());
+  const std::size_t w = whole_llama.tensor("h.1.attn_w").offset;
+  for (int r : {2, 3}) {
+    const GptLayout m(l, TpShard{4, r});
+    const std::vector<float> got = read_whole(*tp_member_reader(*llama, m), StatePart::master, m.num_params());
+    const std::size_t at = m.tensor("h.1.attn_w").offset;
+    for (std::size_t i = 0; i < 32 * 64; ++i) {  // its key rows, then its value rows
+      ASSERT_EQ(got[at + 16 * 64 + i], all_llama[w + (80 + (i < 16 * 64 ? 0 : 16)) * 64 + i]) << "member " << r << " element " << i;
+    }
+  }
 }
 
 // The group's collectives for members running as threads: sums add the buffers in member order, so all get the same bits.
