@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 52's acceptance over 200 steps: tensor-parallel training on 8 ranks
 # against the same plan at TP 1 on the data-parallel ranks alone (the same
-# batches, so the same run but for the split).
+# batches, so the same run but for the split); llama-tiny at TP 4 shares each
+# of its 2 key/value heads between 2 members.
 #  exact plans (zero3): every step's loss within 1e-4 relative of TP 1's
 #    (fp32 parameters; what is left is the order of fp32 sums, which the
 #    steps after the warmup amplify and the later ones damp again: 5e-7 at
@@ -66,6 +67,8 @@ train gpt_zero3_dp2 2 "${gpt[@]}" --strategy zero3 "${dp2[@]}"
 train gpt_zero3_tp4_sp 8 "${gpt[@]}" --strategy zero3 "${tp4[@]}" --sp
 train llama_zero3_dp4 4 "${llama[@]}" --strategy zero3 "${dp4[@]}"
 train llama_zero3_tp2_sp 8 "${llama[@]}" --strategy zero3 "${tp2[@]}" --sp
+train llama_zero3_dp2 2 "${llama[@]}" --strategy zero3 "${dp2[@]}"
+train llama_zero3_tp4 8 "${llama[@]}" --strategy zero3 "${tp4[@]}"
 train gpt_zeropp_dp4 4 "${gpt[@]}" --strategy zeropp "${dp4[@]}"
 train gpt_zeropp_tp2_sp 8 "${gpt[@]}" --strategy zeropp "${tp2[@]}" --sp
 train gpt_hier3_dp4 4 "${gpt[@]}" --strategy hier3 "${dp4[@]}"
@@ -75,6 +78,7 @@ train gpt_hier3_tp2 8 "${gpt[@]}" --strategy hier3 "${tp2[@]}"
 compare exact gpt_zero3_tp2 gpt_zero3_dp4
 compare exact gpt_zero3_tp4_sp gpt_zero3_dp2
 compare exact llama_zero3_tp2_sp llama_zero3_dp4
+compare exact llama_zero3_tp4 llama_zero3_dp2
 compare mean gpt_zeropp_tp2_sp gpt_zeropp_dp4
 compare mean gpt_hier3_tp2 gpt_hier3_dp4
 exit $fail

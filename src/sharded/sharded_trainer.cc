@@ -115,9 +115,7 @@ void ShardedTrainer::Impl::build_communicators(bool concurrent_queues) {
     if (h) h->set_chunk_bytes(plan.hop_chunk_bytes);
   if (plan.grads && *plan.grads != Level::world) cross_comm = data.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
-  if (mesh.tp() > 1)
-    for (const ShardSegment& s : shard_segments(layout, states.grads))
-      if (s.split != TpSplit::replicated || mesh.tp_rank() == 0) norm_segments.push_back(s);
+  if (mesh.tp() > 1) norm_segments = tierzero::norm_segments(layout, states.grads);
 }
 
 double ShardedTrainer::Impl::grad_sum_squares() {

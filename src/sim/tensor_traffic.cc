@@ -37,6 +37,10 @@ std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& wo
   const std::size_t C = static_cast<std::size_t>(in.model.channels), n = static_cast<std::size_t>(in.micro_batch) * static_cast<std::size_t>(seq_len) * C;
   const auto esize = static_cast<std::size_t>(in.engine.activation_bytes);
   const double recomputed = blocks_recomputed_with_collectives(in.model, in.recompute);
+  // Shared key/value heads: each block's backward sums every head's key and value gradients, once per micro-batch.
+  const std::size_t kv = tp_kv_grad_elements(in.model, in.mesh.tp);
+  for (long i = 0; kv > 0 && i < static_cast<long>(in.model.layers) * in.grad_accum; ++i)
+    flat_all_reduce(out, Phase::tensor, world, members, me, kv, esize);
   if (!in.mesh.sp) {
     const auto calls = static_cast<long>((4.0 * in.model.layers + 2 * recomputed) * in.grad_accum);
     for (long i = 0; i < calls; ++i) flat_all_reduce(out, Phase::tensor, world, members, me, n, esize);
