@@ -111,7 +111,6 @@ TEST(ContextParallel, TheRingMovesKeysAndValuesInClosedFormAndTheGradientsStayOv
   // The four members of a context group compute one data rank's tokens.
   EXPECT_DOUBLE_EQ(r.tokens_per_s_per_device, 8.0 * 8192 / r.step_time_s / (8 * 4));
   EXPECT_GT(r.context_comm_s, 0.0);
-  EXPECT_NEAR(r.step_time_s - r.exposed_comm_s, r.compute_s, 1e-12);
 }
 
 // The ring's transfers hide under its attention kernels: none exposed over a link fast enough, and over a slow one

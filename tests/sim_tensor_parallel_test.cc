@@ -1,6 +1,7 @@
 // The simulator's tensor parallelism (issue 52: priced as the engine runs
 // it): a member's GEMMs at their split shapes, the Megatron-LM all-reduces on
-// the tensor level in closed form, the states of a member's slices over the
+// the tensor level in closed form (and the sum of shared key/value heads'
+// gradients), the states of a member's slices over the
 // data-parallel ranks, the activations a member keeps, and throughput per
 // device. The engine's counters against the same numbers are in
 // tensor_parallel_bytes_mpi_test.cc.
@@ -11,6 +12,7 @@
 #include "model/gpt.h"
 #include "model/ops.h"
 #include "plan/shard_layout.h"
+#include "sim/compute_model.h"
 #include "sim/op_list.h"
 #include "sim/tensor_traffic.h"
 #include "tierzero/error.h"
@@ -51,6 +53,21 @@ TEST(TensorParallelOps, AMemberComputesItsShareOfTheSplitOpsAndTheRestWhole) {
     checked += it != split.end();
   }
   EXPECT_GE(checked, 20);  // forward, backward and recomputed ops of every split kind
+}
+
+// Llama 3 8B's 8 key/value heads at tp 16: a member's fused q|k|v GEMM has its 2 query heads and the one key and one
+// value head they use, 4 heads of 128 columns (not the 1/16 of the whole's 48 heads that splitting would give).
+TEST(TensorParallelOps, ASharedKeyValueHeadIsWholeOnEveryMemberSharingIt) {
+  const GptConfig m = gpt_preset("llama3-8b");
+  OpOptions o;
+  o.tp = 16;
+  int checked = 0;
+  for (const Op& op : micro_batch_ops(m, 1, 1024, o))
+    if (op.name == "qkv") {
+      EXPECT_EQ(op.n, 4 * 128);
+      ++checked;
+    }
+  EXPECT_GE(checked, 1);
 }
 
 // With sequence parallelism the norms and the residual adds run on the member's quarter of the rows too, the rest as at tp 4.
@@ -111,6 +128,25 @@ TEST(TensorParallelTraffic, TheAllReducesOfTheTensorGroupInClosedForm) {
   EXPECT_TRUE(tensor_transfers(job("node=4", 4, 1), Topology::parse("node=4", 4), 0, 32).empty());
 }
 
+// llama-tiny's 2 key/value heads at tp 4, each shared by 2 members: per micro-batch and block, one all-reduce more, of
+// both heads' key and value rows (2 x 2 x 16 x 64 elements, no biases), with or without sequence parallelism.
+TEST(TensorParallelTraffic, SharedKeyValueHeadsAddOneAllReducePerBlockAndMicroBatch) {
+  for (const bool sp : {false, true}) {
+    SimInput in = job("node=4,world=2", 8, 4, Level::node);
+    in.model = gpt_preset("llama-tiny");
+    in.mesh.sp = sp;
+    in.grad_accum = 3;
+    const Topology world = in.topology();
+    const auto shared = total_bytes(tensor_transfers(in, world, 5, 32));
+    in.model.kv_heads = 4;  // split in 4: no sum
+    const auto split = total_bytes(tensor_transfers(in, world, 5, 32));
+    const double L = in.model.layers, elements = 2.0 * 2 * 16 * 64;
+    for (Level l : kAllLevels)
+      EXPECT_EQ(shared[static_cast<int>(l)] - split[static_cast<int>(l)], l == Level::node ? L * 3 * 2 * (4 - 1) * (elements / 4) * 4 : 0)
+          << level_name(l) << (sp ? ", sequence parallel" : "");
+  }
+}
+
 // The states are a member's slices sharded over the data ranks: zero3's params at tp 2 on 4 ranks are the
 // member's layout over 2; the activations are what the member's model holds; a device's tokens/s is its
 // group's over tp, its compute about half.
@@ -136,6 +172,35 @@ TEST(TensorParallelSimulate, StatesActivationsAndThroughputAreAMembers) {
   const auto bytes = total_bytes(want);
   for (int l = 0; l < kNumLevels; ++l) EXPECT_EQ(two.bytes_per_level[l], static_cast<double>(bytes[l])) << l;
   EXPECT_NE(two.bytes_per_level, one.bytes_per_level);
+}
+
+// An engine that overlaps the backward's input-gradient collectives with the weight gradients (tensor_overlap:
+// tierzero's, Megatron-LM's) hides each under its layer's weight-gradient GEMM for as long as that GEMM runs. Over a
+// tensor link slow enough that every collective outlasts its GEMM, the step is shorter by exactly the q|k|v and MLP
+// weight-gradient GEMMs of every micro-batch (with and without sequence parallelism); at tp 1 nothing changes.
+TEST(TensorParallelSimulate, TheInputGradientCollectivesHideUnderTheWeightGradients) {
+  for (const bool sp : {false, true}) {
+    SCOPED_TRACE(sp ? "sequence parallel" : "tensor parallel");
+    SimInput in = job("node=4", 4, 2);
+    in.mesh.sp = sp;
+    in.grad_accum = 3;
+    for (LinkSpec& l : in.system.links) l.bandwidth_Bps = 1e3, l.achieved.clear();
+    in.engine.tensor_overlap = false;
+    const SimResult exposed = simulate(in);
+    in.engine.tensor_overlap = true;
+    const SimResult overlapped = simulate(in);
+    OpOptions o = op_options(in);
+    double wgrad = 0;
+    for (const Op& op : micro_batch_ops(in.model, in.micro_batch, 32, o))
+      if (op.name == "qkv_wgrad" || op.name == "fc_wgrad") wgrad += op_time(op, in.system, in.engine);
+    EXPECT_GT(wgrad, 0);
+    EXPECT_NEAR(exposed.step_time_s - overlapped.step_time_s, 3 * wgrad, 1e-9 * exposed.step_time_s);
+    EXPECT_EQ(overlapped.bytes_per_level, exposed.bytes_per_level);
+  }
+  SimInput one = job("node=4", 4, 1);
+  const double step = simulate(one).step_time_s;
+  one.engine.tensor_overlap = false;
+  EXPECT_EQ(simulate(one).step_time_s, step);
 }
 
 // Sequence parallelism, per micro-batch (model/gpt.h): each block's forward gathers twice and reduce-scatters

@@ -68,6 +68,10 @@ struct EngineProfile {
   std::vector<std::string> strategies = {"ddp", "zero1", "zero2", "zero3", "zeropp", "mics", "hier3"};
   int reduce_bytes = 2;              // bytes per gradient element a reduction moves (an fp32 reduce: 4)
   TensorParallel tensor_parallel = TensorParallel::none;
+  // Whether each column-parallel projection's input-gradient collective runs
+  // under its weight-gradient GEMM (Megatron-LM's asynchronous tensor-parallel
+  // all-reduce); otherwise every tensor-parallel collective is exposed.
+  bool tensor_overlap = false;
   // The pipeline schedules it runs (tierzero/simulator.h, PipelineShape):
   // "1f1b", "interleaved"; none: no pipeline parallelism.
   std::vector<std::string> pipeline;

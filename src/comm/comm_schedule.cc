@@ -60,6 +60,12 @@ Request CommSchedule::iall_gather(Communicator& comm, Memory& mem, const void* s
                          kind));
 }
 
+Request CommSchedule::ireduce_scatter(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t,
+                                      ReduceOp op, CommKind kind) {
+  return submit(flat_job([](const CommJob& j) { j.comm->reduce_scatter(j.send, j.recv, j.count, j.type, j.op); }, comm, mem, send, recv,
+                         count, t, kind, op));
+}
+
 Request CommSchedule::submit(CommJob job) {
   job.after = job.mem->mark();  // the executor sends what the queuing thread has written
   job.tag = flight_context().tag;

@@ -62,6 +62,8 @@ class CommSchedule {
                       CommKind kind = CommKind::control);
   Request iall_gather(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t,
                       CommKind kind = CommKind::control);
+  Request ireduce_scatter(Communicator& comm, Memory& mem, const void* send, void* recv, std::size_t count, DType t, ReduceOp op,
+                          CommKind kind = CommKind::control);
   // Queues a prepared job (the hierarchical collectives use this), after
   // marking the calling thread's work on job.mem.
   Request submit(CommJob job);

@@ -24,8 +24,9 @@
 
 namespace tierzero {
 
-enum class CommKind : std::uint8_t { gather = 0, reduce = 1, control = 2 };
-inline constexpr int kNumCommKinds = 3;
+// tensor: a tensor-parallel group's collectives (the tensor lane, sharded/tensor_lane.h).
+enum class CommKind : std::uint8_t { gather = 0, reduce = 1, control = 2, tensor = 3 };
+inline constexpr int kNumCommKinds = 4;
 
 // local, quant, then one phase per level (Level's values + 2).
 enum class CommPhase : std::uint8_t { local = 0, quant = 1 };
@@ -70,8 +71,9 @@ class ExecClock {
 // What one thread's waits on the schedule cost, by what it waited for.
 class WaitMeter {
  public:
-  enum class Wait : std::uint8_t { gather = 0, reduce = 1, control = 2 };
-  static constexpr int kNumWaits = 3;
+  // tensor: a tensor-parallel group's collective, which the training thread calls and waits for itself.
+  enum class Wait : std::uint8_t { gather = 0, reduce = 1, control = 2, tensor = 3 };
+  static constexpr int kNumWaits = 4;
   struct Totals {
     std::array<double, kNumWaits> blocked{};           // seconds blocked, per wait kind
     std::array<CommSeconds, kNumWaits> executor{};     // the executor's busy time during those waits

@@ -13,6 +13,7 @@ struct DeviceOps {
   template <class T>
   using Array = DeviceArray<T>;
   static void zero(DeviceArray<float>& a) { fill_zero(a.data(), a.size() * sizeof(float)); }
+  static void zero(float* p, std::size_t n) { fill_zero(p, n * sizeof(float)); }
   static void upload(DeviceArray<float>& a, const float* host, std::size_t n) {
     a.resize(n);
     to_device(a.data(), host, n * sizeof(float));
@@ -29,6 +30,8 @@ struct DeviceOps {
   static constexpr auto swiglu_backward = &gpu::swiglu_backward;
   static constexpr auto matmul_forward = &gpu::matmul_forward;
   static constexpr auto matmul_backward = &gpu::matmul_backward;
+  static constexpr auto matmul_backward_input = &gpu::matmul_backward_input;
+  static constexpr auto matmul_backward_weight = &gpu::matmul_backward_weight;
   static constexpr auto attention_forward = &gpu::attention_forward;
   static constexpr auto attention_backward = &gpu::attention_backward;
   static constexpr auto attention_scratch = &gpu::attention_scratch;

@@ -413,11 +413,19 @@ void matmul_forward(float* out, const float* x, const float* w, const float* b, 
   launched("matmul_forward bias");
 }
 
-void matmul_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, int N, int IC, int OC) {
+void matmul_backward_input(float* dx, const float* dout, const float* w, int N, int IC, int OC) {
   gemm(false, false, N, IC, OC, 1.0f, dout, OC, w, IC, 0.0f, dx, IC);
+}
+
+void matmul_backward_weight(float* dw, float* db, const float* dout, const float* x, int N, int IC, int OC) {
   gemm(true, false, OC, IC, N, 1.0f, dout, OC, x, IC, 1.0f, dw, IC);
   if (!db) return;
   column_sums(nullptr, db, dout, nullptr, nullptr, nullptr, N, OC);
+}
+
+void matmul_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, int N, int IC, int OC) {
+  matmul_backward_input(dx, dout, w, N, IC, OC);
+  matmul_backward_weight(dw, db, dout, x, N, IC, OC);
 }
 
 // Multi-head attention (KV = H) runs each sequence's heads as one batched

@@ -108,7 +108,10 @@ void rmsnorm_backward(float* dx, float* dw, const float* dout, const float* x, c
 void rope_forward(float* qkv, const float* cos, const float* sin, int B, int Tn, int H, int KV, int D);
 void rope_backward(float* dqkv, const float* cos, const float* sin, int B, int Tn, int H, int KV, int D);
 void matmul_forward(float* out, const float* x, const float* w, const float* b, int N, int IC, int OC);
+// matmul's backward, and its two parts (model/ops.h)
 void matmul_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, int N, int IC, int OC);
+void matmul_backward_input(float* dx, const float* dout, const float* w, int N, int IC, int OC);
+void matmul_backward_weight(float* dw, float* db, const float* dout, const float* x, int N, int IC, int OC);
 void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H, int KV);
 // scratch: attention_scratch(Tn, H) elements.
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B, int Tn, int C,

@@ -34,8 +34,11 @@ enum class ActBuffer : int {
   // Sequence parallelism's (empty without): the gathered [N,C] input or row-parallel partial sums, a
   // reduce-scattered [R,C] slice (and the final norm's output), the norms' weight gradients [4C].
   full, slice, dnorm,
+  // Key/value heads shared by tensor-parallel members (empty otherwise): every head's key and value rows'
+  // gradients (and biases'), summed over the group once per block and micro-batch (tp_kv_grad_elements).
+  dkv,
 };
-inline constexpr int kNumActBuffers = static_cast<int>(ActBuffer::dnorm) + 1;
+inline constexpr int kNumActBuffers = static_cast<int>(ActBuffer::dkv) + 1;
 
 struct ActivationSizes {
   std::array<std::size_t, kNumActBuffers> elements{};  // of one copy

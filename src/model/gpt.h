@@ -24,6 +24,10 @@
 // gradients of the two column-parallel projections' inputs in backward.
 // Every member then holds the same residuals, norms, embedding and head,
 // which run whole; the members must call the same passes in the same order.
+// When the group outnumbers the key/value heads (tierzero/gpt_config.h:
+// tp_kv_sharers), the members sharing a head each hold its rows whole and
+// compute part of their gradient (from their own query heads); a group sum
+// per block and micro-batch gives each sharer the whole gradient.
 //
 // Sequence parallelism (TpGroup::sequence_parallel; Korthikanti et al.
 // 2022, "Reducing Activation Recomputation in Large Transformer Models",
@@ -73,6 +77,15 @@ std::size_t gpt_activation_elements(const GptConfig& c, int batch, int seq_len, 
 // model's memory, on every member alike (Communicator's all_reduce,
 // all_gather and reduce_scatter over the group, in member order), and
 // whether the model runs sequence parallelism between its parallel regions.
+// start_sum and start_reduce_scatter (optional) start the same collectives
+// and return; finish waits for the one started, whose buffers stay
+// untouched until then, and no other collective is called in between. The
+// model starts the sum (or reduce-scatter) of a column-parallel
+// projection's input gradient and computes its weight gradient meanwhile
+// (Megatron-LM's overlap of the input-gradient all-reduce with the weight
+// gradient's GEMM: megatron/core/tensor_parallel/layers.py,
+// LinearWithGradAccumulationAndAsyncCommunication); without them it calls
+// the blocking ones.
 template <class T>
 struct TpGroup {
   std::function<void(T* buf, std::size_t n)> sum;  // in place
@@ -81,6 +94,9 @@ struct TpGroup {
   // recv[n] = the members' sum of their send[rank * n, (rank + 1) * n).
   std::function<void(const T* send, T* recv, std::size_t n)> reduce_scatter;
   bool sequence_parallel = false;
+  std::function<void(T* buf, std::size_t n)> start_sum;
+  std::function<void(const T* send, T* recv, std::size_t n)> start_reduce_scatter;
+  std::function<void()> finish;
 };
 
 template <class T, class Ops = HostOps>
@@ -134,12 +150,22 @@ class GptModel {
   // The group's sum of a row-parallel [N, C] `partial`: its member's rows reduce-scattered into `out`
   // (sequence parallel; returns out), or summed in place (returns partial).
   T* sum_rows(T* partial, T* out);
+  // The backward of a column-parallel projection (q|k|v or the MLP's first) whose input is a norm's output `saved`
+  // (this member's rows under sequence parallelism): adds the weight's and bias's gradients into dw and db, and returns
+  // the input's gradient summed over the group (sum_rows's), the sum started before the weight's gradient and
+  // finished after it when the group can start one.
+  const T* column_parallel_backward(T* dw, T* db, const T* dout, const T* saved, const T* w, int out_features);
   // LayerNorm or RMSNorm over `rows` x channels (b and mean unused for RMSNorm).
   void norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b, int rows) const;
   void norm_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, const T* mean, const T* rstd, int rows) const;
   // Sequence parallel: the norms' weight gradients gathered in the `dnorm` scratch (weights, then biases),
   // summed over the group and added into `dw` (and `db`, LayerNorm only), `count` norms.
   void add_norm_grads(T* const* dw, T* const* db, int count);
+  // A key/value head shared by several members: its key and value rows' gradients `dk` [2D, C] (and biases
+  // `dbk` [2D], or null), each sharer's partial (the first sharer's added to the rows' earlier sum, the others'
+  // alone), summed over the group in the `dkv` scratch (each head's place, zeros elsewhere): the same whole
+  // gradient on every sharer.
+  void sum_kv_grads(T* dk, T* dbk);
   // The LM head's weight: wte (tied) or the head unit's lm_head.
   const T* head_weight(const T* embed, const T* head) const;
 };

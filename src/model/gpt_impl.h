@@ -31,6 +31,8 @@ struct GptModel<T, Ops>::Buffers {
   Array dres, dln, datty, dqkv, dfch, dfch_act, att_scratch;
   // Sequence parallel only (empty otherwise).
   Array full, slice, dnorm;
+  // Shared key/value heads only (empty otherwise).
+  Array dkv;
 
   // f(array, its entry) for every array (of `b`, a Buffers or a const one).
   template <class Self, class F>
@@ -46,6 +48,7 @@ struct GptModel<T, Ops>::Buffers {
     f(b.dres, B::dres), f(b.dln, B::dln), f(b.datty, B::datty), f(b.dqkv, B::dqkv), f(b.dfch, B::dfch), f(b.dfch_act, B::dfch_act);
     f(b.att_scratch, B::att_scratch);
     f(b.full, B::full), f(b.slice, B::slice), f(b.dnorm, B::dnorm);
+    f(b.dkv, B::dkv);
   }
 };
 
@@ -105,6 +108,24 @@ T* GptModel<T, Ops>::sum_rows(T* partial, T* out) {
 }
 
 template <class T, class Ops>
+const T* GptModel<T, Ops>::column_parallel_backward(T* dw, T* db, const T* dout, const T* saved, const T* w, int out_features) {
+  const int N = batch_ * seq_len_, C = layout_.config().channels;
+  T* dx = buf_->dln.data();
+  const T* x = gather_rows(saved);  // before the input's gradient is summed: one collective of the group at a time
+  const bool overlap = layout_.tp().size > 1 && (sp_ ? bool(group_.start_reduce_scatter) : bool(group_.start_sum));
+  if (!overlap) {
+    Ops::matmul_backward(dx, dw, db, dout, x, w, N, C, out_features);
+    return sum_rows(dx, buf_->slice.data());
+  }
+  Ops::matmul_backward_input(dx, dout, w, N, C, out_features);
+  if (sp_) group_.start_reduce_scatter(dx, buf_->slice.data(), static_cast<std::size_t>(rows_) * C);
+  else group_.start_sum(dx, static_cast<std::size_t>(N) * C);
+  Ops::matmul_backward_weight(dw, db, dout, x, N, C, out_features);
+  group_.finish();
+  return sp_ ? buf_->slice.data() : dx;
+}
+
+template <class T, class Ops>
 void GptModel<T, Ops>::norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b, int rows) const {
   const GptConfig& c = layout_.config();
   if (c.norm == Norm::layernorm) Ops::layernorm_forward(out, mean, rstd, x, w, b, rows, c.channels);
@@ -129,6 +150,24 @@ void GptModel<T, Ops>::add_norm_grads(T* const* dw, T* const* db, int count) {
     Ops::residual_forward(dw[i], dw[i], g + i * C, C);
     if (biases) Ops::residual_forward(db[i], db[i], g + (count + i) * C, C);
   }
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::sum_kv_grads(T* dk, T* dbk) {
+  const GptConfig& c = layout_.config();
+  const std::size_t rows = 2 * static_cast<std::size_t>(c.head_size()), weights = rows * c.channels;
+  const std::size_t head = static_cast<std::size_t>(layout_.tp().rank) * c.kv() / layout_.tp().size;
+  T* g = buf_->dkv.data();
+  // The head's weight rows at its place among every head's; its biases after all the weights.
+  T* wslot = g + head * weights;
+  T* bslot = dbk ? g + c.kv() * weights + head * rows : nullptr;
+  Ops::zero(buf_->dkv);
+  Ops::residual_forward(wslot, wslot, dk, weights);
+  if (dbk) Ops::residual_forward(bslot, bslot, dbk, rows);
+  group_.sum(g, buf_->dkv.size());
+  Ops::zero(dk, weights);
+  Ops::residual_forward(dk, dk, wslot, weights);
+  if (dbk) Ops::zero(dbk, rows), Ops::residual_forward(dbk, dbk, bslot, rows);
 }
 
 // The member's rows: a sequence's tail, whole sequences, a sequence's head (positions restart at each sequence).
@@ -254,19 +293,24 @@ void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
                        p + o.fcproj_w, N, F, C);
   if (swiglu) Ops::swiglu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), N, F);
   else Ops::gelu_backward(b.dfch.data(), k.fch.data(), b.dfch_act.data(), b.dfch.size());
-  Ops::matmul_backward(b.dln.data(), dp + o.fc_w, tensor_at(dp, o.fc_b), b.dfch.data(), gather_rows(k.ln2.data()), p + o.fc_w, N, C,
-                       swiglu ? 2 * F : F);
-  norm_backward(b.dres.data(), dln2_w, dln2_b, sum_rows(b.dln.data(), b.slice.data()), k.res2.data(), p + o.ln2_w, k.ln2_mean.data(),
-                k.ln2_rstd.data(), rows_);
+  const T* dln2 = column_parallel_backward(dp + o.fc_w, tensor_at(dp, o.fc_b), b.dfch.data(), k.ln2.data(), p + o.fc_w, swiglu ? 2 * F : F);
+  norm_backward(b.dres.data(), dln2_w, dln2_b, dln2, k.res2.data(), p + o.ln2_w, k.ln2_mean.data(), k.ln2_rstd.data(), rows_);
   Ops::matmul_backward(b.datty.data(), dp + o.proj_w, tensor_at(dp, o.proj_b), gather_rows(b.dres.data()), k.atty.data(), p + o.proj_w, N,
                        A, C);
   Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, A, H, KV);
   if (c.positions == Positions::rope)
     Ops::rope_backward(b.dqkv.data(), b.rope_cos.data(), b.rope_sin.data(), batch_, seq_len_, H, KV, D);
-  Ops::matmul_backward(b.dln.data(), dp + o.attn_w, tensor_at(dp, o.attn_b), b.dqkv.data(), gather_rows(k.ln1.data()), p + o.attn_w, N,
-                       C, W);
-  norm_backward(b.dres.data(), dln1_w, dln1_b, sum_rows(b.dln.data(), b.slice.data()), x, p + o.ln1_w, k.ln1_mean.data(),
-                k.ln1_rstd.data(), rows_);
+  // A shared key/value head: the sharers' partial gradients summed, the owner's adding to what the rows held.
+  const int sharers = tp_kv_sharers(c, layout_.tp().size);
+  T* dk = dp + o.attn_w + static_cast<std::size_t>(A) * C;
+  T* dbk = o.attn_b == kAbsent ? nullptr : dp + o.attn_b + A;
+  if (sharers > 1 && layout_.tp().rank % sharers != 0) {
+    Ops::zero(dk, static_cast<std::size_t>(2 * D) * C);
+    if (dbk) Ops::zero(dbk, static_cast<std::size_t>(2 * D));
+  }
+  const T* dln1 = column_parallel_backward(dp + o.attn_w, tensor_at(dp, o.attn_b), b.dqkv.data(), k.ln1.data(), p + o.attn_w, W);
+  if (sharers > 1) sum_kv_grads(dk, dbk);
+  norm_backward(b.dres.data(), dln1_w, dln1_b, dln1, x, p + o.ln1_w, k.ln1_mean.data(), k.ln1_rstd.data(), rows_);
   if (sp_) {
     T* const w[] = {dp + o.ln1_w, dp + o.ln2_w};
     T* const bias[] = {tensor_at(dp, o.ln1_b), tensor_at(dp, o.ln2_b)};

@@ -16,6 +16,10 @@ struct HostOps {
     std::fill(v.begin(), v.end(), T(0));
   }
   template <class T>
+  static void zero(T* p, std::size_t n) {
+    std::fill_n(p, n, T(0));
+  }
+  template <class T>
   static void upload(std::vector<T>& v, const T* host, std::size_t n) {
     v.assign(host, host + n);
   }
@@ -43,6 +47,10 @@ struct HostOps {
   static void matmul_forward(A... a) { ops::matmul_forward(a...); }
   template <class... A>
   static void matmul_backward(A... a) { ops::matmul_backward(a...); }
+  template <class... A>
+  static void matmul_backward_input(A... a) { ops::matmul_backward_input(a...); }
+  template <class... A>
+  static void matmul_backward_weight(A... a) { ops::matmul_backward_weight(a...); }
   template <class... A>
   static void attention_forward(A... a) { ops::attention_forward(a...); }
   template <class... A>

@@ -188,8 +188,18 @@ void matmul_forward(T* out, const T* x, const T* w, const T* b, int N, int IC, i
 }
 
 template <class T>
-void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, int N, int IC, int OC) {
+void matmul_backward_input(T* dx, const T* dout, const T* w, int N, int IC, int OC) {
   gemm<T>(false, false, N, IC, OC, T(1), dout, OC, w, IC, T(0), dx, IC);
+}
+
+template <class T>
+void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, int N, int IC, int OC) {
+  matmul_backward_input(dx, dout, w, N, IC, OC);
+  matmul_backward_weight(dw, db, dout, x, N, IC, OC);
+}
+
+template <class T>
+void matmul_backward_weight(T* dw, T* db, const T* dout, const T* x, int N, int IC, int OC) {
   gemm<T>(true, false, OC, IC, N, T(1), dout, OC, x, IC, T(1), dw, IC);
   if (!db) return;
   for (int n = 0; n < N; ++n) {
@@ -328,6 +338,8 @@ void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int
   template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int);   \
   template void matmul_forward<T>(T*, const T*, const T*, const T*, int, int, int);                              \
   template void matmul_backward<T>(T*, T*, T*, const T*, const T*, const T*, int, int, int);                     \
+  template void matmul_backward_input<T>(T*, const T*, const T*, int, int, int);                                 \
+  template void matmul_backward_weight<T>(T*, T*, const T*, const T*, int, int, int);                            \
   template void rmsnorm_forward<T>(T*, T*, const T*, const T*, int, int, T);                                    \
   template void rmsnorm_backward<T>(T*, T*, const T*, const T*, const T*, const T*, int, int);                   \
   template void rope_forward<T>(T*, const T*, const T*, int, int, int, int, int);                                \

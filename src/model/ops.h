@@ -54,6 +54,15 @@ void rope_backward(T* dqkv, const T* cos, const T* sin, int B, int Tn, int H, in
 // out[N,OC] = x[N,IC] W[OC,IC]^T + b[OC] (b null: no bias; db null likewise)
 template <class T>
 void matmul_forward(T* out, const T* x, const T* w, const T* b, int N, int IC, int OC);
+// Its backward in two parts, which a caller may separate (tensor parallelism
+// sums dx over the group while the weight's gradient is computed):
+// dx[N,IC] = dout[N,OC] W[OC,IC] (overwritten), then dw[OC,IC] += dout^T x
+// and db[OC] += dout's column sums (db null: no bias).
+template <class T>
+void matmul_backward_input(T* dx, const T* dout, const T* w, int N, int IC, int OC);
+template <class T>
+void matmul_backward_weight(T* dw, T* db, const T* dout, const T* x, int N, int IC, int OC);
+// Both, in that order.
 template <class T>
 void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, int N, int IC, int OC);
 

@@ -19,14 +19,20 @@ std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
   return m;
 }
 
-// The model's tensor-parallel collectives over the mesh's tensor group, issued from the training thread (none at tp = 1).
-TpGroup<float> tp_group(const Mesh& mesh) {
-  Communicator* group = mesh.tensor();
-  if (!group) return {};
-  return {[group](float* buf, std::size_t n) { group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum); },
-          [group](const float* send, float* recv, std::size_t n) { group->all_gather(send, recv, n, DType::f32); },
-          [group](const float* send, float* recv, std::size_t n) { group->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum); },
-          mesh.shape().sp};
+// The model's tensor-parallel collectives (none at tp = 1) on `lane` (made before the first step), the training thread's
+// waits for them measured by `meter` as tensor waits.
+TpGroup<float> tp_group(const Mesh& mesh, const std::unique_ptr<TensorLane>& lane, const std::unique_ptr<WaitMeter>& meter) {
+  if (!mesh.tensor()) return {};
+  const auto* l = &lane;
+  const auto* m = &meter;
+  const auto waited = [m](auto&& f) { (*m)->measure(WaitMeter::Wait::tensor, f); };
+  return {[l, waited](float* buf, std::size_t n) { waited([&] { (*l)->sum(buf, n); }); },
+          [l, waited](const float* send, float* recv, std::size_t n) { waited([&] { (*l)->all_gather(send, recv, n); }); },
+          [l, waited](const float* send, float* recv, std::size_t n) { waited([&] { (*l)->reduce_scatter(send, recv, n); }); },
+          mesh.shape().sp,
+          [l](float* buf, std::size_t n) { (*l)->start_sum(buf, n); },
+          [l](const float* send, float* recv, std::size_t n) { (*l)->start_reduce_scatter(send, recv, n); },
+          [l, waited] { waited([&] { (*l)->finish(); }); }};
 }
 }  // namespace
 
@@ -44,7 +50,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, 
       step_ops(*be.step),
       layout(c.model, TpShard{m.tp(), m.tp_rank()}),
       sampler(data, c.effective_seq_len(), c.seed),
-      model(be.make_model(layout, c, tp_group(m))),
+      model(be.make_model(layout, c, tp_group(m, tensor_lane, meter))),
       dtype(c.param_dtype),
       dsize(dtype_size(c.param_dtype)),
       control(m.world().host()) {
@@ -89,7 +95,12 @@ void ShardedTrainer::Impl::build_communicators(bool concurrent_queues) {
   schedule = std::make_unique<CommSchedule>(mem);
   if (cfg.comm_queues == 2 && concurrent_queues) own_reduce_schedule = std::make_unique<CommSchedule>(mem);
   reduce_schedule = own_reduce_schedule ? own_reduce_schedule.get() : schedule.get();
-  meter = std::make_unique<WaitMeter>(std::vector<const ExecClock*>{&schedule->clock(), &reduce_schedule->clock()});
+  std::vector<const ExecClock*> clocks = {&schedule->clock(), &reduce_schedule->clock()};
+  if (mesh.tensor()) {
+    tensor_lane = std::make_unique<TensorLane>(*mesh.tensor(), mem);
+    clocks.push_back(&tensor_lane->clock());
+  }
+  meter = std::make_unique<WaitMeter>(clocks);
   if (plan.params) {
     p_comm = group_comm(plan.params);
     p_hier = std::make_unique<Hierarchy>(*p_comm, gather_hops, mem, ops, schedule.get());
@@ -104,9 +115,7 @@ void ShardedTrainer::Impl::build_communicators(bool concurrent_queues) {
     if (h) h->set_chunk_bytes(plan.hop_chunk_bytes);
   if (plan.grads && *plan.grads != Level::world) cross_comm = data.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
-  if (mesh.tp() > 1)
-    for (const ShardSegment& s : shard_segments(layout, states.grads))
-      if (s.split != TpSplit::replicated || mesh.tp_rank() == 0) norm_segments.push_back(s);
+  if (mesh.tp() > 1) norm_segments = tierzero::norm_segments(layout, states.grads);
 }
 
 double ShardedTrainer::Impl::grad_sum_squares() {
@@ -163,7 +172,8 @@ void ShardedTrainer::Impl::control_gather(const void* in, void* out, std::size_t
 
 double ShardedTrainer::Impl::slot_waits() const {
   const double own = own_reduce_schedule ? own_reduce_schedule->submit_blocked_seconds() : 0.0;
-  return schedule->submit_blocked_seconds() + own;
+  const double tensor = tensor_lane ? tensor_lane->submit_blocked_seconds() : 0.0;
+  return schedule->submit_blocked_seconds() + own + tensor;
 }
 
 template <class F>
@@ -355,6 +365,7 @@ void ShardedTrainer::Impl::finish_breakdown(double step_s, const CommSeconds& bu
   b.gather_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::gather)];
   b.reduce_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::reduce)];
   b.control_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::control)];
+  b.tensor_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::tensor)];
   b.slot_wait_s = slot_wait_s;
   CommSeconds exposed;
   for (const CommSeconds& e : w.executor) exposed += e;

@@ -18,6 +18,7 @@
 #include "sharded/optim_store.h"
 #include "sharded/param_store.h"
 #include "plan/shard_layout.h"
+#include "sharded/tensor_lane.h"
 #include "sharded/unit_fetcher.h"
 
 namespace tierzero {
@@ -41,8 +42,7 @@ struct ShardedTrainer::Impl {
   std::size_t dsize;
   StateLayouts states;  // this rank's shards of params, bwd_params, grads and optim
   bool counts_norm;  // this rank adds its gradient shard to the global norm (one rank per cross group)
-  // At tp > 1, the runs of the gradient shard this rank counts in the norm: the split tensors' on every
-  // tensor-parallel member, the replicated ones' (equal on every member) on member 0 only.
+  // At tp > 1, the runs of the gradient shard this rank counts in the norm (plan/shard_layout.h's norm_segments).
   std::vector<ShardSegment> norm_segments;
   Communicator& control;  // mesh.world().host(): the loss, the norm and checkpoint status travel on it
   std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;
@@ -65,6 +65,8 @@ struct ShardedTrainer::Impl {
   // before the fetcher and reducer, whose pending requests wait on them.
   std::unique_ptr<CommSchedule> schedule, own_reduce_schedule;
   CommSchedule* reduce_schedule = nullptr;
+  // The model's tensor-parallel collectives, on a queue of the tensor group's own (tp > 1; sharded/tensor_lane.h).
+  std::unique_ptr<TensorLane> tensor_lane;
   // The training thread's waits on them, split by what the executors did (the step's breakdown).
   std::unique_ptr<WaitMeter> meter;
   StepBreakdown breakdown;

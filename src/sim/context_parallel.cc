@@ -57,14 +57,14 @@ void check_context(const SimInput& in, int seq_len) {
   }
   TZ_CHECK(seq_len % c.degree == 0, ConfigError,
            kind + " needs the sequence length " + std::to_string(seq_len) + " divisible by cp");
-  const int heads = in.model.heads / tp, kv = in.model.kv() / tp;
+  const int heads = in.model.heads / tp, kv = tp_local_kv(in.model, tp);
   TZ_CHECK(heads % c.degree == 0 && kv % c.degree == 0, ConfigError,
            kind + " needs the heads per tensor-parallel member (" + std::to_string(heads) + " query, " + std::to_string(kv) +
                " key/value) divisible by cp");
 }
 
 std::uint64_t ring_step_bytes(const SimInput& in, int seq_len) {
-  const auto width = static_cast<std::uint64_t>(in.model.kv() / in.mesh.tp) * static_cast<std::uint64_t>(in.model.head_size());
+  const auto width = static_cast<std::uint64_t>(tp_local_kv(in.model, in.mesh.tp)) * static_cast<std::uint64_t>(in.model.head_size());
   const auto tokens = static_cast<std::uint64_t>(in.micro_batch) * static_cast<std::uint64_t>(seq_len / in.context.degree);
   return 2 * width * tokens * static_cast<std::uint64_t>(in.engine.activation_bytes);
 }
@@ -111,7 +111,7 @@ void price_context(const SimInput& in, int seq_len, SimResult& r) {
   if (c.kind == ContextShape::Kind::a2a) {
     // q and the output: the member's heads; k and v: its key/value heads; each block's four, forward and backward.
     const auto d = static_cast<std::uint64_t>(in.model.head_size()), tp = static_cast<std::uint64_t>(in.mesh.tp);
-    const std::uint64_t q = static_cast<std::uint64_t>(in.model.heads) * d / tp, kv = static_cast<std::uint64_t>(in.model.kv()) * d / tp;
+    const std::uint64_t q = static_cast<std::uint64_t>(in.model.heads) * d / tp, kv = static_cast<std::uint64_t>(tp_local_kv(in.model, in.mesh.tp)) * d;
     for (const std::uint64_t width : {q, kv, kv, q})
       transfers(Collective::all_to_all, c.degree, ulysses_bytes(in, seq_len, width), forward_blocks + backward_blocks);
     r.context_exposed_s = r.context_comm_s;

@@ -14,13 +14,14 @@ namespace tierzero {
 // Ring: the bytes a member receives in one step of the forward ring, the
 // keys and values of seq/cp tokens: 2 x kv_heads/tp x head_size x
 // micro_batch x seq/cp x the engine's activation bytes (the backward ring
-// moves twice that: the gradients dK and dV travel with them).
+// moves twice that: the gradients dK and dV travel with them); kv_heads/tp is
+// a member's key/value heads (tp_local_kv: a head shared whole where tp exceeds them).
 std::uint64_t ring_step_bytes(const SimInput& in, int seq_len);
 
 // a2a: the bytes a member receives in one all-to-all of `width` channels per
 // token (q and the output: heads x head_size / tp; k and v: kv_heads x
 // head_size / tp): its micro_batch x seq/cp x width elements, all but its
-// own 1/cp of them, in the engine's activation bytes.
+// own 1/cp of them, in the engine's activation bytes (kv_heads/tp: tp_local_kv).
 std::uint64_t ulysses_bytes(const SimInput& in, int seq_len, std::uint64_t width);
 
 // The attention blocks per micro-batch whose forward runs (again) in

@@ -60,6 +60,7 @@ void read_engine_keys(const toml::table& table, EngineProfile& e, const std::str
   std::string tp = tp_names[static_cast<int>(e.tensor_parallel)];
   t.text("tensor_parallel", tp, {"none", "cpu", "any"});
   e.tensor_parallel = tp == "any" ? TensorParallel::any : tp == "cpu" ? TensorParallel::cpu : TensorParallel::none;
+  t.boolean("tensor_overlap", e.tensor_overlap);
   read_names(t, "pipeline", {"1f1b", "interleaved"}, e.pipeline);
   read_names(t, "context_parallel", {"ring", "a2a"}, e.context_parallel);
   std::string calls = e.calls == CallPattern::per_module ? "per_module" : "per_unit";

@@ -319,8 +319,11 @@ SimResult simulate(const SimInput& job) {
   const double hidden_f = so.forward * eo.forward * std::min(o.forward, c.forward_s);
   const double backward_gathers = in.engine.backward_prefetch == BackwardPrefetch::post ? 0.0 : eo.backward;
   const double hidden_b = std::min(so.backward * backward_gathers * o.backward + so.reduce * eo.reduce * o.reduce, c.backward_s + c.recompute_s);
-  r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) + r.offload_s +
-                  r.pipeline_p2p_s + r.context_exposed_s;
+  // The tensor-parallel input-gradient collectives the engine runs under the weight gradients' GEMMs.
+  const double hidden_t =
+      in.mesh.tp > 1 ? tensor_overlap_hidden(in, in.topology(), rows_seq, micro_batch_ops(in.model, in.micro_batch, seq_len, op_options(in))) : 0.0;
+  r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) - hidden_t +
+                  r.offload_s + r.pipeline_p2p_s + r.context_exposed_s;
   r.exposed_comm_s = r.step_time_s - r.compute_s - r.offload_s;
   const double tokens = static_cast<double>(in.micro_batch) * seq_len * in.grad_accum;
   // A tensor-parallel group's members, a pipeline's stages and a context-parallel group's members compute one data

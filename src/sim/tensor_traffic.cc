@@ -1,5 +1,10 @@
 #include "sim/tensor_traffic.h"
 
+#include <algorithm>
+
+#include "sim/compute_model.h"
+#include "sim/hop_time.h"
+
 namespace tierzero {
 
 double blocks_recomputed_with_collectives(const GptConfig& model, const Recompute& r) {
@@ -32,6 +37,10 @@ std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& wo
   const std::size_t C = static_cast<std::size_t>(in.model.channels), n = static_cast<std::size_t>(in.micro_batch) * static_cast<std::size_t>(seq_len) * C;
   const auto esize = static_cast<std::size_t>(in.engine.activation_bytes);
   const double recomputed = blocks_recomputed_with_collectives(in.model, in.recompute);
+  // Shared key/value heads: each block's backward sums every head's key and value gradients, once per micro-batch.
+  const std::size_t kv = tp_kv_grad_elements(in.model, in.mesh.tp);
+  for (long i = 0; kv > 0 && i < static_cast<long>(in.model.layers) * in.grad_accum; ++i)
+    flat_all_reduce(out, Phase::tensor, world, members, me, kv, esize);
   if (!in.mesh.sp) {
     const auto calls = static_cast<long>((4.0 * in.model.layers + 2 * recomputed) * in.grad_accum);
     for (long i = 0; i < calls; ++i) flat_all_reduce(out, Phase::tensor, world, members, me, n, esize);
@@ -52,6 +61,26 @@ std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& wo
     flat_all_reduce(out, Phase::tensor, world, members, me, norm_params, esize);
   }
   return out;
+}
+
+double tensor_overlap_hidden(const SimInput& in, const Topology& world, int seq_len, const std::vector<Op>& ops) {
+  if (in.mesh.tp == 1 || !in.engine.tensor_overlap) return 0;
+  const std::vector<int> members = in.mesh.tensor_group(world, 0);
+  const std::size_t n = static_cast<std::size_t>(in.micro_batch) * static_cast<std::size_t>(seq_len) * static_cast<std::size_t>(in.model.channels);
+  const auto esize = static_cast<std::size_t>(in.engine.activation_bytes);
+  std::vector<HopTransfer> one;  // one input-gradient collective, as tensor_transfers counts it
+  if (in.mesh.sp) flat_from_each(one, Collective::reduce_scatter, world, members, 0, n / static_cast<std::size_t>(in.mesh.tp), esize);
+  else flat_all_reduce(one, Phase::tensor, world, members, 0, n, esize);
+  double c = 0;
+  for (const HopTransfer& h : one) {
+    const HopTime t = hop_time(h, world, in.system);
+    c += t.transfer_s + t.latency_s + in.system.call_overhead_s;
+  }
+  double hidden = 0;  // per micro-batch
+  for (const Op& op : ops)
+    if (op.name == "qkv_wgrad" || op.name == "fc_wgrad" || op.name == "gate_up_wgrad")
+      hidden += op.count * std::min(c, op_time(op, in.system, in.engine) / op.count);
+  return hidden * in.grad_accum;
 }
 
 }  // namespace tierzero

@@ -11,10 +11,13 @@
 // activations per member, the backward of a column-parallel region gathers
 // its saved input again, the head's input and the embedding's gradient are
 // gathered once per micro-batch, and the norms' weight gradients are summed
-// (src/model/gpt.h says where each is issued).
+// (src/model/gpt.h says where each is issued). When the group outnumbers
+// the key/value heads, each block's backward also sums the shared heads'
+// gradients (tp_kv_grad_elements) over the group, once per micro-batch.
 #pragma once
 #include <vector>
 
+#include "sim/op_list.h"
 #include "sim/traffic_model.h"
 #include "tierzero/mesh_shape.h"
 #include "tierzero/simulator.h"
@@ -30,5 +33,14 @@ double blocks_recomputed_with_collectives(const GptConfig& model, const Recomput
 // The step's tensor-parallel transfers of world rank `me` of `world`
 // (none at tp = 1): `activation_bytes` per element.
 std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& world, int me, int seq_len);
+
+// The seconds of the step's tensor-parallel collectives that an engine
+// which overlaps them (EngineProfile::tensor_overlap) hides under compute:
+// per block and micro-batch, each of the backward's two input-gradient
+// collectives (q|k|v's and the MLP's first projection's: an all-reduce, or
+// a reduce-scatter with sequence parallelism) under its layer's
+// weight-gradient GEMM, for as long as that GEMM runs (src/model/gpt.h,
+// TpGroup). `ops`: the micro-batch's op list (sim/op_list.h).
+double tensor_overlap_hidden(const SimInput& in, const Topology& world, int seq_len, const std::vector<Op>& ops);
 
 }  // namespace tierzero
