@@ -194,7 +194,8 @@ TEST(GpuOps, LayersMatchTheCpu) {
     for (int i = 0; i < N; ++i) targets[i] = (i * 17 + 3) % V;
     const auto wte = random_vector(Vm * C, 24, 0.2f), maxima = random_vector(G * N, 25);
     std::vector<float> logits(N * Vm), max(N), sums(2 * N), e(N * C), dwte = random_vector(Vm * C, 26), dx(N * C);
-    auto gt = upload(targets), gx = upload(x), gwte = upload(wte), gmaxima = upload(maxima), gdwte = upload(dwte), gdx = upload(dx);
+    auto gt = upload(targets);
+    auto gx = upload(x), gwte = upload(wte), gmaxima = upload(maxima), gdwte = upload(dwte), gdx = upload(dx);
     auto glogits = upload(logits), gmax = upload(max), gsums = upload(sums), ge = upload(e);
     ops::matmul_forward(logits.data(), x.data(), wte.data(), static_cast<const float*>(nullptr), N, C, Vm);
     gpu::matmul_forward(glogits.data(), gx.data(), gwte.data(), nullptr, N, C, Vm);

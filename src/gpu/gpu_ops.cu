@@ -47,19 +47,27 @@ __device__ float block_max(float v, float* shared) {
   return m;
 }
 
-// In-place softmax of row[0..len) (one block); row[len..width) set to zero.
-__device__ void softmax_row(float* row, int len, int width, float* shared) {
+// The largest of row[0..len) (one block; every thread gets it).
+__device__ float row_max(const float* row, int len, float* shared) {
   float m = -INFINITY;
   for (int i = threadIdx.x; i < len; i += blockDim.x) m = fmaxf(m, row[i]);
-  m = block_max(m, shared);
+  return block_max(m, shared);
+}
+
+// row[0..len) = exp(row - m) in place (one block); returns their sum (every thread gets it).
+__device__ float exp_row(float* row, int len, float m, float* shared) {
   float s = 0;
   for (int i = threadIdx.x; i < len; i += blockDim.x) {
     const float e = expf(row[i] - m);
     row[i] = e;
     s += e;
   }
-  s = block_sum(s, shared);
-  const float inv = 1.0f / s;
+  return block_sum(s, shared);
+}
+
+// In-place softmax of row[0..len) (one block); row[len..width) set to zero.
+__device__ void softmax_row(float* row, int len, int width, float* shared) {
+  const float inv = 1.0f / exp_row(row, len, row_max(row, len, shared), shared);
   for (int i = threadIdx.x; i < len; i += blockDim.x) row[i] *= inv;
   for (int i = len + threadIdx.x; i < width; i += blockDim.x) row[i] = 0;
 }
@@ -320,10 +328,7 @@ __global__ void ce_backward_kernel(float* probs, const int* targets, float s, st
 __global__ void vocab_max_kernel(float* max, const float* logits, std::size_t rows, int V) {
   __shared__ float shared[kThreads / 32];
   TZ_BLOCK_STRIDE(n, rows) {
-    const float* row = logits + n * V;
-    float m = -INFINITY;
-    for (int i = threadIdx.x; i < V; i += blockDim.x) m = fmaxf(m, row[i]);
-    m = block_max(m, shared);
+    const float m = row_max(logits + n * V, V, shared);
     if (threadIdx.x == 0) max[n] = m;
   }
 }
@@ -338,13 +343,7 @@ __global__ void vocab_exp_sums_kernel(float* logits, float* sums, const float* m
     const int v = targets[n] - v0;
     const float target = v >= 0 && v < V ? row[v] - m : 0.0f;
     __syncthreads();  // every thread has read the target's logit before it is overwritten
-    float s = 0;
-    for (int i = threadIdx.x; i < V; i += blockDim.x) {
-      const float e = expf(row[i] - m);
-      row[i] = e;
-      s += e;
-    }
-    s = block_sum(s, shared);
+    const float s = exp_row(row, V, m, shared);
     if (threadIdx.x == 0) sums[n] = s, sums[rows + n] = target;
   }
 }
