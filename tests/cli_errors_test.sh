@@ -37,7 +37,6 @@ expect_exit 2 "" 0 -- "$tz" bench nosuch
 run4() { "$mpirun" --oversubscribe -np 4 "$tz" "$@"; }
 expect_once "tp = 3 does not divide the world level's fan-out 4 (topology world=4)" -- run4 train --model gpt-tiny --steps 1 --tp 3 --topology world=4
 expect_once "tp = 4 does not divide the 6 heads of model 'gpt-mini'" -- run4 train --model gpt-mini --steps 1 --tp 4
-expect_once "tp = 4 does not divide the 2 key/value heads of model 'llama-tiny'" -- run4 train --model llama-tiny --steps 1 --tp 4
 # Sequence parallelism: only with a tensor-parallel group, whose degree divides the sequence.
 expect_once "sp: sequence parallelism needs tp > 1 (tp = 1)" -- run4 train --model gpt-tiny --steps 1 --sp
 expect_once "sp: tp = 4 does not divide the sequence length 30" -- run4 train --model gpt-tiny --steps 1 --tp 4 --sp --seq-len 30
@@ -45,6 +44,10 @@ expect_exit 2 "sp: tp = 4 does not divide the sequence length 30" 1 -- "$tz" sim
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Key/value heads are split when tp divides them and shared when tp is a multiple of them; 3 members and 2 heads are neither.
+printf 'preset = "llama-tiny"\nchannels = 96\nheads = 6\nkv_heads = 2\nffn = 192\n' > "$tmp/gqa6.toml"
+expect_once "tp = 3 neither divides nor is a multiple of the 2 key/value heads of model 'gqa6'" -- \
+  "$mpirun" --oversubscribe -np 3 "$tz" train --model "$tmp/gqa6.toml" --steps 1 --tp 3
 printf 'GARBAGE!xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' > "$tmp/bad.bin"
 expect_exit 2 "bad magic" 1 -- "$tz" train --data "$tmp/bad.bin" --steps 1
 # Tensor parallelism splits the vocabulary's rows (unevenly where tp does not divide it), at least one per member.

@@ -2,9 +2,10 @@
 # A page's transcripts are what the CLI prints: in every ``` block of each
 # Markdown file given, a line "$ tierzero ARGS" is run (the binary under
 # test) and its output, stdout then stderr, must equal the lines after it up
-# to the next "$ " line or the block's end, exactly. A page whose figures
-# went stale (a model change, a new column) fails, naming the command and
-# its first differing line.
+# to the next "$ " line or the block's end, exactly, but that a line "..."
+# stands for any number of lines the page leaves out (an excerpt). A page
+# whose figures went stale (a model change, a new column) fails, naming the
+# command and its first differing line.
 # Usage: doc_transcripts_test.sh TIERZERO PAGE...
 set -euo pipefail
 tz=$1
@@ -12,6 +13,15 @@ shift
 python3 - "$tz" "$@" <<'PY'
 import subprocess, sys
 tz, pages = sys.argv[1], sys.argv[2:]
+
+def matches(want, got):
+    """Whether got's lines are want's, each "..." in want standing for any run of lines."""
+    if not want:
+        return not got
+    if want[0] == "...":
+        return any(matches(want[1:], got[k:]) for k in range(len(got) + 1))
+    return bool(got) and got[0] == want[0] and matches(want[1:], got[1:])
+
 checked = differ = 0
 for page in pages:
     lines = open(page).read().split("\n")
@@ -28,7 +38,7 @@ for page in pages:
             run = subprocess.run([tz] + line.split()[2:], capture_output=True, text=True)
             got = (run.stdout + run.stderr).rstrip("\n").split("\n")
             checked += 1
-            if got != want:
+            if not matches(want, got):
                 differ += 1
                 first = next((k for k in range(min(len(got), len(want))) if got[k] != want[k]), min(len(got), len(want)))
                 print(f"FAIL: {page}:{i + 1}: {line[2:]}")

@@ -342,7 +342,8 @@ TEST(Engine, StepBreakdownAddsUp) {
       t.step();
       const StepBreakdown& s = t.last_breakdown();
       const double parts = s.forward_s + s.backward_s + s.optimizer_s + s.gather_wait_s + s.reduce_wait_s + s.control_wait_s +
-                           s.slot_wait_s;
+                           s.slot_wait_s + s.tensor_wait_s;
+      EXPECT_EQ(s.tensor_wait_s, 0.0) << "no tensor group at tp 1";
       best_gap = std::min(best_gap, std::abs(parts - s.step_s) - (0.02 * s.step_s + 0.002));
     }
     EXPECT_LE(best_gap, 0.0);

@@ -23,16 +23,19 @@ check "plan --json: tokens/s per device = tokens per rank / step time" -- '
 import json, sys
 rows = [json.loads(l) for l in sys.stdin if l.startswith("{")]
 assert len(rows) == 3, rows
-for r in rows: assert abs(r["tokens_per_s_per_device"] * r["step_time_s"] - 512) < 1e-9, r'
+for r in rows: assert abs(r["tokens_per_s_per_device"] * r["step_time_s"] - 512) < 1e-9, r
+for r in rows: assert r["range"]["step_time_s"][0] < r["step_time_s"] < r["range"]["step_time_s"][1], r'
 run "$tz" plan "${cpu_job[@]}" --top 3
-check "plan: step_s and tokens/s columns, 3 significant digits" -- '
+check "plan: step_s, step_range_s around it and tokens/s columns, 3 significant digits" -- '
 import sys
 lines = sys.stdin.read().splitlines()
-head = next(i for i, l in enumerate(lines) if l.split()[:4] == ["TFLOPS", "step_s", "tokens/s", "GB"])
-rows = [l.split() for l in lines[head + 1:] if l.split()[5:6] == ["recompute"]]
+head = next(i for i, l in enumerate(lines) if l.split()[:5] == ["TFLOPS", "step_s", "step_range_s", "tokens/s", "GB"])
+rows = [l.split() for l in lines[head + 1:] if l.split()[6:7] == ["recompute"]]
 assert len(rows) == 3, rows
 for r in rows:
-    tflops, step, tokens = float(r[0]), float(r[1]), float(r[2])
+    tflops, step, tokens = float(r[0]), float(r[1]), float(r[3])
+    lo, hi = map(float, r[2].split("-"))
+    assert lo < step < hi, r
     assert abs(tokens - 512 / step) <= 0.006 * tokens, r
     assert len(r[0].lstrip("0.").replace(".", "")) >= 3, r  # not 0.03'
 # The hier3 line: its TFLOPS and the time of each level the job has, each with 3 significant digits.

@@ -1,6 +1,7 @@
 // The simulator's tensor parallelism (issue 52: priced as the engine runs
 // it): a member's GEMMs at their split shapes, the Megatron-LM all-reduces on
-// the tensor level in closed form, the states of a member's slices over the
+// the tensor level in closed form (and the sum of shared key/value heads'
+// gradients), the states of a member's slices over the
 // data-parallel ranks, the activations a member keeps, and throughput per
 // device. The engine's counters against the same numbers are in
 // tensor_parallel_bytes_mpi_test.cc.
@@ -52,6 +53,21 @@ TEST(TensorParallelOps, AMemberComputesItsShareOfTheSplitOpsAndTheRestWhole) {
     checked += it != split.end();
   }
   EXPECT_GE(checked, 20);  // forward, backward and recomputed ops of every split kind
+}
+
+// Llama 3 8B's 8 key/value heads at tp 16: a member's fused q|k|v GEMM has its 2 query heads and the one key and one
+// value head they use, 4 heads of 128 columns (not the 1/16 of the whole's 48 heads that splitting would give).
+TEST(TensorParallelOps, ASharedKeyValueHeadIsWholeOnEveryMemberSharingIt) {
+  const GptConfig m = gpt_preset("llama3-8b");
+  OpOptions o;
+  o.tp = 16;
+  int checked = 0;
+  for (const Op& op : micro_batch_ops(m, 1, 1024, o))
+    if (op.name == "qkv") {
+      EXPECT_EQ(op.n, 4 * 128);
+      ++checked;
+    }
+  EXPECT_GE(checked, 1);
 }
 
 // With sequence parallelism the norms and the residual adds run on the member's quarter of the rows too, the rest as at tp 4.
@@ -114,6 +130,25 @@ TEST(TensorParallelTraffic, TheAllReducesOfTheTensorGroupInClosedForm) {
     }
   }
   EXPECT_TRUE(tensor_transfers(job("node=4", 4, 1), Topology::parse("node=4", 4), 0, 32).empty());
+}
+
+// llama-tiny's 2 key/value heads at tp 4, each shared by 2 members: per micro-batch and block, one all-reduce more, of
+// both heads' key and value rows (2 x 2 x 16 x 64 elements, no biases), with or without sequence parallelism.
+TEST(TensorParallelTraffic, SharedKeyValueHeadsAddOneAllReducePerBlockAndMicroBatch) {
+  for (const bool sp : {false, true}) {
+    SimInput in = job("node=4,world=2", 8, 4, Level::node);
+    in.model = gpt_preset("llama-tiny");
+    in.mesh.sp = sp;
+    in.grad_accum = 3;
+    const Topology world = in.topology();
+    const auto shared = total_bytes(tensor_transfers(in, world, 5, 32));
+    in.model.kv_heads = 4;  // split in 4: no sum
+    const auto split = total_bytes(tensor_transfers(in, world, 5, 32));
+    const double L = in.model.layers, elements = 2.0 * 2 * 16 * 64;
+    for (Level l : kAllLevels)
+      EXPECT_EQ(shared[static_cast<int>(l)] - split[static_cast<int>(l)], l == Level::node ? L * 3 * 2 * (4 - 1) * (elements / 4) * 4 : 0)
+          << level_name(l) << (sp ? ", sequence parallel" : "");
+  }
 }
 
 // The states are a member's slices sharded over the data ranks: zero3's params at tp 2 on 4 ranks are the

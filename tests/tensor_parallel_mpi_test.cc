@@ -2,15 +2,18 @@
 // member's slices): gpt-tiny and llama-tiny at tp 2 on 2 ranks (dp 1) and on
 // 4 (dp 2: the tensor group on the world level, and on the node level of
 // node=2,world=2, under zero3 and unquantised zeropp), and gpt-tiny at tp 4
-// on 4 ranks, each with and without sequence parallelism, and gpt-tiny with a
+// and llama-tiny at tp 4 on 4 ranks (its 2 key/value heads each shared by 2
+// members), each with and without sequence parallelism, and gpt-tiny with a
 // vocabulary of 259 (split unevenly) at tp = the world, give the single-rank
 // run's losses and gradient norms, step by step over 20 steps, and its
 // weights, within fp32 reduction-order tolerance. The gradient norm is the
 // check that replicated tensors (whose gradients every member holds) are
 // counted once and split ones (the vocabulary's rows among them) once per
 // member: counted on both members it would be larger by the norm of the
-// positions, norms and biases. Checkpoints saved at tp 1 and tp 2 resume at
-// other degrees, also with a vocabulary split unevenly, tied and untied.
+// positions, norms and biases (and, at tp 4, llama-tiny's shared key/value
+// heads). Checkpoints saved at tp 1, 2 and 4 (shared heads) resume at other
+// degrees, the reader taking each element from one member, also with a
+// vocabulary split unevenly, tied and untied.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -114,7 +117,8 @@ TEST(TensorParallelEngine, TrainsAsTheSingleRankRunDoes) {
   if (w % 2 != 0) GTEST_SKIP() << "tp = 2 needs an even world";
   for (const bool sp : {false, true}) {
     for (const char* model : test::kTinyModels) expect_the_single_rank_run(model, 2, sp);
-    if (w == 4) expect_the_single_rank_run("gpt-tiny", 4, sp);  // llama-tiny's 2 key/value heads do not split in 4
+    if (w == 4)  // llama-tiny's 2 key/value heads each shared by 2 members
+      for (const char* model : test::kTinyModels) expect_the_single_rank_run(model, 4, sp);
   }
   expect_the_single_rank_run("gpt-tiny", w, false, 259);
 }
@@ -167,6 +171,7 @@ void expect_resumes_at_every_degree(const char* model, int saved_tp, std::initia
     CheckpointReader ckpt(saved);
     EXPECT_EQ(ckpt.meta().tp, saved_tp);
     const std::vector<float> whole = ckpt.read_full_master();
+    EXPECT_EQ(ckpt.bytes_read(), whole.size() * sizeof(float));  // each element from one member: a shared head from its owner
     std::size_t differing = 0;
     for_each_element(GptLayout(config(saved_tp).model, TpShard{saved_tp, mesh.tp_rank()}),
                      [&](std::size_t local, std::size_t global) { differing += mine[local] != whole[global]; });
@@ -193,7 +198,8 @@ void expect_resumes_at_every_degree(const char* model, int saved_tp, std::initia
 TEST(TensorParallelEngine, CheckpointsResumeAtEveryDegree) {
   if (test::world_size() % 2 != 0) GTEST_SKIP() << "tp = 2 needs an even world";
   expect_resumes_at_every_degree("gpt-tiny", 2, {2, 1, 4});
-  expect_resumes_at_every_degree("llama-tiny", 1, {2});
+  expect_resumes_at_every_degree("llama-tiny", 1, {2, 4});
+  if (test::world_size() == 4) expect_resumes_at_every_degree("llama-tiny", 4, {4, 1, 2});  // shared key/value heads saved
   // 259 rows: 130 + 129 at tp 2, 65 + 65 + 65 + 64 at tp 4 (a tied head, then an untied one).
   expect_resumes_at_every_degree("gpt-tiny", 2, {1, 4}, 259);
   expect_resumes_at_every_degree("llama-tiny", 2, {1}, 259);

@@ -4,11 +4,15 @@
 // splits; a member's view of a whole state reads exactly its slices; and a
 // group of members run as threads of one process computes the whole
 // model's loss and every gradient (in double precision), with and without
-// recomputation and sequence parallelism, the same loss on every member and
-// each member's probabilities its vocabulary columns of the whole model's. A
-// degree that does not divide the model's heads or MLP (or, with sequence
-// parallelism, the sequence), or exceeds its vocabulary, is an error naming
-// the values; one that does not divide the vocabulary splits it unevenly.
+// recomputation and sequence parallelism, also when members share key/value
+// heads (their gradients then equal on every sharer, bit for bit), the same
+// loss on every member and each member's probabilities its vocabulary
+// columns of the whole model's, and the runs the members count in the
+// gradient norm give the whole model's norm. A degree that does not divide
+// the model's heads or MLP (or, with sequence parallelism, the sequence;
+// or neither divides nor is a multiple of the key/value heads), or exceeds
+// its vocabulary, is an error naming the values; one that does not divide
+// the vocabulary splits it unevenly.
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -19,6 +23,7 @@
 #include "ckpt/tp_member_reader.h"
 #include "model/gpt.h"
 #include "model/ops.h"
+#include "plan/shard_layout.h"
 #include "tierzero/error.h"
 #include "tierzero/state_reader.h"
 
@@ -27,18 +32,30 @@ namespace {
 
 // The shapes checked: GPT-2's (biases, GELU, tied), Llama's (GQA, SwiGLU,
 // untied), Qwen2's (q/k/v biases, tied), one of 8 query and 4 key/value heads,
-// split in 4 too, and untied ones of a vocabulary that 2 and 4 do not divide
-// (259 = 130 + 129 = 65 + 65 + 65 + 64 rows), with learned positions and with RoPE.
+// a multi-query one (1 key/value head) and untied ones of a vocabulary that 2
+// and 4 do not divide (259 = 130 + 129 = 65 + 65 + 65 + 64 rows), with learned
+// positions and with RoPE; each at tp 2 and 4 (the multi-query one at 2): at
+// tp 4 llama-tiny's and the Qwen2 shape's 2 key/value heads are each shared
+// by 2 members, at tp 2 the multi-query head by both.
 std::vector<GptConfig> models() {
-  GptConfig qwen = gpt_preset("llama-tiny"), gqa8 = qwen, odd = gpt_preset("gpt-tiny"), odd_llama = gqa8;
+  GptConfig qwen = gpt_preset("llama-tiny"), gqa8 = qwen, mqa = qwen, odd = gpt_preset("gpt-tiny");
   qwen.name = "qwen-like", qwen.bias = Bias::qkv, qwen.tied = true;
   gqa8.name = "gqa-8", gqa8.heads = 8, gqa8.kv_heads = 4, gqa8.ffn = 96;
+  mqa.name = "mqa", mqa.kv_heads = 1;
   odd.name = "odd-vocab", odd.vocab = 259, odd.tied = false;
-  odd_llama = gqa8, odd_llama.name = "odd-vocab-llama", odd_llama.vocab = 259;
-  return {gpt_preset("gpt-tiny"), gpt_preset("llama-tiny"), qwen, gqa8, odd, odd_llama};
+  GptConfig odd_llama = gqa8;
+  odd_llama.name = "odd-vocab-llama", odd_llama.vocab = 259;
+  return {gpt_preset("gpt-tiny"), gpt_preset("llama-tiny"), qwen, gqa8, mqa, odd, odd_llama};
 }
-std::vector<int> degrees(const GptConfig& c) {
-  return c.name == "llama-tiny" || c.name == "qwen-like" ? std::vector<int>{2} : std::vector<int>{2, 4};
+std::vector<int> degrees(const GptConfig& c) { return c.name == "mqa" ? std::vector<int>{2} : std::vector<int>{2, 4}; }
+
+// How many members hold each element of a whole tensor: every member a replicated one's, the members sharing a
+// key/value head its key and value rows (past the C query rows of attn_w and attn_b), one member the rest.
+int holders(const GptConfig& c, const TensorInfo& whole, TpSplit split, std::size_t element, int n) {
+  if (split == TpSplit::replicated) return n;
+  const bool qkv = whole.name.ends_with("attn_w") || whole.name.ends_with("attn_b");
+  const std::size_t width = whole.shape.size() == 2 ? static_cast<std::size_t>(whole.shape[1]) : 1;
+  return qkv && element / width >= static_cast<std::size_t>(c.channels) && c.kv() < n ? n / c.kv() : 1;
 }
 
 TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
@@ -51,30 +68,36 @@ TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
       std::size_t member_total = 0;
       for (std::size_t i = 0; i < whole.tensors().size(); ++i) {
         const TensorInfo& w = whole.tensors()[i];
-        std::vector<int> hits(w.numel, 0);
-        for (const GptLayout& m : members) {
-          const TensorInfo& t = m.tensors()[i];
+        std::vector<int> hits(w.numel, 0), owners(w.numel, 0);
+        for (int r = 0; r < n; ++r) {
+          const TensorInfo& t = members[r].tensors()[i];
           ASSERT_EQ(t.name, w.name);
           EXPECT_EQ(t.global_offset, w.offset) << t.name;
-          const std::size_t rows = t.split == TpSplit::vocab ? static_cast<std::size_t>(m.local_vocab()) : 0;
-          EXPECT_EQ(t.numel, t.split == TpSplit::replicated ? w.numel : rows ? rows * c.channels : w.numel / n) << t.name;
+          if (t.split == TpSplit::vocab) EXPECT_EQ(t.numel, static_cast<std::size_t>(members[r].local_vocab()) * c.channels) << t.name;
           std::vector<int> local(t.numel, 0);
           for (const TpSlice& s : t.slices)
             for (std::size_t k = 0; k < s.count; ++k)
               for (std::size_t j = 0; j < s.length; ++j) {
                 ++local.at(s.local + k * s.local_stride + j);
                 ++hits.at(s.global + k * s.global_stride + j);
+                owners.at(s.global + k * s.global_stride + j) += t.split == TpSplit::replicated ? r == 0 : s.owned_by(r);
               }
           EXPECT_EQ(std::count(local.begin(), local.end(), 1), static_cast<long>(t.numel)) << t.name << ": local elements covered once";
         }
-        const int copies = members[0].tensors()[i].split == TpSplit::replicated ? n : 1;
-        EXPECT_EQ(std::count(hits.begin(), hits.end(), copies), static_cast<long>(w.numel)) << w.name;
+        const TpSplit split = members[0].tensors()[i].split;
+        for (std::size_t e = 0; e < w.numel; ++e) {
+          ASSERT_EQ(hits[e], holders(c, w, split, e, n)) << w.name << " element " << e;
+          ASSERT_EQ(owners[e], 1) << w.name << " element " << e;
+        }
       }
       for (const GptLayout& m : members) member_total += m.num_params();
       std::size_t replicated = 0;
       for (const TensorInfo& t : members[0].tensors())
         if (t.split == TpSplit::replicated) replicated += t.numel;
-      EXPECT_EQ(member_total, whole.num_params() + (n - 1) * replicated);
+      // Each shared key/value head's rows (and biases) held by n / KV members: (n / KV - 1) extra copies of each block's 2 KV D rows.
+      const std::size_t kv_rows = 2 * static_cast<std::size_t>(c.kv() * c.head_size()), shared = c.kv() < n ? n / c.kv() - 1 : 0;
+      const std::size_t kv_extra = shared * c.layers * kv_rows * (c.channels + (c.qkv_bias() ? 1 : 0));
+      EXPECT_EQ(member_total, whole.num_params() + (n - 1) * replicated + kv_extra);
     }
 }
 
@@ -123,6 +146,21 @@ TEST(TensorParallel, SplitsArePlacedAsMegatronSplitsThem) {
     EXPECT_EQ(m.tensor("wte").slices, (std::vector<TpSlice>{{0, static_cast<std::size_t>(m.vocab_begin()) * 64, static_cast<std::size_t>(m.local_vocab()) * 64}}));
   }
   EXPECT_EQ(rows, (std::vector<std::pair<int, int>>{{0, 65}, {65, 65}, {130, 65}, {195, 64}}));
+  // llama-tiny at tp 4, member 3: query head 3 (rows 48..63) and the second key/value head, shared with member 2
+  // (key rows 80..95, value rows 112..127), which owns it.
+  const GptLayout shared(gpt_preset("llama-tiny"), TpShard{4, 3});
+  EXPECT_EQ(shared.local_heads(), 1);
+  EXPECT_EQ(shared.local_kv(), 1);
+  EXPECT_EQ(shared.tensor("h.0.attn_w").shape, (std::vector<int>{48, 64}));
+  const std::vector<TpSlice> mine = {
+      {0, 48 * 64, 16 * 64}, {16 * 64, 80 * 64, 16 * 64, 1, 0, 0, 2}, {32 * 64, 112 * 64, 16 * 64, 1, 0, 0, 2}};
+  EXPECT_EQ(shared.tensor("h.0.attn_w").slices, mine);
+  EXPECT_EQ(GptLayout(gpt_preset("llama-tiny"), TpShard{4, 2}).tensor("h.1.attn_w").slices[1], mine[1]);
+  EXPECT_TRUE(mine[1].owned_by(2));
+  EXPECT_FALSE(mine[1].owned_by(3));
+  EXPECT_EQ(tp_kv_sharers(gpt_preset("llama-tiny"), 4), 2);
+  EXPECT_EQ(tp_kv_grad_elements(gpt_preset("llama-tiny"), 4), 2u * 2 * 16 * 64);  // both heads' key and value rows
+  EXPECT_EQ(tp_kv_grad_elements(gpt_preset("llama-tiny"), 2), 0u);
 }
 
 // The member's view reads whole[r, 32 + c] at its proj_w[r, c], and any split of the member's arena into reads gives the same values.
@@ -142,6 +180,20 @@ TEST(TensorParallel, AMembersViewReadsItsSlicesOfTheWholeState) {
   for (std::size_t first = 0; first < chunked.size(); first += 1001)
     view->read(StatePart::master, first, std::min<std::size_t>(1001, chunked.size() - first), chunked.data() + first);
   EXPECT_EQ(chunked, mine);
+  // A shared key/value head (llama-tiny at tp 4): members 2 and 3 read the same whole rows, C + 16.. and C + 2 D + 16...
+  const GptConfig l = gpt_preset("llama-tiny");
+  const GptLayout whole_llama(l);
+  auto llama = seeded_weights(l, 5);
+  const std::vector<float> all_llama = read_whole(*llama, StatePart::master, whole_llama.num_params());
+  const std::size_t w = whole_llama.tensor("h.1.attn_w").offset;
+  for (int r : {2, 3}) {
+    const GptLayout m(l, TpShard{4, r});
+    const std::vector<float> got = read_whole(*tp_member_reader(*llama, m), StatePart::master, m.num_params());
+    const std::size_t at = m.tensor("h.1.attn_w").offset;
+    for (std::size_t i = 0; i < 32 * 64; ++i) {  // its key rows, then its value rows
+      ASSERT_EQ(got[at + 16 * 64 + i], all_llama[w + (80 + (i < 16 * 64 ? 0 : 16)) * 64 + i]) << "member " << r << " element " << i;
+    }
+  }
 }
 
 // The group's collectives for members running as threads: sums add the buffers in member order, so all get the same bits.
@@ -253,10 +305,21 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
                     if (t.split == TpSplit::replicated && r > 0) {  // equal on every member, bit for bit
                       ASSERT_EQ(mine, grads[0][members[0].tensors()[i].offset + s.local + j]) << t.name;
                     }
+                    if (!s.owned_by(r)) {  // a shared key/value head's: its owner's, bit for bit
+                      ASSERT_EQ(mine, grads[r - r % s.sharers][t.offset + s.local + k * s.local_stride + j]) << t.name;
+                    }
                   }
           }
           // The same sums in another order: double rounding (gradients are of order 1e-2..1).
           EXPECT_LT(worst, 1e-12);
+          // The gradient norm: the runs each member counts (its state held whole) add up to the whole model's, each
+          // replicated tensor and shared key/value head counted once.
+          double ref_squares = 0, squares = 0;
+          for (double g : ref_grads) ref_squares += g * g;
+          for (int r = 0; r < n; ++r)
+            for (const ShardSegment& seg : norm_segments(members[r], ShardLayout::make(members[r], Topology::flat(1), std::nullopt, 0)))
+              for (std::size_t i = 0; i < seg.length; ++i) squares += grads[r][seg.offset + i] * grads[r][seg.offset + i];
+          EXPECT_NEAR(squares, ref_squares, 1e-12 * ref_squares);
         }
 }
 
@@ -270,7 +333,11 @@ TEST(TensorParallel, ADegreeThatDoesNotDivideTheModelNamesTheValues) {
     return "";
   };
   EXPECT_EQ(error_of(gpt_preset("gpt-tiny"), 3), "tp = 3 does not divide the 4 heads of model 'gpt-tiny'");
-  EXPECT_EQ(error_of(gpt_preset("llama-tiny"), 4), "tp = 4 does not divide the 2 key/value heads of model 'llama-tiny'");
+  GptConfig gqa6 = gpt_preset("llama-tiny");  // 6 query heads, 2 key/value heads
+  gqa6.name = "gqa-6", gqa6.channels = 96, gqa6.heads = 6, gqa6.ffn = 192;
+  EXPECT_EQ(error_of(gqa6, 3), "tp = 3 neither divides nor is a multiple of the 2 key/value heads of model 'gqa-6'");
+  EXPECT_EQ(error_of(gqa6, 2), "");
+  EXPECT_EQ(error_of(gpt_preset("llama-tiny"), 4), "");  // its 2 key/value heads shared by 2 members each
   GptConfig odd = gpt_preset("gpt-tiny");
   odd.ffn = 90;
   EXPECT_EQ(error_of(odd, 4), "tp = 4 does not divide the 90 MLP columns (ffn) of model 'gpt-tiny'");

@@ -47,8 +47,10 @@ namespace tierzero {
 
 // What a collective was for (the engine tags the collectives it queues):
 // optimizer_step is the step's end (loss and gradient norm, parameters
-// rebuilt after the update, the step boundary's control values).
-enum class FlightPhase : std::uint8_t { none, forward_gather, backward_gather, reduction, optimizer_step, checkpoint, evaluation };
+// rebuilt after the update, the step boundary's control values); tensor a
+// tensor-parallel group's collective, which the model issues inside a
+// unit's forward or backward (tagged with that unit).
+enum class FlightPhase : std::uint8_t { none, forward_gather, backward_gather, reduction, optimizer_step, checkpoint, evaluation, tensor };
 // What the rank itself was doing outside collectives.
 enum class FlightActivity : std::uint8_t { none, data_load, forward, backward, optimizer, checkpoint_write, offload_io, evaluation };
 std::string_view flight_phase_name(FlightPhase p);
@@ -92,6 +94,9 @@ class FlightPhaseScope {
 // Records that the rank now does `what` (on `unit`, -1 for none), from
 // now. Call from the training thread only (one writer).
 void flight_activity(FlightActivity what, int unit = -1);
+// The unit of the rank's current activity (the last flight_activity's or
+// FlightActivityScope's; -1 for none, and while the recorder is off).
+int flight_activity_unit();
 
 // An activity for as long as this lives, then the one before it again
 // (with its own start time): e.g. waiting for offload I/O inside a

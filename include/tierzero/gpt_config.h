@@ -127,8 +127,11 @@ struct TpShard {
 // How a tensor is split across a tensor-parallel group:
 //   column      its output rows, by heads and MLP columns: attn_w and
 //               attn_b (the member's query heads, then its key heads, then
-//               its value heads: three ranges), fc_w and fc_b (SwiGLU: its
-//               gate rows, then its up rows)
+//               its value heads: three ranges; when the group outnumbers
+//               the key/value heads, the key and value ranges are the one
+//               head its query heads use, shared with the members beside
+//               it: tp_kv_sharers), fc_w and fc_b (SwiGLU: its gate rows,
+//               then its up rows)
 //   row         its input columns: proj_w [C, C/N] and fcproj_w [C, F/N]
 //               (strided: one run per output row)
 //   vocab       its vocabulary rows (Megatron's vocabulary-parallel embedding):
@@ -138,18 +141,24 @@ struct TpShard {
 //               biases (added once, after the group's sum), wpe
 // Only split tensors differ between members; their gradients are the
 // member's own, the replicated ones' equal on every member (the gradient
-// norm counts them once).
+// norm counts them once), as are a shared key/value head's on the members
+// sharing it (the model sums them over the group; TpSlice::owned_by says
+// which member counts and saves them).
 enum class TpSplit { replicated, column, row, vocab };
 std::string_view tp_split_name(TpSplit s);  // "replicated", "column", "row", "vocab"
 // Where a tensor's local elements lie in the whole tensor: `count` runs of
 // `length` elements, run i at local + i * local_stride in the member's
 // tensor and at global + i * global_stride in the whole one (elements from
-// each tensor's first). Value type.
+// each tensor's first). `sharers` consecutive members hold the same
+// elements (a replicated key/value head's rows: tp_kv_sharers; else 1), and
+// the first of them owns them. Value type.
 struct TpSlice {
   std::size_t local = 0, global = 0, length = 0, count = 1, local_stride = 0, global_stride = 0;
+  int sharers = 1;
+  bool owned_by(int tp_rank) const { return tp_rank % sharers == 0; }
   bool operator==(const TpSlice& o) const {
     return local == o.local && global == o.global && length == o.length && count == o.count && local_stride == o.local_stride &&
-           global_stride == o.global_stride;
+           global_stride == o.global_stride && sharers == o.sharers;
   }
 };
 
@@ -188,6 +197,18 @@ struct HeadOffsets {
   std::size_t lnf_w, lnf_b, lm_head;
 };
 
+// Grouped-query attention under tensor parallelism (as Megatron-LM and vLLM
+// run it): a group of tp members splits the KV key/value heads when tp
+// divides them, kv / tp each; when tp is a multiple of KV, member r holds
+// the one head its query heads use (r KV / tp), which tp / KV consecutive
+// members share. A member's key/value heads, how many members hold each,
+// and the elements of the per-block group sum that gives each sharer the
+// whole gradient of its head (every head's key and value rows and biases:
+// 0 when the heads are split).
+int tp_local_kv(const GptConfig& c, int tp);
+int tp_kv_sharers(const GptConfig& c, int tp);
+std::size_t tp_kv_grad_elements(const GptConfig& c, int tp);
+
 // The arena of the whole model (tp 1) or of one tensor-parallel member's
 // slices (TpShard): the same tensors and units in the same order, split
 // tensors at their local shapes. Throws ConfigError (check_tp's) when the
@@ -199,7 +220,7 @@ class GptLayout {
   const TpShard& tp() const { return tp_; }
   // The member's query heads, key/value heads and MLP columns (the whole model's at tp 1).
   int local_heads() const { return config_.heads / tp_.size; }
-  int local_kv() const { return config_.kv() / tp_.size; }
+  int local_kv() const { return tp_local_kv(config_, tp_.size); }
   int local_ffn() const { return config_.ffn_size() / tp_.size; }
   // The member's vocabulary rows [vocab_begin(), vocab_begin() + local_vocab()): the vocabulary split as evenly
   // as it goes, the first V % N members one row more than the others (the whole vocabulary at tp 1).
@@ -234,9 +255,9 @@ class GptLayout {
 };
 
 // Throws ConfigError naming the values unless tp >= 1 divides the model's
-// heads, key/value heads and MLP size ("tp = 3 does not divide the 4 heads
-// of model 'gpt-tiny'") and is at most its vocabulary (which it need not
-// divide: TpSplit::vocab).
+// heads and MLP size, and divides its key/value heads or is a multiple of
+// them ("tp = 3 does not divide the 4 heads of model 'gpt-tiny'"), and is at
+// most its vocabulary (which it need not divide: TpSplit::vocab).
 void check_tp(const GptConfig& c, int tp);
 
 // GPT-2 initialisation, deterministic in `seed`: weights N(0, 0.02), the two

@@ -50,8 +50,9 @@ struct StepBreakdown {
   double step_s = 0;
   // The training thread's time not spent waiting.
   double forward_s = 0, backward_s = 0, optimizer_s = 0;
-  // The training thread blocked, by what it waited for (a free schedule slot: queuing into a full ring).
-  double gather_wait_s = 0, reduce_wait_s = 0, control_wait_s = 0, slot_wait_s = 0;
+  // The training thread blocked, by what it waited for (a free schedule slot: queuing into a full ring; tensor: the
+  // tensor-parallel group's collectives the model calls, 0 at tp 1).
+  double gather_wait_s = 0, reduce_wait_s = 0, control_wait_s = 0, slot_wait_s = 0, tensor_wait_s = 0;
   // The executor's time during those waits (exposed) and over the whole step (busy: exposed + hidden), [kind][phase].
   Table exposed{}, busy{};
   // Of the gather waits: time the executor spent on reductions queued before the gather.

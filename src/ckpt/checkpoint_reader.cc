@@ -146,17 +146,20 @@ void CheckpointReader::read_range(const std::string& name, std::uint64_t offset,
 void CheckpointReader::read(StatePart part, std::size_t first, std::size_t count, float* out) {
   const Reading& r = reading();
   if (r.members.size() == 1) return read_member(0, part, first, count, out);
-  // The whole model's [first, first + count) from the members' slices (a replicated tensor from member 0's).
+  // The whole model's [first, first + count) from the members' slices (a replicated tensor from member 0's, a
+  // shared key/value head from its owner's): each element read once.
   const std::size_t end = first + count;
   for (std::size_t m = 0; m < r.members.size(); ++m)
     for (const TensorInfo& t : r.members[m].layout.tensors()) {
       if ((t.split == TpSplit::replicated && m > 0) || t.global_offset >= end) continue;
-      for (const TpSlice& s : t.slices)
+      for (const TpSlice& s : t.slices) {
+        if (!s.owned_by(static_cast<int>(m))) continue;
         for (std::size_t i = 0; i < s.count; ++i) {
           const std::size_t global = t.global_offset + s.global + i * s.global_stride;
           const std::size_t lo = std::max(global, first), hi = std::min(global + s.length, end);
           if (lo < hi) read_member(m, part, t.offset + s.local + i * s.local_stride + (lo - global), hi - lo, out + (lo - first));
         }
+      }
     }
 }
 

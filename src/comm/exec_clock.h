@@ -70,8 +70,9 @@ class ExecClock {
 // What one thread's waits on the schedule cost, by what it waited for.
 class WaitMeter {
  public:
-  enum class Wait : std::uint8_t { gather = 0, reduce = 1, control = 2 };
-  static constexpr int kNumWaits = 3;
+  // tensor: a tensor-parallel group's collective, which the training thread calls and waits for itself.
+  enum class Wait : std::uint8_t { gather = 0, reduce = 1, control = 2, tensor = 3 };
+  static constexpr int kNumWaits = 4;
   struct Totals {
     std::array<double, kNumWaits> blocked{};           // seconds blocked, per wait kind
     std::array<CommSeconds, kNumWaits> executor{};     // the executor's busy time during those waits

@@ -22,7 +22,8 @@ namespace tierzero {
 namespace fs = std::filesystem;
 
 std::string_view flight_phase_name(FlightPhase p) {
-  static constexpr const char* kNames[] = {"none", "forward_gather", "backward_gather", "reduction", "optimizer_step", "checkpoint", "evaluation"};
+  static constexpr const char* kNames[] = {"none",           "forward_gather", "backward_gather", "reduction",
+                                           "optimizer_step", "checkpoint",     "evaluation",      "tensor"};
   return kNames[static_cast<int>(p)];
 }
 
@@ -128,6 +129,14 @@ void flight_activity(FlightActivity what, int unit) {
   const std::uint64_t v[4] = {activity_word(what, unit), static_cast<std::uint64_t>(tag.step), static_cast<std::uint64_t>(tag.micro),
                               static_cast<std::uint64_t>(flight_now_ns())};
   r.activity.write(v);
+}
+
+int flight_activity_unit() {
+  FlightRecorder& r = flight_recorder();
+  if (!r.on.load(std::memory_order_relaxed)) return -1;
+  std::uint64_t v[4];
+  r.activity.read(v);
+  return static_cast<int>(static_cast<std::uint32_t>(v[0] >> 8)) - 1;
 }
 
 FlightActivityScope::FlightActivityScope(FlightActivity what, int unit) {

@@ -13,6 +13,7 @@ struct DeviceOps {
   template <class T>
   using Array = DeviceArray<T>;
   static void zero(DeviceArray<float>& a) { fill_zero(a.data(), a.size() * sizeof(float)); }
+  static void zero(float* p, std::size_t n) { fill_zero(p, n * sizeof(float)); }
   static void upload(DeviceArray<float>& a, const float* host, std::size_t n) {
     a.resize(n);
     to_device(a.data(), host, n * sizeof(float));

@@ -12,7 +12,7 @@ ActivationSizes activation_sizes(const GptConfig& c, int batch, int seq_len, boo
                                  bool sp) {
   const std::size_t N = static_cast<std::size_t>(batch) * seq_len, C = c.channels, F = c.ffn_size() / tp, H = c.heads / tp;
   const std::size_t R = sp ? N / static_cast<std::size_t>(tp) : N;
-  const std::size_t A = H * c.head_size(), W = A + 2 * static_cast<std::size_t>(c.kv() / tp) * c.head_size();
+  const std::size_t A = H * c.head_size(), W = A + 2 * static_cast<std::size_t>(tp_local_kv(c, tp)) * c.head_size();
   const std::size_t G = c.mlp == Mlp::swiglu ? 2 * F : F;
   const std::size_t mean = c.norm == Norm::layernorm ? R : 0;
   const std::size_t rope = c.positions == Positions::rope ? static_cast<std::size_t>(seq_len) * (c.head_size() / 2) : 0;
@@ -36,6 +36,7 @@ ActivationSizes activation_sizes(const GptConfig& c, int batch, int seq_len, boo
   set(ActBuffer::dres, R * C), set(ActBuffer::dln, N * C), set(ActBuffer::datty, N * A), set(ActBuffer::dqkv, N * W);
   set(ActBuffer::dfch, N * G), set(ActBuffer::dfch_act, N * F), set(ActBuffer::att_scratch, attention_scratch);
   if (sp) set(ActBuffer::full, N * C), set(ActBuffer::slice, R * C), set(ActBuffer::dnorm, 4 * C);
+  set(ActBuffer::dkv, tp_kv_grad_elements(c, tp));
   if (tp > 1) set(ActBuffer::vocab, (T + 3) * N);
   return s;
 }

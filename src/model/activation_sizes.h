@@ -35,6 +35,9 @@ enum class ActBuffer : int {
   // Sequence parallelism's (empty without): the gathered [N,C] input or row-parallel partial sums, a
   // reduce-scattered [R,C] slice (and the final norm's output), the norms' weight gradients [4C].
   full, slice, dnorm,
+  // Key/value heads shared by tensor-parallel members (empty otherwise): every head's key and value rows'
+  // gradients (and biases'), summed over the group once per block and micro-batch (tp_kv_grad_elements).
+  dkv,
   // Tensor parallelism's (empty at tp 1): the vocabulary-parallel loss's row statistics, [(tp + 3) N]: the member's
   // maxima, the members' gathered, the sums of exp and the targets' logits.
   vocab,

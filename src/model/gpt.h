@@ -24,6 +24,10 @@
 // gradients of the two column-parallel projections' inputs in backward.
 // Every member then holds the same residuals and norms, which run whole;
 // the members must call the same passes in the same order.
+// When the group outnumbers the key/value heads (tierzero/gpt_config.h:
+// tp_kv_sharers), the members sharing a head each hold its rows whole and
+// compute part of their gradient (from their own query heads); a group sum
+// per block and micro-batch gives each sharer the whole gradient.
 //
 // The vocabulary is split too (TpSplit::vocab; Megatron's vocabulary-parallel
 // embedding and cross-entropy): the member looks up the rows of the batch
@@ -154,6 +158,11 @@ class GptModel {
   // Sequence parallel: the norms' weight gradients gathered in the `dnorm` scratch (weights, then biases),
   // summed over the group and added into `dw` (and `db`, LayerNorm only), `count` norms.
   void add_norm_grads(T* const* dw, T* const* db, int count);
+  // A key/value head shared by several members: its key and value rows' gradients `dk` [2D, C] (and biases
+  // `dbk` [2D], or null), each sharer's partial (the first sharer's added to the rows' earlier sum, the others'
+  // alone), summed over the group in the `dkv` scratch (each head's place, zeros elsewhere): the same whole
+  // gradient on every sharer.
+  void sum_kv_grads(T* dk, T* dbk);
   // Where wpe starts in the embed unit (after the member's wte rows).
   std::size_t wpe_offset() const;
   // The LM head's weight: wte (tied) or the head unit's lm_head.

@@ -169,7 +169,8 @@ void check_tp(const GptConfig& c, int tp) {
     TZ_CHECK(n % tp == 0, ConfigError, degree + " does not divide the " + std::to_string(n) + " " + what + " of model '" + c.name + "'");
   };
   divides(c.heads, "heads");
-  divides(c.kv(), "key/value heads");
+  TZ_CHECK(c.kv() % tp == 0 || tp % c.kv() == 0, ConfigError,
+           degree + " neither divides nor is a multiple of the " + std::to_string(c.kv()) + " key/value heads of model '" + c.name + "'");
   divides(c.ffn_size(), "MLP columns (ffn)");
   TZ_CHECK(tp <= c.vocab, ConfigError, degree + " exceeds the vocabulary of " + std::to_string(c.vocab) + " of model '" + c.name + "'");
 }
@@ -177,6 +178,16 @@ void check_tp(const GptConfig& c, int tp) {
 int GptLayout::vocab_first(int rank) const {
   const int q = config_.vocab / tp_.size, extra = config_.vocab % tp_.size;
   return rank * q + std::min(rank, extra);
+}
+
+int tp_local_kv(const GptConfig& c, int tp) { return std::max(1, c.kv() / tp); }
+
+int tp_kv_sharers(const GptConfig& c, int tp) { return std::max(1, tp / c.kv()); }
+
+std::size_t tp_kv_grad_elements(const GptConfig& c, int tp) {
+  if (tp_kv_sharers(c, tp) == 1) return 0;
+  const std::size_t rows = 2 * static_cast<std::size_t>(c.kv()) * static_cast<std::size_t>(c.head_size());
+  return rows * (static_cast<std::size_t>(c.channels) + (c.qkv_bias() ? 1 : 0));
 }
 
 GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
@@ -189,8 +200,12 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
   const std::size_t n = static_cast<std::size_t>(tp.size), r = static_cast<std::size_t>(tp.rank);
   std::size_t global_total = 0;
   auto unit = [&](const std::string& name) { units_.push_back({name, total_, 0}); };
-  // `parts`: a column-split tensor's row ranges, each split evenly (q | k | v; gate | up).
-  auto add = [&](const std::string& name, std::vector<int> shape, TpSplit split = TpSplit::replicated, std::vector<int> parts = {}) {
+  // `parts`: a column-split tensor's row ranges (q | k | v; gate | up), each cut in `pieces` of which member r holds
+  // piece r * pieces / n: n pieces, or fewer shared by n / pieces members each (key/value heads).
+  struct Part {
+    int rows, pieces;
+  };
+  auto add = [&](const std::string& name, std::vector<int> shape, TpSplit split = TpSplit::replicated, std::vector<Part> parts = {}) {
     std::size_t whole = 1;
     for (int d : shape) whole *= static_cast<std::size_t>(d);
     UnitInfo& u = units_.back();
@@ -208,10 +223,10 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
     } else {  // column: the member's rows of each part
       const std::size_t width = shape.size() == 2 ? static_cast<std::size_t>(shape[1]) : 1;
       std::size_t rows = 0, first = 0;
-      for (int part : parts) {
-        const std::size_t local = static_cast<std::size_t>(part) / n;
-        t.slices.push_back({rows * width, (first + r * local) * width, local * width});
-        rows += local, first += static_cast<std::size_t>(part);
+      for (const Part& part : parts) {
+        const std::size_t pieces = static_cast<std::size_t>(part.pieces), local = static_cast<std::size_t>(part.rows) / pieces;
+        t.slices.push_back({rows * width, (first + r * pieces / n * local) * width, local * width, 1, 0, 0, static_cast<int>(n / pieces)});
+        rows += local, first += static_cast<std::size_t>(part.rows);
       }
       t.shape[0] = static_cast<int>(rows);
     }
@@ -224,8 +239,10 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
     return tensors_.back().unit_offset;
   };
   auto maybe = [&](bool present, const std::string& name, std::vector<int> shape, TpSplit split = TpSplit::replicated,
-                   std::vector<int> parts = {}) { return present ? add(name, std::move(shape), split, std::move(parts)) : kAbsent; };
-  const std::vector<int> qkv_parts = {C, KVD, KVD}, fc_parts = swiglu ? std::vector<int>{F, F} : std::vector<int>{F};
+                   std::vector<Part> parts = {}) { return present ? add(name, std::move(shape), split, std::move(parts)) : kAbsent; };
+  const int N = tp.size, kv_pieces = std::min(N, c.kv());
+  const std::vector<Part> qkv_parts = {{C, N}, {KVD, kv_pieces}, {KVD, kv_pieces}};
+  const std::vector<Part> fc_parts = swiglu ? std::vector<Part>{{F, N}, {F, N}} : std::vector<Part>{{F, N}};
   unit("embed");
   add("wte", {V, C}, TpSplit::vocab);
   if (c.positions == Positions::learned) add("wpe", {T, C});
@@ -242,7 +259,7 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
     b.ln2_w = add(p + "ln2_w", {C});
     b.ln2_b = maybe(layernorm, p + "ln2_b", {C});
     b.fc_w = add(p + "fc_w", {swiglu ? 2 * F : F, C}, TpSplit::column, fc_parts);
-    b.fc_b = maybe(c.linear_bias(), p + "fc_b", {F}, TpSplit::column, {F});
+    b.fc_b = maybe(c.linear_bias(), p + "fc_b", {F}, TpSplit::column, {{F, N}});
     b.fcproj_w = add(p + "fcproj_w", {C, F}, TpSplit::row);
     b.fcproj_b = maybe(c.linear_bias(), p + "fcproj_b", {C});
     block_ = b;

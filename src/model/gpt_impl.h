@@ -31,6 +31,8 @@ struct GptModel<T, Ops>::Buffers {
   Array dres, dln, datty, dqkv, dfch, dfch_act, att_scratch;
   // Sequence parallel only (empty otherwise).
   Array full, slice, dnorm;
+  // Shared key/value heads only (empty otherwise).
+  Array dkv;
   // Tensor parallel only: the vocabulary-parallel loss's row statistics.
   Array vocab;
 
@@ -48,6 +50,7 @@ struct GptModel<T, Ops>::Buffers {
     f(b.dres, B::dres), f(b.dln, B::dln), f(b.datty, B::datty), f(b.dqkv, B::dqkv), f(b.dfch, B::dfch), f(b.dfch_act, B::dfch_act);
     f(b.att_scratch, B::att_scratch);
     f(b.full, B::full), f(b.slice, B::slice), f(b.dnorm, B::dnorm);
+    f(b.dkv, B::dkv);
     f(b.vocab, B::vocab);
   }
 };
@@ -131,6 +134,24 @@ void GptModel<T, Ops>::add_norm_grads(T* const* dw, T* const* db, int count) {
     Ops::residual_forward(dw[i], dw[i], g + i * C, C);
     if (biases) Ops::residual_forward(db[i], db[i], g + (count + i) * C, C);
   }
+}
+
+template <class T, class Ops>
+void GptModel<T, Ops>::sum_kv_grads(T* dk, T* dbk) {
+  const GptConfig& c = layout_.config();
+  const std::size_t rows = 2 * static_cast<std::size_t>(c.head_size()), weights = rows * c.channels;
+  const std::size_t head = static_cast<std::size_t>(layout_.tp().rank) * c.kv() / layout_.tp().size;
+  T* g = buf_->dkv.data();
+  // The head's weight rows at its place among every head's; its biases after all the weights.
+  T* wslot = g + head * weights;
+  T* bslot = dbk ? g + c.kv() * weights + head * rows : nullptr;
+  Ops::zero(buf_->dkv);
+  Ops::residual_forward(wslot, wslot, dk, weights);
+  if (dbk) Ops::residual_forward(bslot, bslot, dbk, rows);
+  group_.sum(g, buf_->dkv.size());
+  Ops::zero(dk, weights);
+  Ops::residual_forward(dk, dk, wslot, weights);
+  if (dbk) Ops::zero(dbk, rows), Ops::residual_forward(dbk, dbk, bslot, rows);
 }
 
 template <class T, class Ops>
@@ -270,8 +291,17 @@ void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
   Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, A, H, KV);
   if (c.positions == Positions::rope)
     Ops::rope_backward(b.dqkv.data(), b.rope_cos.data(), b.rope_sin.data(), batch_, seq_len_, H, KV, D);
+  // A shared key/value head: the sharers' partial gradients summed, the owner's adding to what the rows held.
+  const int sharers = tp_kv_sharers(c, layout_.tp().size);
+  T* dk = dp + o.attn_w + static_cast<std::size_t>(A) * C;
+  T* dbk = o.attn_b == kAbsent ? nullptr : dp + o.attn_b + A;
+  if (sharers > 1 && layout_.tp().rank % sharers != 0) {
+    Ops::zero(dk, static_cast<std::size_t>(2 * D) * C);
+    if (dbk) Ops::zero(dbk, static_cast<std::size_t>(2 * D));
+  }
   Ops::matmul_backward(b.dln.data(), dp + o.attn_w, tensor_at(dp, o.attn_b), b.dqkv.data(), gather_rows(k.ln1.data()), p + o.attn_w, N,
                        C, W);
+  if (sharers > 1) sum_kv_grads(dk, dbk);
   norm_backward(b.dres.data(), dln1_w, dln1_b, sum_rows(b.dln.data(), b.slice.data()), x, p + o.ln1_w, k.ln1_mean.data(),
                 k.ln1_rstd.data(), rows_);
   if (sp_) {

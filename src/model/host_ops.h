@@ -16,6 +16,10 @@ struct HostOps {
     std::fill(v.begin(), v.end(), T(0));
   }
   template <class T>
+  static void zero(T* p, std::size_t n) {
+    std::fill_n(p, n, T(0));
+  }
+  template <class T>
   static void upload(std::vector<T>& v, const T* host, std::size_t n) {
     v.assign(host, host + n);
   }

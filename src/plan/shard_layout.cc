@@ -1,6 +1,7 @@
 #include "plan/shard_layout.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace tierzero {
 
@@ -43,7 +44,33 @@ std::vector<ShardSegment> shard_segments(const GptLayout& layout, const ShardLay
   for (const TensorInfo& t : layout.tensors()) {
     const std::size_t begin = s.begin(t.unit), end = begin + s.shard[t.unit];
     const std::size_t lo = std::max(begin, t.unit_offset), hi = std::min(end, t.unit_offset + t.numel);
-    if (lo < hi) out.push_back({s.offset[t.unit] + (lo - begin), hi - lo, t.decay, t.split});
+    if (lo < hi) out.push_back({s.offset[t.unit] + (lo - begin), hi - lo, t.decay});
+  }
+  return out;
+}
+
+std::vector<ShardSegment> norm_segments(const GptLayout& layout, const ShardLayout& s) {
+  const int rank = layout.tp().rank;
+  std::vector<ShardSegment> out;
+  for (const TensorInfo& t : layout.tensors()) {
+    // The member's counted runs of the tensor, as [lo, hi) in its unit, adjacent runs merged.
+    std::vector<std::pair<std::size_t, std::size_t>> runs;
+    auto counted = [&](std::size_t lo, std::size_t length) {
+      if (!runs.empty() && runs.back().second == lo) runs.back().second += length;
+      else runs.emplace_back(lo, lo + length);
+    };
+    if (t.split == TpSplit::replicated) {
+      if (rank == 0) counted(t.unit_offset, t.numel);
+    } else {
+      for (const TpSlice& slice : t.slices)
+        if (slice.owned_by(rank))
+          for (std::size_t i = 0; i < slice.count; ++i) counted(t.unit_offset + slice.local + i * slice.local_stride, slice.length);
+    }
+    const std::size_t begin = s.begin(t.unit), end = begin + s.shard[t.unit];
+    for (const auto& [first, last] : runs) {
+      const std::size_t lo = std::max(begin, first), hi = std::min(end, last);
+      if (lo < hi) out.push_back({s.offset[t.unit] + (lo - begin), hi - lo, t.decay});
+    }
   }
   return out;
 }

@@ -57,12 +57,17 @@ struct StateLayouts {
 };
 
 // A run of shard elements belonging to one tensor (for AdamW's decay flag,
-// and the gradient norm's count of tensor-parallel splits).
+// and the runs the gradient norm counts: norm_segments).
 struct ShardSegment {
   std::size_t offset, length;
   bool decay;
-  TpSplit split;
 };
 std::vector<ShardSegment> shard_segments(const GptLayout& layout, const ShardLayout& s);
+// The runs of shard `s` of a tensor-parallel member's layout that the member
+// counts in the gradient norm, so that its group counts each element of the
+// whole model once: the split tensors' slices it owns (TpSlice::owned_by:
+// a shared key/value head's on its first sharer), the replicated tensors'
+// on member 0 only.
+std::vector<ShardSegment> norm_segments(const GptLayout& layout, const ShardLayout& s);
 
 }  // namespace tierzero

@@ -19,13 +19,29 @@ std::size_t max_padded_unit(const GptLayout& layout, const ShardLayout& s) {
   return m;
 }
 
-// The model's tensor-parallel collectives over the mesh's tensor group, issued from the training thread (none at tp = 1).
-TpGroup<float> tp_group(const Mesh& mesh) {
+// One of the model's tensor-parallel collectives, which the training thread calls and waits for: recorded in the
+// flight recorder's tensor phase with the unit the rank computes, its time a tensor wait of the step's breakdown.
+template <class F>
+void tensor_collective(const std::unique_ptr<WaitMeter>& meter, F&& collective) {
+  const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
+  meter->measure(WaitMeter::Wait::tensor, collective);
+}
+
+// The model's tensor-parallel collectives over the mesh's tensor group (none at tp = 1), measured by `meter` (set
+// before the first step).
+TpGroup<float> tp_group(const Mesh& mesh, const std::unique_ptr<WaitMeter>& meter) {
   Communicator* group = mesh.tensor();
   if (!group) return {};
-  return {[group](float* buf, std::size_t n) { group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum); },
-          [group](const float* send, float* recv, std::size_t n) { group->all_gather(send, recv, n, DType::f32); },
-          [group](const float* send, float* recv, std::size_t n) { group->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum); },
+  const std::unique_ptr<WaitMeter>* m = &meter;
+  return {[group, m](float* buf, std::size_t n) {
+            tensor_collective(*m, [&] { group->all_reduce(buf, buf, n, DType::f32, ReduceOp::sum); });
+          },
+          [group, m](const float* send, float* recv, std::size_t n) {
+            tensor_collective(*m, [&] { group->all_gather(send, recv, n, DType::f32); });
+          },
+          [group, m](const float* send, float* recv, std::size_t n) {
+            tensor_collective(*m, [&] { group->reduce_scatter(send, recv, n, DType::f32, ReduceOp::sum); });
+          },
           mesh.shape().sp};
 }
 }  // namespace
@@ -44,7 +60,7 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, 
       step_ops(*be.step),
       layout(c.model, TpShard{m.tp(), m.tp_rank()}),
       sampler(data, c.effective_seq_len(), c.seed),
-      model(be.make_model(layout, c, tp_group(m))),
+      model(be.make_model(layout, c, tp_group(m, meter))),
       dtype(c.param_dtype),
       dsize(dtype_size(c.param_dtype)),
       control(m.world().host()) {
@@ -104,9 +120,7 @@ void ShardedTrainer::Impl::build_communicators(bool concurrent_queues) {
     if (h) h->set_chunk_bytes(plan.hop_chunk_bytes);
   if (plan.grads && *plan.grads != Level::world) cross_comm = data.cross(*plan.grads);
   counts_norm = plan.grads ? topo.cross_group(*plan.grads, me).front() == me : me == 0;
-  if (mesh.tp() > 1)
-    for (const ShardSegment& s : shard_segments(layout, states.grads))
-      if (s.split != TpSplit::replicated || mesh.tp_rank() == 0) norm_segments.push_back(s);
+  if (mesh.tp() > 1) norm_segments = tierzero::norm_segments(layout, states.grads);
 }
 
 double ShardedTrainer::Impl::grad_sum_squares() {
@@ -355,6 +369,7 @@ void ShardedTrainer::Impl::finish_breakdown(double step_s, const CommSeconds& bu
   b.gather_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::gather)];
   b.reduce_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::reduce)];
   b.control_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::control)];
+  b.tensor_wait_s = w.blocked[static_cast<int>(WaitMeter::Wait::tensor)];
   b.slot_wait_s = slot_wait_s;
   CommSeconds exposed;
   for (const CommSeconds& e : w.executor) exposed += e;

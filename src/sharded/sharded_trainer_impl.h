@@ -41,8 +41,7 @@ struct ShardedTrainer::Impl {
   std::size_t dsize;
   StateLayouts states;  // this rank's shards of params, bwd_params, grads and optim
   bool counts_norm;  // this rank adds its gradient shard to the global norm (one rank per cross group)
-  // At tp > 1, the runs of the gradient shard this rank counts in the norm: the split tensors' on every
-  // tensor-parallel member, the replicated ones' (equal on every member) on member 0 only.
+  // At tp > 1, the runs of the gradient shard this rank counts in the norm (plan/shard_layout.h's norm_segments).
   std::vector<ShardSegment> norm_segments;
   Communicator& control;  // mesh.world().host(): the loss, the norm and checkpoint status travel on it
   std::unique_ptr<Communicator> p_comm, b_comm, g_comm, cross_comm;

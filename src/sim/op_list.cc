@@ -84,7 +84,7 @@ class OpBuilder {
 // keep nothing more: their outputs are the next norm's input.
 void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const OpOptions& o) {
   const double a = o.activation_bytes, N = batch * seq, h = m.channels, d = m.head_size(), t = o.tp;
-  const double H = m.heads / t, kv = static_cast<double>(m.kv()) * d / t, F = m.ffn_size() / t, q = H * d;
+  const double H = m.heads / t, kv = static_cast<double>(tp_local_kv(m, o.tp)) * d, F = m.ffn_size() / t, q = H * d;
   const double R = o.sp ? N / t : N;  // the rows the norms and residual adds run on
   const bool llama = m.family() == "llama";
   const double norm_kept = (o.code.norm.listed ? R * h * o.code.norm_saved_bytes : 2 * R * h * a) + R * (m.norm == Norm::layernorm ? 8.0 : 4.0);
@@ -195,7 +195,7 @@ OpsPolicy ops_policy(const GptConfig& m, const Op& op, const OpOptions& o) {
   // (fc_proj). Recomputed: `columns` of the op's n output columns.
   const bool llama = m.family() == "llama";
   double columns = 0;
-  if (op.name == "qkv") columns = llama ? static_cast<double>(m.kv()) * m.head_size() / o.tp : 0;
+  if (op.name == "qkv") columns = llama ? static_cast<double>(tp_local_kv(m, o.tp)) * m.head_size() : 0;
   else if (op.name == "proj") columns = op.n;
   else if (op.name == "gate_up") columns = op.n / 2;
   else if (op.name == "fc_proj") columns = llama ? 0 : op.n;

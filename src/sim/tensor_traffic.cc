@@ -33,6 +33,10 @@ std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& wo
   const std::size_t n = tokens * C;
   const auto esize = static_cast<std::size_t>(in.engine.activation_bytes);
   const double recomputed = blocks_recomputed_with_collectives(in.model, in.recompute);
+  // Shared key/value heads: each block's backward sums every head's key and value gradients, once per micro-batch.
+  const std::size_t kv = tp_kv_grad_elements(in.model, in.mesh.tp);
+  for (long i = 0; kv > 0 && i < static_cast<long>(in.model.layers) * in.grad_accum; ++i)
+    flat_all_reduce(out, Phase::tensor, world, members, me, kv, esize);
   // The vocabulary-parallel loss, per micro-batch: the rows' maxima gathered, the sums of exp and the targets' logits
   // (2 per row) summed, in fp32.
   const auto loss_statistics = [&] {

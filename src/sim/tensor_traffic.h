@@ -15,7 +15,9 @@
 // column-parallel region gathers its saved input again, the head's input
 // and the embedding's gradient are gathered once per micro-batch, and the
 // norms' weight gradients are summed (src/model/gpt.h says where each is
-// issued).
+// issued). When the group outnumbers the key/value heads, each block's
+// backward also sums the shared heads' gradients (tp_kv_grad_elements) over
+// the group, once per micro-batch.
 #pragma once
 #include <vector>
 

@@ -46,6 +46,7 @@ nlohmann::ordered_json breakdown_json(const std::vector<StepBreakdown>& ranks, d
                    {"gather_wait_s", b.gather_wait_s},
                    {"reduce_wait_s", b.reduce_wait_s},
                    {"control_wait_s", b.control_wait_s},
+                   {"tensor_wait_s", b.tensor_wait_s},
                    {"slot_wait_s", b.slot_wait_s},
                    {"gather_behind_reduce_s", b.gather_behind_reduce_s},
                    {"checkpoint_s", checkpoint_s},
@@ -59,9 +60,9 @@ void print_breakdown(std::int64_t step, const std::vector<StepBreakdown>& ranks,
     const StepBreakdown& b = ranks[r];
     std::fprintf(stderr,
                  "breakdown step %lld rank %zu: %.3f s | compute fwd %.3f bwd %.3f opt %.3f | waits gather %.3f reduce %.3f control "
-                 "%.3f slot %.3f | exposed gather [%s] reduce [%s] control [%s] | gathers behind reductions %.3f | checkpoint %.3f\n",
+                 "%.3f slot %.3f tensor %.3f | exposed gather [%s] reduce [%s] control [%s] | gathers behind reductions %.3f | checkpoint %.3f\n",
                  static_cast<long long>(step), r, b.step_s, b.forward_s, b.backward_s, b.optimizer_s, b.gather_wait_s, b.reduce_wait_s,
-                 b.control_wait_s, b.slot_wait_s, phases(b.exposed, 0).c_str(), phases(b.exposed, 1).c_str(),
+                 b.control_wait_s, b.slot_wait_s, b.tensor_wait_s, phases(b.exposed, 0).c_str(), phases(b.exposed, 1).c_str(),
                  phases(b.exposed, 2).c_str(), b.gather_behind_reduce_s, checkpoint_s);
   }
 }

@@ -147,6 +147,11 @@ nlohmann::ordered_json range_json(const SimRange& range) {
           {"tokens_per_s_per_device", ends(&SimResult::tokens_per_s_per_device, true)}};
 }
 
+// The step's range as a column: "fastest-slowest" seconds.
+std::string range_span(const SimRange& range) {
+  return figure(range.fastest.step_time_s, 3) + "-" + figure(range.slowest.step_time_s, 3);
+}
+
 // The strategies simulate prices: those given (--strategy), else those of
 // the defaults the engine runs (data/engines: strategies).
 std::vector<std::string> strategies_for(const SimArgs& a, const EngineProfile& engine) {
@@ -233,8 +238,7 @@ int run_simulate(const SimArgs& a) {
                                       figure(r.tokens_per_s_per_device, 0), figure(eff, 3), fits_word(r.fits, r.at_memory_limit),
                                       figure(r.memory_total / 1e9, 1));
         for (Level l : levels) row += fmt::format(" {:>10}", topo.fanout(l) > 1 ? figure(level_time(r, l), 3) : "-");
-        const std::string span = figure(range.fastest.step_time_s, 3) + "-" + figure(range.slowest.step_time_s, 3);
-        std::printf("%s %15s  %s\n", row.c_str(), span.c_str(), p.changed.empty() ? "-" : p.changed.c_str());
+        std::printf("%s %15s  %s\n", row.c_str(), range_span(range).c_str(), p.changed.empty() ? "-" : p.changed.c_str());
         if (r.at_memory_limit) std::printf("%15s %s\n", "", memory_limit_note(r, p.in.system.memory_bytes).c_str());
       }
     }
@@ -327,8 +331,9 @@ int run_plan(const SimArgs& a) {
                                       figure(activations / 1e9, 1), base.micro_batch, sequence_length(base)));
   }
   SimRows page_rows;
-  if (!a.json) std::printf("%8s %9s %9s %7s  plan (TFLOPS and tokens/s per device, validate's tokens/s per GPU; GB per rank)\n", "TFLOPS", "step_s",
-                           "tokens/s", "GB");
+  if (!a.json)
+    std::printf("%8s %9s %15s %9s %7s  plan (TFLOPS and tokens/s per device, validate's tokens/s per GPU; GB per rank; step_range_s: "
+                "simulate's)\n", "TFLOPS", "step_s", "step_range_s", "tokens/s", "GB");
   for (std::size_t i = 0; i < found.size(); ++i) {  // the files: the best (--write-plan), every one listed (--write-plans)
     SimInput in = base;
     in.plan = found[i].plan;
@@ -340,6 +345,9 @@ int run_plan(const SimArgs& a) {
       write_simulated_plan(fmt::format("{}/plan-{}.toml", a.write_plans, i + 1), what, a.model, in, found[i].recompute, found[i].result);
   }
   for (const PlanCandidate& c : found) {
+    SimInput priced = base;
+    priced.plan = c.plan, priced.mesh = c.mesh, priced.pipeline = c.pipeline, priced.recompute = c.recompute;
+    const SimRange range = simulate_range(priced);
     if (!a.html.empty()) {
       page_rows.push_back(to_json("search", a.ranks.front(), c.result, 1.0));
       page_rows.back()["plan"] = c.plan.describe();
@@ -360,13 +368,15 @@ int run_plan(const SimArgs& a) {
       nlohmann::ordered_json changes = nlohmann::ordered_json::object();
       for (const auto& [setting, values] : c.alike.changes) changes[setting] = values;
       j["alike_changes"] = changes;
+      j["range"] = range_json(range);
       SimInput row = base_job;
       row.mesh = c.mesh, row.pipeline = c.pipeline;
       j["error_band"] = job_error_band(row, a.engine);
       std::cout << j.dump() << "\n";
     } else {
-      const std::string figures = fmt::format("{:>8} {:>9} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
-                                              figure(c.result.tokens_per_s_per_device, 0), figure(c.result.memory_total / 1e9, 1));
+      const std::string figures =
+          fmt::format("{:>8} {:>9} {:>15} {:>9} {:>7}", figure(c.result.tflops_per_device, 2), figure(c.result.step_time_s, 3),
+                      range_span(range), figure(c.result.tokens_per_s_per_device, 0), figure(c.result.memory_total / 1e9, 1));
       const std::string indent(figures.size() + 1, ' ');
       const std::string tp =
           c.mesh.tp > 1 ? fmt::format("tp {} on {}{}, ", c.mesh.tp, level_name(c.mesh.level(base.topology())), c.mesh.sp ? " with sp" : "") : "";

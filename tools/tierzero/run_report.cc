@@ -128,7 +128,7 @@ Chart step_time_chart(const std::vector<json>& rows, const std::vector<double>& 
   static constexpr std::pair<const char*, const char*> kParts[] = {
       {"forward_s", "forward"},         {"backward_s", "backward"},         {"optimizer_s", "optimizer"},
       {"gather_wait_s", "gather wait"}, {"reduce_wait_s", "reduce wait"},   {"control_wait_s", "control wait"},
-      {"slot_wait_s", "slot wait"},     {"checkpoint_s", "checkpoint"}};
+      {"slot_wait_s", "slot wait"},     {"tensor_wait_s", "tensor wait"},   {"checkpoint_s", "checkpoint"}};
   const bool split = rows.back().contains("breakdown");
   std::vector<Series> series;
   if (split) {

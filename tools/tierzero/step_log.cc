@@ -12,8 +12,8 @@ constexpr std::pair<const char*, const char*> kTopLevel[] = {
     {"grad_norm", "train/grad_norm"}, {"loss_scale", "train/loss_scale"}, {"tokens_per_s", "perf/tokens_per_s"},
     {"tflops", "perf/tflops"},        {"step_time_s", "time/step_s"}};
 // Rank 0's breakdown (--breakdown): where its step's time went.
-constexpr const char* kBreakdown[] = {"forward_s",     "backward_s",     "optimizer_s", "gather_wait_s",
-                                      "reduce_wait_s", "control_wait_s", "slot_wait_s"};
+constexpr const char* kBreakdown[] = {"forward_s",      "backward_s",  "optimizer_s",  "gather_wait_s", "reduce_wait_s",
+                                      "control_wait_s", "slot_wait_s", "tensor_wait_s"};
 
 void add_numbers(StepScalars& s, const nlohmann::ordered_json& object, const std::string& prefix) {
   for (const auto& [key, v] : object.items())
