@@ -50,6 +50,9 @@ expect_once "tp = 3 neither divides nor is a multiple of the 2 key/value heads o
   "$mpirun" --oversubscribe -np 3 "$tz" train --model "$tmp/gqa6.toml" --steps 1 --tp 3
 printf 'GARBAGE!xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' > "$tmp/bad.bin"
 expect_exit 2 "bad magic" 1 -- "$tz" train --data "$tmp/bad.bin" --steps 1
+# Tensor parallelism splits the vocabulary's rows (unevenly where tp does not divide it), at least one per member.
+printf 'preset = "gpt-tiny"\nvocab = 2\n' > "$tmp/two-tokens.toml"
+expect_exit 2 "tp = 4 exceeds the vocabulary of 2 of model 'two-tokens'" 1 -- "$tz" simulate --model "$tmp/two-tokens.toml" --system cpu --topology node=4 --ranks 4 --tp 4
 printf 'stepz = 3\n' > "$tmp/run.toml"
 expect_exit 2 "unknown key 'stepz'" 1 -- "$tz" train --config "$tmp/run.toml"
 # Values that would train wrongly with exit 0 are refused, naming the key and the file.

@@ -165,11 +165,11 @@ TEST(GpuOps, LayersMatchTheCpu) {
     std::vector<float> e(N * C), dwte = random_vector(V * C, 16), dwpe = random_vector(T * C, 17);
     auto gtok = upload(tokens);
     auto gwte = upload(wte), gwpe = upload(wpe), ge = upload(e), gdwte = upload(dwte), gdwpe = upload(dwpe);
-    ops::encoder_forward(e.data(), tokens.data(), wte.data(), wpe.data(), B, T, C);
-    gpu::encoder_forward(ge.data(), gtok.data(), gwte.data(), gwpe.data(), B, T, C);
+    ops::encoder_forward(e.data(), tokens.data(), wte.data(), wpe.data(), B, T, C, 0, V);
+    gpu::encoder_forward(ge.data(), gtok.data(), gwte.data(), gwpe.data(), B, T, C, 0, V);
     expect_close(download(ge), e, 0.0, "encoder");
-    ops::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, T, C);
-    gpu::encoder_backward(gdwte.data(), gdwpe.data(), gdout.data(), gtok.data(), B, T, C);
+    ops::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, T, C, 0, V);
+    gpu::encoder_backward(gdwte.data(), gdwpe.data(), gdout.data(), gtok.data(), B, T, C, 0, V);
     expect_close(download(gdwte), dwte, 1e-5, "encoder dwte");
     expect_close(download(gdwpe), dwpe, 1e-5, "encoder dwpe");
   }
@@ -184,9 +184,40 @@ TEST(GpuOps, LayersMatchTheCpu) {
     EXPECT_NEAR(gpu::head_forward(gprobs.data(), gx.data(), gwte.data(), gt.data(), N, C, V), loss, 1e-5 * loss);
     expect_close(download(gprobs), probs, 1e-5, "head probabilities");
     ops::head_backward(dx.data(), dwte.data(), probs.data(), x.data(), wte.data(), targets.data(), 0.5f, N, C, V);
-    gpu::head_backward(gdx.data(), gdwte.data(), gprobs.data(), gx.data(), gwte.data(), gt.data(), 0.5f, N, C, V);
+    gpu::head_backward(gdx.data(), gdwte.data(), gprobs.data(), gx.data(), gwte.data(), gt.data(), 0.5f, N, C, V, 0);
     expect_close(download(gdx), dx, 1e-5, "head dx");
     expect_close(download(gdwte), dwte, 1e-5, "head dwte");
+  }
+  {  // a vocabulary-parallel member's steps, on its columns [v0, v0 + Vm) (targets and tokens inside and outside them)
+    const int v0 = 40, Vm = 30, G = 3;
+    std::vector<int> targets(N);
+    for (int i = 0; i < N; ++i) targets[i] = (i * 17 + 3) % V;
+    const auto wte = random_vector(Vm * C, 24, 0.2f), maxima = random_vector(G * N, 25);
+    std::vector<float> logits(N * Vm), max(N), sums(2 * N), e(N * C), dwte = random_vector(Vm * C, 26), dx(N * C);
+    auto gt = upload(targets);
+    auto gx = upload(x), gwte = upload(wte), gmaxima = upload(maxima), gdwte = upload(dwte), gdx = upload(dx);
+    auto glogits = upload(logits), gmax = upload(max), gsums = upload(sums), ge = upload(e);
+    ops::matmul_forward(logits.data(), x.data(), wte.data(), static_cast<const float*>(nullptr), N, C, Vm);
+    gpu::matmul_forward(glogits.data(), gx.data(), gwte.data(), nullptr, N, C, Vm);
+    ops::vocab_max(max.data(), logits.data(), N, Vm);
+    gpu::vocab_max(gmax.data(), glogits.data(), N, Vm);
+    expect_close(download(gmax), max, 1e-5, "vocab max");
+    ops::vocab_exp_sums(logits.data(), sums.data(), maxima.data(), G, targets.data(), N, Vm, v0);
+    gpu::vocab_exp_sums(glogits.data(), gsums.data(), gmaxima.data(), G, gt.data(), N, Vm, v0);
+    expect_close(download(gsums), sums, 1e-5, "vocab sums");
+    const double loss = ops::vocab_softmax_loss(logits.data(), sums.data(), N, Vm);
+    EXPECT_NEAR(gpu::vocab_softmax_loss(glogits.data(), gsums.data(), N, Vm), loss, 1e-5 * std::fabs(loss));
+    expect_close(download(glogits), logits, 1e-5, "vocab probabilities");
+    ops::head_backward(dx.data(), dwte.data(), logits.data(), x.data(), wte.data(), targets.data(), 0.5f, N, C, Vm, v0);
+    gpu::head_backward(gdx.data(), gdwte.data(), glogits.data(), gx.data(), gwte.data(), gt.data(), 0.5f, N, C, Vm, v0);
+    expect_close(download(gdx), dx, 1e-5, "vocab head dx");
+    expect_close(download(gdwte), dwte, 1e-5, "vocab head dwte");
+    ops::encoder_forward(e.data(), targets.data(), wte.data(), static_cast<const float*>(nullptr), B, T, C, v0, Vm);
+    gpu::encoder_forward(ge.data(), gt.data(), gwte.data(), nullptr, B, T, C, v0, Vm);
+    expect_close(download(ge), e, 0.0, "vocab encoder");
+    ops::encoder_backward(dwte.data(), static_cast<float*>(nullptr), dx.data(), targets.data(), B, T, C, v0, Vm);
+    gpu::encoder_backward(gdwte.data(), nullptr, gdx.data(), gt.data(), B, T, C, v0, Vm);
+    expect_close(download(gdwte), dwte, 1e-5, "vocab encoder dwte");
   }
   {  // AdamW
     const std::size_t n = 1000;
@@ -214,10 +245,10 @@ TEST(GpuOps, EmbeddingBackwardGivesTheCpusBitsWithRepeatedTokens) {
                      dwpe = random_vector(T * C, 33);
   auto gd = upload(dout), gw = upload(dwte), gp = upload(dwpe);
   auto gt = upload(tokens);
-  ops::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, T, C);
+  ops::encoder_backward(dwte.data(), dwpe.data(), dout.data(), tokens.data(), B, T, C, 0, V);
   for (int run = 0; run < 2; ++run) {
     auto w = upload(download(gw)), pe = upload(download(gp));
-    gpu::encoder_backward(w.data(), pe.data(), gd.data(), gt.data(), B, T, C);
+    gpu::encoder_backward(w.data(), pe.data(), gd.data(), gt.data(), B, T, C, 0, V);
     EXPECT_TRUE(download(w) == dwte) << "dwte, run " << run;
     EXPECT_TRUE(download(pe) == dwpe) << "dwpe, run " << run;
   }

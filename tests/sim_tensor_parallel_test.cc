@@ -28,7 +28,8 @@ double flops(const Op& o) { return o.kind == OpKind::gemm ? 2 * o.count * o.m * 
 
 // Every op of a member at tp 4 against the whole model's: the block's split GEMMs (QKV, the attention products,
 // the output projection, the MLP's two) and the memory-bound ops on split tensors (RoPE, the softmax, the MLP's
-// activation) at a quarter; the norms, residuals, embedding and head whole. Llama 3 8B: grouped queries (8 of 32).
+// activation) and the vocabulary-parallel head's logits and loss at a quarter; the norms, residuals and
+// embedding whole. Llama 3 8B: grouped queries (8 of 32), 128256 = 4 x 32064 vocabulary rows.
 TEST(TensorParallelOps, AMemberComputesItsShareOfTheSplitOpsAndTheRestWhole) {
   const GptConfig m = gpt_preset("llama3-8b");
   OpOptions o;
@@ -39,7 +40,7 @@ TEST(TensorParallelOps, AMemberComputesItsShareOfTheSplitOpsAndTheRestWhole) {
   ASSERT_EQ(whole.size(), member.size());
   const std::map<std::string, double> split = {
       {"qkv", 4}, {"scores", 4}, {"context", 4}, {"probs_grad", 4}, {"qkv_grads", 4}, {"proj", 4}, {"gate_up", 4}, {"fc_proj", 4},
-      {"rope", 4}, {"softmax", 4}, {"swiglu", 4}};
+      {"rope", 4}, {"softmax", 4}, {"swiglu", 4}, {"head", 4}, {"loss", 4}};
   int checked = 0;
   for (std::size_t i = 0; i < whole.size(); ++i) {
     std::string base = whole[i].name;  // an op, or its backward ("proj_dgrad", "softmax_grad")
@@ -105,8 +106,10 @@ SimInput job(const char* topology, int ranks, int tp, std::optional<Level> level
 }
 
 // Per micro-batch and block: two all-reduces in forward, two in backward, two more where the forward is
-// recomputed; each a flat all-reduce of [micro-batch x sequence, channels] fp32 activations (the tierzero engine's)
-// over the tensor group, 2 (tp - 1) / tp of the elements received per rank, all on the tensor level.
+// recomputed; per micro-batch, the vocabulary-parallel embedding's and head input gradient's: each a flat
+// all-reduce of [micro-batch x sequence, channels] fp32 activations (the tierzero engine's) over the tensor
+// group, 2 (tp - 1) / tp of the elements received per rank, all on the tensor level. And the loss's statistics
+// per micro-batch: the rows' maxima gathered (one fp32 per token from each peer), two fp32 per token summed.
 TEST(TensorParallelTraffic, TheAllReducesOfTheTensorGroupInClosedForm) {
   for (const auto& [tp, level, topology] : {std::tuple{2, Level::package, "package=2,node=2"}, std::tuple{4, Level::node, "node=4,world=2"},
                                             std::tuple{2, Level::node, "package=2,node=2,world=2"}}) {
@@ -117,11 +120,13 @@ TEST(TensorParallelTraffic, TheAllReducesOfTheTensorGroupInClosedForm) {
       in.grad_accum = 3;
       const Topology world = in.topology();
       const double L = in.model.layers, n = 2.0 * 32 * in.model.channels;
-      const double calls = (4 * L + (kind == Recompute::Kind::full ? 2 * L : 0)) * 3;
+      const double calls = (4 * L + (kind == Recompute::Kind::full ? 2 * L : 0) + 2) * 3, tokens = 2.0 * 32;
+      const double statistics = 3 * ((tp - 1) * tokens + 2 * (tp - 1) * (2 * tokens / tp)) * 4;
       for (int me : {0, 5, 7}) {
         const auto got = total_bytes(tensor_transfers(in, world, me, 32));
         for (Level l : kAllLevels)
-          EXPECT_EQ(got[static_cast<int>(l)], l == level ? calls * 2 * (tp - 1) * (n / tp) * 4 : 0) << level_name(l) << " rank " << me;
+          EXPECT_EQ(got[static_cast<int>(l)], l == level ? calls * 2 * (tp - 1) * (n / tp) * 4 + statistics : 0)
+              << level_name(l) << " rank " << me;
       }
     }
   }
@@ -206,7 +211,8 @@ TEST(TensorParallelSimulate, TheInputGradientCollectivesHideUnderTheWeightGradie
 // Sequence parallelism, per micro-batch (model/gpt.h): each block's forward gathers twice and reduce-scatters
 // twice, its backward gathers four times (the outputs' gradients, the saved norm outputs) and reduce-scatters
 // twice, a recomputed forward repeats its two and two; the head's input and the embedding's gradient are
-// gathered once; each of the tp members receives 1/tp of the [micro-batch x sequence, channels] fp32
+// gathered once, the embedding's lookup and the head's input gradient reduce-scattered once, and the loss's
+// statistics exchanged as without sequence parallelism; each of the tp members receives 1/tp of the [micro-batch x sequence, channels] fp32
 // activations from each peer per call. The norms' weight gradients (gpt-tiny's LayerNorms: weight and bias of
 // C each) are all-reduced, 4 C per block and 2 C for the final norm.
 TEST(TensorParallelTraffic, SequenceParallelismsGathersAndScattersInClosedForm) {
@@ -218,12 +224,13 @@ TEST(TensorParallelTraffic, SequenceParallelismsGathersAndScattersInClosedForm) 
       in.recompute = Recompute{kind};
       in.grad_accum = 3;
       const double L = in.model.layers, R = kind == Recompute::Kind::full ? L : 0, C = in.model.channels, n = 2.0 * 32 * C;
-      const double calls = 6 * L + 2 * R + 2 + 4 * L + 2 * R;
+      const double calls = 6 * L + 2 * R + 2 + 4 * L + 2 * R + 2, tokens = 2.0 * 32;
       const double norms = L * 2 * (tp - 1) * (4 * C / tp) + 2 * (tp - 1) * (2 * C / tp);
+      const double statistics = (tp - 1) * tokens + 2 * (tp - 1) * (2 * tokens / tp);
       for (int me : {0, 5}) {
         const auto got = total_bytes(tensor_transfers(in, in.topology(), me, 32));
         for (Level l : kAllLevels)
-          EXPECT_EQ(got[static_cast<int>(l)], l == level ? 3 * (calls * (tp - 1) * (n / tp) + norms) * 4 : 0) << level_name(l) << " rank " << me;
+          EXPECT_EQ(got[static_cast<int>(l)], l == level ? 3 * (calls * (tp - 1) * (n / tp) + norms + statistics) * 4 : 0) << level_name(l) << " rank " << me;
       }
     }
   }

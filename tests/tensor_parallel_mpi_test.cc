@@ -3,14 +3,17 @@
 // 4 (dp 2: the tensor group on the world level, and on the node level of
 // node=2,world=2, under zero3 and unquantised zeropp), and gpt-tiny at tp 4
 // and llama-tiny at tp 4 on 4 ranks (its 2 key/value heads each shared by 2
-// members), each with and without sequence parallelism, give the single-rank
+// members), each with and without sequence parallelism, and gpt-tiny with a
+// vocabulary of 259 (split unevenly) at tp = the world, give the single-rank
 // run's losses and gradient norms, step by step over 20 steps, and its
 // weights, within fp32 reduction-order tolerance. The gradient norm is the
 // check that replicated tensors (whose gradients every member holds) are
-// counted once: counted on both members it would be larger by the norm of
-// the embeddings, norms and head (and, at tp 4, llama-tiny's shared key/value
+// counted once and split ones (the vocabulary's rows among them) once per
+// member: counted on both members it would be larger by the norm of the
+// positions, norms and biases (and, at tp 4, llama-tiny's shared key/value
 // heads). Checkpoints saved at tp 1, 2 and 4 (shared heads) resume at other
-// degrees, the reader taking each element from one member.
+// degrees, the reader taking each element from one member, also with a
+// vocabulary split unevenly, tied and untied.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -54,12 +57,20 @@ Plan unquantised(const std::string& name, const Topology& data_topology) {
   return p;
 }
 
+// A tiny run of `model` with its vocabulary of `vocab` rows (0: the preset's).
+TrainConfig tiny_run(int micro_batch, int steps, const char* model, int vocab) {
+  TrainConfig cfg = test::tiny_run(micro_batch, 1, 32, steps, DType::f32, model);
+  if (vocab > 0) cfg.model.vocab = vocab;
+  return cfg;
+}
+
 // `model` at tensor-parallel degree `tp` (with sequence parallelism: `sp`) against the single-rank run of the same global batch.
-void expect_the_single_rank_run(const char* model, int tp, bool sp) {
-  SCOPED_TRACE(std::string(model) + " at tp " + std::to_string(tp) + (sp ? ", sequence parallel" : ""));
+void expect_the_single_rank_run(const char* model, int tp, bool sp, int vocab = 0) {
+  SCOPED_TRACE(std::string(model) + " at tp " + std::to_string(tp) + (sp ? ", sequence parallel" : "") +
+               (vocab ? ", vocabulary " + std::to_string(vocab) : ""));
   const int w = test::world_size();
   const TokenData data = TokenData::builtin();
-  TrainConfig cfg = test::tiny_run(2, 1, 32, kSteps, DType::f32, model);
+  TrainConfig cfg = tiny_run(2, kSteps, model, vocab);
   cfg.schedule.warmup = 2;
   TrainConfig whole = cfg;
   whole.micro_batch *= w / tp;  // the data ranks' batches: the same global batch
@@ -95,8 +106,8 @@ void expect_the_single_rank_run(const char* model, int tp, bool sp) {
         worst = std::max(worst, std::abs(static_cast<double>(mine[local]) - ref.master()[global]));
       });
       EXPECT_LT(worst, 1e-4) << "weights after " << kSteps << " steps";
-      std::printf("tp %d x dp %d%s, %s, %s on %s: worst relative loss %.2e, grad norm %.2e, weight %.2e\n", tp, mesh.data_size(),
-                  sp ? " (sp)" : "", model, name, topo.to_string().c_str(), worst_loss, worst_norm, worst);
+      std::printf("tp %d x dp %d%s, %s (V %d), %s on %s: worst relative loss %.2e, grad norm %.2e, weight %.2e\n", tp, mesh.data_size(),
+                  sp ? " (sp)" : "", model, cfg.model.vocab, name, topo.to_string().c_str(), worst_loss, worst_norm, worst);
     }
   }
 }
@@ -109,6 +120,7 @@ TEST(TensorParallelEngine, TrainsAsTheSingleRankRunDoes) {
     if (w == 4)  // llama-tiny's 2 key/value heads each shared by 2 members
       for (const char* model : test::kTinyModels) expect_the_single_rank_run(model, 4, sp);
   }
+  expect_the_single_rank_run("gpt-tiny", w, false, 259);
 }
 
 // A recomputing member gives the same losses as a storing one (the same sums in the same order, recomputed),
@@ -140,13 +152,13 @@ TEST(TensorParallelEngine, RecomputationChangesNothing) {
 // together: each member's weights, bit for bit). Resumed at each of `degrees` that divides the world (micro-
 // batches of tp sequences on each of w / tp data ranks: the same global batch at every degree): the losses
 // of continuing, bit for bit at the saving layout, within fp32 reduction order (as above) at another degree.
-void expect_resumes_at_every_degree(const char* model, int saved_tp, std::initializer_list<int> degrees) {
-  SCOPED_TRACE(std::string(model) + " saved at tp " + std::to_string(saved_tp));
+void expect_resumes_at_every_degree(const char* model, int saved_tp, std::initializer_list<int> degrees, int vocab = 0) {
+  SCOPED_TRACE(std::string(model) + " saved at tp " + std::to_string(saved_tp) + (vocab ? ", vocabulary " + std::to_string(vocab) : ""));
   const int w = test::world_size();
   const TokenData data = TokenData::builtin();
   auto world = mpi_world(Topology::flat(w));
   const std::string dir = test::shared_temp_dir();
-  auto config = [model](int tp) { return test::tiny_run(tp, 1, 32, 6, DType::f32, model); };
+  auto config = [model, vocab](int tp) { return tiny_run(tp, 6, model, vocab); };
   auto plan = [](const Mesh& mesh) { return fit_to(strategy_plan("zero3"), mesh.data_topology()); };
   std::vector<double> continued;
   std::string saved;
@@ -188,6 +200,9 @@ TEST(TensorParallelEngine, CheckpointsResumeAtEveryDegree) {
   expect_resumes_at_every_degree("gpt-tiny", 2, {2, 1, 4});
   expect_resumes_at_every_degree("llama-tiny", 1, {2, 4});
   if (test::world_size() == 4) expect_resumes_at_every_degree("llama-tiny", 4, {4, 1, 2});  // shared key/value heads saved
+  // 259 rows: 130 + 129 at tp 2, 65 + 65 + 65 + 64 at tp 4 (a tied head, then an untied one).
+  expect_resumes_at_every_degree("gpt-tiny", 2, {1, 4}, 259);
+  expect_resumes_at_every_degree("llama-tiny", 2, {1}, 259);
 }
 
 }  // namespace

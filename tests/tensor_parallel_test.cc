@@ -5,11 +5,14 @@
 // group of members run as threads of one process computes the whole
 // model's loss and every gradient (in double precision), with and without
 // recomputation and sequence parallelism, also when members share key/value
-// heads (their gradients then equal on every sharer, bit for bit), and the
-// runs the members count in the gradient norm give the whole model's norm. A degree
-// that does not divide the model (or, with sequence parallelism, the
-// sequence; or neither divides nor is a multiple of the key/value heads) is
-// an error naming the values.
+// heads (their gradients then equal on every sharer, bit for bit), the same
+// loss on every member and each member's probabilities its vocabulary
+// columns of the whole model's, and the runs the members count in the
+// gradient norm give the whole model's norm. A degree that does not divide
+// the model's heads or MLP (or, with sequence parallelism, the sequence;
+// or neither divides nor is a multiple of the key/value heads), or exceeds
+// its vocabulary, is an error naming the values; one that does not divide
+// the vocabulary splits it unevenly.
 #include <gtest/gtest.h>
 
 #include <barrier>
@@ -28,16 +31,21 @@ namespace tierzero {
 namespace {
 
 // The shapes checked: GPT-2's (biases, GELU, tied), Llama's (GQA, SwiGLU,
-// untied), Qwen2's (q/k/v biases, tied), one of 8 query and 4 key/value heads
-// and a multi-query one (1 key/value head); each at tp 2 and 4 (the multi-query
-// one at 2): at tp 4 llama-tiny's and the Qwen2 shape's 2 key/value heads are
-// each shared by 2 members, at tp 2 the multi-query head by both.
+// untied), Qwen2's (q/k/v biases, tied), one of 8 query and 4 key/value heads,
+// a multi-query one (1 key/value head) and untied ones of a vocabulary that 2
+// and 4 do not divide (259 = 130 + 129 = 65 + 65 + 65 + 64 rows), with learned
+// positions and with RoPE; each at tp 2 and 4 (the multi-query one at 2): at
+// tp 4 llama-tiny's and the Qwen2 shape's 2 key/value heads are each shared
+// by 2 members, at tp 2 the multi-query head by both.
 std::vector<GptConfig> models() {
-  GptConfig qwen = gpt_preset("llama-tiny"), gqa8 = qwen, mqa = qwen;
+  GptConfig qwen = gpt_preset("llama-tiny"), gqa8 = qwen, mqa = qwen, odd = gpt_preset("gpt-tiny");
   qwen.name = "qwen-like", qwen.bias = Bias::qkv, qwen.tied = true;
   gqa8.name = "gqa-8", gqa8.heads = 8, gqa8.kv_heads = 4, gqa8.ffn = 96;
   mqa.name = "mqa", mqa.kv_heads = 1;
-  return {gpt_preset("gpt-tiny"), gpt_preset("llama-tiny"), qwen, gqa8, mqa};
+  odd.name = "odd-vocab", odd.vocab = 259, odd.tied = false;
+  GptConfig odd_llama = gqa8;
+  odd_llama.name = "odd-vocab-llama", odd_llama.vocab = 259;
+  return {gpt_preset("gpt-tiny"), gpt_preset("llama-tiny"), qwen, gqa8, mqa, odd, odd_llama};
 }
 std::vector<int> degrees(const GptConfig& c) { return c.name == "mqa" ? std::vector<int>{2} : std::vector<int>{2, 4}; }
 
@@ -65,6 +73,7 @@ TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
           const TensorInfo& t = members[r].tensors()[i];
           ASSERT_EQ(t.name, w.name);
           EXPECT_EQ(t.global_offset, w.offset) << t.name;
+          if (t.split == TpSplit::vocab) EXPECT_EQ(t.numel, static_cast<std::size_t>(members[r].local_vocab()) * c.channels) << t.name;
           std::vector<int> local(t.numel, 0);
           for (const TpSlice& s : t.slices)
             for (std::size_t k = 0; k < s.count; ++k)
@@ -104,7 +113,11 @@ TEST(TensorParallel, SplitsArePlacedAsMegatronSplitsThem) {
   EXPECT_EQ(g.tensor("h.0.fc_w").slices, (std::vector<TpSlice>{{0, 128 * 64, 128 * 64}}));
   EXPECT_EQ(g.tensor("h.0.fc_b").slices, (std::vector<TpSlice>{{0, 128, 128}}));
   EXPECT_EQ(g.tensor("h.0.fcproj_w").slices, (std::vector<TpSlice>{{0, 128, 128, 64, 128, 256}}));
-  for (const char* name : {"wte", "wpe", "h.0.ln1_w", "h.0.ln1_b", "h.0.proj_b", "h.0.ln2_w", "h.0.fcproj_b", "lnf_w", "lnf_b"}) {
+  EXPECT_EQ(g.tensor("wte").split, TpSplit::vocab);  // its vocabulary rows 128..255
+  EXPECT_EQ(g.tensor("wte").shape, (std::vector<int>{128, 64}));
+  EXPECT_EQ(g.tensor("wte").slices, (std::vector<TpSlice>{{0, 128 * 64, 128 * 64}}));
+  EXPECT_EQ(g.tensor("wpe").offset, 128u * 64);  // after the member's wte rows
+  for (const char* name : {"wpe", "h.0.ln1_w", "h.0.ln1_b", "h.0.proj_b", "h.0.ln2_w", "h.0.fcproj_b", "lnf_w", "lnf_b"}) {
     EXPECT_EQ(g.tensor(name).split, TpSplit::replicated) << name;
     EXPECT_EQ(g.tensor(name).slices, (std::vector<TpSlice>{{0, 0, g.tensor(name).numel}})) << name;
   }
@@ -120,7 +133,19 @@ TEST(TensorParallel, SplitsArePlacedAsMegatronSplitsThem) {
             (std::vector<TpSlice>{{0, 32 * 64, 32 * 64}, {32 * 64, 80 * 64, 16 * 64}, {48 * 64, 112 * 64, 16 * 64}}));
   EXPECT_EQ(l.tensor("h.0.fc_w").slices, (std::vector<TpSlice>{{0, 88 * 64, 88 * 64}, {88 * 64, 264 * 64, 88 * 64}}));  // gate, up
   EXPECT_EQ(l.tensor("h.0.fcproj_w").shape, (std::vector<int>{64, 88}));
-  EXPECT_EQ(l.tensor("lm_head").split, TpSplit::replicated);
+  EXPECT_EQ(l.tensor("lm_head").split, TpSplit::vocab);
+  EXPECT_EQ(l.tensor("lm_head").slices, (std::vector<TpSlice>{{0, 128 * 64, 128 * 64}}));
+  EXPECT_EQ(tp_split_name(TpSplit::vocab), "vocab");
+  // A vocabulary of 259 in 4: the first 3 members one row more.
+  GptConfig odd = gpt_preset("gpt-tiny");
+  odd.vocab = 259;
+  std::vector<std::pair<int, int>> rows;
+  for (int r = 0; r < 4; ++r) {
+    const GptLayout m(odd, TpShard{4, r});
+    rows.emplace_back(m.vocab_begin(), m.local_vocab());
+    EXPECT_EQ(m.tensor("wte").slices, (std::vector<TpSlice>{{0, static_cast<std::size_t>(m.vocab_begin()) * 64, static_cast<std::size_t>(m.local_vocab()) * 64}}));
+  }
+  EXPECT_EQ(rows, (std::vector<std::pair<int, int>>{{0, 65}, {65, 65}, {130, 65}, {195, 64}}));
   // llama-tiny at tp 4, member 3: query head 3 (rows 48..63) and the second key/value head, shared with member 2
   // (key rows 80..95, value rows 112..127), which owns it.
   const GptLayout shared(gpt_preset("llama-tiny"), TpShard{4, 3});
@@ -231,13 +256,15 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
               for (std::size_t i = 0; i < t.numel; ++i) params[t.offset + i] += d(g);
           GptModel<double> reference(whole, B, T, recompute);
           std::vector<double> ref_grads(whole.num_params(), 0.0);
+          reference.forward(params.data(), tokens.data(), targets.data());
+          const std::vector<double> ref_probs(reference.probs(), reference.probs() + static_cast<std::size_t>(B) * T * c.vocab);
           const double ref_loss = reference.forward_backward(params.data(), ref_grads.data(), tokens.data(), targets.data());
 
           ThreadGroup group(n);
           std::vector<GptLayout> members;
           for (int r = 0; r < n; ++r) members.emplace_back(c, TpShard{n, r});
           std::vector<std::vector<double>> grads(n);
-          std::vector<double> losses(n);
+          std::vector<double> losses(n), worst_probs(n, 1.0);
           std::vector<std::thread> threads;
           for (int r = 0; r < n; ++r)
             threads.emplace_back([&, r] {
@@ -249,6 +276,13 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
                     std::copy_n(params.begin() + t.global_offset + s.global + k * s.global_stride, s.length,
                                 mine.begin() + t.offset + s.local + k * s.local_stride);
               GptModel<double> model(m, B, T, recompute, group.member(r, sp));
+              // The member's probabilities: its vocabulary columns of the whole model's, [B T, local_vocab()].
+              model.forward(mine.data(), tokens.data(), targets.data());
+              const std::size_t V = m.local_vocab(), v0 = m.vocab_begin();
+              worst_probs[r] = 0;
+              for (std::size_t row = 0; row < static_cast<std::size_t>(B) * T; ++row)
+                for (std::size_t v = 0; v < V; ++v)
+                  worst_probs[r] = std::max(worst_probs[r], std::abs(model.probs()[row * V + v] - ref_probs[row * c.vocab + v0 + v]));
               grads[r].assign(m.num_params(), 0.0);
               losses[r] = model.forward_backward(mine.data(), grads[r].data(), tokens.data(), targets.data());
             // The buffers the memory model counts (at 1/n of the stream's rows with sequence parallelism).
@@ -259,15 +293,17 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
           double worst = 0;
           for (int r = 0; r < n; ++r) {
             EXPECT_NEAR(losses[r], ref_loss, 1e-12 * ref_loss) << "member " << r;
-            for (const TensorInfo& t : members[r].tensors())
-              for (const TpSlice& s : t.slices)
+            EXPECT_EQ(losses[r], losses[0]) << "member " << r << ": the loss is the group's, the same bits on every member";
+            EXPECT_LT(worst_probs[r], 1e-15) << "member " << r;
+            for (std::size_t i = 0; i < members[r].tensors().size(); ++i)
+              for (const TensorInfo& t = members[r].tensors()[i]; const TpSlice& s : t.slices)
                 for (std::size_t k = 0; k < s.count; ++k)
                   for (std::size_t j = 0; j < s.length; ++j) {
                     const double mine = grads[r][t.offset + s.local + k * s.local_stride + j];
                     const double ref = ref_grads[t.global_offset + s.global + k * s.global_stride + j];
                     worst = std::max(worst, std::abs(mine - ref));
                     if (t.split == TpSplit::replicated && r > 0) {  // equal on every member, bit for bit
-                      ASSERT_EQ(mine, grads[0][t.offset + s.local + j]) << t.name;
+                      ASSERT_EQ(mine, grads[0][members[0].tensors()[i].offset + s.local + j]) << t.name;
                     }
                     if (!s.owned_by(r)) {  // a shared key/value head's: its owner's, bit for bit
                       ASSERT_EQ(mine, grads[r - r % s.sharers][t.offset + s.local + k * s.local_stride + j]) << t.name;
@@ -307,8 +343,12 @@ TEST(TensorParallel, ADegreeThatDoesNotDivideTheModelNamesTheValues) {
   EXPECT_EQ(error_of(odd, 4), "tp = 4 does not divide the 90 MLP columns (ffn) of model 'gpt-tiny'");
   EXPECT_EQ(error_of(gpt_preset("gpt-tiny"), 0), "tp = 0: the tensor-parallel degree must be at least 1");
   EXPECT_EQ(error_of(gpt_preset("gpt-tiny"), 1), "");
+  GptConfig two_tokens = gpt_preset("gpt-tiny");
+  two_tokens.vocab = 2;
+  EXPECT_EQ(error_of(two_tokens, 4), "tp = 4 exceeds the vocabulary of 2 of model 'gpt-tiny'");
+  EXPECT_EQ(error_of(two_tokens, 2), "");  // a row each
   const GptLayout split(gpt_preset("gpt-tiny"), TpShard{2, 0});
-  EXPECT_THROW(GptModel<float>(split, 1, 8), ConfigError);  // a member without its group's sum
+  EXPECT_THROW(GptModel<float>(split, 1, 8), ConfigError);  // a member without its group's sum and all-gather
   auto sp_error_of = [](const GptLayout& layout, int seq_len) -> std::string {
     ThreadGroup group(layout.tp().size);
     try {

@@ -134,15 +134,18 @@ struct TpShard {
 //               then its up rows)
 //   row         its input columns: proj_w [C, C/N] and fcproj_w [C, F/N]
 //               (strided: one run per output row)
+//   vocab       its vocabulary rows (Megatron's vocabulary-parallel embedding):
+//               wte and an untied lm_head [V_r, C], member r's rows
+//               [vocab_begin(), vocab_begin() + local_vocab()) (one range)
 //   replicated  whole on every member: norms, the row-parallel layers'
-//               biases (added once, after the group's sum), embeddings and head
+//               biases (added once, after the group's sum), wpe
 // Only split tensors differ between members; their gradients are the
 // member's own, the replicated ones' equal on every member (the gradient
 // norm counts them once), as are a shared key/value head's on the members
 // sharing it (the model sums them over the group; TpSlice::owned_by says
 // which member counts and saves them).
-enum class TpSplit { replicated, column, row };
-std::string_view tp_split_name(TpSplit s);  // "replicated", "column", "row"
+enum class TpSplit { replicated, column, row, vocab };
+std::string_view tp_split_name(TpSplit s);  // "replicated", "column", "row", "vocab"
 // Where a tensor's local elements lie in the whole tensor: `count` runs of
 // `length` elements, run i at local + i * local_stride in the member's
 // tensor and at global + i * global_stride in the whole one (elements from
@@ -219,6 +222,10 @@ class GptLayout {
   int local_heads() const { return config_.heads / tp_.size; }
   int local_kv() const { return tp_local_kv(config_, tp_.size); }
   int local_ffn() const { return config_.ffn_size() / tp_.size; }
+  // The member's vocabulary rows [vocab_begin(), vocab_begin() + local_vocab()): the vocabulary split as evenly
+  // as it goes, the first V % N members one row more than the others (the whole vocabulary at tp 1).
+  int vocab_begin() const { return vocab_first(tp_.rank); }
+  int local_vocab() const { return vocab_first(tp_.rank + 1) - vocab_first(tp_.rank); }
   const std::vector<TensorInfo>& tensors() const { return tensors_; }
   const std::vector<UnitInfo>& units() const { return units_; }
   std::size_t num_params() const { return total_; }
@@ -244,11 +251,13 @@ class GptLayout {
   BlockOffsets block_{};
   HeadOffsets head_{};
   std::size_t total_ = 0;
+  int vocab_first(int rank) const;  // member `rank`'s first vocabulary row (rank = size: the vocabulary)
 };
 
 // Throws ConfigError naming the values unless tp >= 1 divides the model's
 // heads and MLP size, and divides its key/value heads or is a multiple of
-// them ("tp = 3 does not divide the 4 heads of model 'gpt-tiny'").
+// them ("tp = 3 does not divide the 4 heads of model 'gpt-tiny'"), and is at
+// most its vocabulary (which it need not divide: TpSplit::vocab).
 void check_tp(const GptConfig& c, int tp);
 
 // GPT-2 initialisation, deterministic in `seed`: weights N(0, 0.02), the two

@@ -40,6 +40,9 @@ struct DeviceOps {
   static constexpr auto residual_forward = &gpu::residual_forward;
   static constexpr auto head_forward = &gpu::head_forward;
   static constexpr auto head_backward = &gpu::head_backward;
+  static constexpr auto vocab_max = &gpu::vocab_max;
+  static constexpr auto vocab_exp_sums = &gpu::vocab_exp_sums;
+  static constexpr auto vocab_softmax_loss = &gpu::vocab_softmax_loss;
   static void set_matmul(MatmulType t) { GpuContext::current().math = t; }
   static Bf16Units bf16_units() { return device_has_bf16() ? Bf16Units::faster : Bf16Units::none; }
 };

@@ -47,27 +47,37 @@ __device__ float block_max(float v, float* shared) {
   return m;
 }
 
-// In-place softmax of row[0..len) (one block); row[len..width) set to zero.
-__device__ void softmax_row(float* row, int len, int width, float* shared) {
+// The largest of row[0..len) (one block; every thread gets it).
+__device__ float row_max(const float* row, int len, float* shared) {
   float m = -INFINITY;
   for (int i = threadIdx.x; i < len; i += blockDim.x) m = fmaxf(m, row[i]);
-  m = block_max(m, shared);
+  return block_max(m, shared);
+}
+
+// row[0..len) = exp(row - m) in place (one block); returns their sum (every thread gets it).
+__device__ float exp_row(float* row, int len, float m, float* shared) {
   float s = 0;
   for (int i = threadIdx.x; i < len; i += blockDim.x) {
     const float e = expf(row[i] - m);
     row[i] = e;
     s += e;
   }
-  s = block_sum(s, shared);
-  const float inv = 1.0f / s;
+  return block_sum(s, shared);
+}
+
+// In-place softmax of row[0..len) (one block); row[len..width) set to zero.
+__device__ void softmax_row(float* row, int len, int width, float* shared) {
+  const float inv = 1.0f / exp_row(row, len, row_max(row, len, shared), shared);
   for (int i = threadIdx.x; i < len; i += blockDim.x) row[i] *= inv;
   for (int i = len + threadIdx.x; i < width; i += blockDim.x) row[i] = 0;
 }
 
-__global__ void encoder_forward_kernel(float* out, const int* tokens, const float* wte, const float* wpe, int N, int Tn, int C) {
+__global__ void encoder_forward_kernel(float* out, const int* tokens, const float* wte, const float* wpe, int N, int Tn, int C, int v0,
+                                       int V) {
   TZ_GRID_STRIDE(i, static_cast<std::size_t>(N) * C) {
-    const int n = static_cast<int>(i / C), c = static_cast<int>(i % C), t = n % Tn;
-    out[i] = wte[static_cast<std::size_t>(tokens[n]) * C + c] + (wpe ? wpe[static_cast<std::size_t>(t) * C + c] : 0.0f);
+    const int n = static_cast<int>(i / C), c = static_cast<int>(i % C), t = n % Tn, row = tokens[n] - v0;
+    const float e = row >= 0 && row < V ? wte[static_cast<std::size_t>(row) * C + c] : 0.0f;
+    out[i] = e + (wpe ? wpe[static_cast<std::size_t>(t) * C + c] : 0.0f);
   }
 }
 
@@ -79,11 +89,13 @@ __global__ void iota_kernel(int* out, int n) {
 // the position each came from, so equal ids form runs in position order. One
 // thread per (run, channel) adds the run's gradient rows onto its dwte row
 // in that order: the CPU's order (ops.cc), hence its bits, run after run.
-__global__ void embedding_rows_backward_kernel(float* dwte, const float* dout, const int* ids, const int* order, int N, int C) {
+__global__ void embedding_rows_backward_kernel(float* dwte, const float* dout, const int* ids, const int* order, int N, int C, int v0,
+                                               int V) {
   TZ_GRID_STRIDE(i, static_cast<std::size_t>(N) * C) {
     const int r = static_cast<int>(i / C), c = static_cast<int>(i % C), id = ids[r];
     if (r > 0 && ids[r - 1] == id) continue;  // not the first of its run
-    float* e = dwte + static_cast<std::size_t>(id) * C + c;
+    if (id < v0 || id >= v0 + V) continue;    // another vocabulary-parallel member's row
+    float* e = dwte + static_cast<std::size_t>(id - v0) * C + c;
     float s = *e;
     for (int j = r; j < N && ids[j] == id; ++j) s += dout[static_cast<std::size_t>(order[j]) * C + c];
     *e = s;
@@ -304,11 +316,44 @@ __global__ void softmax_ce_kernel(float* probs, float* loss, const int* targets,
   }
 }
 
-// dlogits = (probs - onehot(target)) * s, in place.
-__global__ void ce_backward_kernel(float* probs, const int* targets, float s, std::size_t rows, int V) {
+// dlogits = (probs - onehot(target - v0)) * s, in place.
+__global__ void ce_backward_kernel(float* probs, const int* targets, float s, std::size_t rows, int V, int v0) {
   TZ_BLOCK_STRIDE(n, rows) {
     float* row = probs + n * V;
-    for (int i = threadIdx.x; i < V; i += blockDim.x) row[i] = (row[i] - (i == targets[n] ? 1.0f : 0.0f)) * s;
+    for (int i = threadIdx.x; i < V; i += blockDim.x) row[i] = (row[i] - (i == targets[n] - v0 ? 1.0f : 0.0f)) * s;
+  }
+}
+
+// The vocabulary-parallel loss's steps (gpu_ops.h), one block per row.
+__global__ void vocab_max_kernel(float* max, const float* logits, std::size_t rows, int V) {
+  __shared__ float shared[kThreads / 32];
+  TZ_BLOCK_STRIDE(n, rows) {
+    const float m = row_max(logits + n * V, V, shared);
+    if (threadIdx.x == 0) max[n] = m;
+  }
+}
+
+__global__ void vocab_exp_sums_kernel(float* logits, float* sums, const float* maxima, int G, const int* targets, std::size_t rows,
+                                      int V, int v0) {
+  __shared__ float shared[kThreads / 32];
+  TZ_BLOCK_STRIDE(n, rows) {
+    float m = maxima[n];
+    for (int g = 1; g < G; ++g) m = fmaxf(m, maxima[g * rows + n]);
+    float* row = logits + n * V;
+    const int v = targets[n] - v0;
+    const float target = v >= 0 && v < V ? row[v] - m : 0.0f;
+    __syncthreads();  // every thread has read the target's logit before it is overwritten
+    const float s = exp_row(row, V, m, shared);
+    if (threadIdx.x == 0) sums[n] = s, sums[rows + n] = target;
+  }
+}
+
+__global__ void vocab_softmax_loss_kernel(float* probs, float* loss, const float* sums, std::size_t rows, int V) {
+  TZ_BLOCK_STRIDE(n, rows) {
+    float* row = probs + n * V;
+    const float inv = 1.0f / sums[n];
+    for (int i = threadIdx.x; i < V; i += blockDim.x) row[i] *= inv;
+    if (threadIdx.x == 0) loss[n] = logf(sums[n]) - sums[rows + n];
   }
 }
 
@@ -334,13 +379,13 @@ void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const fl
         "cublasGemmStridedBatchedEx");
 }
 
-void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int Tn, int C) {
+void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int Tn, int C, int v0, int V) {
   const std::size_t n = static_cast<std::size_t>(B) * Tn * C;
-  encoder_forward_kernel<<<grid_for(n), kThreads, 0, stream()>>>(out, tokens, wte, wpe, B * Tn, Tn, C);
+  encoder_forward_kernel<<<grid_for(n), kThreads, 0, stream()>>>(out, tokens, wte, wpe, B * Tn, Tn, C, v0, V);
   launched("encoder_forward");
 }
 
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int Tn, int C) {
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int Tn, int C, int v0, int V) {
   const int N = B * Tn;
   // Scratch: the sorted ids, their positions, the positions in order, then the sort's own temporary storage.
   const auto align = [](std::size_t b) { return (b + 255) / 256 * 256; };
@@ -355,7 +400,7 @@ void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* to
   check(cub::DeviceRadixSort::SortPairs(base + 3 * ints, sort_bytes, tokens, ids, positions, order, N, 0,
                                         static_cast<int>(sizeof(int) * 8), stream()),
         "DeviceRadixSort");
-  embedding_rows_backward_kernel<<<grid_for(static_cast<std::size_t>(N) * C), kThreads, 0, stream()>>>(dwte, dout, ids, order, N, C);
+  embedding_rows_backward_kernel<<<grid_for(static_cast<std::size_t>(N) * C), kThreads, 0, stream()>>>(dwte, dout, ids, order, N, C, v0, V);
   if (dwpe) position_backward_kernel<<<grid_for(static_cast<std::size_t>(Tn) * C), kThreads, 0, stream()>>>(dwpe, dout, B, Tn, C);
   launched("encoder_backward");
 }
@@ -513,21 +558,48 @@ void residual_forward(float* out, const float* a, const float* b, std::size_t n)
   launched("residual_forward");
 }
 
-double head_forward(float* probs, const float* x, const float* wte, const int* targets, int N, int C, int V) {
-  gemm(false, true, N, V, C, 1.0f, x, C, wte, C, 0.0f, probs, V);
+namespace {
+// The mean of the rows' losses that `write` (loss[N] in device scratch) leaves.
+template <class F>
+double mean_loss(int N, F&& write) {
   auto* total = static_cast<double*>(GpuContext::current().scratch(sizeof(double) + sizeof(float) * N));
   auto* loss = reinterpret_cast<float*>(total + 1);
-  softmax_ce_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(probs, loss, targets, N, V);
+  write(loss);
   sum_kernel<<<1, kThreads, 0, stream()>>>(loss, N, total);
-  launched("head_forward");
   double sum = 0;
   to_host(&sum, total, sizeof sum);
   return sum / N;
 }
+}  // namespace
+
+double head_forward(float* probs, const float* x, const float* wte, const int* targets, int N, int C, int V) {
+  gemm(false, true, N, V, C, 1.0f, x, C, wte, C, 0.0f, probs, V);
+  return mean_loss(N, [&](float* loss) {
+    softmax_ce_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(probs, loss, targets, N, V);
+    launched("head_forward");
+  });
+}
+
+void vocab_max(float* max, const float* logits, int N, int V) {
+  vocab_max_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(max, logits, N, V);
+  launched("vocab_max");
+}
+
+void vocab_exp_sums(float* logits, float* sums, const float* maxima, int G, const int* targets, int N, int V, int v0) {
+  vocab_exp_sums_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(logits, sums, maxima, G, targets, N, V, v0);
+  launched("vocab_exp_sums");
+}
+
+double vocab_softmax_loss(float* probs, const float* sums, int N, int V) {
+  return mean_loss(N, [&](float* loss) {
+    vocab_softmax_loss_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(probs, loss, sums, N, V);
+    launched("vocab_softmax_loss");
+  });
+}
 
 void head_backward(float* dx, float* dwte, float* probs, const float* x, const float* wte, const int* targets, float dloss, int N,
-                   int C, int V) {
-  ce_backward_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(probs, targets, dloss / static_cast<float>(N), N, V);
+                   int C, int V, int v0) {
+  ce_backward_kernel<<<grid_for(N, 1), kThreads, 0, stream()>>>(probs, targets, dloss / static_cast<float>(N), N, V, v0);
   launched("head_backward");
   gemm(false, false, N, C, V, 1.0f, probs, V, wte, C, 0.0f, dx, C);
   gemm(true, false, V, C, N, 1.0f, probs, V, x, C, 1.0f, dwte, C);

@@ -98,8 +98,9 @@ void fill_zero(void* dst, std::size_t bytes);
 void gemm(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a, int lda, const float* b, int ldb,
           float beta, float* c, int ldc, int batch = 1, long long sa = 0, long long sb = 0, long long sc = 0);
 
-void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int Tn, int C);
-void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int Tn, int C);
+// The vocabulary rows [v0, v0 + V) of wte, as ops::encoder_forward's.
+void encoder_forward(float* out, const int* tokens, const float* wte, const float* wpe, int B, int Tn, int C, int v0, int V);
+void encoder_backward(float* dwte, float* dwpe, const float* dout, const int* tokens, int B, int Tn, int C, int v0, int V);
 void layernorm_forward(float* out, float* mean, float* rstd, const float* x, const float* w, const float* b, int N, int C);
 void layernorm_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, const float* mean,
                         const float* rstd, int N, int C);
@@ -125,7 +126,11 @@ void residual_forward(float* out, const float* a, const float* b, std::size_t n)
 // Waits for the stream to return the mean loss.
 double head_forward(float* probs, const float* x, const float* wte, const int* targets, int N, int C, int V);
 void head_backward(float* dx, float* dwte, float* probs, const float* x, const float* wte, const int* targets, float dloss, int N,
-                   int C, int V);
+                   int C, int V, int v0);
+// The vocabulary-parallel loss's steps (ops.h's); vocab_softmax_loss waits for the stream to return the mean loss.
+void vocab_max(float* max, const float* logits, int N, int V);
+void vocab_exp_sums(float* logits, float* sums, const float* maxima, int G, const int* targets, int N, int V, int v0);
+double vocab_softmax_loss(float* probs, const float* sums, int N, int V);
 
 // One AdamW step over n fp32 elements (optim.h's rule): m, v moments; lr
 // already scheduled; bias corrections from step t (1-based).

@@ -30,12 +30,14 @@ ActivationSizes activation_sizes(const GptConfig& c, int batch, int seq_len, boo
   set(ActBuffer::ln2, R * C, blocks), set(ActBuffer::ln2_mean, mean, blocks), set(ActBuffer::ln2_rstd, R, blocks);
   set(ActBuffer::fch, N * G, blocks), set(ActBuffer::fch_act, N * F, blocks);
   set(ActBuffer::lnf, N * C), set(ActBuffer::lnf_mean, mean), set(ActBuffer::lnf_rstd, R);
-  set(ActBuffer::probs, N * static_cast<std::size_t>(c.vocab));
+  const std::size_t T = static_cast<std::size_t>(tp);
+  set(ActBuffer::probs, N * ((static_cast<std::size_t>(c.vocab) + T - 1) / T));
   set(ActBuffer::rope_cos, rope), set(ActBuffer::rope_sin, rope);
   set(ActBuffer::dres, R * C), set(ActBuffer::dln, N * C), set(ActBuffer::datty, N * A), set(ActBuffer::dqkv, N * W);
   set(ActBuffer::dfch, N * G), set(ActBuffer::dfch_act, N * F), set(ActBuffer::att_scratch, attention_scratch);
   if (sp) set(ActBuffer::full, N * C), set(ActBuffer::slice, R * C), set(ActBuffer::dnorm, 4 * C);
   set(ActBuffer::dkv, tp_kv_grad_elements(c, tp));
+  if (tp > 1) set(ActBuffer::vocab, (T + 3) * N);
   return s;
 }
 

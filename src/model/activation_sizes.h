@@ -14,8 +14,9 @@ namespace tierzero {
 
 // Shapes: N = B*T tokens, C channels, W = (H + 2 KV) D the fused
 // query/key/value width, A = H D the attention's width, G = F for GELU and
-// 2F for SwiGLU (H, KV and F a tensor-parallel member's), V the vocabulary;
-// R the stream's rows a member holds: N, or N / tp with sequence parallelism.
+// 2F for SwiGLU (H, KV and F a tensor-parallel member's), V the member's
+// vocabulary rows (the most any member holds: ceil(vocab / tp)); R the
+// stream's rows a member holds: N, or N / tp with sequence parallelism.
 enum class ActBuffer : int {
   residual,                 // [R,C], L+1: the blocks' inputs, then the last block's output
   ln1, ln1_mean, ln1_rstd,  // per held block (L, or 1 when recomputing): [R,C], [R] (LayerNorm only), [R]
@@ -26,7 +27,7 @@ enum class ActBuffer : int {
   ln2, ln2_mean, ln2_rstd,  // [R,C], [R] (LayerNorm only), [R]
   fch, fch_act,             // [N,G] (SwiGLU: gate | up), [N,F] GELU(fch) or silu(gate) * up
   lnf, lnf_mean, lnf_rstd,  // the final norm: [N,C] (gathered), [R] (LayerNorm only), [R]
-  probs,                    // [N,V]
+  probs,                    // [N,V]: the member's logits, then its probabilities
   rope_cos, rope_sin,       // [T, D/2] (RoPE only)
   // The backward's scratch, reused by every block: [R,C], [N,C], [N,A], [N,W], [N,G], [N,F], and the attention
   // backward's (the backend's attention_scratch).
@@ -37,8 +38,11 @@ enum class ActBuffer : int {
   // Key/value heads shared by tensor-parallel members (empty otherwise): every head's key and value rows'
   // gradients (and biases'), summed over the group once per block and micro-batch (tp_kv_grad_elements).
   dkv,
+  // Tensor parallelism's (empty at tp 1): the vocabulary-parallel loss's row statistics, [(tp + 3) N]: the member's
+  // maxima, the members' gathered, the sums of exp and the targets' logits.
+  vocab,
 };
-inline constexpr int kNumActBuffers = static_cast<int>(ActBuffer::dkv) + 1;
+inline constexpr int kNumActBuffers = static_cast<int>(ActBuffer::vocab) + 1;
 
 struct ActivationSizes {
   std::array<std::size_t, kNumActBuffers> elements{};  // of one copy

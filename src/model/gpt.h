@@ -22,29 +22,42 @@
 // group's sum of the outputs of the two row-parallel projections in forward
 // (the replicated bias added by member 0 only, so once), and of the
 // gradients of the two column-parallel projections' inputs in backward.
-// Every member then holds the same residuals, norms, embedding and head,
-// which run whole; the members must call the same passes in the same order.
+// Every member then holds the same residuals and norms, which run whole;
+// the members must call the same passes in the same order.
 // When the group outnumbers the key/value heads (tierzero/gpt_config.h:
 // tp_kv_sharers), the members sharing a head each hold its rows whole and
 // compute part of their gradient (from their own query heads); a group sum
 // per block and micro-batch gives each sharer the whole gradient.
+//
+// The vocabulary is split too (TpSplit::vocab; Megatron's vocabulary-parallel
+// embedding and cross-entropy): the member looks up the rows of the batch
+// in its wte rows (zero for another member's token; member 0 adds the
+// positions) and the group sums the result; its head computes the logits
+// of its vocabulary columns only ([B T, V_r]: no member holds the whole
+// vocabulary's), and the loss comes from the group's collectives on the
+// rows' statistics: the members' row maxima all-gathered (each takes their
+// largest), the sums of exp and the targets' logits (from the member that
+// holds the target) summed, so every member computes the same loss. In
+// backward each member's softmax-minus-one-hot covers its columns, the head's
+// input gradient is the group's sum of the members' partial ones, and each
+// member adds into its own wte rows (a tied head's both uses).
 //
 // Sequence parallelism (TpGroup::sequence_parallel; Korthikanti et al.
 // 2022, "Reducing Activation Recomputation in Large Transformer Models",
 // section 4.2.2): between the parallel regions each member holds a 1/N
 // slice of the [batch * seq_len, channels] stream — member r the rows
 // [r B T / N, (r + 1) B T / N), rows being (sequence, position) pairs in
-// order — and runs the embedding lookup, the norms and the residual adds
-// on it. An all-gather of the norm's output replaces the f operator before
+// order — and runs the norms and the residual adds on it. An all-gather of the norm's output replaces the f operator before
 // each column-parallel region, a reduce-scatter the g operator's sum after
 // each row-parallel one; in backward, an all-gather of the output's
 // gradient before each row-parallel projection, an all-gather of the saved
 // norm output again (only the slice is kept) before each column-parallel
-// one, and a reduce-scatter of its input's gradient. The final norm's
-// output is gathered for the (replicated) head, whose input gradient the
-// member takes its rows of; the embedding's gradient is computed from the
-// gathered gradient of the stream, so it stays equal on every member. The
-// norms' weight gradients, computed on a slice, are summed over the group
+// one, and a reduce-scatter of its input's gradient. The embedding's
+// lookup is reduce-scattered in place of its sum; the final norm's output
+// is gathered for the head, whose input gradient is reduce-scattered in
+// place of its sum; the embedding's gradient is computed from the gathered
+// gradient of the stream (so the positions' stays equal on every member).
+// The norms' weight gradients, computed on a slice, are summed over the group
 // once per block and micro-batch (and once for the final norm).
 //
 // `Ops` is where the layers run: HostOps (the CPU's model/ops.h, the
@@ -102,8 +115,8 @@ struct TpGroup {
 template <class T, class Ops = HostOps>
 class GptModel {
  public:
-  // `group` is needed (ConfigError without its sum) when the layout is a
-  // tensor-parallel member's; with sequence parallelism (ConfigError at tp 1,
+  // `group` is needed (ConfigError without its sum and all-gather) when the
+  // layout is a tensor-parallel member's; with sequence parallelism (ConfigError at tp 1,
   // or when tp does not divide seq_len) its all_gather and reduce_scatter too.
   GptModel(const GptLayout& layout, int batch, int seq_len, bool recompute = false, TpGroup<T> group = {});
   ~GptModel();
@@ -130,9 +143,10 @@ class GptModel {
 
   // Bytes of activation and gradient buffers held by the model.
   std::size_t activation_bytes() const;
-  // After head_forward: softmax probabilities [batch * seq_len, vocab].
+  // After head_forward: softmax probabilities [batch * seq_len, local_vocab()] of the member's vocabulary columns,
+  // [vocab_begin(), vocab_begin() + local_vocab()) of the layout (the whole vocabulary at tp 1).
   const T* probs() const;
-  // Logits are not kept; this recomputes them into out [batch * seq_len, vocab].
+  // Logits are not kept; this recomputes the member's columns of them into out [batch * seq_len, local_vocab()].
   void logits(const T* embed, const T* head, T* out) const;
 
  private:
@@ -142,7 +156,7 @@ class GptModel {
   bool recompute_;
   TpGroup<T> group_;
   bool sp_;            // sequence parallelism
-  int rows_, row0_;    // the stream's rows this member holds ([row0_, row0_ + rows_) of batch * seq_len)
+  int rows_;           // the stream's rows this member holds (member r's [r rows_, (r + 1) rows_) of batch * seq_len)
   std::unique_ptr<Buffers> buf_;
   void block_forward_into(int layer, const T* block, int acts);
   // The column-parallel input: the member's rows of `slice` gathered into [N, C] (sequence parallel), or `slice`.
@@ -166,6 +180,8 @@ class GptModel {
   // alone), summed over the group in the `dkv` scratch (each head's place, zeros elsewhere): the same whole
   // gradient on every sharer.
   void sum_kv_grads(T* dk, T* dbk);
+  // Where wpe starts in the embed unit (after the member's wte rows).
+  std::size_t wpe_offset() const;
   // The LM head's weight: wte (tied) or the head unit's lm_head.
   const T* head_weight(const T* embed, const T* head) const;
 };

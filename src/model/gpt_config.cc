@@ -157,6 +157,7 @@ std::string_view tp_split_name(TpSplit s) {
     case TpSplit::replicated: return "replicated";
     case TpSplit::column: return "column";
     case TpSplit::row: return "row";
+    case TpSplit::vocab: return "vocab";
   }
   return "?";
 }
@@ -171,6 +172,12 @@ void check_tp(const GptConfig& c, int tp) {
   TZ_CHECK(c.kv() % tp == 0 || tp % c.kv() == 0, ConfigError,
            degree + " neither divides nor is a multiple of the " + std::to_string(c.kv()) + " key/value heads of model '" + c.name + "'");
   divides(c.ffn_size(), "MLP columns (ffn)");
+  TZ_CHECK(tp <= c.vocab, ConfigError, degree + " exceeds the vocabulary of " + std::to_string(c.vocab) + " of model '" + c.name + "'");
+}
+
+int GptLayout::vocab_first(int rank) const {
+  const int q = config_.vocab / tp_.size, extra = config_.vocab % tp_.size;
+  return rank * q + std::min(rank, extra);
 }
 
 int tp_local_kv(const GptConfig& c, int tp) { return std::max(1, c.kv() / tp); }
@@ -205,6 +212,10 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
     TensorInfo t{name, shape, total_, u.numel, whole, static_cast<int>(units_.size()) - 1, shape.size() == 2, split, global_total, {}};
     if (n == 1 || split == TpSplit::replicated) {
       t.slices = {{0, 0, whole}};
+    } else if (split == TpSplit::vocab) {  // [V, C]: the member's rows
+      const std::size_t width = static_cast<std::size_t>(shape[1]);
+      t.shape[0] = local_vocab();
+      t.slices = {{0, static_cast<std::size_t>(vocab_begin()) * width, static_cast<std::size_t>(local_vocab()) * width}};
     } else if (split == TpSplit::row) {  // [out, in]: every row's member columns
       const std::size_t in = static_cast<std::size_t>(shape[1]), local = in / n;
       t.shape[1] = static_cast<int>(local);
@@ -233,7 +244,7 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
   const std::vector<Part> qkv_parts = {{C, N}, {KVD, kv_pieces}, {KVD, kv_pieces}};
   const std::vector<Part> fc_parts = swiglu ? std::vector<Part>{{F, N}, {F, N}} : std::vector<Part>{{F, N}};
   unit("embed");
-  add("wte", {V, C});
+  add("wte", {V, C}, TpSplit::vocab);
   if (c.positions == Positions::learned) add("wpe", {T, C});
   for (int l = 0; l < c.layers; ++l) {
     const std::string p = "h." + std::to_string(l) + ".";
@@ -256,7 +267,7 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
   unit("head");
   head_.lnf_w = add("lnf_w", {C});
   head_.lnf_b = maybe(layernorm, "lnf_b", {C});
-  head_.lm_head = maybe(!c.tied, "lm_head", {V, C});
+  head_.lm_head = maybe(!c.tied, "lm_head", {V, C}, TpSplit::vocab);
 }
 
 std::vector<int> GptLayout::forward_order() const {

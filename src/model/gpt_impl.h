@@ -33,6 +33,8 @@ struct GptModel<T, Ops>::Buffers {
   Array full, slice, dnorm;
   // Shared key/value heads only (empty otherwise).
   Array dkv;
+  // Tensor parallel only: the vocabulary-parallel loss's row statistics.
+  Array vocab;
 
   // f(array, its entry) for every array (of `b`, a Buffers or a const one).
   template <class Self, class F>
@@ -49,6 +51,7 @@ struct GptModel<T, Ops>::Buffers {
     f(b.att_scratch, B::att_scratch);
     f(b.full, B::full), f(b.slice, B::slice), f(b.dnorm, B::dnorm);
     f(b.dkv, B::dkv);
+    f(b.vocab, B::vocab);
   }
 };
 
@@ -61,10 +64,9 @@ GptModel<T, Ops>::GptModel(const GptLayout& layout, int batch, int seq_len, bool
       group_(std::move(group)),
       sp_(group_.sequence_parallel),
       rows_(batch * seq_len / (sp_ ? layout.tp().size : 1)),
-      row0_(sp_ ? layout.tp().rank * rows_ : 0),
       buf_(std::make_unique<Buffers>()) {
   const int tp = layout.tp().size;
-  TZ_CHECK(tp == 1 || group_.sum, ConfigError, "a tensor-parallel model needs its group's sum");
+  TZ_CHECK(tp == 1 || (group_.sum && group_.all_gather), ConfigError, "a tensor-parallel model needs its group's sum and all-gather");
   TZ_CHECK(!sp_ || tp > 1, ConfigError, "sequence parallelism needs tp > 1 (tp = 1)");
   TZ_CHECK(!sp_ || seq_len % tp == 0, ConfigError,
            "sequence parallelism: tp = " + std::to_string(tp) + " does not divide the sequence length " + std::to_string(seq_len));
@@ -170,28 +172,21 @@ void GptModel<T, Ops>::sum_kv_grads(T* dk, T* dbk) {
   if (dbk) Ops::zero(dbk, rows), Ops::residual_forward(dbk, dbk, bslot, rows);
 }
 
-// The member's rows: a sequence's tail, whole sequences, a sequence's head (positions restart at each sequence).
+template <class T, class Ops>
+std::size_t GptModel<T, Ops>::wpe_offset() const {
+  return static_cast<std::size_t>(layout_.local_vocab()) * layout_.config().channels;
+}
+
+// Vocabulary parallel: every row of the batch looked up in the member's vocabulary rows (zero for a token outside
+// them; the positions added by member 0 only), then the group's sum (reduce-scattered to the member's rows, sequence
+// parallel).
 template <class T, class Ops>
 void GptModel<T, Ops>::embed_forward(const T* embed, const int* tokens) {
   const GptConfig& c = layout_.config();
-  const std::size_t C = c.channels;
-  const T* wpe = c.positions == Positions::learned ? embed + static_cast<std::size_t>(c.vocab) * C : nullptr;
-  auto lookup = [&](int first, int sequences, int len) {
-    Ops::encoder_forward(buf_->residual[0].data() + (first - row0_) * C, tokens + first, embed, wpe ? wpe + (first % seq_len_) * C : nullptr,
-                         sequences, len, c.channels);
-  };
-  const int end = row0_ + rows_;
-  int r = row0_;
-  if (r % seq_len_ != 0) {
-    const int len = std::min(seq_len_ - r % seq_len_, end - r);
-    lookup(r, 1, len);
-    r += len;
-  }
-  if (const int whole = (end - r) / seq_len_; whole > 0) {
-    lookup(r, whole, seq_len_);
-    r += whole * seq_len_;
-  }
-  if (r < end) lookup(r, 1, end - r);
+  const T* wpe = c.positions == Positions::learned && layout_.tp().rank == 0 ? embed + wpe_offset() : nullptr;
+  T* lookup = sp_ ? buf_->full.data() : buf_->residual[0].data();
+  Ops::encoder_forward(lookup, tokens, embed, wpe, batch_, seq_len_, c.channels, layout_.vocab_begin(), layout_.local_vocab());
+  sum_rows(lookup, buf_->residual[0].data());
 }
 
 template <class T, class Ops>
@@ -246,7 +241,17 @@ double GptModel<T, Ops>::head_forward(const T* embed, const T* head, const int* 
   T* lnf = sp_ ? b.slice.data() : b.lnf.data();
   norm_forward(lnf, b.lnf_mean.data(), b.lnf_rstd.data(), b.residual[c.layers].data(), head + o.lnf_w, tensor_at(head, o.lnf_b), rows_);
   if (sp_) group_.all_gather(lnf, b.lnf.data(), b.slice.size());
-  return Ops::head_forward(b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, N, C, c.vocab);
+  const int G = layout_.tp().size, V = layout_.local_vocab();
+  if (G == 1) return Ops::head_forward(b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, N, C, V);
+  // Vocabulary parallel: the member's logits; the rows' maxima gathered (each member takes their largest), the sums
+  // of exp and the targets' logits summed over the group, so every member computes the same loss.
+  T *max = b.vocab.data(), *maxima = max + N, *sums = maxima + static_cast<std::size_t>(G) * N;
+  Ops::matmul_forward(b.probs.data(), b.lnf.data(), head_weight(embed, head), static_cast<const T*>(nullptr), N, C, V);
+  Ops::vocab_max(max, b.probs.data(), N, V);
+  group_.all_gather(max, maxima, N);
+  Ops::vocab_exp_sums(b.probs.data(), sums, maxima, G, targets, N, V, layout_.vocab_begin());
+  group_.sum(sums, 2 * static_cast<std::size_t>(N));
+  return Ops::vocab_softmax_loss(b.probs.data(), sums, N, V);
 }
 
 template <class T, class Ops>
@@ -256,14 +261,16 @@ void GptModel<T, Ops>::head_backward(const T* embed, const T* head, T* dembed, T
   const int N = batch_ * seq_len_, C = c.channels;
   auto& b = *buf_;
   T* dweight = o.lm_head == kAbsent ? dembed : dhead + o.lm_head;
-  Ops::head_backward(b.dln.data(), dweight, b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, dloss, N, C, c.vocab);
+  Ops::head_backward(b.dln.data(), dweight, b.probs.data(), b.lnf.data(), head_weight(embed, head), targets, dloss, N, C,
+                     layout_.local_vocab(), layout_.vocab_begin());
   Ops::zero(b.dres);
-  // Sequence parallel: the head's input gradient is whole on every member; the member's rows go through its norm.
+  // Vocabulary parallel: the head's input gradient is the group's sum of the members' (reduce-scattered to the
+  // member's rows, which go through its norm, sequence parallel).
+  const T* dlnf = sum_rows(b.dln.data(), b.slice.data());
   T* dw = sp_ ? b.dnorm.data() : dhead + o.lnf_w;
   T* db = sp_ ? b.dnorm.data() + C : tensor_at(dhead, o.lnf_b);
   if (sp_) Ops::zero(b.dnorm);
-  norm_backward(b.dres.data(), dw, db, b.dln.data() + static_cast<std::size_t>(row0_) * C, b.residual[c.layers].data(), head + o.lnf_w,
-                b.lnf_mean.data(), b.lnf_rstd.data(), rows_);
+  norm_backward(b.dres.data(), dw, db, dlnf, b.residual[c.layers].data(), head + o.lnf_w, b.lnf_mean.data(), b.lnf_rstd.data(), rows_);
   if (sp_) {
     T* const w[] = {dhead + o.lnf_w};
     T* const bias[] = {tensor_at(dhead, o.lnf_b)};
@@ -321,9 +328,11 @@ void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
 template <class T, class Ops>
 void GptModel<T, Ops>::embed_backward(T* dembed, const int* tokens) {
   const GptConfig& c = layout_.config();
-  T* dwpe = c.positions == Positions::learned ? dembed + static_cast<std::size_t>(c.vocab) * c.channels : nullptr;
-  // Sequence parallel: from the gathered gradient, so that the replicated embedding's is equal on every member.
-  Ops::encoder_backward(dembed, dwpe, gather_rows(buf_->dres.data()), tokens, batch_, seq_len_, c.channels);
+  T* dwpe = c.positions == Positions::learned ? dembed + wpe_offset() : nullptr;
+  // The member's vocabulary rows' gradients and (sequence parallel: from the gathered gradient of the stream) the
+  // replicated positions', equal on every member.
+  Ops::encoder_backward(dembed, dwpe, gather_rows(buf_->dres.data()), tokens, batch_, seq_len_, c.channels, layout_.vocab_begin(),
+                        layout_.local_vocab());
 }
 
 template <class T, class Ops>
@@ -364,7 +373,7 @@ template <class T, class Ops>
 void GptModel<T, Ops>::logits(const T* embed, const T* head, T* out) const {
   const GptConfig& c = layout_.config();
   Ops::matmul_forward(out, buf_->lnf.data(), head_weight(embed, head), static_cast<const T*>(nullptr), batch_ * seq_len_, c.channels,
-                      c.vocab);
+                      layout_.local_vocab());
 }
 
 }  // namespace tierzero

@@ -68,6 +68,12 @@ struct HostOps {
   static double head_forward(A... a) { return ops::head_forward(a...); }
   template <class... A>
   static void head_backward(A... a) { ops::head_backward(a...); }
+  template <class... A>
+  static void vocab_max(A... a) { ops::vocab_max(a...); }
+  template <class... A>
+  static void vocab_exp_sums(A... a) { ops::vocab_exp_sums(a...); }
+  template <class... A>
+  static double vocab_softmax_loss(A... a) { return ops::vocab_softmax_loss(a...); }
 };
 
 }  // namespace tierzero

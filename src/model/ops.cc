@@ -32,11 +32,17 @@ void rope_tables(double* cos, double* sin, int Tn, int D, double theta, const Ro
 }
 
 template <class T>
-void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int B, int Tn, int C) {
+void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int B, int Tn, int C, int v0, int V) {
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < Tn; ++t) {
       T* o = out + (static_cast<std::size_t>(b) * Tn + t) * C;
-      const T* e = wte + static_cast<std::size_t>(tokens[b * Tn + t]) * C;
+      const int row = tokens[b * Tn + t] - v0;
+      if (row < 0 || row >= V) {
+        if (wpe) std::copy_n(wpe + static_cast<std::size_t>(t) * C, C, o);
+        else std::fill_n(o, C, T(0));
+        continue;
+      }
+      const T* e = wte + static_cast<std::size_t>(row) * C;
       if (!wpe) {
         std::copy(e, e + C, o);
         continue;
@@ -47,12 +53,14 @@ void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int 
 }
 
 template <class T>
-void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int B, int Tn, int C) {
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int B, int Tn, int C, int v0, int V) {
   for (int b = 0; b < B; ++b)
     for (int t = 0; t < Tn; ++t) {
       const T* d = dout + (static_cast<std::size_t>(b) * Tn + t) * C;
-      T* e = dwte + static_cast<std::size_t>(tokens[b * Tn + t]) * C;
-      for (int i = 0; i < C; ++i) e[i] += d[i];
+      if (const int row = tokens[b * Tn + t] - v0; row >= 0 && row < V) {
+        T* e = dwte + static_cast<std::size_t>(row) * C;
+        for (int i = 0; i < C; ++i) e[i] += d[i];
+      }
       if (!dwpe) continue;
       T* p = dwpe + static_cast<std::size_t>(t) * C;
       for (int i = 0; i < C; ++i) p[i] += d[i];
@@ -319,11 +327,11 @@ double head_forward(T* probs, const T* x, const T* wte, const int* targets, int 
 }
 
 template <class T>
-void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int* targets, T dloss, int N, int C, int V) {
+void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int* targets, T dloss, int N, int C, int V, int v0) {
   const T s = dloss / static_cast<T>(N);
   for (int n = 0; n < N; ++n) {
     T* row = probs + static_cast<std::size_t>(n) * V;
-    row[targets[n]] -= T(1);
+    if (const int v = targets[n] - v0; v >= 0 && v < V) row[v] -= T(1);
 #pragma omp simd
     for (int v = 0; v < V; ++v) row[v] *= s;
   }
@@ -331,9 +339,46 @@ void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int
   gemm<T>(true, false, V, C, N, T(1), probs, V, x, C, T(1), dwte, C);
 }
 
+template <class T>
+void vocab_max(T* max, const T* logits, int N, int V) {
+  for (int n = 0; n < N; ++n) {
+    const T* row = logits + static_cast<std::size_t>(n) * V;
+    max[n] = *std::max_element(row, row + V);
+  }
+}
+
+template <class T>
+void vocab_exp_sums(T* logits, T* sums, const T* maxima, int G, const int* targets, int N, int V, int v0) {
+  for (int n = 0; n < N; ++n) {
+    T m = maxima[n];
+    for (int g = 1; g < G; ++g) m = std::max(m, maxima[static_cast<std::size_t>(g) * N + n]);
+    T* row = logits + static_cast<std::size_t>(n) * V;
+    const int v = targets[n] - v0;
+    sums[N + n] = v >= 0 && v < V ? row[v] - m : T(0);
+    T s = 0;
+    for (int i = 0; i < V; ++i) {
+      row[i] = std::exp(row[i] - m);
+      s += row[i];
+    }
+    sums[n] = s;
+  }
+}
+
+template <class T>
+double vocab_softmax_loss(T* probs, const T* sums, int N, int V) {
+  double loss = 0;
+  for (int n = 0; n < N; ++n) {
+    T* row = probs + static_cast<std::size_t>(n) * V;
+    const T inv = T(1) / sums[n];
+    for (int i = 0; i < V; ++i) row[i] *= inv;
+    loss += std::log(static_cast<double>(sums[n])) - static_cast<double>(sums[N + n]);
+  }
+  return loss / N;
+}
+
 #define TZ_INSTANTIATE(T)                                                                                         \
-  template void encoder_forward<T>(T*, const int*, const T*, const T*, int, int, int);                           \
-  template void encoder_backward<T>(T*, T*, const T*, const int*, int, int, int);                                \
+  template void encoder_forward<T>(T*, const int*, const T*, const T*, int, int, int, int, int);                 \
+  template void encoder_backward<T>(T*, T*, const T*, const int*, int, int, int, int, int);                      \
   template void layernorm_forward<T>(T*, T*, T*, const T*, const T*, const T*, int, int);                        \
   template void layernorm_backward<T>(T*, T*, T*, const T*, const T*, const T*, const T*, const T*, int, int);   \
   template void matmul_forward<T>(T*, const T*, const T*, const T*, int, int, int);                              \
@@ -352,7 +397,10 @@ void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int
   template void gelu_backward<T>(T*, const T*, const T*, std::size_t);                                           \
   template void residual_forward<T>(T*, const T*, const T*, std::size_t);                                        \
   template double head_forward<T>(T*, const T*, const T*, const int*, int, int, int);                            \
-  template void head_backward<T>(T*, T*, T*, const T*, const T*, const int*, T, int, int, int);
+  template void head_backward<T>(T*, T*, T*, const T*, const T*, const int*, T, int, int, int, int);            \
+  template void vocab_max<T>(T*, const T*, int, int);                                                            \
+  template void vocab_exp_sums<T>(T*, T*, const T*, int, const int*, int, int, int);                             \
+  template double vocab_softmax_loss<T>(T*, const T*, int, int);
 TZ_INSTANTIATE(float)
 TZ_INSTANTIATE(double)
 #undef TZ_INSTANTIATE

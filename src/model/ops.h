@@ -21,11 +21,15 @@ namespace tierzero::ops {
 // frequency scaling applied when scaling.factor > 0 (tierzero/gpt_config.h).
 void rope_tables(double* cos, double* sin, int Tn, int D, double theta, const RopeScaling& scaling);
 
-// out[B,T,C] = wte[tokens[b,t], :] + wpe[t, :] (wpe null: no position embedding; dwpe null likewise)
+// out[B,T,C] = wte[tokens[b,t] - v0, :] + wpe[t, :] (wpe null: no position
+// embedding; dwpe null likewise), where wte[V,C] holds the vocabulary rows
+// [v0, v0 + V): a token outside them reads a zero row (a vocabulary-parallel
+// member's lookup; v0 = 0 and V the vocabulary: every token's). Backward
+// adds a row's gradient into its token's dwte row, for the tokens in range.
 template <class T>
-void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int B, int Tn, int C);
+void encoder_forward(T* out, const int* tokens, const T* wte, const T* wpe, int B, int Tn, int C, int v0, int V);
 template <class T>
-void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int B, int Tn, int C);
+void encoder_backward(T* dwte, T* dwpe, const T* dout, const int* tokens, int B, int Tn, int C, int v0, int V);
 
 // out[N,C] = (x - mean) * rstd * w + b, eps 1e-5; saves mean[N], rstd[N].
 template <class T>
@@ -102,8 +106,27 @@ void residual_forward(T* out, const T* a, const T* b, std::size_t n);
 // Returns the mean loss.
 template <class T>
 double head_forward(T* probs, const T* x, const T* wte, const int* targets, int N, int C, int V);
-// dlogits = (probs - onehot) * dloss / N, computed in place in probs.
+// dlogits = (probs - onehot) * dloss / N, computed in place in probs, where
+// probs[N,V] are the vocabulary columns [v0, v0 + V) (a vocabulary-parallel
+// member's: the one-hot of a target outside them is zero there).
 template <class T>
-void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int* targets, T dloss, int N, int C, int V);
+void head_backward(T* dx, T* dwte, T* probs, const T* x, const T* wte, const int* targets, T dloss, int N, int C, int V, int v0 = 0);
+
+// Vocabulary-parallel cross-entropy (Megatron-LM's: Shoeybi et al. 2019,
+// section 3), in three steps around the group's collectives, on a member's
+// logits[N,V] of the vocabulary columns [v0, v0 + V):
+//   vocab_max: max[n] = the row's largest logit (gathered from every member);
+//   vocab_exp_sums: with m[n] the largest of the G members' maxima[g N + n],
+//     logits = exp(logits - m) in place, sums[n] = the row's sum and
+//     sums[N + n] = the target's logit - m when the member holds the
+//     target, else 0 (summed over the group);
+//   vocab_softmax_loss: with the group's sums, probs = logits / sums[n] in
+//     place; returns the mean loss, the mean of log sums[n] - sums[N + n].
+template <class T>
+void vocab_max(T* max, const T* logits, int N, int V);
+template <class T>
+void vocab_exp_sums(T* logits, T* sums, const T* maxima, int G, const int* targets, int N, int V, int v0);
+template <class T>
+double vocab_softmax_loss(T* probs, const T* sums, int N, int V);
 
 }  // namespace tierzero::ops

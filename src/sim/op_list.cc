@@ -1,5 +1,7 @@
 #include "sim/op_list.h"
 
+#include <cmath>
+
 namespace tierzero {
 
 namespace {
@@ -134,7 +136,9 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
 
 std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len, const OpOptions& o) {
   std::vector<Op> out;
-  const double L = m.layers, batch = micro_batch, seq = seq_len, N = batch * seq / o.cp, h = m.channels, V = m.vocab, a = o.activation_bytes;
+  // V: a tensor-parallel member's vocabulary columns (the largest member's share; model/gpt.h's vocabulary-parallel head).
+  const double L = m.layers, batch = micro_batch, seq = seq_len, N = batch * seq / o.cp, h = m.channels, a = o.activation_bytes;
+  const double V = std::ceil(static_cast<double>(m.vocab) / o.tp);
   OpBuilder ends(out, 1, false);
   // The embedding: gather the token rows (and add the positions); backward
   // scatters the rows' gradients into the table.

@@ -34,27 +34,41 @@ std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& wo
   std::vector<HopTransfer> out;
   if (in.mesh.tp == 1) return out;
   const std::vector<int> members = in.mesh.tensor_group(world, me);
-  const std::size_t C = static_cast<std::size_t>(in.model.channels), n = static_cast<std::size_t>(in.micro_batch) * static_cast<std::size_t>(seq_len) * C;
+  const std::size_t C = static_cast<std::size_t>(in.model.channels), tokens = static_cast<std::size_t>(in.micro_batch) * static_cast<std::size_t>(seq_len);
+  const std::size_t n = tokens * C;
   const auto esize = static_cast<std::size_t>(in.engine.activation_bytes);
   const double recomputed = blocks_recomputed_with_collectives(in.model, in.recompute);
   // Shared key/value heads: each block's backward sums every head's key and value gradients, once per micro-batch.
   const std::size_t kv = tp_kv_grad_elements(in.model, in.mesh.tp);
   for (long i = 0; kv > 0 && i < static_cast<long>(in.model.layers) * in.grad_accum; ++i)
     flat_all_reduce(out, Phase::tensor, world, members, me, kv, esize);
+  // The vocabulary-parallel loss, per micro-batch: the rows' maxima gathered, the sums of exp and the targets' logits
+  // (2 per row) summed, in fp32.
+  const auto loss_statistics = [&] {
+    flat_from_each(out, Collective::all_gather, world, members, me, tokens, sizeof(float));
+    flat_all_reduce(out, Phase::tensor, world, members, me, 2 * tokens, sizeof(float));
+  };
   if (!in.mesh.sp) {
-    const auto calls = static_cast<long>((4.0 * in.model.layers + 2 * recomputed) * in.grad_accum);
-    for (long i = 0; i < calls; ++i) flat_all_reduce(out, Phase::tensor, world, members, me, n, esize);
+    // Per micro-batch: each block's two sums in forward (again where recomputed) and two in backward; the
+    // vocabulary-parallel embedding's lookup and the head's input gradient.
+    const auto calls = static_cast<long>(4.0 * in.model.layers + 2 * recomputed + 2);
+    for (int micro = 0; micro < in.grad_accum; ++micro) {
+      for (long i = 0; i < calls; ++i) flat_all_reduce(out, Phase::tensor, world, members, me, n, esize);
+      loss_statistics();
+    }
     return out;
   }
   // Sequence parallel, per micro-batch: each block's forward (and its recomputation) gathers the two norms' outputs and
   // reduce-scatters the two projections' sums; its backward gathers the two outputs' gradients and the two saved norm
-  // outputs and reduce-scatters the two inputs' gradients; the final norm's output is gathered for the head, the
-  // stream's gradient for the embedding's; the norms' weight gradients are summed, each block's and the final one's.
+  // outputs and reduce-scatters the two inputs' gradients; the embedding's lookup and the head's input gradient are
+  // reduce-scattered, the final norm's output is gathered for the head, the stream's gradient for the embedding's;
+  // the norms' weight gradients are summed, each block's and the final one's.
   const std::size_t piece = n / static_cast<std::size_t>(in.mesh.tp);
   const std::size_t norm_params = in.model.norm == Norm::layernorm ? 2 * C : C;
   const double L = in.model.layers;
-  const auto gathers = static_cast<long>(6 * L + 2 * recomputed + 2), scatters = static_cast<long>(4 * L + 2 * recomputed);
+  const auto gathers = static_cast<long>(6 * L + 2 * recomputed + 2), scatters = static_cast<long>(4 * L + 2 * recomputed + 2);
   for (int micro = 0; micro < in.grad_accum; ++micro) {
+    loss_statistics();
     for (long i = 0; i < gathers; ++i) flat_from_each(out, Collective::all_gather, world, members, me, piece, esize);
     for (long i = 0; i < scatters; ++i) flat_from_each(out, Collective::reduce_scatter, world, members, me, piece, esize);
     for (int l = 0; l < in.model.layers; ++l) flat_all_reduce(out, Phase::tensor, world, members, me, 2 * norm_params, esize);

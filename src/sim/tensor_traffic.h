@@ -6,14 +6,18 @@
 // whose forward is recomputed, and of the gradient of each column-parallel
 // projection's input in backward. Each is a flat all-reduce over the rank's
 // tensor-parallel group (the mesh's tensor level), on the compute's critical
-// path: Phase::tensor. With sequence parallelism (MeshShape::sp) each
-// all-reduce becomes an all-gather and a reduce-scatter of 1/tp of the
-// activations per member, the backward of a column-parallel region gathers
-// its saved input again, the head's input and the embedding's gradient are
-// gathered once per micro-batch, and the norms' weight gradients are summed
-// (src/model/gpt.h says where each is issued). When the group outnumbers
-// the key/value heads, each block's backward also sums the shared heads'
-// gradients (tp_kv_grad_elements) over the group, once per micro-batch.
+// path: Phase::tensor. The vocabulary-parallel embedding sums its lookup
+// and the head its input's gradient (two more all-reduces per micro-batch),
+// and the loss gathers the rows' maxima and sums two statistics per row.
+// With sequence parallelism (MeshShape::sp) each all-reduce of activations
+// becomes an all-gather and a reduce-scatter of 1/tp of them per member
+// (the embedding's and the head's: a reduce-scatter), the backward of a
+// column-parallel region gathers its saved input again, the head's input
+// and the embedding's gradient are gathered once per micro-batch, and the
+// norms' weight gradients are summed (src/model/gpt.h says where each is
+// issued). When the group outnumbers the key/value heads, each block's
+// backward also sums the shared heads' gradients (tp_kv_grad_elements) over
+// the group, once per micro-batch.
 #pragma once
 #include <vector>
 
