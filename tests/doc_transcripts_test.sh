@@ -5,14 +5,20 @@
 # to the next "$ " line or the block's end, exactly, but that a line "..."
 # stands for any number of lines the page leaves out (an excerpt). A page
 # whose figures went stale (a model change, a new column) fails, naming the
-# command and its first differing line.
-# Usage: doc_transcripts_test.sh TIERZERO PAGE...
+# command and its first differing line. --only REGEX checks only the
+# commands that match it, --skip REGEX all others (the quick tier skips the
+# minute-long ones, the slow tier runs them).
+# Usage: doc_transcripts_test.sh TIERZERO [--only REGEX | --skip REGEX] PAGE...
 set -euo pipefail
 tz=$1
 shift
 python3 - "$tz" "$@" <<'PY'
-import subprocess, sys
+import re, subprocess, sys
 tz, pages = sys.argv[1], sys.argv[2:]
+only = skip = None
+if pages and pages[0] in ("--only", "--skip"):
+    only, skip = (pages[1], None) if pages[0] == "--only" else (None, pages[1])
+    pages = pages[2:]
 
 def matches(want, got):
     """Whether got's lines are want's, each "..." in want standing for any run of lines."""
@@ -35,6 +41,9 @@ for page in pages:
             while j < len(lines) and not lines[j].startswith("```") and not lines[j].startswith("$ "):
                 j += 1
             want = lines[i + 1:j]
+            if (only and not re.search(only, line)) or (skip and re.search(skip, line)):
+                i = j
+                continue
             run = subprocess.run([tz] + line.split()[2:], capture_output=True, text=True)
             got = (run.stdout + run.stderr).rstrip("\n").split("\n")
             checked += 1
