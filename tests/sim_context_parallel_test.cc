@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "config_error.h"
 #include "sim/context_parallel.h"
 #include "sim/op_list.h"
 #include "tierzero/error.h"
@@ -156,12 +157,7 @@ TEST(ContextParallel, UlyssesAllToAllsInClosedForm) {
 }
 
 std::string error_of(const SimInput& in) {
-  try {
-    simulate(in);
-  } catch (const ConfigError& e) {
-    return e.message();
-  }
-  return "(accepted)";
+  return test::config_error_of([&] { simulate(in); });
 }
 
 TEST(ContextParallel, AShapeTheEngineTheJobOrTheModelCannotRunIsRefusedWithItsValues) {

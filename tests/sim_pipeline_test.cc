@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "config_error.h"
 #include "sim/pipeline.h"
 #include "tierzero/planner.h"
 #include "tierzero/error.h"
@@ -92,12 +93,7 @@ TEST(Pipeline, AStageIsTheModelOfItsBlocksWithTheScheduleAround) {
 }
 
 std::string error_of(const SimInput& in) {
-  try {
-    priced(in);
-  } catch (const ConfigError& e) {
-    return e.message();
-  }
-  return "(accepted)";
+  return test::config_error_of([&] { priced(in); });
 }
 
 TEST(Pipeline, AShapeTheEngineOrTheModelCannotRunIsRefusedWithItsValues) {
