@@ -5,14 +5,15 @@
 # of its 2 key/value heads between 2 members.
 #  exact plans (zero3): every step's loss within 1e-4 relative of TP 1's
 #    (fp32 parameters; what is left is the order of fp32 sums, which the
-#    steps after the warmup amplify and the later ones damp again: 5e-7 at
-#    TP 2, 1.25e-5 at step 58 with TP 4 and SP, back to 5e-7 by step 190;
+#    steps after the warmup amplify and the later ones damp again: at most
+#    8.4e-7 measured, at step 58 with TP 4 and SP; 1.25e-5 there while the
+#    head was still whole on every member);
 #    with the group's sum of the norms' weight gradients dropped, TP 4
 #    with SP is off by 2.4e-2 at step 44);
 #  quantised plans (zeropp, hier3): a member quantises its own slices, so the
 #    blocks and their rounding differ from TP 1's from step 1 (9e-6); these
 #    must train as well: the mean loss of the last 50 steps within 2% of TP 1's
-#    (0.5% and 0.1% measured).
+#    (0.15% and 0.36% measured).
 # The peak learning rate is 1e-3: at the default 3e-3 gpt-tiny's loss spikes
 # after the warmup and any rounding difference grows chaotically (1.5e-2
 # between two exact runs at step 109), which would test the chaos, not the
