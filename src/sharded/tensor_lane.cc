@@ -7,11 +7,12 @@ namespace tierzero {
 
 TensorLane::TensorLane(Communicator& group, Memory& mem) : group_(group), mem_(mem), schedule_(mem) {}
 
-Request& TensorLane::start(Request r) {
+template <class Queue>
+void TensorLane::start(Queue&& queue) {
   TZ_CHECK(!started_, ConfigError, "a tensor-parallel collective started before the last one finished");
-  pending_ = std::move(r);
+  const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());  // the tag the job is queued with
+  pending_ = queue();
   started_ = true;
-  return pending_;
 }
 
 void TensorLane::finish() {
@@ -21,13 +22,11 @@ void TensorLane::finish() {
 }
 
 void TensorLane::start_sum(float* buf, std::size_t n) {
-  const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
-  start(schedule_.iall_reduce(group_, mem_, buf, buf, n, DType::f32, ReduceOp::sum, CommKind::tensor));
+  start([&] { return schedule_.iall_reduce(group_, mem_, buf, buf, n, DType::f32, ReduceOp::sum, CommKind::tensor); });
 }
 
 void TensorLane::start_reduce_scatter(const float* send, float* recv, std::size_t n) {
-  const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
-  start(schedule_.ireduce_scatter(group_, mem_, send, recv, n, DType::f32, ReduceOp::sum, CommKind::tensor));
+  start([&] { return schedule_.ireduce_scatter(group_, mem_, send, recv, n, DType::f32, ReduceOp::sum, CommKind::tensor); });
 }
 
 void TensorLane::sum(float* buf, std::size_t n) {
@@ -41,8 +40,7 @@ void TensorLane::reduce_scatter(const float* send, float* recv, std::size_t n) {
 }
 
 void TensorLane::all_gather(const float* send, float* recv, std::size_t n) {
-  const FlightPhaseScope tagged(FlightPhase::tensor, flight_activity_unit());
-  start(schedule_.iall_gather(group_, mem_, send, recv, n, DType::f32, CommKind::tensor));
+  start([&] { return schedule_.iall_gather(group_, mem_, send, recv, n, DType::f32, CommKind::tensor); });
   finish();
 }
 

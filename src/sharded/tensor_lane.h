@@ -36,7 +36,9 @@ class TensorLane {
   double submit_blocked_seconds() const { return schedule_.submit_blocked_seconds(); }
 
  private:
-  Request& start(Request r);
+  // Queues the collective `queue` posts, tagged for the flight recorder.
+  template <class Queue>
+  void start(Queue&& queue);
   Communicator& group_;
   Memory& mem_;
   CommSchedule schedule_;

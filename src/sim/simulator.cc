@@ -190,12 +190,11 @@ std::string SimInput::attention_implementation() const {
 
 namespace {
 // The compute of the step: every micro-batch's operations and the optimizer's update of this rank's shard.
-ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayout& layout, int seq_len, SimResult& r) {
+ComputeTime compute_time(const SimInput& in, const Topology& topo, const GptLayout& layout, const std::vector<Op>& ops, SimResult& r) {
   const EngineProfile& e = in.engine;
-  const OpOptions o = op_options(in);
   EngineProfile priced = e;
-  priced.attention = o.attention;
-  ComputeTime t = price_ops(micro_batch_ops(in.model, in.micro_batch, seq_len, o), in.system, priced).scaled(in.grad_accum);
+  priced.attention = op_options(in).attention;
+  ComputeTime t = price_ops(ops, in.system, priced).scaled(in.grad_accum);
   r.gemm_s = t.gemm_s, r.attention_s = t.attention_s, r.memory_ops_s = t.memory_s, r.recompute_s = t.recompute_s;
   r.forward_s = t.forward_s, r.backward_s = t.backward_s + t.recompute_s;
   const StateLayouts states = StateLayouts::make(layout, topo, in.plan, 0);
@@ -304,7 +303,8 @@ SimResult simulate(const SimInput& job) {
   in.mesh.check_sp(rows_seq);
   const GptLayout layout(in.model, TpShard{in.mesh.tp, 0});  // a tensor-parallel member's slices (the whole model at tp 1)
   SimResult r;
-  const ComputeTime c = compute_time(in, topo, layout, seq_len, r);
+  const std::vector<Op> ops = micro_batch_ops(in.model, in.micro_batch, seq_len, op_options(in));  // one micro-batch's
+  const ComputeTime c = compute_time(in, topo, layout, ops, r);
   r.compute_s = c.total() + r.optimizer_s;
   if (piped) price_pipeline(in, c, rows_seq, r);
   price_context(in, seq_len, r);
@@ -320,8 +320,7 @@ SimResult simulate(const SimInput& job) {
   const double backward_gathers = in.engine.backward_prefetch == BackwardPrefetch::post ? 0.0 : eo.backward;
   const double hidden_b = std::min(so.backward * backward_gathers * o.backward + so.reduce * eo.reduce * o.reduce, c.backward_s + c.recompute_s);
   // The tensor-parallel input-gradient collectives the engine runs under the weight gradients' GEMMs.
-  const double hidden_t =
-      in.mesh.tp > 1 ? tensor_overlap_hidden(in, in.topology(), rows_seq, micro_batch_ops(in.model, in.micro_batch, seq_len, op_options(in))) : 0.0;
+  const double hidden_t = tensor_overlap_hidden(in, in.topology(), rows_seq, ops);
   r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) - hidden_t +
                   r.offload_s + r.pipeline_p2p_s + r.context_exposed_s;
   r.exposed_comm_s = r.step_time_s - r.compute_s - r.offload_s;
