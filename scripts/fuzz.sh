@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes every parser of outside input (tests/fuzz/parsers_fuzz.cc): builds
-# the libFuzzer targets with clang, AddressSanitizer and UBSan in
-# build-fuzz/, then runs each over its seed corpus (tests/fuzz/corpus/NAME)
+# the libFuzzer target with clang, AddressSanitizer and UBSan in
+# build-fuzz/, then runs one campaign per parser over its seed corpus (tests/fuzz/corpus/NAME)
 # for RUNS inputs (default 20000, what CI runs) or, with --seconds S, for S
 # seconds each. Prints executions and findings per parser; exits 1 when any
 # parser crashed, hung (10 s per input), leaked or went past 2 GB.
@@ -16,7 +16,8 @@ if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$TZ_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_BUILD_FUZZ=ON \
     -DTZ_BUILD_TESTS=OFF -DTZ_WITH_CUDA=OFF -DTZ_WITH_NCCL=OFF >/dev/null
 fi
-cmake --build "$build" -j "$(nproc)" --target "${parsers[@]/#/fuzz_}"
+cmake --build "$build" -j "$(nproc)" --target fuzz_parsers
+fuzzer="$build/tests/fuzz/fuzz_parsers"
 status=0
 for p in "${parsers[@]}"; do
   work="$build/corpus-$p"  # the seeds plus what the fuzzer found interesting; the committed seeds stay as they are
@@ -27,11 +28,11 @@ for p in "${parsers[@]}"; do
   # input, run again alone in time, is set aside and the campaign starts again (at most 3 times).
   for attempt in 1 2 3; do
     rc=0
-    "$build/tests/fuzz/fuzz_$p" "${limit[@]}" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+    TZ_FUZZ_PARSER=$p "$fuzzer" "${limit[@]}" -max_len=8192 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       -artifact_prefix="$build/findings-$p/" "$work" "$TZ_ROOT/tests/fuzz/corpus/$p" >"$log" 2>&1 || rc=$?
     grep -q "libFuzzer: timeout" "$log" || break
     slow=$(find "$build/findings-$p" -name 'timeout-*' | head -n 1)
-    [ -n "$slow" ] && "$build/tests/fuzz/fuzz_$p" -timeout=10 -rss_limit_mb=2048 "$slow" >"$log.alone" 2>&1 || break
+    [ -n "$slow" ] && TZ_FUZZ_PARSER=$p "$fuzzer" -timeout=10 -rss_limit_mb=2048 "$slow" >"$log.alone" 2>&1 || break
     echo "fuzz $p: $(basename "$slow") timed out under load and runs in time alone: not a finding (attempt $attempt)"
     mv "$slow" "$build/corpus-$p-load-timeouts.$(basename "$slow")"
   done

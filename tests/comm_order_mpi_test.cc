@@ -9,6 +9,7 @@
 
 #include <thread>
 
+#include "config_error.h"
 #include "mpi_test_util.h"
 #include "comm/comm_schedule.h"
 #include "tierzero/sharded_trainer.h"
@@ -19,16 +20,6 @@
 namespace tierzero {
 namespace {
 
-// The message of the CommError that f throws ("" when it throws none).
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const CommError& e) {
-    return e.message();
-  }
-  return "";
-}
 
 TEST(CommOrder, EveryStrategyIssuesOneOrderOnEveryRank) {
   const TokenData data = TokenData::builtin();
@@ -74,7 +65,7 @@ TEST(CommOrder, TheCheckerFindsRanksThatIssueInAnotherOrder) {
       first = a->iall_reduce(&x, &x, 1, DType::f32, ReduceOp::sum);
     }
   }
-  const std::string why = error_of([&] { checked.verify("the test"); });
+  const std::string why = test::message_of<CommError>([&] { checked.verify("the test"); });
   EXPECT_NE(why.find("differ at #4"), std::string::npos) << why;  // after the queue's header and the two splits
   EXPECT_NE(why.find("rank 0 issued all_reduce on communicator 1 (4 bytes)"), std::string::npos) << why;
   EXPECT_NE(why.find("all_reduce on communicator 2 (4 bytes)"), std::string::npos) << why;
@@ -93,7 +84,7 @@ TEST(CommOrder, TheCheckerFindsACollectiveThatBypassesTheSchedule) {
   // same order on every rank this time, but only by luck of timing.
   schedule.iall_reduce(checked, host_memory(), &x, &x, 1, DType::f32, ReduceOp::sum).wait();
   checked.all_reduce(&y, &y, 1, DType::f32, ReduceOp::sum);
-  const std::string why = error_of([&] { checked.verify("the test"); });
+  const std::string why = test::message_of<CommError>([&] { checked.verify("the test"); });
   EXPECT_NE(why.find("issued all_reduce on communicator 0 (4 bytes) from a second thread"), std::string::npos) << why;
   schedule.iall_reduce(checked, host_memory(), &x, &x, 1, DType::f32, ReduceOp::sum).wait();
   EXPECT_NO_THROW(checked.verify("the schedule alone"));

@@ -22,7 +22,7 @@ const Topology kTopo = Topology::parse("package=2,node=2,world=2", 8);
 
 DeepSpeedMapping parse(const std::string& json, TrainConfig& cfg) { return parse_deepspeed_config(json, "ds.json", kTopo, cfg); }
 
-std::string error_of(const std::string& json) {
+std::string ds_error_of(const std::string& json) {
   TrainConfig cfg;
   try {
     parse(json, cfg);
@@ -58,7 +58,7 @@ TEST(DeepSpeedConfig, BadValuesNameTheFileAndTheKey) {
       {R"({"bf16": {"enabled": "yes"}})", "'bf16.enabled' must be true or false"},
   };
   for (const auto& [json, want] : cases) {
-    const std::string got = error_of(json);
+    const std::string got = ds_error_of(json);
     EXPECT_NE(got.find(want), std::string::npos) << json << "\n  gave: " << got;
   }
 }
@@ -273,13 +273,13 @@ TEST(DeepSpeedConfig, OffloadOptimizerSetsWhereTheStateLives) {
   EXPECT_TRUE(listed("zero_optimization.offload_optimizer.fast_init")) << "with its reason";
   EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3, "offload_optimizer": {"device": "none"}}})", cfg).plan.optim_offload.device, Offload::none);
   EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3}})", cfg).plan.optim_offload.device, Offload::none);
-  EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "gpu"}}})"),
+  EXPECT_EQ(ds_error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "gpu"}}})"),
             "ds.json: 'zero_optimization.offload_optimizer.device' must be \"none\", \"cpu\" or \"nvme\", got \"gpu\"");
-  EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme"}}})"),
+  EXPECT_EQ(ds_error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme"}}})"),
             "ds.json: 'zero_optimization.offload_optimizer.nvme_path' is needed with device \"nvme\"");
-  EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme", "nvme_path": "/x", "buffer_count": 1}}})"),
+  EXPECT_EQ(ds_error_of(R"({"zero_optimization": {"offload_optimizer": {"device": "nvme", "nvme_path": "/x", "buffer_count": 1}}})"),
             "ds.json: 'zero_optimization.offload_optimizer.buffer_count' must be between 2 and 64, got 1");
-  EXPECT_EQ(error_of(R"({"zero_optimization": {"offload_optimizer": "cpu"}})"),
+  EXPECT_EQ(ds_error_of(R"({"zero_optimization": {"offload_optimizer": "cpu"}})"),
             "ds.json: 'zero_optimization.offload_optimizer' must be a JSON object, got \"cpu\"");
 }
 
@@ -308,11 +308,11 @@ TEST(DeepSpeedConfig, OffloadParamSetsWhereTheParametersLive) {
   EXPECT_EQ(none.plan.param_offload.device, Offload::none);
   EXPECT_TRUE(none.ignored.empty()) << none.ignored.front();
   EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 2, "offload_param": {"device": "none"}}})", cfg).plan.param_offload.device, Offload::none);
-  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}})"),
+  EXPECT_EQ(ds_error_of(R"({"zero_optimization": {"stage": 2, "offload_param": {"device": "cpu"}}})"),
             "ds.json: 'zero_optimization.offload_param.device' offloads partitioned parameters and needs stage 3, but stage is 2");
-  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}})"),
+  EXPECT_EQ(ds_error_of(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "nvme"}}})"),
             "ds.json: 'zero_optimization.offload_param.nvme_path' is needed with device \"nvme\"");
-  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "disk"}}})"),
+  EXPECT_EQ(ds_error_of(R"({"zero_optimization": {"stage": 3, "offload_param": {"device": "disk"}}})"),
             "ds.json: 'zero_optimization.offload_param.device' must be \"none\", \"cpu\" or \"nvme\", got \"disk\"");
 }
 
@@ -331,10 +331,10 @@ TEST(DeepSpeedConfig, PersistenceThresholdKeepsSmallUnitsWhole) {
   EXPECT_EQ(automatic.plan.persist_threshold, 0u);
   EXPECT_EQ(automatic.auto_keys, std::vector<std::string>{"zero_optimization.stage3_param_persistence_threshold"});
   EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 2}})", cfg).plan.persist_threshold, 0u) << "params are not partitioned";
-  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": -1}})"),
+  EXPECT_EQ(ds_error_of(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": -1}})"),
             "ds.json: 'zero_optimization.stage3_param_persistence_threshold' must be between 0 and 9223372036854775807, got -1");
   EXPECT_EQ(parse(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 1.5e4}})", cfg).plan.persist_threshold, 15000u);
-  EXPECT_EQ(error_of(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 100.5}})"),
+  EXPECT_EQ(ds_error_of(R"({"zero_optimization": {"stage": 3, "stage3_param_persistence_threshold": 100.5}})"),
             "ds.json: 'zero_optimization.stage3_param_persistence_threshold' must be a whole number, got 100.5");
   const DeepSpeedMapping capped = parse(R"({"zero_optimization": {"stage": 3, "stage3_model_persistence_threshold": 1e6}})", cfg);
   ASSERT_EQ(capped.ignored.size(), 1u);
@@ -357,9 +357,9 @@ TEST(DeepSpeedConfig, MonitorsNameTheirFolders) {
   EXPECT_EQ(off.csv_monitor_dir, "");
   EXPECT_EQ(off.ignored, std::vector<std::string>{"wandb"});
   EXPECT_EQ(parse(R"({"tensorboard": {"enabled": true, "team": "x"}})", cfg).ignored, std::vector<std::string>{"tensorboard.team"});
-  EXPECT_EQ(error_of(R"({"tensorboard": {"enabled": "yes"}})"), "ds.json: 'tensorboard.enabled' must be true or false, got \"yes\"");
-  EXPECT_EQ(error_of(R"({"csv_monitor": {"enabled": true, "output_path": 3}})"), "ds.json: 'csv_monitor.output_path' must be a string, got 3");
-  EXPECT_EQ(error_of(R"({"tensorboard": {"enabled": true, "job_name": "a/b"}})"),
+  EXPECT_EQ(ds_error_of(R"({"tensorboard": {"enabled": "yes"}})"), "ds.json: 'tensorboard.enabled' must be true or false, got \"yes\"");
+  EXPECT_EQ(ds_error_of(R"({"csv_monitor": {"enabled": true, "output_path": 3}})"), "ds.json: 'csv_monitor.output_path' must be a string, got 3");
+  EXPECT_EQ(ds_error_of(R"({"tensorboard": {"enabled": true, "job_name": "a/b"}})"),
             "ds.json: 'tensorboard.job_name' must be a folder name, got \"a/b\"");
 }
 
@@ -376,7 +376,7 @@ TEST(DeepSpeedConfig, AutoTpSizeIsTheTensorParallelDegree) {
       EXPECT_EQ(e.message().rfind("ds.json: 'tensor_parallel.autotp_size' must be", 0), 0u) << e.what();
     }
   }
-  EXPECT_NE(error_of(R"({"tensor_parallel": {"autotp_size": -2}})").find("'tensor_parallel.autotp_size'"), std::string::npos);
+  EXPECT_NE(ds_error_of(R"({"tensor_parallel": {"autotp_size": -2}})").find("'tensor_parallel.autotp_size'"), std::string::npos);
   TrainConfig cfg;
   EXPECT_EQ(parse(R"({"tensor_parallel": {"autotp_size": 2, "tp_overlap_comm": true}})", cfg).ignored,
             std::vector<std::string>{"tensor_parallel.tp_overlap_comm"});
@@ -480,7 +480,7 @@ TEST(DeepSpeedKeys, EveryKeyDoesWhatTheTableSays) {
     const auto it = key_examples().find(path);
     ASSERT_NE(it, key_examples().end()) << "no example config for " << path;
     if (k.use == DeepSpeedUse::refused) {
-      EXPECT_NE(error_of(it->second).find("ds.json: '" + path + "'"), std::string::npos) << path << ": " << error_of(it->second);
+      EXPECT_NE(ds_error_of(it->second).find("ds.json: '" + path + "'"), std::string::npos) << path << ": " << ds_error_of(it->second);
       continue;
     }
     TrainConfig cfg;

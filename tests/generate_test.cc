@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fp32_matmul.h"
 #include "tierzero/error.h"
 #include "model/gpt.h"
 #include "tierzero/hugging_face.h"
@@ -25,7 +26,7 @@ const ModelWeights& golden(const std::string& name = "hf_gpt2") {
   return w[name];
 }
 
-class KvDecoderVsForward : public ::testing::TestWithParam<std::string> {};
+class KvDecoderVsForward : public test::WithFp32Matmul<::testing::TestWithParam<std::string>> {};
 
 TEST_P(KvDecoderVsForward, EveryStepGivesTheFullForwardsLogits) {
   const ModelWeights& w = golden(GetParam());

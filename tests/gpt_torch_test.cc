@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "ckpt/safetensors.h"
+#include "fp32_matmul.h"
 #include "model/gpt.h"
 #include "torch_reference.h"
 
@@ -40,7 +41,9 @@ struct Golden {
   }
 };
 
-TEST(GptVsPyTorch, LogitsLossAndEveryGradient) {
+class GptVsPyTorch : public test::WithFp32Matmul<> {};
+
+TEST_F(GptVsPyTorch, LogitsLossAndEveryGradient) {
   Golden g;
   GptModel<float> model(g.layout, g.B, g.T);
   std::vector<float> grads(g.layout.num_params(), 0.0f);
@@ -54,7 +57,7 @@ TEST(GptVsPyTorch, LogitsLossAndEveryGradient) {
   for (const TensorInfo& t : g.layout.tensors()) expect_close(slice(grads, t), g.f.at("grad." + t.name).as_f32(), 1e-4, "grad." + t.name);
 }
 
-TEST(GptVsPyTorch, TenAdamWStepsWithClipping) {
+TEST_F(GptVsPyTorch, TenAdamWStepsWithClipping) {
   Golden g;
   test::train_like_the_reference(g.layout, g.B, g.T, g.params, g.tokens, g.targets, g.f.at("losses").as_f64());
   for (const TensorInfo& t : g.layout.tensors()) expect_close(slice(g.params, t), g.f.at("final." + t.name).as_f32(), 2e-4, "final." + t.name);

@@ -21,7 +21,7 @@ using test::store;
 using test::expect_traffic;
 using test::value;
 
-const std::size_t kCounts[] = {1, 7, 1001};
+const std::size_t kHierarchicalCounts[] = {1, 7, 1001};
 
 std::array<std::uint64_t, kNumLevels> hier_expect(const Topology& topo, std::size_t shard_bytes, int factor) {
   std::array<std::uint64_t, kNumLevels> e{};
@@ -35,7 +35,7 @@ TEST(Hierarchical, AllGatherIsBitExactWithFlat) {
     Hierarchy hier(*world);
     const int w = world->size(), me = world->rank();
     for (DType t : test::all_dtypes()) {
-      for (std::size_t n : kCounts) {
+      for (std::size_t n : kHierarchicalCounts) {
         const std::size_t s = dtype_size(t);
         std::vector<std::byte> send(n * s), flat(n * w * s), got(n * w * s);
         for (std::size_t i = 0; i < n; ++i) store(t, send.data(), i, value(me, i, t) + 0.25 * (t == DType::f32));
@@ -55,7 +55,7 @@ TEST(Hierarchical, ReduceScatterMatchesClosedForm) {
     Hierarchy hier(*world);
     const int w = world->size(), me = world->rank();
     for (DType t : test::all_dtypes()) {
-      for (std::size_t n : kCounts) {
+      for (std::size_t n : kHierarchicalCounts) {
         const std::size_t s = dtype_size(t);
         std::vector<std::byte> send(n * w * s), recv(n * s);
         for (std::size_t i = 0; i < n * w; ++i) store(t, send.data(), i, value(me, i, t));
@@ -86,7 +86,7 @@ TEST(Hierarchical, AllReduceMatchesClosedForm) {
     Hierarchy hier(*world);
     const int w = world->size(), me = world->rank();
     for (DType t : test::all_dtypes()) {
-      for (std::size_t n : kCounts) {
+      for (std::size_t n : kHierarchicalCounts) {
         const std::size_t s = dtype_size(t);
         std::vector<std::byte> send(n * s), recv(n * s);
         for (std::size_t i = 0; i < n; ++i) store(t, send.data(), i, value(me, i, t));

@@ -24,7 +24,7 @@ using test::value;
 // Chunk sizes in elements: one that divides none of the counts, one that
 // divides some, one larger than every message.
 const std::size_t kChunks[] = {5, 64, 1000};
-const std::size_t kCounts[] = {1, 7, 150};
+const std::size_t kPipelinedCounts[] = {1, 7, 150};
 
 // The bytes per level the plan's transfers receive (one level per hop).
 std::array<std::uint64_t, kNumLevels> plan_bytes(const HopPlan& p) {
@@ -70,7 +70,7 @@ TEST(PipelinedHops, PlainCollectivesEqualTheWholeOnes) {
       const std::size_t es = dtype_size(t);
       for (std::size_t ce : kChunks) {
         piped.set_chunk_bytes(ce * es);
-        for (std::size_t n : kCounts) {
+        for (std::size_t n : kPipelinedCounts) {
           std::vector<std::byte> shard(n * es), input(n * w * es), flat(n * w * es), got(n * w * es);
           for (std::size_t i = 0; i < n; ++i) store(t, shard.data(), i, value(me, i, t));
           for (std::size_t i = 0; i < n * w; ++i) store(t, input.data(), i, value(me, i, t));

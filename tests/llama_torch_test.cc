@@ -18,6 +18,7 @@
 
 #include "ckpt/safetensors.h"
 #include "core/read_file.h"
+#include "fp32_matmul.h"
 #include "model/gpt.h"
 #include "tierzero/dtype.h"
 #include "tierzero/error.h"
@@ -65,7 +66,7 @@ struct Reference {
   }
 };
 
-class LlamaVsPyTorch : public ::testing::TestWithParam<std::string> {};
+class LlamaVsPyTorch : public test::WithFp32Matmul<::testing::TestWithParam<std::string>> {};
 
 TEST_P(LlamaVsPyTorch, LogitsLossAndEveryGradient) {
   const Reference r(GetParam());

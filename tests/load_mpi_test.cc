@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "config_error.h"
 #include "ckpt/safetensors.h"
 #include "ckpt/state_checkpoint.h"
 #include "mpi_test_util.h"
@@ -137,7 +138,7 @@ std::string write_weights(Communicator& world, const fs::path& dir, const Weight
     } else if (model.family() == "gpt2") {
       write_hf_gpt2(model, master, path.string());
     } else {
-      write_hf_llama(model, master, path.string(), {f.bf16 ? DType::bf16 : DType::f32, 20000});
+      write_hf_llama(model, master, path.string(), {f.bf16 ? DType::bf16 : DType::f32, 20000, std::nullopt});
     }
   }
   world.barrier();
@@ -278,15 +279,6 @@ TEST(Loading, EachRankReadsOnlyItsSlices) {
   }
 }
 
-// Every rank's error, whichever rank's slice held the fault.
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const FormatError& e) {
-    return e.message();
-  }
-  return "";
-}
 
 TEST(Loading, DamagedFilesFailOnEveryRankNamingTheFile) {
   const TokenData data = TokenData::builtin();
@@ -304,7 +296,7 @@ TEST(Loading, DamagedFilesFailOnEveryRankNamingTheFile) {
     if (world->rank() == 0) damage();
     world->barrier();
     ShardedTrainer t(cfg, plan, *world, data);
-    const std::string e = error_of([&] { t.load_checkpoint(from.string()); });
+    const std::string e = test::message_of<FormatError>([&] { t.load_checkpoint(from.string()); });
     EXPECT_NE(e.find("rank-00004.optim' is " + fragment), std::string::npos) << e;
   };
   damaged([&] { std::fstream(shard, std::ios::in | std::ios::out | std::ios::binary).seekp(100).put('X'); }, "corrupt");
@@ -318,7 +310,7 @@ TEST(Loading, DamagedFilesFailOnEveryRankNamingTheFile) {
   const std::size_t stored = (77 % fc.shape[1]) * fc.shape[0] + 77 / fc.shape[1];
   const std::string path = write_weights(*world, dir.path, {"gpt-tiny", "hf", false}, cfg.model, master);
   const auto init = open_weights(path, cfg.model);
-  const std::string e = error_of([&] { ShardedTrainer t(cfg, plan, *world, data, init.get()); });
+  const std::string e = test::message_of<FormatError>([&] { ShardedTrainer t(cfg, plan, *world, data, init.get()); });
   EXPECT_NE(e.find("tensor 'transformer.h.1.mlp.c_fc.weight' holds a non-finite value (nan at element " + std::to_string(stored) + ")"),
             std::string::npos)
       << e;

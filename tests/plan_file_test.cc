@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config_error.h"
 #include "tierzero/error.h"
 #include "tierzero/plan.h"
 #include "tierzero/planner.h"
@@ -131,19 +132,8 @@ device = "cpu"
   EXPECT_TRUE(parse_plan_file("[plan]\n", "e.toml").plan == Plan{});
 }
 
-// The message of the ConfigError `f` throws ("" when it throws none).
-template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const ConfigError& e) {
-    return e.message();
-  }
-  return "";
-}
-
 TEST(PlanFile, BadFilesNameTheFileAndTheKey) {
-  const auto parse = [](const std::string& text) { return error_of([&] { parse_plan_file(text, "bad.toml"); }); };
+  const auto parse = [](const std::string& text) { return test::config_error_of([&] { parse_plan_file(text, "bad.toml"); }); };
   EXPECT_EQ(parse("[plan]\nparams = \"world\"\nbukcet_bytes = 4\n"), "bad.toml: unknown key 'plan.bukcet_bytes'");
   EXPECT_EQ(parse("[plan]\n[plan.optim_offload]\ndevise = \"cpu\"\n"), "bad.toml: unknown key 'plan.optim_offload.devise'");
   EXPECT_EQ(parse("strategy = \"zero3\"\n[plan]\n"), "bad.toml: unknown key 'strategy' (a plan file holds one [plan] table)");
@@ -175,7 +165,7 @@ TEST(PlanFile, TheTensorParallelKeysAreRead) {
   const PlanFile plain = parse_plan_file("[plan]\n", "e.toml");
   EXPECT_EQ(plain.tp, 1);
   EXPECT_FALSE(plain.tp_level);
-  const auto parse = [](const std::string& text) { return error_of([&] { parse_plan_file(text, "bad.toml"); }); };
+  const auto parse = [](const std::string& text) { return test::config_error_of([&] { parse_plan_file(text, "bad.toml"); }); };
   EXPECT_EQ(parse("[plan]\ntp = 0\n"), "bad.toml: key 'plan.tp' must be between 1 and 1048576, got 0");
   EXPECT_NE(parse("[plan]\ntp_level = \"rack\"\n").find("bad.toml: key 'plan.tp_level': "), std::string::npos);
 }
@@ -183,7 +173,7 @@ TEST(PlanFile, TheTensorParallelKeysAreRead) {
 TEST(PlanFile, ALevelTheTopologyLacksIsAnErrorUnlessTheFileFitsIt) {
   const Topology two = Topology::parse("node=4,world=2", 8);
   const std::string hier3 = plan_file_text(strategy_plan("hier3"), false);
-  EXPECT_EQ(error_of([&] { parse_plan_file(hier3, "h.toml").for_topology(two); }),
+  EXPECT_EQ(test::config_error_of([&] { parse_plan_file(hier3, "h.toml").for_topology(two); }),
             "h.toml: key 'plan.bwd_params': level package is not in the topology node=4,world=2 (a plan written for another "
             "layout; fit_to_topology = true takes the next level outwards)");
   // The shipped file fits it, as --strategy hier3 always has: the package copy becomes node-level.
@@ -194,7 +184,7 @@ TEST(PlanFile, ALevelTheTopologyLacksIsAnErrorUnlessTheFileFitsIt) {
   const Topology three = Topology::parse("package=2,node=2,world=2", 8);
   EXPECT_TRUE(parse_plan_file(hier3, "h.toml").for_topology(three) == strategy_plan("hier3"));
   // A plan that contradicts itself is refused with the file named.
-  EXPECT_EQ(error_of([&] { parse_plan_file("[plan]\ngrads = \"world\"\noptim = \"node\"\n", "c.toml").for_topology(three); }),
+  EXPECT_EQ(test::config_error_of([&] { parse_plan_file("[plan]\ngrads = \"world\"\noptim = \"node\"\n", "c.toml").for_topology(three); }),
             "c.toml: plan 'custom': grads (world) and optim (node) must be partitioned over the same level");
 }
 
@@ -212,14 +202,14 @@ TEST(PlanFile, ARunConfigCarriesAPlanTable) {
   std::ofstream(run) << "steps = 7\n";
   EXPECT_FALSE(read_config_plan(run));
   std::ofstream(run) << "plan = \"zero3\"\n";
-  EXPECT_EQ(error_of([&] { load_train_config(run, c); }), run + ": key 'plan' must be a table");
+  EXPECT_EQ(test::config_error_of([&] { load_train_config(run, c); }), run + ": key 'plan' must be a table");
   // write_plan_file replaces the file whole; a folder it cannot write to is an error naming it.
   const std::string written = (dir / "p.toml").string();
   write_plan_file(written, strategy_plan("mics"), {"mics"});
   EXPECT_TRUE(read_plan_file(written).plan == strategy_plan("mics"));
-  EXPECT_EQ(error_of([&] { write_plan_file((dir / "none" / "p.toml").string(), Plan{}); }),
+  EXPECT_EQ(test::config_error_of([&] { write_plan_file((dir / "none" / "p.toml").string(), Plan{}); }),
             "cannot write plan file '" + (dir / "none" / "p.toml").string() + "'");
-  EXPECT_EQ(error_of([&] { read_plan_file((dir / "none.toml").string()); }), "cannot read plan file '" + (dir / "none.toml").string() + "'");
+  EXPECT_EQ(test::config_error_of([&] { read_plan_file((dir / "none.toml").string()); }), "cannot read plan file '" + (dir / "none.toml").string() + "'");
   std::filesystem::remove_all(dir);
 }
 

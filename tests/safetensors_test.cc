@@ -20,7 +20,7 @@ std::string file_of(const std::string& header, const std::string& data) {
   return f + header + data;
 }
 
-std::string error_of(const std::string& file) {
+std::string safetensors_error_of(const std::string& file) {
   try {
     parse_safetensors(file, "t.safetensors");
   } catch (const FormatError& e) {
@@ -41,15 +41,15 @@ TEST(SafeTensors, ReadsTensorsAndMetadata) {
 
 TEST(SafeTensors, NegativeOrWrappingShapesAreErrors) {
   // 2^62 x 4 F32 elements are 2^66 bytes: 0 modulo 2^64, the size of [0, 0].
-  EXPECT_NE(error_of(file_of(R"({"w": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 0]}})", "")).find(
+  EXPECT_NE(safetensors_error_of(file_of(R"({"w": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 0]}})", "")).find(
                 "t.safetensors: tensor 'w' has a negative or too large shape"),
             std::string::npos);
-  EXPECT_NE(error_of(file_of(R"({"w": {"dtype": "F32", "shape": [-1, -4], "data_offsets": [0, 16]}})", std::string(16, 'x')))
+  EXPECT_NE(safetensors_error_of(file_of(R"({"w": {"dtype": "F32", "shape": [-1, -4], "data_offsets": [0, 16]}})", std::string(16, 'x')))
                 .find("negative or too large shape"),
             std::string::npos);
-  EXPECT_NE(error_of(file_of(R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]}})", "xx")).find("outside the file"),
+  EXPECT_NE(safetensors_error_of(file_of(R"({"w": {"dtype": "F32", "shape": [3], "data_offsets": [0, 12]}})", "xx")).find("outside the file"),
             std::string::npos);
-  EXPECT_NE(error_of(std::string(5, '\0')).find("truncated"), std::string::npos);
+  EXPECT_NE(safetensors_error_of(std::string(5, '\0')).find("truncated"), std::string::npos);
 }
 
 }  // namespace

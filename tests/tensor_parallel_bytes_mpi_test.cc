@@ -56,7 +56,7 @@ void expect_the_simulators_bytes(const std::string& spec, const MeshShape& shape
   EXPECT_EQ(simulate(in).memory_total, allocated) << "on rank " << world->rank();
 }
 
-TEST(TensorParallelEngine, BytesPerLevelAreTheSimulators) {
+TEST(TensorParallelBytes, BytesPerLevelAreTheSimulators) {
   if (test::world_size() != 4) GTEST_SKIP() << "the layouts are of 4 ranks";
   for (const auto& [spec, level] : {std::pair{"package=2,node=2", Level::package}, std::pair{"node=2,world=2", Level::node}})
     for (const bool sp : {false, true})
@@ -67,7 +67,7 @@ TEST(TensorParallelEngine, BytesPerLevelAreTheSimulators) {
 
 // llama-tiny's 2 key/value heads shared by 2 members each at tp 4 (dp 1): the engine's sums of their gradients,
 // one per block and micro-batch, and its buffer for them, priced as well.
-TEST(TensorParallelEngine, SharedKeyValueHeadsBytesAreTheSimulators) {
+TEST(TensorParallelBytes, SharedKeyValueHeadsBytesAreTheSimulators) {
   if (test::world_size() != 4) GTEST_SKIP() << "the layouts are of 4 ranks";
   for (const bool sp : {false, true})
     for (const bool recompute : {false, true})

@@ -73,7 +73,9 @@ TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
           const TensorInfo& t = members[r].tensors()[i];
           ASSERT_EQ(t.name, w.name);
           EXPECT_EQ(t.global_offset, w.offset) << t.name;
-          if (t.split == TpSplit::vocab) EXPECT_EQ(t.numel, static_cast<std::size_t>(members[r].local_vocab()) * c.channels) << t.name;
+          if (t.split == TpSplit::vocab) {
+            EXPECT_EQ(t.numel, static_cast<std::size_t>(members[r].local_vocab()) * c.channels) << t.name;
+          }
           std::vector<int> local(t.numel, 0);
           for (const TpSlice& s : t.slices)
             for (std::size_t k = 0; k < s.count; ++k)
@@ -225,9 +227,13 @@ class ThreadGroup {
     sync_.arrive_and_wait();
   }
   TpGroup<double> member(int r, bool sp) {
-    return {[this, r](double* buf, std::size_t n) { sum(r, buf, n); },
-            [this, r](const double* send, double* recv, std::size_t n) { all_gather(r, send, recv, n); },
-            [this, r](const double* send, double* recv, std::size_t n) { reduce_scatter(r, send, recv, n); }, sp};
+    return {.sum = [this, r](double* buf, std::size_t n) { sum(r, buf, n); },
+            .all_gather = [this, r](const double* send, double* recv, std::size_t n) { all_gather(r, send, recv, n); },
+            .reduce_scatter = [this, r](const double* send, double* recv, std::size_t n) { reduce_scatter(r, send, recv, n); },
+            .sequence_parallel = sp,
+            .start_sum = {},  // blocking collectives only: the model then calls the blocking ones
+            .start_reduce_scatter = {},
+            .finish = {}};
   }
 
  private:

@@ -52,18 +52,19 @@ std::vector<Out> convert(const SafeTensor& t) {
   return out;
 }
 
-std::size_t numel_of(const std::vector<std::int64_t>& shape) {
+}  // namespace
+
+std::size_t shape_numel(const std::vector<std::int64_t>& shape) {
   std::size_t n = 1;
   for (auto d : shape) n *= static_cast<std::size_t>(d);
   return n;
 }
-}  // namespace
 
 void safetensors_to_f32(const std::string& dtype, const std::byte* p, std::size_t n, float* out) { convert(dtype, p, n, out); }
 
-std::size_t SafeTensorEntry::numel() const { return numel_of(shape); }
+std::size_t SafeTensorEntry::numel() const { return shape_numel(shape); }
 
-std::size_t SafeTensor::numel() const { return numel_of(shape); }
+std::size_t SafeTensor::numel() const { return shape_numel(shape); }
 
 namespace {
 // Bytes of a tensor of `shape` and `esize`-byte elements, or nothing when a

@@ -31,6 +31,8 @@ struct SafeTensorsHeader {
 // Throws FormatError naming `where` and the problem (bad JSON, an unknown
 // dtype, offsets outside the data, a size that is not the shape's).
 SafeTensorsHeader parse_safetensors_header(std::string_view json, std::uint64_t data_bytes, const std::string& where);
+// Elements of a tensor of this shape (the product of its dimensions; 1 for a scalar).
+std::size_t shape_numel(const std::vector<std::int64_t>& shape);
 // Bytes per element of a safetensors dtype (0 when unknown).
 std::size_t safetensors_dtype_bytes(const std::string& dtype);
 // `n` elements of `dtype` at `p` as fp32 (F32, F64, BF16, F16, I32, I64); FormatError otherwise.

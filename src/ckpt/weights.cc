@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ckpt/hf_names.h"
+#include "ckpt/safetensors.h"
 #include "ckpt/safetensors_reader.h"
 #include "core/read_file.h"
 #include "tierzero/error.h"
@@ -89,12 +90,6 @@ std::vector<StoredTensor> stored_tensors(const std::map<std::string, Located>& a
   }
 }
 
-std::size_t numel_of(const std::vector<std::int64_t>& shape) {
-  std::size_t n = 1;
-  for (std::int64_t d : shape) n *= static_cast<std::size_t>(d);
-  return n;
-}
-
 // A model's weights in safetensors files: each read takes from the files
 // only the stored elements of the range (a transposed part row by row:
 // the columns of the range's rows).
@@ -114,7 +109,7 @@ class StoredWeights final : public StateReader {
                  where_ + " has no tensor '" + p.name + "' (is it " + model.name + " with " + std::to_string(model.layers) + " layers?)");
         TZ_CHECK(it->second.entry->shape == p.shape, FormatError,
                  where_ + ": tensor '" + p.name + "' has the wrong shape for model " + model.name);
-        const std::size_t n = numel_of(p.shape);
+        const std::size_t n = shape_numel(p.shape);
         // tierzero's [out, in] rows: a transposed part is stored [in, out].
         const std::size_t cols = p.shape.size() == 2 ? static_cast<std::size_t>(p.transposed ? p.shape[0] : p.shape[1]) : n;
         out.parts.push_back({p.name, it->second, offset, n, cols, p.transposed});

@@ -27,7 +27,7 @@ constexpr std::int64_t kLateNs = 1'000'000'000;   // a rank this much later into
 double s_of(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 // A collective across ranks: communicator number, its first member, sequence number.
-using Key = std::tuple<int, int, std::uint64_t>;
+using CollectiveKey = std::tuple<int, int, std::uint64_t>;
 
 class Suspects {
  public:
@@ -42,7 +42,7 @@ class Suspects {
 
   const FlightDumps& dumps_;
   std::int64_t hang_start_ns_ = std::numeric_limits<std::int64_t>::max();  // the first start of a collective some rank waits in
-  std::map<Key, std::map<int, const FlightRecordRead*>> at_;                // each collective's record on each rank
+  std::map<CollectiveKey, std::map<int, const FlightRecordRead*>> at_;                // each collective's record on each rank
 };
 
 Suspects::Suspects(const FlightDumps& dumps) : dumps_(dumps) {

@@ -1,11 +1,14 @@
-// libFuzzer targets for every parser of outside input (built by
-// scripts/fuzz.sh with -fsanitize=fuzzer,address,undefined; one executable
-// per parser, chosen by TZ_FUZZ_PARSER). A parser may reject an input only
+// libFuzzer target for every parser of outside input (built by
+// scripts/fuzz.sh with -fsanitize=fuzzer,address,undefined): one executable,
+// the parser under test named by the environment variable TZ_FUZZ_PARSER
+// (one campaign per parser, each with its own corpus). A parser may reject an input only
 // with a tierzero::Error naming the problem: any other exception, a crash,
 // a sanitizer report, a hang or an unbounded allocation is a finding.
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -23,10 +26,6 @@
 #include "tierzero/system.h"
 #include "tierzero/tokenizer.h"
 #include "tierzero/train_config.h"
-
-#ifndef TZ_FUZZ_PARSER
-#error "TZ_FUZZ_PARSER must name the parser under test"
-#endif
 
 namespace {
 using namespace tierzero;
@@ -98,14 +97,31 @@ void parse(std::string_view parser, std::string_view in) {
   } else if (parser == "checkpoint_meta") {
     CheckpointMeta::from_json(text, "meta.json").to_json();
   } else {
-    __builtin_trap();  // a parser name CMake does not know
+    __builtin_trap();  // LLVMFuzzerInitialize refused any other name
   }
 }
+
+const char* const kParsers[] = {"run_config", "system", "deepspeed", "token_file", "safetensors", "checkpoint_meta",
+                                "megatron_index", "bpe_encode", "hf_config", "model_toml", "tokenizer_json"};
+std::string_view parser_under_test;
 }  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  const char* name = std::getenv("TZ_FUZZ_PARSER");
+  for (const char* p : kParsers)
+    if (name && parser_under_test.empty() && std::string_view(name) == p) parser_under_test = p;
+  if (parser_under_test.empty()) {
+    std::fprintf(stderr, "fuzz_parsers: set TZ_FUZZ_PARSER to one of:");
+    for (const char* p : kParsers) std::fprintf(stderr, " %s", p);
+    std::fprintf(stderr, " (got '%s')\n", name ? name : "");
+    std::exit(2);
+  }
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   try {
-    parse(TZ_FUZZ_PARSER, std::string_view(reinterpret_cast<const char*>(data), size));
+    parse(parser_under_test, std::string_view(reinterpret_cast<const char*>(data), size));
   } catch (const tierzero::Error&) {
     // a clear rejection: what a bad file must get
   }
