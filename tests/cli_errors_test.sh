@@ -37,6 +37,11 @@ expect_exit 2 "" 0 -- "$tz" bench nosuch
 run4() { "$mpirun" --oversubscribe -np 4 "$tz" "$@"; }
 expect_once "tp = 3 does not divide the world level's fan-out 4 (topology world=4)" -- run4 train --model gpt-tiny --steps 1 --tp 3 --topology world=4
 expect_once "tp = 4 does not divide the 6 heads of model 'gpt-mini'" -- run4 train --model gpt-mini --steps 1 --tp 4
+# A tensor level the job lacks: train says so once; simulate before any table, its only line.
+expect_once "tp_level package: the job's topology node=4,world=1 has no such level" -- run4 train --model gpt-tiny --steps 1 --tp 2 --tp-level package --topology node=4
+out=$("$tz" simulate --model gpt-tiny --system cpu --topology node=4 --ranks 4 --tp 2 --tp-level package 2>&1); rc=$?
+[ $rc -eq 2 ] && [ "$out" = "tierzero: error: tp_level package: the job's topology node=4,world=1 has no such level" ] &&
+  echo "ok: simulate --tp-level package on node=4: one line, exit 2" || { echo "FAIL: simulate with a missing tensor level (exit $rc): $out"; fail=1; }
 # Sequence parallelism: only with a tensor-parallel group, whose degree divides the sequence.
 expect_once "sp: sequence parallelism needs tp > 1 (tp = 1)" -- run4 train --model gpt-tiny --steps 1 --sp
 expect_once "sp: tp = 4 does not divide the sequence length 30" -- run4 train --model gpt-tiny --steps 1 --tp 4 --sp --seq-len 30

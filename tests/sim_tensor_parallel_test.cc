@@ -180,10 +180,12 @@ TEST(TensorParallelSimulate, StatesActivationsAndThroughputAreAMembers) {
 }
 
 // An engine that overlaps the backward's input-gradient collectives with the weight gradients (tensor_overlap:
-// tierzero's, Megatron-LM's) hides each under its layer's weight-gradient GEMM for as long as that GEMM runs. Over a
-// tensor link slow enough that every collective outlasts its GEMM, the step is shorter by exactly the q|k|v and MLP
-// weight-gradient GEMMs of every micro-batch (with and without sequence parallelism); at tp 1 nothing changes.
-TEST(TensorParallelSimulate, TheInputGradientCollectivesHideUnderTheWeightGradients) {
+// tierzero's, Megatron-LM's) hides each under its layer's weight-gradient GEMM for as long as that GEMM runs, and with
+// sequence parallelism each gather of a saved norm output under its layer's input-gradient GEMM. Over a tensor link
+// slow enough that every collective outlasts its GEMM, the step is shorter by exactly the q|k|v and MLP
+// weight-gradient GEMMs of every micro-batch, and with sequence parallelism their input-gradient GEMMs too; at tp 1
+// nothing changes.
+TEST(TensorParallelSimulate, TheColumnParallelBackwardsCollectivesHideUnderItsGemms) {
   for (const bool sp : {false, true}) {
     SCOPED_TRACE(sp ? "sequence parallel" : "tensor parallel");
     SimInput in = job("node=4", 4, 2);
@@ -195,11 +197,14 @@ TEST(TensorParallelSimulate, TheInputGradientCollectivesHideUnderTheWeightGradie
     in.engine.tensor_overlap = true;
     const SimResult overlapped = simulate(in);
     OpOptions o = op_options(in);
-    double wgrad = 0;
-    for (const Op& op : micro_batch_ops(in.model, in.micro_batch, 32, o))
+    double wgrad = 0, dgrad = 0;
+    for (const Op& op : micro_batch_ops(in.model, in.micro_batch, 32, o)) {
       if (op.name == "qkv_wgrad" || op.name == "fc_wgrad") wgrad += op_time(op, in.system, in.engine);
+      if (op.name == "qkv_dgrad" || op.name == "fc_dgrad") dgrad += op_time(op, in.system, in.engine);
+    }
     EXPECT_GT(wgrad, 0);
-    EXPECT_NEAR(exposed.step_time_s - overlapped.step_time_s, 3 * wgrad, 1e-9 * exposed.step_time_s);
+    EXPECT_GT(dgrad, 0);
+    EXPECT_NEAR(exposed.step_time_s - overlapped.step_time_s, 3 * (wgrad + (sp ? dgrad : 0)), 1e-9 * exposed.step_time_s);
     EXPECT_EQ(overlapped.bytes_per_level, exposed.bytes_per_level);
   }
   SimInput one = job("node=4", 4, 1);

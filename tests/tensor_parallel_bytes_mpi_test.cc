@@ -1,7 +1,7 @@
 // The bytes a tensor-parallel run moves are the simulator's (issue 52:
 // priced as executed): on 4 ranks (tp 2 x dp 2; the tensor group on the
 // package level of package=2,node=2 and on the node level of node=2,world=2)
-// for gpt-tiny and llama-tiny under zero3, zeropp and mics, and at tp 4 (dp 1)
+// for gpt-tiny and llama-tiny under zero3, zeropp, mics and hier3, and at tp 4 (dp 1)
 // for llama-tiny, whose 2 key/value heads are then shared by 2 members each, with
 // and without recomputation and sequence parallelism and with two micro-batches per step, every rank's traffic
 // counters over a step equal, level by level, the traffic model's
@@ -61,7 +61,7 @@ TEST(TensorParallelBytes, BytesPerLevelAreTheSimulators) {
   for (const auto& [spec, level] : {std::pair{"package=2,node=2", Level::package}, std::pair{"node=2,world=2", Level::node}})
     for (const bool sp : {false, true})
       for (const char* model : test::kTinyModels)
-        for (const char* name : {"zero3", "zeropp", "mics"})
+        for (const char* name : {"zero3", "zeropp", "mics", "hier3"})
           for (const bool recompute : {false, true}) expect_the_simulators_bytes(spec, MeshShape{2, level, sp}, model, name, recompute);
 }
 

@@ -8,7 +8,8 @@
 // heads (their gradients then equal on every sharer, bit for bit), the same
 // loss on every member and each member's probabilities its vocabulary
 // columns of the whole model's, and the runs the members count in the
-// gradient norm give the whole model's norm. A degree that does not divide
+// gradient norm give the whole model's norm; the group's gradients are its
+// loss's finite differences. A degree that does not divide
 // the model's heads or MLP (or, with sequence parallelism, the sequence;
 // or neither divides nor is a multiple of the key/value heads), or exceeds
 // its vocabulary, is an error naming the values; one that does not divide
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "ckpt/tp_member_reader.h"
 #include "model/gpt.h"
@@ -241,6 +243,16 @@ class ThreadGroup {
   std::barrier<> sync_;
 };
 
+// A member's parameters: its slices of the whole model's `whole`.
+std::vector<double> member_params(const GptLayout& m, const std::vector<double>& whole) {
+  std::vector<double> mine(m.num_params());
+  for (const TensorInfo& t : m.tensors())
+    for (const TpSlice& s : t.slices)
+      for (std::size_t k = 0; k < s.count; ++k)
+        std::copy_n(whole.begin() + t.global_offset + s.global + k * s.global_stride, s.length, mine.begin() + t.offset + s.local + k * s.local_stride);
+  return mine;
+}
+
 // B 3, T 8: under sequence parallelism at tp 2 and 4 a member's rows cross from one sequence into the next.
 TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
   const int B = 3, T = 8;
@@ -275,12 +287,7 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
           for (int r = 0; r < n; ++r)
             threads.emplace_back([&, r] {
               const GptLayout& m = members[r];
-              std::vector<double> mine(m.num_params());
-              for (const TensorInfo& t : m.tensors())
-                for (const TpSlice& s : t.slices)
-                  for (std::size_t k = 0; k < s.count; ++k)
-                    std::copy_n(params.begin() + t.global_offset + s.global + k * s.global_stride, s.length,
-                                mine.begin() + t.offset + s.local + k * s.local_stride);
+              std::vector<double> mine = member_params(m, params);
               GptModel<double> model(m, B, T, recompute, group.member(r, sp));
               // The member's probabilities: its vocabulary columns of the whole model's, [B T, local_vocab()].
               model.forward(mine.data(), tokens.data(), targets.data());
@@ -327,6 +334,80 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
               for (std::size_t i = 0; i < seg.length; ++i) squares += grads[r][seg.offset + i] * grads[r][seg.offset + i];
           EXPECT_NEAR(squares, ref_squares, 1e-12 * ref_squares);
         }
+}
+
+// The group's own gradients against finite differences of the group's loss (the whole model's parameters
+// perturbed, each member running its slices of them: a replicated element on every member, a shared key/value
+// head's on each sharer), in double precision: gpt-tiny at tp 2 with sequence parallelism and llama-tiny at tp 4
+// (its key/value heads shared), three elements of every tensor, each member's gradient of the elements it holds
+// within 1e-7 + 1e-6 |g| of (L(p + h) - L(p - h)) / 2h at h = 1e-5 (central differences err by ~h^2 f''' and
+// eps L / h: ~1e-9 here). A gradient a member misses or holds twice is off by its whole size.
+TEST(TensorParallel, TheGroupsGradientsAreItsLossesFiniteDifferences) {
+  const int B = 2, T = 8;
+  std::vector<int> tokens(B * T), targets(B * T);
+  for (int i = 0; i < B * T; ++i) tokens[i] = (i * 37 + 11) % 256, targets[i] = (i * 53 + 7) % 256;
+  for (const auto& [name, n, sp] : {std::tuple{"gpt-tiny", 2, true}, std::tuple{"llama-tiny", 4, false}}) {
+    SCOPED_TRACE(std::string(name) + " at tp " + std::to_string(n));
+    const GptConfig c = gpt_preset(name);
+    const GptLayout whole(c);
+    std::vector<float> init(whole.num_params());
+    gpt_init(whole, 7, init.data());
+    std::vector<double> params(init.begin(), init.end());
+    std::mt19937 g(3);  // generic norms and biases
+    std::normal_distribution<double> d(0.0, 0.1);
+    for (const TensorInfo& t : whole.tensors())
+      if (t.shape.size() == 1)
+        for (std::size_t i = 0; i < t.numel; ++i) params[t.offset + i] += d(g);
+    std::vector<GptLayout> members;
+    for (int r = 0; r < n; ++r) members.emplace_back(c, TpShard{n, r});
+    // The group's loss at `p`, each member's gradients into `grads` when given.
+    auto group_loss = [&](const std::vector<double>& p, std::vector<std::vector<double>>* grads) {
+      ThreadGroup group(n);
+      std::vector<double> losses(n);
+      std::vector<std::thread> threads;
+      for (int r = 0; r < n; ++r)
+        threads.emplace_back([&, r] {
+          const std::vector<double> mine = member_params(members[r], p);
+          GptModel<double> model(members[r], B, T, false, group.member(r, sp));
+          if (!grads) {
+            losses[r] = model.forward(mine.data(), tokens.data(), targets.data());
+            return;
+          }
+          (*grads)[r].assign(members[r].num_params(), 0.0);
+          losses[r] = model.forward_backward(mine.data(), (*grads)[r].data(), tokens.data(), targets.data());
+        });
+      for (std::thread& t : threads) t.join();
+      return losses[0];
+    };
+    std::vector<std::vector<double>> grads(n);
+    group_loss(params, &grads);
+    constexpr double h = 1e-5;
+    int checked = 0;
+    for (std::size_t i = 0; i < whole.tensors().size(); ++i) {
+      const TensorInfo& t = whole.tensors()[i];
+      for (const std::size_t e : {std::size_t{0}, t.numel / 2 + 1, t.numel - 1}) {
+        std::vector<double> p = params;
+        p[t.offset + e] += h;
+        const double up = group_loss(p, nullptr);
+        p[t.offset + e] -= 2 * h;
+        const double fd = (up - group_loss(p, nullptr)) / (2 * h);
+        // Every member holding the element: its gradient there.
+        int holding = 0;
+        for (int r = 0; r < n; ++r)
+          for (const TensorInfo& m = members[r].tensors()[i]; const TpSlice& s : m.slices)
+            for (std::size_t k = 0; k < s.count; ++k) {
+              const std::size_t from = s.global + k * s.global_stride;
+              if (e < from || e >= from + s.length) continue;
+              const double mine = grads[r][m.offset + s.local + k * s.local_stride + (e - from)];
+              EXPECT_NEAR(mine, fd, 1e-7 + 1e-6 * std::abs(fd)) << t.name << " element " << e << " on member " << r;
+              ++holding;
+            }
+        EXPECT_GE(holding, 1) << t.name << " element " << e;
+        ++checked;
+      }
+    }
+    EXPECT_EQ(checked, 3 * static_cast<int>(whole.tensors().size()));
+  }
 }
 
 TEST(TensorParallel, ADegreeThatDoesNotDivideTheModelNamesTheValues) {

@@ -90,13 +90,15 @@ std::size_t gpt_activation_elements(const GptConfig& c, int batch, int seq_len, 
 // model's memory, on every member alike (Communicator's all_reduce,
 // all_gather and reduce_scatter over the group, in member order), and
 // whether the model runs sequence parallelism between its parallel regions.
-// start_sum and start_reduce_scatter (optional) start the same collectives
-// and return; finish waits for the one started, whose buffers stay
-// untouched until then, and no other collective is called in between. The
-// model starts the sum (or reduce-scatter) of a column-parallel
-// projection's input gradient and computes its weight gradient meanwhile
-// (Megatron-LM's overlap of the input-gradient all-reduce with the weight
-// gradient's GEMM: megatron/core/tensor_parallel/layers.py,
+// start_sum, start_all_gather and start_reduce_scatter (optional) start the
+// same collectives and return; finish waits for the one started, whose
+// buffers stay untouched until then, and no other collective is called in
+// between. In a column-parallel projection's backward the model starts the
+// sum (or reduce-scatter) of the input's gradient and computes the weight's
+// gradient meanwhile, and under sequence parallelism first starts the
+// all-gather of the saved input (the weight gradient's operand) and
+// computes the input's gradient meanwhile (Megatron-LM's overlaps:
+// megatron/core/tensor_parallel/layers.py,
 // LinearWithGradAccumulationAndAsyncCommunication); without them it calls
 // the blocking ones.
 template <class T>
@@ -108,6 +110,7 @@ struct TpGroup {
   std::function<void(const T* send, T* recv, std::size_t n)> reduce_scatter;
   bool sequence_parallel = false;
   std::function<void(T* buf, std::size_t n)> start_sum;
+  std::function<void(const T* send, T* recv, std::size_t n)> start_all_gather;
   std::function<void(const T* send, T* recv, std::size_t n)> start_reduce_scatter;
   std::function<void()> finish;
 };
@@ -166,8 +169,9 @@ class GptModel {
   T* sum_rows(T* partial, T* out);
   // The backward of a column-parallel projection (q|k|v or the MLP's first) whose input is a norm's output `saved`
   // (this member's rows under sequence parallelism): adds the weight's and bias's gradients into dw and db, and returns
-  // the input's gradient summed over the group (sum_rows's), the sum started before the weight's gradient and
-  // finished after it when the group can start one.
+  // the input's gradient summed over the group (sum_rows's). When the group can start its collectives: the sum started
+  // before the weight's gradient and finished after it; under sequence parallelism, the gather of `saved` started
+  // before the input's gradient and finished after it.
   const T* column_parallel_backward(T* dw, T* db, const T* dout, const T* saved, const T* w, int out_features);
   // LayerNorm or RMSNorm over `rows` x channels (b and mean unused for RMSNorm).
   void norm_forward(T* out, T* mean, T* rstd, const T* x, const T* w, const T* b, int rows) const;

@@ -113,16 +113,20 @@ template <class T, class Ops>
 const T* GptModel<T, Ops>::column_parallel_backward(T* dw, T* db, const T* dout, const T* saved, const T* w, int out_features) {
   const int N = batch_ * seq_len_, C = layout_.config().channels;
   T* dx = buf_->dln.data();
-  const T* x = gather_rows(saved);  // before the input's gradient is summed: one collective of the group at a time
-  const bool overlap = layout_.tp().size > 1 && (sp_ ? bool(group_.start_reduce_scatter) : bool(group_.start_sum));
+  const bool overlap = layout_.tp().size > 1 && (sp_ ? group_.start_all_gather && group_.start_reduce_scatter : bool(group_.start_sum));
   if (!overlap) {
-    Ops::matmul_backward(dx, dw, db, dout, x, w, N, C, out_features);
+    Ops::matmul_backward(dx, dw, db, dout, gather_rows(saved), w, N, C, out_features);
     return sum_rows(dx, buf_->slice.data());
   }
+  // One collective of the group at a time: the gather of the weight gradient's operand under the input's gradient,
+  // then the input gradient's sum under the weight's.
+  const std::size_t slice = static_cast<std::size_t>(rows_) * C;
+  if (sp_) group_.start_all_gather(saved, buf_->full.data(), slice);
   Ops::matmul_backward_input(dx, dout, w, N, C, out_features);
-  if (sp_) group_.start_reduce_scatter(dx, buf_->slice.data(), static_cast<std::size_t>(rows_) * C);
+  group_.finish();
+  if (sp_) group_.start_reduce_scatter(dx, buf_->slice.data(), slice);
   else group_.start_sum(dx, static_cast<std::size_t>(N) * C);
-  Ops::matmul_backward_weight(dw, db, dout, x, N, C, out_features);
+  Ops::matmul_backward_weight(dw, db, dout, sp_ ? buf_->full.data() : saved, N, C, out_features);
   group_.finish();
   return sp_ ? buf_->slice.data() : dx;
 }

@@ -31,6 +31,7 @@ TpGroup<float> tp_group(const Mesh& mesh, const std::unique_ptr<TensorLane>& lan
           [l, waited](const float* send, float* recv, std::size_t n) { waited([&] { (*l)->reduce_scatter(send, recv, n); }); },
           mesh.shape().sp,
           [l](float* buf, std::size_t n) { (*l)->start_sum(buf, n); },
+          [l](const float* send, float* recv, std::size_t n) { (*l)->start_all_gather(send, recv, n); },
           [l](const float* send, float* recv, std::size_t n) { (*l)->start_reduce_scatter(send, recv, n); },
           [l, waited] { waited([&] { (*l)->finish(); }); }};
 }

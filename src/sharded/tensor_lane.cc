@@ -25,6 +25,10 @@ void TensorLane::start_sum(float* buf, std::size_t n) {
   start([&] { return schedule_.iall_reduce(group_, mem_, buf, buf, n, DType::f32, ReduceOp::sum, CommKind::tensor); });
 }
 
+void TensorLane::start_all_gather(const float* send, float* recv, std::size_t n) {
+  start([&] { return schedule_.iall_gather(group_, mem_, send, recv, n, DType::f32, CommKind::tensor); });
+}
+
 void TensorLane::start_reduce_scatter(const float* send, float* recv, std::size_t n) {
   start([&] { return schedule_.ireduce_scatter(group_, mem_, send, recv, n, DType::f32, ReduceOp::sum, CommKind::tensor); });
 }
@@ -40,7 +44,7 @@ void TensorLane::reduce_scatter(const float* send, float* recv, std::size_t n) {
 }
 
 void TensorLane::all_gather(const float* send, float* recv, std::size_t n) {
-  start([&] { return schedule_.iall_gather(group_, mem_, send, recv, n, DType::f32, CommKind::tensor); });
+  start_all_gather(send, recv, n);
   finish();
 }
 

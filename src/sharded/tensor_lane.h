@@ -29,6 +29,7 @@ class TensorLane {
   // Queued; finish() waits for it. At most one started at a time
   // (ConfigError for a second before finish()).
   void start_sum(float* buf, std::size_t n);
+  void start_all_gather(const float* send, float* recv, std::size_t n);
   void start_reduce_scatter(const float* send, float* recv, std::size_t n);
   void finish();
 

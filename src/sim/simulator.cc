@@ -319,7 +319,8 @@ SimResult simulate(const SimInput& job) {
   const double hidden_f = so.forward * eo.forward * std::min(o.forward, c.forward_s);
   const double backward_gathers = in.engine.backward_prefetch == BackwardPrefetch::post ? 0.0 : eo.backward;
   const double hidden_b = std::min(so.backward * backward_gathers * o.backward + so.reduce * eo.reduce * o.reduce, c.backward_s + c.recompute_s);
-  // The tensor-parallel input-gradient collectives the engine runs under the weight gradients' GEMMs.
+  // The tensor-parallel input-gradient collectives the engine runs under the weight gradients' GEMMs (and, sequence
+  // parallel, the saved inputs' gathers under the input gradients').
   const double hidden_t = tensor_overlap_hidden(in, in.topology(), rows_seq, ops);
   r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) - hidden_t +
                   r.offload_s + r.pipeline_p2p_s + r.context_exposed_s;

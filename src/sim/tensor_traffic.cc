@@ -82,18 +82,27 @@ double tensor_overlap_hidden(const SimInput& in, const Topology& world, int seq_
   const std::vector<int> members = in.mesh.tensor_group(world, 0);
   const std::size_t n = static_cast<std::size_t>(in.micro_batch) * static_cast<std::size_t>(seq_len) * static_cast<std::size_t>(in.model.channels);
   const auto esize = static_cast<std::size_t>(in.engine.activation_bytes);
-  std::vector<HopTransfer> one;  // one input-gradient collective, as tensor_transfers counts it
-  if (in.mesh.sp) flat_from_each(one, Collective::reduce_scatter, world, members, 0, n / static_cast<std::size_t>(in.mesh.tp), esize);
-  else flat_all_reduce(one, Phase::tensor, world, members, 0, n, esize);
-  double c = 0;
-  for (const HopTransfer& h : one) {
-    const HopTime t = hop_time(h, world, in.system);
-    c += t.transfer_s + t.latency_s + in.system.call_overhead_s;
-  }
+  const std::size_t piece = n / static_cast<std::size_t>(in.mesh.tp);
+  // The seconds of one collective, as tensor_transfers counts it.
+  const auto seconds = [&](Collective k) {
+    std::vector<HopTransfer> one;
+    if (k == Collective::all_reduce) flat_all_reduce(one, Phase::tensor, world, members, 0, n, esize);
+    else flat_from_each(one, k, world, members, 0, piece, esize);
+    double s = 0;
+    for (const HopTransfer& h : one) {
+      const HopTime t = hop_time(h, world, in.system);
+      s += t.transfer_s + t.latency_s + in.system.call_overhead_s;
+    }
+    return s;
+  };
+  const double sum = seconds(in.mesh.sp ? Collective::reduce_scatter : Collective::all_reduce);
+  const double gather = in.mesh.sp ? seconds(Collective::all_gather) : 0;
   double hidden = 0;  // per micro-batch
-  for (const Op& op : ops)
-    if (op.name == "qkv_wgrad" || op.name == "fc_wgrad" || op.name == "gate_up_wgrad")
-      hidden += op.count * std::min(c, op_time(op, in.system, in.engine) / op.count);
+  for (const Op& op : ops) {
+    const bool wgrad = op.name == "qkv_wgrad" || op.name == "fc_wgrad" || op.name == "gate_up_wgrad";
+    const bool dgrad = op.name == "qkv_dgrad" || op.name == "fc_dgrad" || op.name == "gate_up_dgrad";
+    if (wgrad || dgrad) hidden += op.count * std::min(wgrad ? sum : gather, op_time(op, in.system, in.engine) / op.count);
+  }
   return hidden * in.grad_accum;
 }
 

@@ -43,8 +43,11 @@ std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& wo
 // per block and micro-batch, each of the backward's two input-gradient
 // collectives (q|k|v's and the MLP's first projection's: an all-reduce, or
 // a reduce-scatter with sequence parallelism) under its layer's
-// weight-gradient GEMM, for as long as that GEMM runs (src/model/gpt.h,
-// TpGroup). `ops`: the micro-batch's op list (sim/op_list.h).
+// weight-gradient GEMM, and with sequence parallelism each of the two
+// gathers of the saved norm outputs (the weight gradients' operands) under
+// its layer's input-gradient GEMM, for as long as that GEMM runs
+// (src/model/gpt.h, TpGroup). `ops`: the micro-batch's op list
+// (sim/op_list.h).
 double tensor_overlap_hidden(const SimInput& in, const Topology& world, int seq_len, const std::vector<Op>& ops);
 
 }  // namespace tierzero

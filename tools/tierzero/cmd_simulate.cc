@@ -90,7 +90,9 @@ SimInput job(const SimArgs& a) {
   in.plan.optim_offload.nvme_path = in.plan.param_offload.nvme_path = "<nvme_path>";
   in.plan.persist_threshold = a.persist_threshold;
   in.plan.hop_chunk_bytes = a.hop_chunk_bytes;
-  check_context(in, sequence.effective_seq_len());  // before any table (simulate checks each rank count again)
+  // Before any table (simulate checks each rank count again): the tensor level against the first point's topology too.
+  check_context(in, sequence.effective_seq_len());
+  if (in.mesh.tp > 1) (void)in.data_topology();
   return in;
 }
 
