@@ -50,7 +50,7 @@ TEST(Corpus, HalvesStayWithinThePinnedErrors) {
     int speedups;
     double speedup_median, speedup_max;
   };
-  for (const Pin& p : {Pin{"fit", 0.024, 0.292, 4, 0.091, 0.151}, Pin{"check", 0.033, 0.297, 3, 0.215, 0.377}}) {
+  for (const Pin& p : {Pin{"fit", 0.024, 0.292, 4, 0.091, 0.151}, Pin{"check", 0.035, 0.297, 3, 0.215, 0.377}}) {
     const CorpusSummary s = summarize(half(builtin_checks(), p.half));
     EXPECT_LE(s.median_abs_error, p.median + 0.003) << p.half;
     EXPECT_LE(s.max_abs_error, p.max + 0.003) << p.half;
@@ -74,20 +74,30 @@ TEST(Corpus, CarriesOverToPublishedRunsOutsideIt) {
   EXPECT_LE(s.median_abs_error, 0.031 + 0.003);
 }
 
-// The tensor-, pipeline- and context-parallel runs kept out of the corpus (bench/corpus/model-parallel.toml): their
+// The tensor-, pipeline- and context-parallel runs (NeMo 24.07's and Megatron-Bridge's, in the checking half): their
 // model parallelism read as the rows give it, each on its default level (NeMo 24.07's Llama 3 70B: TP 4 with SP in the
 // node, CP 2 on the node's other two ranks, PP 4 interleaved over 5 chunks across the nodes, DP 2), the data-parallel
-// ranks the rest; and every one priced (the figures: docs/simulator.md, "Validation").
-TEST(Corpus, ReadsTheModelParallelRunsAsTheirRowsGiveThem) {
-  const std::vector<PublishedRun> runs = load_corpus(std::string(TZ_BENCH_DIR) + "/corpus/model-parallel.toml", "");
-  ASSERT_EQ(runs.size(), 8u);
+// ranks the rest; none called "does not fit", and their figures pinned as the halves' are (docs/simulator.md,
+// "Validation": median |error| 5.4%, largest 9.9%; before the FP8 inputs, the bf16 gradients, the userbuffer and the
+// point-to-point overlaps were priced, 18.2% and 22.3% with five of the eight called "does not fit").
+TEST(Corpus, PricesTheModelParallelRunsAsTheirRowsGiveThem) {
+  std::vector<RunCheck> parallel;
+  for (const RunCheck& c : builtin_checks()) {
+    const SimInput& in = c.run->input;
+    if (in.mesh.tp > 1 || in.pipeline.stages > 1 || in.context.degree > 1) parallel.push_back(c);
+  }
+  ASSERT_EQ(parallel.size(), 8u);
   const PublishedRun* llama = nullptr;
-  for (const PublishedRun& r : runs)
-    if (r.id == "nemo2407-llama3-70b-h100-64gpu-fp8-tp4-pp4-cp2") llama = &r;
+  for (const RunCheck& c : parallel) {
+    EXPECT_EQ(c.run->half, "check") << c.run->id;
+    if (c.run->id == "nemo2407-llama3-70b-h100-64gpu-fp8-tp4-pp4-cp2") llama = c.run;
+  }
   ASSERT_NE(llama, nullptr);
   const SimInput& in = llama->input;
   EXPECT_EQ(in.mesh.tp, 4);
   EXPECT_TRUE(in.mesh.sp);
+  EXPECT_TRUE(in.engine.tp_comm_overlap);
+  EXPECT_EQ(in.engine.reduce_bytes, 2);
   EXPECT_EQ(in.pipeline.stages, 4);
   EXPECT_EQ(in.pipeline.schedule(), "interleaved:5");
   EXPECT_EQ(in.context.degree, 2);
@@ -95,13 +105,16 @@ TEST(Corpus, ReadsTheModelParallelRunsAsTheirRowsGiveThem) {
   const Topology data = in.data_topology();
   EXPECT_EQ(data.fanout(Level::node) * data.fanout(Level::world), 2 * 2);  // dp x cp
   EXPECT_EQ(in.context.level_in(data), Level::node);
-  for (const RunCheck& c : check_corpus(runs, false)) EXPECT_GT(c.predicted, 0) << c.run->id;
+  const CorpusSummary s = summarize(parallel);
+  EXPECT_EQ(s.trained_not_fitting, 0);
+  EXPECT_LE(s.median_abs_error, 0.054 + 0.003);
+  EXPECT_LE(s.max_abs_error, 0.099 + 0.003);
 }
 
 // The runs predicted at the memory limit (SimResult::at_memory_limit: less free than a block's allocation, so the
 // caching allocator retries block after block) are llm-foundry's MPT-30B at sequence 8192 on A100 and H100, at 80.0
 // of 80 GB, and both ran slower than predicted, as an upper bound must; the 30B at 4096 (74.9 GB) and the 3B at 8192
-// (77.9 GB, free more than its blocks' allocations) are not at the limit. The largest |error| of the fitting half's
+// (67.3 GB under FP8, free more than its blocks' allocations) are not at the limit. The largest |error| of the fitting half's
 // other runs is pinned like the halves' figures.
 TEST(Corpus, RunsAtTheMemoryLimitRanNoFasterThanPredicted) {
   std::set<std::string> at_limit;
@@ -239,6 +252,14 @@ TEST(Corpus, ErrorBandNamesTheRunsItComesFrom) {
   const std::string ratios = error_band(device_preset("mi250x-gcd").device, "deepspeed");
   EXPECT_NE(ratios.find("over 3 published mi250x-gcd deepspeed speedups"), std::string::npos) << ratios;
   EXPECT_NE(ratios.find("no absolute throughput"), std::string::npos) << ratios;
+  // A tensor-, pipeline- or context-parallel job's band is over the corpus's runs of that kind alone: the eight H100
+  // Megatron runs, not the three data-parallel ones beside them; none on the MI250X.
+  const std::string parallel = error_band(device_preset("h100-sxm").device, "megatron", true);
+  EXPECT_NE(parallel.find("over 8 published h100-sxm megatron tensor-, pipeline- or context-parallel runs"), std::string::npos) << parallel;
+  EXPECT_NE(parallel, error_band(device_preset("h100-sxm").device, "megatron"));
+  EXPECT_NE(error_band(device_preset("mi250x-gcd").device, "megatron", true)
+                .find("no tensor-, pipeline- or context-parallel run on mi250x-gcd under megatron"),
+            std::string::npos);
 }
 
 }  // namespace

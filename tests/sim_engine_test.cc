@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "model/gpt.h"
 #include "tierzero/corpus.h"
 #include "sim/engine_toml.h"
 #include "tierzero/error.h"
@@ -88,6 +89,33 @@ TEST(Engines, TheMemoryMethodIsAnEngineKey) {
     EXPECT_NE(std::string(e.what()).find("bad.toml"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("allocations"), std::string::npos) << e.what();
   }
+}
+
+// Megatron holds its gradients in the buffer it reduces them from (grads_in_reduce_dtype): fp32 by default, bf16
+// in a run that reduces in bf16 (reduce_bytes = 2), whole on every rank of its distributed optimizer (zero1); an
+// engine that does not (FSDP: fp32 shards whatever it reduces in) keeps its grads_bytes.
+TEST(Engines, MegatronsGradientsAreHeldInTheirReductionsDtype) {
+  SimInput in;
+  in.model = gpt_preset("gpt-1.3b");
+  in.system = load_system("dgx-h100");
+  in.ranks = 8;
+  in.micro_batch = 1, in.seq_len = 2048;
+  in.engine = engine_profile("megatron");
+  in.plan = fit_to(strategy_plan("zero1"), in.topology());
+  const auto grads = [](const SimInput& job) {
+    for (const auto& [part, bytes] : simulate(job).memory_bytes)
+      if (part == "grads") return bytes;
+    return -1.0;
+  };
+  const double n = static_cast<double>(GptLayout(in.model).num_params());
+  EXPECT_TRUE(in.engine.grads_in_reduce_dtype);
+  EXPECT_DOUBLE_EQ(grads(in), 4 * n);
+  in.engine.reduce_bytes = 2;
+  EXPECT_DOUBLE_EQ(grads(in), 2 * n);
+  in.engine = engine_profile("fsdp");
+  in.plan = fit_to(strategy_plan("zero3"), in.topology());
+  EXPECT_FALSE(in.engine.grads_in_reduce_dtype);
+  EXPECT_DOUBLE_EQ(grads(in), in.engine.state_bytes.grads * n / 8);
 }
 
 SimInput job(const char* system, const char* topology, int ranks) {

@@ -160,6 +160,25 @@ TEST(OpList, TheBlocksSavedBytesAreTheActivationsTheMemoryModelCounts) {
         }
 }
 
+// Under FP8 each linear layer keeps the FP8 cast of its input (one byte) for its weight gradient: the norms keep
+// their 16-bit input and an FP8 output, the MLP's activation an FP8 output, and the output projection an FP8 copy of
+// the attention's output beside the attention's own; per token and block on a member of tp with sequence
+// parallelism, 2 (h a + h) + stats over the member's rows, and ((2h + 2kv) a + 4H + h + MLP) / tp, the MLP SwiGLU's
+// 2F a + F or GELU's F a + F (Korthikanti et al. 2022's 34 s b h / t less the dropout masks, at 16 bits).
+TEST(OpList, UnderFp8TheLinearLayersKeepTheirInputsInOneByte) {
+  for (const char* name : {"llama3-8b", "gpt-20b"})
+    for (const bool fp8 : {false, true}) {
+      const GptConfig m = gpt_preset(name);
+      OpOptions o;
+      o.attention = "cudnn", o.tp = 4, o.sp = true, o.fp8 = fp8;
+      const double a = 2, t = 4, h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), F = m.ffn_size(), g = fp8 ? 1 : a;
+      const double stats = m.norm == Norm::layernorm ? 16 : 8;
+      const double mlp = m.mlp == Mlp::swiglu ? 2 * F * a + F * g : F * a + F * g;
+      const double per_token = (2 * h * (a + g) + stats) / t + ((2 * h + 2 * kv) * a + 4.0 * m.heads + (fp8 ? h : 0) + mlp) / t;
+      EXPECT_DOUBLE_EQ(block_saved_bytes(m, 2, 1024, o), 2 * 1024 * per_token) << name << (fp8 ? " fp8" : " bf16");
+    }
+}
+
 // The step with Hugging Face's code is slower than with the engine's kernels by the memory-bound time alone.
 TEST(ModelCode, TheSimulatorPricesTheCodeInTheMemoryBoundOps) {
   SimInput in;

@@ -185,13 +185,19 @@ TEST(TensorParallelSimulate, StatesActivationsAndThroughputAreAMembers) {
 // slow enough that every collective outlasts its GEMM, the step is shorter by exactly the q|k|v and MLP
 // weight-gradient GEMMs of every micro-batch, and with sequence parallelism their input-gradient GEMMs too; at tp 1
 // nothing changes.
+// TP 2 in a node of 4 over 3 micro-batches, on a link so slow that every tensor-parallel collective outlasts its GEMM.
+SimInput slow_tensor_link(bool sp) {
+  SimInput in = job("node=4", 4, 2);
+  in.mesh.sp = sp;
+  in.grad_accum = 3;
+  for (LinkSpec& l : in.system.links) l.bandwidth_Bps = 1e3, l.achieved.clear();
+  return in;
+}
+
 TEST(TensorParallelSimulate, TheColumnParallelBackwardsCollectivesHideUnderItsGemms) {
   for (const bool sp : {false, true}) {
     SCOPED_TRACE(sp ? "sequence parallel" : "tensor parallel");
-    SimInput in = job("node=4", 4, 2);
-    in.mesh.sp = sp;
-    in.grad_accum = 3;
-    for (LinkSpec& l : in.system.links) l.bandwidth_Bps = 1e3, l.achieved.clear();
+    SimInput in = slow_tensor_link(sp);
     in.engine.tensor_overlap = false;
     const SimResult exposed = simulate(in);
     in.engine.tensor_overlap = true;
@@ -211,6 +217,30 @@ TEST(TensorParallelSimulate, TheColumnParallelBackwardsCollectivesHideUnderItsGe
   const double step = simulate(one).step_time_s;
   one.engine.tensor_overlap = false;
   EXPECT_EQ(simulate(one).step_time_s, step);
+}
+
+// With sequence parallelism and Transformer Engine's userbuffers (tp_comm_overlap), every gather and reduce-scatter
+// of a block hides under the GEMM beside it. Over a tensor link slow enough that every collective outlasts its GEMM,
+// the step is shorter than with the backward's overlap alone by exactly those GEMMs, every micro-batch's: the forward
+// (and recomputed) q|k|v, MLP, projection and MLP-projection GEMMs and the two projections' input-gradient GEMMs (q|k|v's
+// and the MLP's hide the saved inputs' gathers already). Without sequence parallelism (no userbuffers) nothing changes.
+TEST(TensorParallelSimulate, UserbuffersHideEveryBlockCollectiveUnderItsGemm) {
+  SimInput in = slow_tensor_link(true);
+  in.engine.tensor_overlap = true;
+  const SimResult backward_only = simulate(in);
+  in.engine.tp_comm_overlap = true;
+  const SimResult all = simulate(in);
+  const std::set<std::string> beside = {"qkv", "proj", "fc", "fc_proj", "proj_dgrad", "fc_proj_dgrad"};
+  double gemms = 0;  // forward, recomputed forward and backward (eager attention's own GEMMs carry no collective)
+  for (const Op& op : micro_batch_ops(in.model, in.micro_batch, 32, op_options(in)))
+    if (beside.contains(op.name)) gemms += op_time(op, in.system, in.engine);
+  EXPECT_GT(gemms, 0);
+  EXPECT_NEAR(backward_only.step_time_s - all.step_time_s, 3 * gemms, 1e-9 * backward_only.step_time_s);
+  EXPECT_EQ(all.bytes_per_level, backward_only.bytes_per_level);
+  in.mesh.sp = false;
+  const double step = simulate(in).step_time_s;
+  in.engine.tp_comm_overlap = false;
+  EXPECT_EQ(simulate(in).step_time_s, step);
 }
 
 // Sequence parallelism, per micro-batch (model/gpt.h): each block's forward gathers twice and reduce-scatters

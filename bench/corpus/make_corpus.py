@@ -52,6 +52,11 @@ def emit(f, r):
 
 EXCLUDED = []
 
+# NeMo's and Megatron-Bridge's FP8 runs: their gradients' dtype, inferred (reduce_bytes = 2).
+GRAD_NOTE = ("gradients reduced and held in bf16 (inferred: NeMo's FP8 performance scripts clear grad_reduce_in_fp32, "
+             "NVIDIA/NeMo scripts/performance/llm/pretrain_gpt3_175b.py at commit fb34b2c; Megatron-Bridge's performance configs set "
+             "ddp.grad_reduce_in_fp32 = False): reduce_bytes = 2; ")
+
 
 def consistent(rows):
     """The rows that pass two checks of the tables against themselves, made before any prediction: (1) a row more than
@@ -163,7 +168,7 @@ def others():
     # NeMo 24.07 (Megatron-Core), pure data parallel rows.
     nemo_url = 'https://github.com/NVIDIA/NeMo/blob/070a0bb168d405d653b9734c0017cf5078e77c0d/docs/source/performance/performance_summary.md'
     nemo_note = ("Megatron-Core via NeMo 24.07 on DGX-H100, FP8 (Transformer Engine), TP 1 PP 1 CP 1: data parallel with the distributed "
-                 "optimizer (NeMo's distributed_fused_adam, inferred from the launcher configs); recomputation not stated: none taken; "
+                 "optimizer (NeMo's distributed_fused_adam, inferred from the launcher configs); " + GRAD_NOTE + "recomputation not stated: none taken; "
                  "grad_accum = GBS / (MBS x DP); interconnect not stated: a DGX H100's")
     gpt3_5b = dict(model='gpt3-5b', layers=24, hidden=4096, heads=32, kv_heads=32, ffn=16384, mlp='gelu', norm='layernorm',
                    positions='learned', tied=True, bias='all', vocab=50257)
@@ -176,7 +181,7 @@ def others():
                         url=nemo_url, gpu='h100-sxm', gpus=gpus, gpus_per_node=8, world_gbs=50,
                         interconnect='DGX-H100 (NVLink within the node; the fabric not stated: 400 Gb/s InfiniBand per GPU taken)',
                         engine='megatron', strategy='zero1', strategy_as_published='TP 1, PP 1, distributed optimizer', precision='fp8',
-                        attention='cudnn', **shape, seq_len=seq, micro_batch=mb, grad_accum=ga, recompute='none',
+                        attention='cudnn', **shape, seq_len=seq, micro_batch=mb, grad_accum=ga, recompute='none', reduce_bytes=2,
                         tokens_per_s_per_gpu=float(tps), notes=nemo_note))
     # Megatron-Bridge: Megatron-FSDP (checking half).
     out.append(dict(id='mbridge2511-llama3-8b-h100-8gpu-fp8-mfsdp', half='check',
@@ -184,8 +189,9 @@ def others():
                     url='https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/0a25f911b2ed6c6905a539504fdb8e5b40e3438b/docs/performance-summary-archive.md',
                     gpu='h100-sxm', gpus=8, gpus_per_node=8, world_gbs=50, interconnect='DGX-H100, one node',
                     engine='megatron', strategy='zero3', strategy_as_published='Megatron-FSDP (optim_grads_params), TP=PP=CP=1', precision='fp8',
-                    attention='cudnn', **l3_8b, seq_len=8192, micro_batch=1, grad_accum=16, recompute='none', tokens_per_s_per_gpu=14451.0,
-                    notes='FP8 current scaling (Transformer Engine); Megatron-Core\'s own FSDP; recomputation not stated: none taken; the Llama 3 8B shape'))
+                    attention='cudnn', **l3_8b, seq_len=8192, micro_batch=1, grad_accum=16, recompute='none', reduce_bytes=2,
+                    tokens_per_s_per_gpu=14451.0,
+                    notes="FP8 current scaling (Transformer Engine); Megatron-Core's own FSDP; " + GRAD_NOTE + "recomputation not stated: none taken; the Llama 3 8B shape"))
     # IBM / PyTorch blog (checking half).
     ibm_url = 'https://github.com/pytorch/pytorch.github.io/blob/site/_posts/2024-03-13-maximizing-training.md'
     ibm_note = ("IBM's foundation-model-stack fms-fsdp (FSDP1, SDPA FlashAttention-2, bf16, PyTorch nightlies after 2.2); batch 2 and "
@@ -252,6 +258,75 @@ def others():
     return out
 
 
+def model_parallel():
+    """The tensor-, pipeline- and context-parallel rows (checking half, added after the split): NeMo 24.07's pretraining
+    table and Megatron-Bridge's DGX-H100 tables (26.02, 25.11), every row with TP, PP or CP above 1 the simulator can
+    price: dense models it has a shape for. Left out: Nemotron's squared-ReLU MLP, the MoE models, Llama 3.1 405B (126
+    layers over PP 8 x VP 8, which Megatron splits unevenly), Llama 2 13B's PP 4 over 2 nodes (its stages straddle the
+    nodes), the fine-tuning rows (packed SFT and LoRA)."""
+    gpt3 = dict(mlp='gelu', norm='layernorm', positions='learned', tied=True, bias='all', vocab=50257)
+    shapes = {
+        'gpt3-20b': (dict(model='gpt3-20b', layers=44, hidden=6144, heads=48, kv_heads=48, ffn=24576, **gpt3),
+                     "the shape from NeMo's launcher config conf/training/gpt3/20b.yaml (44 layers, hidden 6144, 48 heads), as the 5B row's"),
+        'gpt3-175b': (dict(model='gpt3-175b', layers=96, hidden=12288, heads=96, kv_heads=96, ffn=49152, **gpt3),
+                      "the shape GPT-3 175B's (Brown et al. 2020, Table 2.1: 96 layers, d_model 12288, 96 heads)"),
+        'llama2-70b': (llama(80, 8192, 64, 8, 28672, 32000, 'llama2-70b'), "the shape Llama 2 70B's (meta-llama/Llama-2-70b-hf config.json)"),
+        'llama3-8b': (llama(32, 4096, 32, 8, 14336, 128256, 'llama3-8b'), "the shape Llama 3 8B's (meta-llama/Meta-Llama-3-8B config.json)"),
+        'llama3-70b': (llama(80, 8192, 64, 8, 28672, 128256, 'llama3-70b'), "the shape Llama 3 70B's (meta-llama/Meta-Llama-3-70B config.json)"),
+    }
+    nemo = ('NeMo 24.07', "NVIDIA/NeMo docs/source/performance/performance_summary.md (commit 070a0bb), table 'Pretraining', row ",
+            'https://github.com/NVIDIA/NeMo/blob/070a0bb168d405d653b9734c0017cf5078e77c0d/docs/source/performance/performance_summary.md',
+            "the performance recipes' tp_comm_overlap, MegatronCommOverlapCallback; NeMo 24.07's launcher configs ub_tp_comm_overlap: True")
+    mbridge = ('Megatron-Bridge', "NVIDIA-NeMo/Megatron-Bridge docs/performance-summary-archive.md (commit 0a25f91), ",
+               'https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/0a25f911b2ed6c6905a539504fdb8e5b40e3438b/docs/performance-summary-archive.md',
+               "the performance recipes' tp_comm_overlap, MegatronCommOverlapCallback")
+    out = []
+    for rid, (product, src, url, ub), row, shape, gpus, tp, pp, cp, vp, seq, mb, ga, tps in [
+        ('nemo2407-gpt3-20b-h100-64gpu-fp8-tp2', nemo, 'GPT3-20B, 64 GPUs, GBS 256, MBS 2, TP 2 PP 1 CP 1 VP 1 (model TFLOP/s 750)',
+         'gpt3-20b', 64, 2, 1, 1, 1, 2048, 2, 4, 5851),
+        ('nemo2407-gpt3-175b-h100-128gpu-fp8-tp4-pp8', nemo, 'GPT3-175B, 128 GPUs, GBS 256, MBS 1, TP 4 PP 8 CP 1 VP 6 (model TFLOP/s 782)',
+         'gpt3-175b', 128, 4, 8, 1, 6, 2048, 1, 64, 726),
+        ('nemo2407-gpt3-175b-h100-512gpu-fp8-tp4-pp8', nemo,
+         'GPT3-175B, 512 GPUs, GBS 2048, MBS 2, TP 4 PP 8 CP 1 VP 6 (model TFLOP/s 842, the MLPerf Training submission)',
+         'gpt3-175b', 512, 4, 8, 1, 6, 2048, 2, 64, 782),
+        ('nemo2407-llama2-70b-h100-64gpu-fp8-tp4-pp4', nemo, 'LLAMA2-70B, 64 GPUs, GBS 128, MBS 1, TP 4 PP 4 CP 1 VP 20 (model TFLOP/s 759)',
+         'llama2-70b', 64, 4, 4, 1, 20, 4096, 1, 32, 1707),
+        ('nemo2407-llama3-8b-h100-8gpu-fp8-cp2', nemo, 'LLAMA3-8B, 8 GPUs, GBS 128, MBS 1, TP 1 PP 1 CP 2 VP 1 (model TFLOP/s 697)',
+         'llama3-8b', 8, 1, 1, 2, 1, 8192, 1, 32, 12036),
+        ('nemo2407-llama3-70b-h100-64gpu-fp8-tp4-pp4-cp2', nemo, 'LLAMA3-70B, 64 GPUs, GBS 128, MBS 1, TP 4 PP 4 CP 2 VP 5 (model TFLOP/s 738)',
+         'llama3-70b', 64, 4, 4, 2, 5, 8192, 1, 64, 1533),
+        ('mbridge2602-llama3-70b-h100-64gpu-fp8-tp4-pp8', mbridge,
+         "'26.02 NeMo Container', Model: LLAMA3_70B, row DGX-H100, 64 GPUs, FP8, GBS 256, MBS 1, FSDP 0, TP 4 PP 8 CP 1 VP 5 (model TFLOP/s 728)",
+         'llama3-70b', 64, 4, 8, 1, 5, 8192, 1, 128, 1621),
+        ('mbridge2511-llama3-70b-h100-64gpu-fp8-tp4-pp8', mbridge,
+         "'25.11 NeMo Container', System: DGX-H100, row LLAMA3_70B, 64 GPUs, FP8-CS, GBS 128, MBS 1, FSDP 0, TP 4 PP 8 CP 1 VP 5, GA 64 "
+         "(model TFLOP/s 719)",
+         'llama3-70b', 64, 4, 8, 1, 5, 8192, 1, 64, 1602),
+    ]:
+        dims, why = shapes[shape]
+        notes = [f"Megatron-Core via {product} on DGX-H100, FP8 (Transformer Engine)",
+                 f"data parallel {gpus // (tp * pp * cp)} = {gpus} / (TP x PP x CP) with the distributed optimizer (inferred from the "
+                 "performance recipes)", f"grad_accum = GBS / (MBS x DP) = {ga}"]
+        par = {}
+        if tp > 1:
+            par.update(tp=tp, sp=True)
+            notes += ["sequence parallelism with TP (the performance recipes' sequence_parallel, inferred)",
+                      f"the TP collectives overlapped with their GEMMs ({ub}): tp_comm_overlap = true"]
+        if pp > 1:
+            par.update(pp=pp, pp_schedule=f'interleaved:{vp}' if vp > 1 else '1f1b')
+            notes.append(f"VP {vp}: the interleaved schedule with {vp} chunks per rank")
+        if cp > 1:
+            par.update(cp=cp, cp_kind='ring')
+            notes.append("CP with Transformer Engine's default p2p ring (cp_comm_type not stated)")
+        notes += [GRAD_NOTE.rstrip('; '), 'recomputation not stated: none taken', why, "interconnect not stated: a DGX H100's"]
+        out.append(dict(id=rid, half='check', source=src + row, url=url, gpu='h100-sxm', gpus=gpus, gpus_per_node=8, world_gbs=50,
+                        interconnect='DGX-H100 (NVLink within the node; the fabric not stated: 400 Gb/s InfiniBand per GPU taken)',
+                        engine='megatron', strategy='zero1', strategy_as_published=f'TP {tp}, PP {pp}, CP {cp}, VP {vp}, distributed optimizer',
+                        precision='fp8', attention='cudnn', **par, **dims, seq_len=seq, micro_batch=mb, grad_accum=ga, recompute='none',
+                        reduce_bytes=2, tp_comm_overlap=True if tp > 1 else None, tokens_per_s_per_gpu=float(tps), notes='; '.join(notes)))
+    return out
+
+
 def ratios():
     """Sources that publish only ratios: each row's speedup in throughput per GPU over the configuration its `over` names."""
     out = []
@@ -296,21 +371,25 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 # figure, with the exact source (file and table, or paper and table) and every inference said in `notes`.
 #
 # Halves: split once, by source (and by table within llm-foundry's README), before any prediction was made:
-#   fit    llm-foundry 'A100 80GB' and 'H100 80GB BF16'; torchtitan docs/performance.md (A100); NeMo 24.07; FlagPerf Llama 2;
+#   fit    llm-foundry 'A100 80GB' and 'H100 80GB BF16'; torchtitan docs/performance.md (A100); NeMo 24.07's data-parallel rows; FlagPerf Llama 2;
 #          the ZeRO++ blog's speedups (V100: DeepSpeed's overlap was inferred from them before this corpus existed)
 #   check  llm-foundry 'A100 40GB', 'H100 80GB BF16 (Large Scale)', 'H100 80GB FP8'; the PyTorch/IBM FSDP blog;
 #          Megatron-Bridge; FlagPerf ChatGLM3; the Hugging Face DeepSpeed/FSDP blog; frontier-torchtitan (MI250X); the Frontier
-#          paper's speedups (MI250X)
+#          paper's speedups (MI250X); NeMo 24.07's and Megatron-Bridge's tensor-, pipeline- and context-parallel rows (added
+#          later, to the checking half: no fit saw them)
 # The constants fitted (docs/simulator.md lists them) were fitted on the fitting half only (bench/fit_simulator.py).
 #
 # Keys: gpu (a device preset, data/devices), gpus, gpus_per_node, node_gbs and world_gbs (link per GPU per direction, from
 # the source's interconnect; node_gbs defaults to the device's DGX NVLink), engine (data/engines), strategy (a plan preset:
 # FSDP's FULL_SHARD zero3, SHARD_GRAD_OP zero2, HYBRID_SHARD mics; ZeRO-n zeron; Megatron's distributed optimizer zero1),
 # precision (bf16 or fp8 GEMMs), attention (a device rate), model_code (the code of the layers where it writes its norms
-# and rotary embedding as PyTorch expressions: data/model-code; else the engine's kernels), reduce_bytes, fused_loss and
-# backward_prefetch (the run's mixed precision, loss and FSDP1 backward prefetch, over the engine's defaults), model (a
-# model table, docs/models.md's keys), seq_len, micro_batch, grad_accum, recompute (none, full, selective, selective-op, every:N),
-# network_stated (false where the source does not state its network: the links taken are an assumption, and validate prices
+# and rotary embedding as PyTorch expressions: data/model-code; else the engine's kernels), reduce_bytes, fused_loss,
+# backward_prefetch and tp_comm_overlap (the run's mixed precision, loss, FSDP1 backward prefetch and Transformer Engine's
+# userbuffer overlap, over the engine's defaults), model (a model table, docs/models.md's keys), seq_len, micro_batch,
+# grad_accum, recompute (none, full, selective, selective-op, every:N),
+# tp, sp, pp, pp_schedule, cp and cp_kind (the tensor-parallel degree with sequence parallelism, the pipeline stages and
+# schedule, the context-parallel degree and kind, as simulate's --tp, --sp, --pp, --pp-schedule, --cp and --cp-kind take
+# them; default none), network_stated (false where the source does not state its network: the links taken are an assumption, and validate prices
 # a multi-node row at the network's bandwidth x 0.75 to x 1.25 besides), tokens_per_s_per_gpu (as published),
 # oom (a configuration the source says ran out of memory), or, where a source publishes only ratios (the ZeRO++ blog, the
 # Frontier paper), speedup: the ratio of this run's throughput per GPU over that of the run with the keys of `over` changed.
@@ -318,7 +397,7 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 
 
 def main():
-    runs = llmfoundry() + others() + ratios()
+    runs = llmfoundry() + others() + model_parallel() + ratios()
     ids = [r['id'] for r in runs]
     assert len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1]
     with open(OUT, 'w') as f:

@@ -115,6 +115,8 @@ std::string uncalibrated(const DeviceSpec& device);
 // `engine`, in words: "+-3.3% (median |error|; largest 12.0%) over 61
 // published a100-80gb fsdp runs (tierzero validate)"; that the corpus has
 // none under the engine; or, for an uncalibrated device, that no band applies.
-std::string error_band(const DeviceSpec& device, const std::string& engine);
+// `parallel`: a tensor-, pipeline- or context-parallel job's, over the
+// corpus's runs of that kind alone.
+std::string error_band(const DeviceSpec& device, const std::string& engine, bool parallel = false);
 
 }  // namespace tierzero

@@ -72,9 +72,18 @@ struct EngineProfile {
   // under its weight-gradient GEMM (Megatron-LM's asynchronous tensor-parallel
   // all-reduce); otherwise every tensor-parallel collective is exposed.
   bool tensor_overlap = false;
+  // With sequence parallelism, whether every gather and reduce-scatter of a
+  // block runs pipelined with the GEMM that consumes or produces it
+  // (Transformer Engine's userbuffers, Megatron-Core's tp_comm_overlap): the
+  // simulator hides each for as long as that GEMM runs.
+  bool tp_comm_overlap = false;
   // The pipeline schedules it runs (tierzero/simulator.h, PipelineShape):
   // "1f1b", "interleaved"; none: no pipeline parallelism.
   std::vector<std::string> pipeline;
+  // Whether the interleaved schedule's sends between stages run beside the
+  // next chunk's compute (Megatron-LM's overlap_p2p_comm); otherwise each is
+  // exposed.
+  bool pipeline_p2p_overlap = false;
   // The context parallelism it runs (tierzero/simulator.h, ContextShape):
   // "ring", "a2a"; none: no context parallelism.
   std::vector<std::string> context_parallel;
@@ -85,6 +94,10 @@ struct EngineProfile {
   // buffer over a step's micro-batches and are reduced once, at its end
   // (DDP's no_sync); false: each micro-batch's are reduced (tierzero).
   bool accumulate_locally = false;
+  // The gradients are held in the buffer they are reduced from, so in the
+  // reduction's dtype (reduce_bytes), not in state_bytes.grads: Megatron-Core's
+  // grad buffer is fp32 with grad_reduce_in_fp32, else the parameters' dtype.
+  bool grads_in_reduce_dtype = false;
   Overlap overlap;                       // fraction of each kind of overlappable communication hidden under compute
   BackwardPrefetch backward_prefetch = BackwardPrefetch::pre;  // post: the backward gathers hide under nothing
   double overlap_slowdown = 0;           // fraction by which compute beside collectives slows (their kernels take SMs and bandwidth)

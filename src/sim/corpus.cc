@@ -93,6 +93,7 @@ PublishedRun read_run(const toml::table& t, const std::string& where, const Over
   if (const toml::table* e = over.of("engines", in.engine.name)) read_engine_keys(*e, in.engine, over.origin + ": [engines." + in.engine.name + "]");
   if (const toml::node* n = t.get("reduce_bytes")) in.engine.reduce_bytes = static_cast<int>(get_int(*n, "reduce_bytes", where, 1, 8));
   if (const toml::node* n = t.get("fused_loss")) in.engine.fused_loss = get<bool>(*n, "fused_loss", where);
+  if (const toml::node* n = t.get("tp_comm_overlap")) in.engine.tp_comm_overlap = get<bool>(*n, "tp_comm_overlap", where);
   if (const std::string prefetch = text("backward_prefetch", false); !prefetch.empty())
     in.engine.backward_prefetch = parse_backward_prefetch(prefetch, where);
   in.attention = text("attention", false);
@@ -305,15 +306,27 @@ std::string uncalibrated(const DeviceSpec& device) {
   return "no published run on " + gpu + " in the corpus (data/published-runs.toml) checks its figures";
 }
 
-std::string error_band(const DeviceSpec& device, const std::string& engine) {
+namespace {
+bool model_parallel(const RunCheck& c) {
+  const SimInput& in = c.run->input;
+  return in.mesh.tp > 1 || in.pipeline.stages > 1 || in.context.degree > 1;
+}
+}  // namespace
+
+std::string error_band(const DeviceSpec& device, const std::string& engine, bool parallel) {
   if (const std::string why = uncalibrated(device); !why.empty()) return "does not apply: the device is uncalibrated: " + why;
   const std::string& gpu = device.name;
-  const CorpusSummary s = summarize(select(builtin_checks(), gpu, engine));
-  const std::string what = gpu + " " + engine;
+  std::vector<RunCheck> runs = select(builtin_checks(), gpu, engine);
+  if (parallel) std::erase_if(runs, [](const RunCheck& c) { return !model_parallel(c); });
+  const CorpusSummary s = summarize(runs);
+  const std::string what = gpu + " " + engine + (parallel ? " tensor-, pipeline- or context-parallel" : "");
   if (s.trained == 0 && s.ratios > 0)  // only ratios of two runs' throughput (the Frontier paper's): the ratio is checked
     return fmt::format("+-{:.1f}% (median |error|; largest {:.1f}%) over {} published {} speedup{} (ratios of two configurations' "
                        "throughput; tierzero validate); no absolute throughput on it in the corpus",
                        100 * s.ratio_median_abs_error, 100 * s.ratio_max_abs_error, s.ratios, what, s.ratios == 1 ? "" : "s");
+  if (s.trained == 0 && parallel)
+    return "does not apply: the corpus (data/published-runs.toml) has no tensor-, pipeline- or context-parallel run on " +
+           (gpu.empty() ? std::string("this system's device") : gpu) + " under " + engine + ": the prediction is unchecked";
   if (s.trained == 0)
     return "no published run on " + (gpu.empty() ? std::string("this system's device") : gpu) + " under " + engine +
            " in the corpus (data/published-runs.toml): the prediction is unchecked";

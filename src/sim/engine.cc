@@ -61,12 +61,15 @@ void read_engine_keys(const toml::table& table, EngineProfile& e, const std::str
   t.text("tensor_parallel", tp, {"none", "cpu", "any"});
   e.tensor_parallel = tp == "any" ? TensorParallel::any : tp == "cpu" ? TensorParallel::cpu : TensorParallel::none;
   t.boolean("tensor_overlap", e.tensor_overlap);
+  t.boolean("tp_comm_overlap", e.tp_comm_overlap);
   read_names(t, "pipeline", {"1f1b", "interleaved"}, e.pipeline);
+  t.boolean("pipeline_p2p_overlap", e.pipeline_p2p_overlap);
   read_names(t, "context_parallel", {"ring", "a2a"}, e.context_parallel);
   std::string calls = e.calls == CallPattern::per_module ? "per_module" : "per_unit";
   t.text("calls", calls, {"per_unit", "per_module"});
   e.calls = calls == "per_module" ? CallPattern::per_module : CallPattern::per_unit;
   t.boolean("accumulate_locally", e.accumulate_locally);
+  t.boolean("grads_in_reduce_dtype", e.grads_in_reduce_dtype);
   std::string prefetch = e.backward_prefetch == BackwardPrefetch::post ? "post" : "pre";
   t.text("backward_prefetch", prefetch);
   e.backward_prefetch = parse_backward_prefetch(prefetch, where);

@@ -46,7 +46,8 @@ std::vector<Key> keys() {
           key("calls", &EngineProfile::calls),                     key("accumulate_locally", &EngineProfile::accumulate_locally),
           key("overlap", &EngineProfile::overlap),                 key("backward_prefetch", &EngineProfile::backward_prefetch),
           key("overlap_slowdown", &EngineProfile::overlap_slowdown), key("state_bytes", &EngineProfile::state_bytes),
-          key("live_units", &EngineProfile::live_units)};
+          key("live_units", &EngineProfile::live_units),           key("tensor_overlap", &EngineProfile::tensor_overlap),
+          key("tp_comm_overlap", &EngineProfile::tp_comm_overlap), key("pipeline_p2p_overlap", &EngineProfile::pipeline_p2p_overlap)};
 }
 }  // namespace
 

@@ -149,7 +149,8 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
   const auto group = [&](const Partition& part) { return static_cast<double>(partition_group_size(topo, part)); };
   const bool whole_grads = e.accumulate_locally && !p.params;
   const double params = p.param_offload.offloaded() ? 0.0 : e.state_bytes.params * n / group(p.params);
-  const double grads = e.state_bytes.grads * n / (whole_grads ? 1.0 : group(p.grads));
+  const double grad_bytes = e.grads_in_reduce_dtype && e.reduce_bytes > 0 ? e.reduce_bytes : e.state_bytes.grads;
+  const double grads = grad_bytes * n / (whole_grads ? 1.0 : group(p.grads));
   const double optim = p.optim_offload.offloaded() ? 0.0 : e.state_bytes.optim * n / group(p.optim);
   const StateLayouts states = StateLayouts::make(layout, topo, p, 0);
   offloaded(p, states, static_cast<double>(dtype_size(in.dtype)), r);

@@ -83,13 +83,25 @@ class OpBuilder {
 // log-sum-exp per head, or eager attention's softmax its H x s weights per
 // token; the MLP's first matmul its output (GELU's input; SwiGLU's gate and
 // up) and its activation its output. The projections and residual adds
-// keep nothing more: their outputs are the next norm's input.
+// keep nothing more: their outputs are the next norm's input. With 16-bit
+// activations and fused attention this is Korthikanti et al. 2022 ("Reducing
+// Activation Recomputation in Large Transformer Models", section 4.1, table 2)
+// per layer: 34·s·b·h/t bytes under tensor and sequence parallelism, less its
+// two dropout masks (s·b·h/t each). Under FP8 a linear layer keeps the FP8
+// cast of its input for the weight gradient, one byte an element, in place
+// of the 16-bit output of the norm or activation before it, and the output
+// projection keeps one of the attention's output beside the attention's own
+// (Transformer Engine's LayerNormLinear, LayerNormMLP and Linear save their
+// FP8 input: transformer_engine/pytorch/module/layernorm_linear.py,
+// layernorm_mlp.py, linear.py).
 void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const OpOptions& o) {
   const double a = o.activation_bytes, N = batch * seq / o.cp, h = m.channels, d = m.head_size(), t = o.tp;
   const double H = m.heads / t, kv = static_cast<double>(tp_local_kv(m, o.tp)) * d, F = m.ffn_size() / t, q = H * d;
   const double R = o.sp ? N / t : N;  // the rows the norms and residual adds run on
   const bool llama = m.family() == "llama";
-  const double norm_kept = (o.code.norm.listed ? R * h * o.code.norm_saved_bytes : 2 * R * h * a) + R * (m.norm == Norm::layernorm ? 8.0 : 4.0);
+  const double gemm_input = o.fp8 ? 1 : a;  // bytes of an element a linear layer keeps of its input
+  const double norm_kept =
+      (o.code.norm.listed ? R * h * o.code.norm_saved_bytes : R * h * (a + gemm_input)) + R * (m.norm == Norm::layernorm ? 8.0 : 4.0);
   b.coded("norm1", o.code.norm, R * h, 2 * R * h * a, 3 * R * h * a);
   b.keeps(norm_kept);
   b.linear("qkv", N, q + 2 * kv, h);
@@ -113,7 +125,7 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
     b.keeps(N * q * a + N * 4 * H, N * q * a);
   }
   b.linear("proj", N, h, q);
-  b.keeps(0, N * h * a);
+  b.keeps(o.fp8 ? N * q * gemm_input : 0, N * h * a);
   b.memory("residual1", 3 * R * h * a, 3 * R * h * a);
   b.coded("norm2", o.code.norm, R * h, 2 * R * h * a, 3 * R * h * a);
   b.keeps(norm_kept);
@@ -121,12 +133,12 @@ void block_ops(OpBuilder& b, const GptConfig& m, double batch, double seq, const
     b.linear("gate_up", N, 2 * F, h);
     b.keeps(N * 2 * F * a, N * 2 * F * a);
     b.memory("swiglu", 3 * N * F * a, 5 * N * F * a);
-    b.keeps(N * F * a);
+    b.keeps(N * F * gemm_input);
   } else {
     b.linear("fc", N, F, h);
     b.keeps(N * F * a, N * F * a);
     b.memory("gelu", 2 * N * F * a, 3 * N * F * a);
-    b.keeps(N * F * a);
+    b.keeps(N * F * gemm_input);
   }
   b.linear("fc_proj", N, h, F);
   b.keeps(0, N * h * a);

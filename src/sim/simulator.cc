@@ -247,7 +247,10 @@ double offload_time(const SimInput& in, const Topology& topo, const GptLayout& l
 
 // A pipeline's stage (sim/pipeline.h) on top of the data-parallel step: the schedule's bubble, slots of one
 // micro-batch's forward and backward in which the stage waits; each slot's activation in and gradient back, from and
-// to the neighbouring stages (v per micro-batch interleaved), priced exposed; the first stage's in-flight activations.
+// to the neighbouring stages (v per micro-batch interleaved), priced exposed, but for an interleaved schedule of an
+// engine that overlaps them (EngineProfile::pipeline_p2p_overlap): there the 2 v m sends of the steady state each run
+// beside the next chunk's forward or backward and only what outlasts it is exposed, the 2 (p - 1) of the warm-up and
+// cool-down stay exposed; the first stage's in-flight activations.
 void price_pipeline(const SimInput& stage, const ComputeTime& c, int seq_len, SimResult& r) {
   const PipelineShape& p = stage.pipeline;
   const int m = stage.grad_accum;
@@ -256,8 +259,15 @@ void price_pipeline(const SimInput& stage, const ComputeTime& c, int seq_len, Si
   const Topology world = stage.topology();
   const HopTransfer x = stage_transfer(stage, world, seq_len);
   const HopTime ht = hop_time(x, world, stage.system);
-  const double sends = 2.0 * (static_cast<double>(p.virtual_stages) * m + p.stages - 1);
-  r.pipeline_p2p_s = sends * (ht.transfer_s + ht.latency_s + stage.system.call_overhead_s);
+  const double steady = 2.0 * p.virtual_stages * m, edges = 2.0 * (p.stages - 1), sends = steady + edges;
+  const double send_s = ht.transfer_s + ht.latency_s + stage.system.call_overhead_s;
+  if (p.virtual_stages > 1 && stage.engine.pipeline_p2p_overlap) {
+    const double chunks = static_cast<double>(p.virtual_stages) * m;  // a chunk: one virtual stage of one micro-batch
+    const double forward = c.forward_s / chunks, backward = (c.backward_s + c.recompute_s) / chunks;
+    r.pipeline_p2p_s = edges * send_s + steady / 2 * (std::max(0.0, send_s - forward) + std::max(0.0, send_s - backward));
+  } else {
+    r.pipeline_p2p_s = sends * send_s;
+  }
   r.comm_s += r.pipeline_p2p_s;
   r.comm_time_s[ht.bottleneck] += sends * ht.transfer_s;
   r.latency_s[ht.latency_level] += sends * (ht.latency_s + stage.system.call_overhead_s);

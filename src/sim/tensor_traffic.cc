@@ -82,27 +82,39 @@ double tensor_overlap_hidden(const SimInput& in, const Topology& world, int seq_
   const std::vector<int> members = in.mesh.tensor_group(world, 0);
   const std::size_t n = static_cast<std::size_t>(in.micro_batch) * static_cast<std::size_t>(seq_len) * static_cast<std::size_t>(in.model.channels);
   const auto esize = static_cast<std::size_t>(in.engine.activation_bytes);
-  const std::size_t piece = n / static_cast<std::size_t>(in.mesh.tp);
-  // The seconds of one collective, as tensor_transfers counts it.
-  const auto seconds = [&](Collective k) {
-    std::vector<HopTransfer> one;
-    if (k == Collective::all_reduce) flat_all_reduce(one, Phase::tensor, world, members, 0, n, esize);
-    else flat_from_each(one, k, world, members, 0, piece, esize);
-    double s = 0;
+  const auto seconds = [&](const std::vector<HopTransfer>& one) {  // one collective, as tensor_transfers counts it
+    double c = 0;
     for (const HopTransfer& h : one) {
       const HopTime t = hop_time(h, world, in.system);
-      s += t.transfer_s + t.latency_s + in.system.call_overhead_s;
+      c += t.transfer_s + t.latency_s + in.system.call_overhead_s;
     }
-    return s;
+    return c;
   };
-  const double sum = seconds(in.mesh.sp ? Collective::reduce_scatter : Collective::all_reduce);
-  const double gather = in.mesh.sp ? seconds(Collective::all_gather) : 0;
-  double hidden = 0;  // per micro-batch
-  for (const Op& op : ops) {
-    const bool wgrad = op.name == "qkv_wgrad" || op.name == "fc_wgrad" || op.name == "gate_up_wgrad";
-    const bool dgrad = op.name == "qkv_dgrad" || op.name == "fc_dgrad" || op.name == "gate_up_dgrad";
-    if (wgrad || dgrad) hidden += op.count * std::min(wgrad ? sum : gather, op_time(op, in.system, in.engine) / op.count);
+  std::vector<HopTransfer> scatter, gather;
+  if (in.mesh.sp) {
+    const std::size_t piece = n / static_cast<std::size_t>(in.mesh.tp);
+    flat_from_each(scatter, Collective::reduce_scatter, world, members, 0, piece, esize);
+    flat_from_each(gather, Collective::all_gather, world, members, 0, piece, esize);
+  } else {
+    flat_all_reduce(scatter, Phase::tensor, world, members, 0, n, esize);
   }
+  const double reduce_s = seconds(scatter), gather_s = in.mesh.sp ? seconds(gather) : 0.0;
+  const bool all = in.mesh.sp && in.engine.tp_comm_overlap;
+  // Per GEMM, the collective hidden under it: the input gradients' sums under the weight gradients, and with sequence
+  // parallelism the saved inputs' gathers under the input gradients (always); with userbuffers, the rest of the
+  // block's as the contract above lists them.
+  const auto beside = [&](const std::string& name) {
+    if (name == "qkv_wgrad" || name == "fc_wgrad" || name == "gate_up_wgrad") return reduce_s;
+    if (name == "qkv_dgrad" || name == "fc_dgrad" || name == "gate_up_dgrad") return gather_s;
+    if (!all) return 0.0;
+    if (name == "proj" || name == "fc_proj") return reduce_s;
+    if (name == "qkv" || name == "fc" || name == "gate_up" || name == "proj_dgrad" || name == "fc_proj_dgrad") return gather_s;
+    return 0.0;
+  };
+  double hidden = 0;  // per micro-batch
+  for (const Op& op : ops)
+    if (op.kind == OpKind::gemm)
+      if (const double c = beside(op.name); c > 0) hidden += op.count * std::min(c, op_time(op, in.system, in.engine) / op.count);
   return hidden * in.grad_accum;
 }
 

@@ -46,7 +46,14 @@ std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& wo
 // weight-gradient GEMM, and with sequence parallelism each of the two
 // gathers of the saved norm outputs (the weight gradients' operands) under
 // its layer's input-gradient GEMM, for as long as that GEMM runs
-// (src/model/gpt.h, TpGroup). `ops`: the micro-batch's op list
+// (src/model/gpt.h, TpGroup). With sequence parallelism and
+// EngineProfile::tp_comm_overlap, also each of the block's other gathers
+// and reduce-scatters under the GEMM beside it (Transformer Engine's
+// userbuffers, transformer_engine/pytorch/module/base.py initialize_ub): in
+// forward the two norms' gathers under q|k|v's and the MLP's first GEMM,
+// the two projections' reduce-scatters under theirs; in backward the two
+// outputs' gradients gathered under the projections' input-gradient GEMMs.
+// `ops`: the micro-batch's op list
 // (sim/op_list.h).
 double tensor_overlap_hidden(const SimInput& in, const Topology& world, int seq_len, const std::vector<Op>& ops);
 
