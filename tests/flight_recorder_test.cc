@@ -145,8 +145,11 @@ TEST_F(FlightRecorderTest, ADumpSeesWholeRecordsWhileAnotherThreadRecords) {
       comm->all_reduce(buf, buf, static_cast<std::size_t>(count), DType::f32, ReduceOp::sum);
     }
   });
+  // At least 200 dumps, and on until more than 200 whole records were checked (on a loaded machine the writer may
+  // not be scheduled for a while: 200 dumps saw 198 in one run) or 30 s have passed.
   std::size_t seen = 0;
-  for (int k = 0; k < 200; ++k) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (int k = 0; k < 200 || (seen <= 200 && std::chrono::steady_clock::now() < deadline); ++k) {
     const json d = dump();
     for (const json& r : records_of(d, comm->flight_id())) {
       ASSERT_EQ(r["bytes"].get<int>(), 4 * r["unit"].get<int>()) << r.dump();
@@ -169,8 +172,7 @@ TEST(FlightSlotTest, AReaderNeverSeesHalfARecord) {
       e.seq = e.bytes = e.step = e.started_ns = static_cast<std::int64_t>(t);
       e.unit = static_cast<std::int32_t>(t & 0x7fffffff);
       slot.write(t, e);
-      for (volatile int spin = 0; spin < 50; spin = spin + 1) {
-      }  // leaves the reader some whole records to read between writes
+      for (int spin = 0; spin < 50; ++spin) asm volatile("" ::: "memory");  // leaves the reader some whole records to read between writes
     }
   });
   // Reads until 1000 whole records have been checked (a reader on a loaded machine may spin before the writer is
