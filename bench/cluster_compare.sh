@@ -13,7 +13,11 @@
 # A strategy named S-pipelined is S's plan file with its hops pipelined
 # (hop_chunk_bytes = HOP_CHUNK, bytes of each rank's part per chunk), trained
 # with --plan and simulated with --hop-chunk-bytes: hier3-pipelined beside
-# hier3 in the same run.
+# hier3 in the same run. A strategy named S-tpN (or S-tpN-sp) is S over the
+# data ranks with tensor parallelism of degree N on the package level
+# (--tp N --tp-level package, and -sp: --sp), trained and simulated alike:
+# STRATEGIES="zeropp-tp2-sp hier3 zeropp" MODEL=llama-mini for TP on the
+# package's fast link against the hierarchical plans.
 #   MODEL=gpt-mini SEQ=128 BATCH=1 STEPS=12 QUEUES=2 HOP_CHUNK=65536 bench/cluster_compare.sh
 # (QUEUES: the engine's communication queues, --comm-queues; OUT: where the
 # run's files go, default build/cluster.)
@@ -29,17 +33,22 @@ trap '"$cluster" down' EXIT
 "$cluster" run -- tierzero bench comm --sizes 1048576,8388608 --iters 2 --json --write-system "$out/system.toml" \
   --system-name emulated-cluster --calibrate-model "$MODEL" --calibrate-seq-len "$SEQ" --calibrate-micro-batch "$BATCH" > "$out/comm.jsonl"
 for s in $STRATEGIES; do
-  base=${s%-pipelined} plan=(--strategy "$s") chunk=()
-  if [ "$base" != "$s" ]; then  # the strategy's plan file with its hops pipelined
+  name=$s tensor=()
+  if [[ $name =~ ^(.*)-tp([0-9]+)(-sp)?$ ]]; then  # tensor parallelism on the package level
+    name=${BASH_REMATCH[1]} tensor=(--tp "${BASH_REMATCH[2]}" --tp-level package)
+    [ -n "${BASH_REMATCH[3]}" ] && tensor+=(--sp)
+  fi
+  base=${name%-pipelined} plan=(--strategy "$name") chunk=()
+  if [ "$base" != "$name" ]; then  # the strategy's plan file with its hops pipelined
     sed "/^name = /a hop_chunk_bytes = $HOP_CHUNK" "$root/data/plans/$base.toml" > "$out/plan-$s.toml"
     plan=(--plan "$out/plan-$s.toml") chunk=(--hop-chunk-bytes "$HOP_CHUNK")
   fi
   "$cluster" counters > "$out/counters-$s-before.json"
-  "$cluster" run -- tierzero train "${plan[@]}" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --no-recompute --steps "$STEPS" \
+  "$cluster" run -- tierzero train "${plan[@]}" "${tensor[@]}" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --no-recompute --steps "$STEPS" \
     --param-dtype bf16 --comm-queues "$QUEUES" --breakdown --metrics "$out/train-$s.jsonl" > "$out/train-$s.log" 2>&1 || echo "{\"strategy\": \"$s\", \"error\": \"see $out/train-$s.log\"}"
   "$cluster" counters > "$out/counters-$s-after.json"
   "$root/build/tierzero" simulate --system "$out/system.toml" --model "$MODEL" --ranks 8 --seq-len "$SEQ" --micro-batch "$BATCH" \
-    --recompute false --strategy "$base" "${chunk[@]}" --json > "$out/sim-$s.jsonl"
+    --recompute false --strategy "$base" "${chunk[@]}" "${tensor[@]}" --json > "$out/sim-$s.jsonl"
 done
 QUEUES=$QUEUES python3 - "$out" $STRATEGIES <<'PY'
 import json, statistics, sys, os
@@ -59,8 +68,8 @@ for s in strategies:
     def med(f):
         return statistics.median(statistics.mean(f(b) for b in r["breakdown"]) for r in m)
     bd = {k: med(lambda b, k=k: b[k]) for k in ("forward_s", "backward_s", "optimizer_s", "gather_wait_s", "reduce_wait_s",
-                                                "control_wait_s", "slot_wait_s", "gather_behind_reduce_s")}
-    for kind in ("gather", "reduce", "control"):
+                                                "control_wait_s", "slot_wait_s", "tensor_wait_s", "gather_behind_reduce_s")}
+    for kind in ("gather", "reduce", "control", "tensor"):
         bd["exposed_" + kind] = {p: med(lambda b, kind=kind, p=p: b["exposed"][kind][p]) for p in ("world", "node", "package", "quant", "local")}
     rows[s]["breakdown"] = bd
     # Interface counters over the whole run (start-up included) per step, per package and per node.

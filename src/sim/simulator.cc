@@ -139,6 +139,15 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
   const std::vector<double> whole = {1.0};
   const double reduce_scale = (e.reduce_bytes > 0 ? e.reduce_bytes / static_cast<double>(dtype_size(in.dtype)) : 1.0) *
                               (e.accumulate_locally && !in.plan.params ? 1.0 / in.grad_accum : 1.0);
+  // The data-parallel groups whose hops enter one package (node) through its links: with tensor, pipeline or context
+  // parallelism on a level inside it, one per member of those groups (the world's ranks inside it over the data
+  // topology's).
+  const auto groups_inside = [&](Level boundary) {
+    double n = 1;
+    for (int l = 0; l <= static_cast<int>(boundary); ++l)
+      n *= static_cast<double>(world.fanout(static_cast<Level>(l))) / topo.fanout(static_cast<Level>(l));
+    return n;
+  };
   double step_phase = 0, forward = 0, reduce = 0;
   for (HopTransfer& h : transfers)
     if (h.phase == Phase::reduce && !in.plan.quantized()) h = scaled(h, reduce_scale);
@@ -174,8 +183,9 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
     if (h.phase == Phase::backward) r.overlappable_by_kind.backward += t + q;
     if (h.phase == Phase::reduce) reduce += t + q, r.overlappable_by_kind.reduce += t + q;
     for (int l = 0; l < kNumLevels; ++l) r.bytes_per_level[l] += h.bytes[l];
-    r.package_link_bytes += hop_ingress(h, topo, in.system, Level::package);
-    r.node_nic_bytes += hop_ingress(h, topo, in.system, Level::node);
+    const bool tensor = h.phase == Phase::tensor;  // a tensor group's collective, on the world's ranks
+    r.package_link_bytes += hop_ingress(h, tensor ? world : topo, in.system, Level::package) * (tensor ? 1 : groups_inside(Level::package));
+    r.node_nic_bytes += hop_ingress(h, tensor ? world : topo, in.system, Level::node) * (tensor ? 1 : groups_inside(Level::node));
   }
   const double units = static_cast<double>(layout.units().size()) * in.grad_accum;
   return forward / units + reduce / units + step_phase;
