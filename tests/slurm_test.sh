@@ -98,7 +98,8 @@ await 240 state_is "$job" COMPLETED || die "the job did not complete (state $(jo
 [ "$(grep -c 'tierzero: resumed after step' "$work/job.out")" -eq 2 ] || die "the job did not resume twice"
 msg=$(same_losses "$work/ref.jsonl" "$work/job.jsonl" $steps 2>&1) && echo "slurm: job $job completed after 2 requeues: every loss bit-identical to the uninterrupted run" ||
   die "the requeued job against the uninterrupted run: ${msg##*AssertionError: }"
-[ $fail -eq 0 ] || { echo "--- job output"; grep -v '^step' "$work/job.out"; }
+[ $fail -eq 0 ] || { echo "--- job output"; grep -v '^step' "$work/job.out"; echo "--- slurmctld and slurmd on job $job";
+                      grep -h -E "JobId=$job|job_?id[ =:]$job\b|StepId=$job|JOB $job|requeue|error" "$cluster/slurmctld.log" "$cluster/slurmd.log" | tail -n 40; }
 
 # 3. The soak test under srun.
 FAULTS=2 STEPS=1200 SAVE_EVERY=50 SOAK_RUN="srun -n 8 -O --mpi=pmix --kill-on-bad-exit=1" bash "$root/scripts/soak.sh" "$tz" || die "the soak test under srun"
