@@ -148,6 +148,7 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
       n *= static_cast<double>(world.fanout(static_cast<Level>(l))) / topo.fanout(static_cast<Level>(l));
     return n;
   };
+  const double package_groups = groups_inside(Level::package), node_groups = groups_inside(Level::node);
   double step_phase = 0, forward = 0, reduce = 0;
   for (HopTransfer& h : transfers)
     if (h.phase == Phase::reduce && !in.plan.quantized()) h = scaled(h, reduce_scale);
@@ -184,8 +185,8 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
     if (h.phase == Phase::reduce) reduce += t + q, r.overlappable_by_kind.reduce += t + q;
     for (int l = 0; l < kNumLevels; ++l) r.bytes_per_level[l] += h.bytes[l];
     const bool tensor = h.phase == Phase::tensor;  // a tensor group's collective, on the world's ranks
-    r.package_link_bytes += hop_ingress(h, tensor ? world : topo, in.system, Level::package) * (tensor ? 1 : groups_inside(Level::package));
-    r.node_nic_bytes += hop_ingress(h, tensor ? world : topo, in.system, Level::node) * (tensor ? 1 : groups_inside(Level::node));
+    r.package_link_bytes += hop_ingress(h, tensor ? world : topo, in.system, Level::package) * (tensor ? 1 : package_groups);
+    r.node_nic_bytes += hop_ingress(h, tensor ? world : topo, in.system, Level::node) * (tensor ? 1 : node_groups);
   }
   const double units = static_cast<double>(layout.units().size()) * in.grad_accum;
   return forward / units + reduce / units + step_phase;
