@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The strategies side by side on the emulated cluster (scripts/cluster.sh,
-# default 2 nodes x 2 packages x 2 ranks, node links 2 Gbit/s, world links
-# 400 Mbit/s): measures the links (bench comm --write-system), trains the
+# default 2 nodes x 2 packages x 2 ranks, node links 2 Gbit/s, 400 Mbit/s of
+# world links per node through a NIC per package): measures the links (bench comm --write-system), trains the
 # same model for the same steps with every strategy, asks the simulator for
 # the same table with the measured system, and prints one JSON line per
 # strategy: measured and predicted step time, tokens/s, bytes per level,

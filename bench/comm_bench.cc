@@ -22,6 +22,7 @@
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string_view>
 #include <thread>
 #include <fmt/format.h>
@@ -98,6 +99,32 @@ std::vector<std::pair<Level, double>> hop_times(Communicator& world, const Hiera
   }
   return times;
 }
+
+// Each rank's own values of `t` (a float dtype from [-1, 1), an integer one any bits), so that a result that puts
+// a value in the wrong place or sums in another order can differ.
+void fill_distinct(std::vector<std::byte>& buf, DType t, int rank) {
+  std::mt19937 gen(0x7a0u + static_cast<unsigned>(rank));
+  if (!is_float(t)) {
+    for (auto& b : buf) b = static_cast<std::byte>(gen() & 0xff);
+    return;
+  }
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<float> values(buf.size() / dtype_size(t));
+  for (auto& v : values) v = u(gen);
+  from_f32(t, values.data(), buf.data(), values.size());
+}
+
+// Whether `op` leaves the first `n` bytes of `out` as `reference` does, on every rank.
+bool same_result(const std::function<void()>& reference, const std::function<void()>& op, std::vector<std::byte>& out,
+                 std::size_t n) {
+  reference();
+  const std::vector<std::byte> want(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n));
+  std::fill(out.begin(), out.end(), std::byte{0});
+  op();
+  int equal = std::memcmp(want.data(), out.data(), n) == 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &equal, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return equal != 0;
+}
 }  // namespace
 
 std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOptions& opt) {
@@ -110,13 +137,16 @@ std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOpt
   for (std::size_t m : opt.sizes_bytes) {
     const std::size_t total = std::max<std::size_t>(m / esize / w, 1) * w;  // elements, divisible by w
     const std::size_t shard = total / w;
-    in.assign(total * esize, std::byte{1});
+    in.resize(total * esize);
+    fill_distinct(in, opt.dtype, world.rank());
     out.assign(total * esize, std::byte{0});
     struct Case {
       const char* collective;
       const char* algorithm;
       std::function<void()> op;
       HopCollective kind = HopCollective::all_gather;  // hier and pipelined: the plan whose hops are timed alone
+      std::function<void()> reference{};  // pipelined: the unpipelined collective its result must equal
+      std::size_t result_bytes = 0;       // of `out`, what reference and op write
     };
     const DType t = opt.dtype;
     std::vector<Case> cases = {
@@ -131,9 +161,9 @@ std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOpt
     if (opt.hop_chunk_bytes > 0) {  // the all-reduce is never cut (comm/hier/hop_plan.h)
       cases.insert(cases.begin() + 4, {"reduce_scatter", "pipelined",
                                        [&] { piped.reduce_scatter(in.data(), out.data(), shard, t, ReduceOp::sum); },
-                                       HopCollective::reduce_scatter});
+                                       HopCollective::reduce_scatter, cases[3].op, shard * esize});
       cases.insert(cases.begin() + 2, {"all_gather", "pipelined", [&] { piped.all_gather(in.data(), out.data(), shard, t); },
-                                       HopCollective::all_gather});
+                                       HopCollective::all_gather, cases[1].op, total * esize});
     }
     std::vector<std::pair<Level, double>> hops;  // of the last hierarchical collective: its pipelined row shares them
     for (auto& c : cases) {
@@ -150,6 +180,7 @@ std::vector<CommBenchRow> run_comm_bench(Communicator& world, const CommBenchOpt
       if (std::string_view(c.algorithm) == "hier")
         hops = hop_times(world, hier, {c.kind, c.kind == HopCollective::all_reduce ? total : shard, esize}, t, opt, in.data(), out.data());
       if (std::string_view(c.algorithm) != "flat") row.hop_time_s = hops;
+      if (c.reference) row.equal_to_hier = same_result(c.reference, c.op, out, c.result_bytes);
       rows.push_back(row);
     }
   }
@@ -172,6 +203,7 @@ std::string to_json_line(const CommBenchRow& row, const Topology& topo) {
     for (const auto& [level, t] : row.hop_time_s) hops[std::string(level_name(level))] = t;
     j["hop_time_s"] = hops;
   }
+  if (row.equal_to_hier) j["equal_to_hier"] = *row.equal_to_hier;
   return j.dump();
 }
 

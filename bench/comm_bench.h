@@ -4,6 +4,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,9 @@ struct CommBenchOptions {
 // communicator with the bytes the whole plan sends on it, every hop group
 // at once and the other hops idle; slowest rank's mean per call; innermost
 // first, empty for flat rows. A pipelined collective aims at its slowest hop's time.
+// equal_to_hier (pipelined rows): whether every rank's result is the
+// unpipelined hierarchical one's bit for bit, both run on the same input
+// (each rank's own pseudo-random values, not a constant).
 struct CommBenchRow {
   std::string collective;  // all_gather | reduce_scatter | all_reduce
   std::string algorithm;   // flat | hier | pipelined (hier with its hops pipelined)
@@ -37,6 +41,7 @@ struct CommBenchRow {
   double algbw_gbs = 0;
   std::array<double, kNumLevels> bytes_per_level{};
   std::vector<std::pair<Level, double>> hop_time_s{};
+  std::optional<bool> equal_to_hier{};
 };
 
 // Collective over `world` (the hierarchy over its topology is built here).

@@ -3,23 +3,35 @@
 # machine, from Linux network namespaces:
 #   package  = one namespace holding GPUS ranks (shared memory between them)
 #   node     = NODE_PKGS packages joined by a bridge; each package's link to
-#              it shaped to NODE_RATE (tc tbf, both directions)
-#   world    = the node bridges joined by one link per node, shaped to
-#              WORLD_RATE and shared by the node's packages
+#              it carries NODE_RATE (tc, both directions)
+#   world    = the node bridges joined by one link per node; where the world
+#              traffic is shaped is NIC's choice:
+#     NIC=package (default)  each package has its own NIC of WORLD_RATE /
+#              NODE_PKGS, apart from its node link (Frontier's layout: one
+#              Slingshot NIC per MI250X, beside the Infinity Fabric between
+#              the packages; OLCF's Frontier user guide, "System Overview"):
+#              the package's interface is shaped per class (tc htb), traffic
+#              to and from the node's other packages at NODE_RATE, all the
+#              rest at WORLD_RATE / NODE_PKGS; the node's world link is not shaped
+#     NIC=node   one NIC per node: the node's world link shaped to WORLD_RATE
+#              and shared by its packages, whose world traffic also crosses
+#              their node links (tc tbf)
+#   Either way a node's world traffic totals at most WORLD_RATE.
 # Addresses: 10.77.0.0/24 (packages .1.., this host's port .254), all in
 # namespaces this script creates.
 #
-#   scripts/cluster.sh up      create it (NODES, NODE_PKGS, GPUS, NODE_RATE, WORLD_RATE from the environment)
+#   scripts/cluster.sh up      create it (NODES, NODE_PKGS, GPUS, NODE_RATE, WORLD_RATE, NIC from the environment)
 #   scripts/cluster.sh down    remove everything it made (also after a failed up)
 #   scripts/cluster.sh run -- tierzero ARGS...
 #                              mpirun across it, with the matching --topology appended
-#   scripts/cluster.sh check   exit 0 when namespaces and tbf are permitted here
+#   scripts/cluster.sh check   exit 0 when namespaces, tbf and htb are permitted here
 set -euo pipefail
 NODES=${NODES:-2}
 NODE_PKGS=${NODE_PKGS:-2}
 GPUS=${GPUS:-2}
 NODE_RATE=${NODE_RATE:-2gbit}
 WORLD_RATE=${WORLD_RATE:-400mbit}
+NIC=${NIC:-package}
 PREFIX=tz
 FABRIC=$PREFIX-fabric
 STATE=/tmp/$PREFIX-cluster
@@ -30,6 +42,26 @@ pkg_ip() { echo "10.77.0.$((1 + $1 * NODE_PKGS + $2))"; }
 shape() {  # shape NS DEV RATE
   ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" burst 256kb latency 50ms
 }
+kbit() {  # kbit RATE: a tc rate (kbit, mbit, gbit) in kbit/s
+  case "$1" in
+    *gbit) echo $((${1%gbit} * 1000000)) ;;
+    *mbit) echo $((${1%mbit} * 1000)) ;;
+    *kbit) echo "${1%kbit}" ;;
+    *) echo "cluster.sh: rate '$1' is not N followed by kbit, mbit or gbit" >&2; return 1 ;;
+  esac
+}
+# shape_classes NS DEV MATCH N: a package's link of NIC=package, both classes: packets whose address MATCH (dst or src)
+# is one of node N's packages at NODE_RATE, every other packet (the package's NIC) at WORLD_RATE / NODE_PKGS.
+shape_classes() {
+  local nic q
+  nic=$(( $(kbit "$WORLD_RATE") / NODE_PKGS ))kbit
+  ip netns exec "$1" tc qdisc replace dev "$2" root handle 1: htb default 20
+  ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:10 htb rate "$NODE_RATE" ceil "$NODE_RATE" burst 256kb cburst 256kb quantum 60000
+  ip netns exec "$1" tc class add dev "$2" parent 1: classid 1:20 htb rate "$nic" ceil "$nic" burst 256kb cburst 256kb quantum 60000
+  for q in $(seq 0 $((NODE_PKGS - 1))); do
+    ip netns exec "$1" tc filter add dev "$2" parent 1: protocol ip prio 1 u32 match ip "$3" "$(pkg_ip "$4" "$q")/32" flowid 1:10
+  done
+}
 
 down() {
   for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep "^$PREFIX-" || true); do ip netns del "$ns" 2>/dev/null || true; done
@@ -38,6 +70,8 @@ down() {
 }
 
 up() {
+  case "$NIC" in package | node) ;; *) echo "cluster.sh: NIC is '$NIC'; it takes package (a NIC per package) or node (one per node)" >&2; exit 2 ;; esac
+  kbit "$WORLD_RATE" > /dev/null || exit 2
   command -v ip >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q iproute2; }
   down
   mkdir -p "$STATE"
@@ -48,12 +82,14 @@ up() {
   for n in $(seq 0 $((NODES - 1))); do
     ip netns exec "$FABRIC" ip link add "br-n$n" type bridge
     ip netns exec "$FABRIC" ip link set "br-n$n" up
-    # The node's one link to the world, shaped at both ends.
+    # The node's one link to the world, shaped at both ends when it is the node's NIC.
     ip netns exec "$FABRIC" ip link add "up-n$n" type veth peer name "dn-n$n"
     ip netns exec "$FABRIC" ip link set "up-n$n" master "br-n$n" up
     ip netns exec "$FABRIC" ip link set "dn-n$n" master br-world up
-    shape "$FABRIC" "up-n$n" "$WORLD_RATE"
-    shape "$FABRIC" "dn-n$n" "$WORLD_RATE"
+    if [ "$NIC" = node ]; then
+      shape "$FABRIC" "up-n$n" "$WORLD_RATE"
+      shape "$FABRIC" "dn-n$n" "$WORLD_RATE"
+    fi
     for p in $(seq 0 $((NODE_PKGS - 1))); do
       ns=$(pkg_ns "$n" "$p")
       ip netns add "$ns"
@@ -65,8 +101,13 @@ up() {
       ip netns exec "$ns" ip addr add "$(pkg_ip "$n" "$p")/24" dev eth0
       ip netns exec "$ns" ip link set eth0 up
       ip netns exec "$FABRIC" ip link set "$PREFIX-f$n$p" master "br-n$n" up
-      shape "$ns" eth0 "$NODE_RATE"
-      shape "$FABRIC" "$PREFIX-f$n$p" "$NODE_RATE"
+      if [ "$NIC" = node ]; then
+        shape "$ns" eth0 "$NODE_RATE"
+        shape "$FABRIC" "$PREFIX-f$n$p" "$NODE_RATE"
+      else  # out of the package by destination, into it by source
+        shape_classes "$ns" eth0 dst "$n"
+        shape_classes "$FABRIC" "$PREFIX-f$n$p" src "$n"
+      fi
     done
   done
   # This host's port (unshaped) so mpirun can reach the daemons it starts.
@@ -92,7 +133,10 @@ mkdir -p "$STATE/tmp-\$ns"
 exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$ns; export TMPDIR=$STATE/tmp-\$ns; \$*"
 AGENT
   chmod +x "$STATE/agent"
-  echo "cluster up: $NODES nodes x $NODE_PKGS packages x $GPUS ranks; node links $NODE_RATE, world links $WORLD_RATE"
+  case "$NIC" in
+    package) echo "cluster up: $NODES nodes x $NODE_PKGS packages x $GPUS ranks; node links $NODE_RATE, a NIC per package of $(( $(kbit "$WORLD_RATE") / NODE_PKGS ))kbit ($WORLD_RATE per node)" ;;
+    node) echo "cluster up: $NODES nodes x $NODE_PKGS packages x $GPUS ranks; node links $NODE_RATE, a NIC per node of $WORLD_RATE" ;;
+  esac
 }
 
 topology() { echo "package=$GPUS,node=$NODE_PKGS,world=$NODES"; }
@@ -130,7 +174,8 @@ check() {
   local ok=0
   ip netns exec "$PREFIX-probe" ip link add p0 type veth peer name p1 2>/dev/null &&
     ip netns exec "$PREFIX-probe" ip link add b0 type bridge 2>/dev/null &&
-    ip netns exec "$PREFIX-probe" tc qdisc add dev p0 root tbf rate 1gbit burst 32kb latency 50ms 2>/dev/null || ok=1
+    ip netns exec "$PREFIX-probe" tc qdisc add dev p0 root tbf rate 1gbit burst 32kb latency 50ms 2>/dev/null &&
+    ip netns exec "$PREFIX-probe" tc qdisc add dev p1 root handle 1: htb default 20 2>/dev/null || ok=1
   ip netns del "$PREFIX-probe"
   return $ok
 }

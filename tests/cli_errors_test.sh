@@ -289,7 +289,7 @@ expect_exit 0 "done: 2 steps" 1 -- "$tz" train --data "$tmp/mega" --steps 2 --mi
 truncate -s -2 "$tmp/mega.bin"
 expect_exit 2 "does not match its .bin" 1 -- "$tz" train --data "$tmp/mega.bin" --steps 2 --micro-batch 2 --seq-len 16
 
-json=$(run8 bench comm --topology package=2,node=2,world=2 --sizes 65536 --iters 1 --json 2>/dev/null)
+json=$(run8 bench comm --topology package=2,node=2,world=2 --sizes 65536 --iters 1 --hop-chunk-bytes 1024 --json 2>/dev/null)
 python3 - "$json" <<'PY' || fail=1
 import json, sys
 rows = [json.loads(l) for l in sys.argv[1].splitlines() if l.strip()]
@@ -306,10 +306,13 @@ for r in rows:
         assert "hop_time_s" not in r, r
     else:
         assert list(r["hop_time_s"]) == ["package", "node", "world"] and min(r["hop_time_s"].values()) > 0, r
-# A pipelined row sits beside its hierarchical one with the same hops alone.
+# A pipelined row (8 KiB shards in 1 KiB chunks) sits beside its hierarchical one with the same hops alone, and says
+# its result was the hierarchical one's bit for bit; no other row says so.
 for c in ("all_gather", "reduce_scatter"):
     by = {r["algorithm"]: r for r in rows if r["collective"] == c}
     assert by["pipelined"]["hop_time_s"] == by["hier"]["hop_time_s"], by
+    assert by["pipelined"]["equal_to_hier"] is True, by["pipelined"]
+assert [r["algorithm"] for r in rows if "equal_to_hier" in r] == ["pipelined", "pipelined"], rows
 print("ok: bench comm JSON (world bytes flat", flat, "hier", hier, ")")
 PY
 

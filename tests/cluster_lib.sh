@@ -5,6 +5,6 @@
 set -u
 cluster="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/scripts/cluster.sh"
 if [ "$(id -u)" -ne 0 ] || ! "$cluster" check; then
-  echo "SKIP: network namespaces, veth/bridges or tc tbf are not permitted here"
+  echo "SKIP: network namespaces, veth/bridges or tc tbf/htb are not permitted here"
   exit 77
 fi

@@ -35,8 +35,8 @@ PY
 
 topo=package=2,node=2,world=2
 # The emulated cluster (scripts/cluster.sh's defaults) as a system file: ranks of one package share memory (the cpu
-# preset's measured node rate), each package's 2 Gbit/s link is shared by its 2 ranks, each node's 400 Mbit/s world
-# link by its 4; a rank's compute and memory as data/devices/cpu.toml's.
+# preset's measured node rate), each package's 2 Gbit/s link is shared by its 2 ranks, each package's 200 Mbit/s NIC
+# (400 Mbit/s per node) by its 2; a rank's compute and memory as data/devices/cpu.toml's.
 cat > "$tmp/emulated.toml" <<'TOML'
 name = "emulated"
 memory_gb = 17.18
