@@ -3,7 +3,9 @@
 // package level of package=2,node=2 and on the node level of node=2,world=2)
 // for gpt-tiny and llama-tiny under zero3, zeropp, mics and hier3, and at tp 4 (dp 1)
 // for llama-tiny, whose 2 key/value heads are then shared by 2 members each, with
-// and without recomputation and sequence parallelism and with two micro-batches per step, every rank's traffic
+// and without recomputation and sequence parallelism; on 8 ranks (tp 2 on the
+// package of 2x2x2 under the four strategies, dp 4 over node and world; tp 4 on
+// the node of node=4,world=2, dp 2); with two micro-batches per step, every rank's traffic
 // counters over a step equal, level by level, the traffic model's
 // data-parallel transfers of its member's layout over the data ranks plus
 // the tensor group's collectives (sim/tensor_traffic.h); and the simulator's
@@ -23,13 +25,14 @@
 namespace tierzero {
 namespace {
 
-// One step pair of `model` under strategy `name` on the mesh `shape` of the 4 ranks of `spec`: each rank's bytes per
-// level and its memory, the simulator's.
+// One step pair of `model` under strategy `name` on the mesh `shape` of the job's ranks laid out as `spec`: each
+// rank's bytes per level and its memory, the simulator's.
 void expect_the_simulators_bytes(const std::string& spec, const MeshShape& shape, const char* model, const char* name, bool recompute) {
   SCOPED_TRACE(std::string(model) + " " + name + " at tp " + std::to_string(shape.tp) + " on " + spec + (recompute ? ", recomputing" : "") +
                (shape.sp ? ", sequence parallel" : ""));
   const TokenData data = TokenData::builtin();
-  const Topology topo = Topology::parse(spec, 4);
+  const int ranks = test::world_size();
+  const Topology topo = Topology::parse(spec, ranks);
   auto world = mpi_world(topo);
   const Mesh mesh(*world, shape);
   TrainConfig cfg = test::tiny_run(2, 2, 32, 2, DType::bf16, model);
@@ -50,7 +53,7 @@ void expect_the_simulators_bytes(const std::string& spec, const MeshShape& shape
   // And the memory: the simulator counts every byte the member's engine allocates.
   in.system = load_system("frontier");  // its levels hold both layouts'; memory does not depend on its rates
   in.system.device.runtime_bytes = 0;
-  in.ranks = 4, in.topology_spec = spec, in.plan = plan;
+  in.ranks = ranks, in.topology_spec = spec, in.plan = plan;
   double allocated = 0;
   for (const auto& [k, v] : t.memory_bytes()) allocated += static_cast<double>(v);
   EXPECT_EQ(simulate(in).memory_total, allocated) << "on rank " << world->rank();
@@ -72,6 +75,19 @@ TEST(TensorParallelBytes, SharedKeyValueHeadsBytesAreTheSimulators) {
   for (const bool sp : {false, true})
     for (const bool recompute : {false, true})
       expect_the_simulators_bytes("node=4", MeshShape{4, Level::node, sp}, "llama-tiny", "zero3", recompute);
+}
+
+// Eight ranks: the data-parallel hops over two levels beside the tensor group (2x2x2, tp 2 on the package), and
+// tp 4 over a node's four ranks with the data ranks across the world.
+TEST(TensorParallelBytes, EightRanksBytesAreTheSimulators) {
+  if (test::world_size() != 8) GTEST_SKIP() << "the layouts are of 8 ranks";
+  for (const bool sp : {false, true})
+    for (const char* model : test::kTinyModels) {
+      for (const char* name : {"zero3", "zeropp", "mics", "hier3"})
+        expect_the_simulators_bytes("package=2,node=2,world=2", MeshShape{2, Level::package, sp}, model, name, false);
+      for (const char* name : {"zero3", "zeropp"})
+        expect_the_simulators_bytes("node=4,world=2", MeshShape{4, Level::node, sp}, model, name, false);
+    }
 }
 
 }  // namespace
