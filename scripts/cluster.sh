@@ -24,6 +24,7 @@
 #   scripts/cluster.sh down    remove everything it made (also after a failed up)
 #   scripts/cluster.sh run -- tierzero ARGS...
 #                              mpirun across it, with the matching --topology appended
+#   scripts/cluster.sh counters  bytes received so far into every package and node (one JSON line)
 #   scripts/cluster.sh check   exit 0 when namespaces, tbf and htb are permitted here
 set -euo pipefail
 NODES=${NODES:-2}
@@ -186,5 +187,5 @@ case "${1:-}" in
   run) shift; [ "${1:-}" = -- ] && shift; run "$@" ;;
   counters) counters ;;
   check) check ;;
-  *) sed -n '2,20p' "$0"; exit 2 ;;
+  *) sed -n '2,/^set -euo/{/^set -euo/!p}' "$0"; exit 2 ;;
 esac
