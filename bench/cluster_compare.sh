@@ -27,6 +27,7 @@ cluster="$root/scripts/cluster.sh"
 MODEL=${MODEL:-gpt-mini} SEQ=${SEQ:-128} BATCH=${BATCH:-1} STEPS=${STEPS:-12} QUEUES=${QUEUES:-2} HOP_CHUNK=${HOP_CHUNK:-65536}
 STRATEGIES=${STRATEGIES:-"zero3 zeropp mics hier3 hier3-pipelined ddp"}
 out=${OUT:-$root/build/cluster}
+ranks=$((${NODES:-2} * ${NODE_PKGS:-2} * ${GPUS:-2}))  # scripts/cluster.sh's layout and defaults
 mkdir -p "$out"
 trap '"$cluster" down' EXIT
 "$cluster" up
@@ -47,7 +48,7 @@ for s in $STRATEGIES; do
   "$cluster" run -- tierzero train "${plan[@]}" "${tensor[@]}" --model "$MODEL" --seq-len "$SEQ" --micro-batch "$BATCH" --no-recompute --steps "$STEPS" \
     --param-dtype bf16 --comm-queues "$QUEUES" --breakdown --metrics "$out/train-$s.jsonl" > "$out/train-$s.log" 2>&1 || echo "{\"strategy\": \"$s\", \"error\": \"see $out/train-$s.log\"}"
   "$cluster" counters > "$out/counters-$s-after.json"
-  "$root/build/tierzero" simulate --system "$out/system.toml" --model "$MODEL" --ranks 8 --seq-len "$SEQ" --micro-batch "$BATCH" \
+  "$root/build/tierzero" simulate --system "$out/system.toml" --model "$MODEL" --ranks "$ranks" --seq-len "$SEQ" --micro-batch "$BATCH" \
     --recompute false --strategy "$base" "${chunk[@]}" "${tensor[@]}" --json > "$out/sim-$s.jsonl"
 done
 QUEUES=$QUEUES python3 - "$out" $STRATEGIES <<'PY'
