@@ -10,7 +10,10 @@
 //   - the optimizer state and the parameters offloaded to the host or to
 //     NVMe files (staged through copies: sharded/host_staging.h) train bit
 //     for bit as in device memory, with no device allocation after the
-//     first step.
+//     first step;
+//   - pipelined hops (hop_chunk_bytes) over NCCL, each hop's communicator on
+//     its own stream, train bit for bit as whole hops and move the traffic
+//     model's bytes (4 GPUs or more: two levels).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -28,6 +31,7 @@
 #include "tierzero/mpi.h"
 #include "tierzero/order_check.h"
 #include "tierzero/nccl.h"
+#include "sim/traffic_model.h"
 
 namespace tierzero {
 namespace {
@@ -225,6 +229,28 @@ TEST(GpuEngine, TwoIdenticalRunsGiveIdenticalBits) {
       EXPECT_EQ(x.loss, y.loss) << name << " step " << i;
       EXPECT_EQ(x.grad_norm, y.grad_norm) << name << " step " << i;
     }
+    EXPECT_EQ(a.gather_master(), b.gather_master()) << name;
+  }
+}
+
+// Issue 54's pipelined hops on the device: zero3 and hier3 with three-level gathers and reductions cut into 1 KiB
+// chunks (several per unit and bucket of gpt-tiny) against the same plans whole, on the same NCCL world.
+TEST(GpuEngine, PipelinedHopsTrainAsWholeHops) {
+  TZ_NEED_GPU();
+  if (test::world_size() < 4) GTEST_SKIP() << "pipelined hops need two levels: 4 GPUs or more";
+  const Topology topo = gpu_layout();
+  auto nccl = nccl_world(topo);
+  const TokenData data = TokenData::builtin();
+  TrainConfig cfg = test::tiny_run(4, 2, 64, 4, DType::bf16);
+  for (const char* name : {"zero3", "hier3"}) {
+    Plan whole = fit_to(strategy_plan(name), topo);
+    whole.gather = whole.reduce = Decomposition::three_level;
+    Plan cut = whole;
+    cut.hop_chunk_bytes = 1024;
+    ShardedTrainer a(cfg, whole, *nccl, data, {}, gpu::cuda_backend());
+    ShardedTrainer b(cfg, cut, *nccl, data, {}, gpu::cuda_backend());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(a.step().loss, b.step().loss) << name << " step " << i;
+    EXPECT_EQ(b.last_step_bytes(), total_bytes(step_transfers(cut, topo, cfg, nccl->rank()))) << name;
     EXPECT_EQ(a.gather_master(), b.gather_master()) << name;
   }
 }
