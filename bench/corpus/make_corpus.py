@@ -327,6 +327,95 @@ def model_parallel():
     return out
 
 
+def papers():
+    """Runs from papers that quote their throughput as text (checking half, added after the split; no fit saw them):
+    Narayanan et al. 2021 (the abstract's 1T run, configured by Megatron-LM's examples/sc21/run_table_1.sh),
+    Smith et al. 2022 (MT-NLG 530B, section 2.4's three cluster sizes) and the JUPITER benchmark suite's Megatron-LM
+    benchmark (its 13B row). Each row's tokens/s per GPU is the quoted
+    figure turned into tokens by the source's own count (its FLOP formula, or its iteration time and batch). Left out:
+    Dash et al. 2023 (arXiv:2312.12705, Frontier: configurations only in tables not available as text), the Llama 3
+    paper's Table 4 (virtual stages not given; 126 layers over 16 stages), BLOOM 176B (70 layers over 12 stages),
+    frontier-torchtitan's 5120-GCD run and FZJ-JSC/jubench-megatron-lm's GPT-3 175B on JUWELS Booster (TP 8 across two
+    levels: the simulator places a tensor group on one)."""
+    out = []
+    gpt = dict(mlp='gelu', norm='layernorm', positions='learned', tied=True, bias='all')
+    # Narayanan et al. 2021: 502 PFLOP/s on 3072 GPUs, counted with the paper's equation 3 (section 5.1, with
+    # recomputation): 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) FLOPs per iteration of B sequences.
+    l, h, s, v, gpus = 128, 25600, 2048, 51200, 3072
+    flops_per_token = 96 * l * h * h * (1 + s / (6 * h) + v / (16 * l * h))
+    tflops = 502e3 / gpus
+    sc21 = ('NVIDIA/Megatron-LM examples/sc21/run_table_1.sh (commit 79a3bb6), MODEL_SIZE 1T: TP 8, PP 64, MBS 1, GBS 3072, '
+            '128 layers, hidden 25600, 160 heads, DDP local, 384 nodes, --recompute-method uniform (no virtual pipeline); '
+            'examples/sc21/CONFIG.sh (as in the OpenGPTX/Megatron-LM fork, commit 6b27e3a): --seq-length 2048, --fp16')
+    out.append(dict(id='megatron-sc21-gpt-1t-a100-3072gpu-tp8-pp64', half='check',
+                    source="Narayanan et al. 2021, arXiv:2104.04473, abstract: 'training iterations on a model with 1 trillion parameters "
+                           "at 502 petaFLOP/s on 3072 GPUs (per-GPU throughput of 52% of theoretical peak)'",
+                    url='https://arxiv.org/abs/2104.04473', gpu='a100-80gb', gpus=gpus, gpus_per_node=8, world_gbs=25,
+                    interconnect="Selene: DGX A100 80GB nodes of 8, 8 x 200 Gb/s HDR InfiniBand per node (the paper's evaluation setup): 25 GB/s per GPU",
+                    engine='megatron', strategy='ddp', strategy_as_published='TP 8, PP 64, data parallel 6 (DDP local, no distributed optimizer)',
+                    precision='bf16', precision_as_published='fp16 (--fp16)', attention='eager',
+                    model='gpt-1t', layers=l, hidden=h, heads=160, kv_heads=160, ffn=4 * h, vocab=v, **gpt,
+                    seq_len=s, micro_batch=1, grad_accum=3072 // 6, recompute='full', tp=8, sp=False, pp=64, pp_schedule='1f1b',
+                    reduce_bytes=2, tokens_per_s_per_gpu=round(tflops * 1e12 / flops_per_token, 3),
+                    notes=(f"{tflops:.2f} TFLOP/s per GPU (502 PFLOP/s / 3072) over the paper's {flops_per_token / 1e12:.4f} TFLOPs per token; "
+                           "the configuration from " + sc21 + "; grad_accum = GBS / (MBS x DP 6) = 512; sequence parallelism did not "
+                           "exist (2021): sp = false; attention as Megatron's fused softmax between two GEMMs (no FlashAttention in 2021): "
+                           "eager; fp16 priced as bf16 (the same GEMM rate on the A100); gradients held and all-reduced in fp16 (inferred: "
+                           "Megatron's local DDP keeps main_grad in the parameters' dtype unless --accumulate-allreduce-grads-in-fp32): "
+                           "reduce_bytes = 2; the shape: GPT-3's (learned positions, tied embedding, biases, GELU MLP of 4h)")))
+    # The JUPITER benchmark suite's Megatron-LM benchmark (JSC): its 13B evaluation model on 8 nodes of 4 A100 40GB.
+    jsc = 'https://github.com/FZJ-JSC/jubench-megatron-lm/blob/d79ae122f7a4c0a842f6cb6aed4395db2a05002a/DESCRIPTION.md'
+    out.append(dict(id='jubench-megatron-gpt-13b-a100-40gb-32gpu-tp2-pp4', half='check',
+                    source="FZJ-JSC/jubench-megatron-lm DESCRIPTION.md (commit d79ae12), 'Results' table, row 13B, 8 nodes, batch size 1024, "
+                           "pipeline parallel 4, tensor parallel 2: 60777.68 tokens/sec",
+                    url=jsc, gpu='a100-40gb', gpus=32, gpus_per_node=4, node_gbs=100, world_gbs=25,
+                    interconnect=("not stated by the source: JUWELS Booster (the JUBE script's default queue 'booster'), taken from JSC's "
+                                  "description of its nodes: 4 A100 40GB fully connected by NVLink 3 (4 links of 25 GB/s per direction "
+                                  "between each pair: 100 GB/s) and 4 HDR200 InfiniBand adapters per node (25 GB/s per GPU)"),
+                    engine='megatron', strategy='zero1', strategy_as_published='TP 2, PP 4, DP 4, --use-distributed-optimizer',
+                    precision='bf16', precision_as_published='fp16 (--fp16)', attention='flash2',
+                    model='gpt-13b-jsc', layers=40, hidden=5120, heads=32, kv_heads=32, ffn=20480, mlp='gelu', norm='layernorm',
+                    positions='rope', tied=True, bias='all', vocab=50257,
+                    seq_len=2048, micro_batch=1, grad_accum=256, recompute='selective', tp=2, sp=True, pp=4, pp_schedule='1f1b',
+                    reduce_bytes=2, tokens_per_s_per_gpu=round(60777.68 / 32, 3),
+                    notes=("tokens/s per GPU = the table's 60777.68 tokens/sec (the JUBE result: global batch x sequence / mean "
+                           "iteration time, benchmark/jube/nlp_benchmark.yaml) / 32 GPUs; the run as benchmark/slurm/jobscript_13B.sbatch "
+                           "and the JUBE script give it: Megatron-LM at commit f772743, 40 layers, hidden 5120, 32 heads, ffn 20480, "
+                           "sequence 2048, rope, GPT-2 BPE (vocab 50257), --use-flash-attn (FlashAttention-2 on the A100), "
+                           "--sequence-parallel, --recompute-granularity selective, --use-distributed-optimizer, TP 2, PP 4 (1F1B, "
+                           "no virtual stages), micro-batch 1, 256 accumulation steps; fp16 priced as bf16 (the same GEMM rate); "
+                           "gradients held and reduced in fp16 (inferred: Megatron-LM keeps the grad buffer in the parameters' dtype "
+                           "without --accumulate-allreduce-grads-in-fp32): reduce_bytes = 2; biases and tied embeddings Megatron-LM's "
+                           "defaults; the machine inferred (see interconnect); the JUBE figure is the mean over every logged "
+                           "interval, the first (warm-up) one included: in the 175B example log of the same file the first "
+                           "interval is 36% slower than the next four")))
+    # Smith et al. 2022 (MT-NLG 530B): GBS 1920 of 2048 tokens per iteration of 60.1, 50.2 and 44.4 s on 280, 350 and 420
+    # DGX A100 nodes (126, 121 and 113 TFLOP/s per GPU).
+    mtnlg_note = ("Megatron-DeepSpeed: Megatron's tensor slicing (8-way, within the node) and DeepSpeed's pipeline (35 stages "
+                  "of 3 layers) and data parallelism; data parallel = GPUs / 280; tokens/s per GPU = 1920 x 2048 / (iteration "
+                  "time x GPUs), the quoted iteration time; bf16 (the paper's mixed precision); the shape 105 layers, hidden 20480, "
+                  "128 heads, GPT-2's tokenizer (vocab 50257), learned positions; inferred, not stated: "
+                  "ZeRO stage 1 beside the pipeline (DeepSpeed's pipeline engine takes stage 0 or 1), micro-batch 1 (grad_accum = "
+                  "1920 / DP), full recomputation (Megatron-DeepSpeed's --checkpoint-activations), attention as two GEMMs and a "
+                  "fused softmax (2021, no FlashAttention): eager; Selene's DGX A100 80GB nodes with 8 x 200 Gb/s HDR InfiniBand "
+                  "(the paper's hardware section, as summarised in jasperzhong/read-papers-and-code#261, and Microsoft's announcement; cli99/llm-analysis's README says 40 GB): 25 GB/s per GPU; (t, p, d) = (8, 35, GPUs / 280) as for the paper's training run (8, 35, 16, the same summary). DeepSpeed's engine file prices PyTorch's eager elementwise kernels, "
+                  "where Megatron-DeepSpeed runs Megatron's fused ones")
+    for nodes, iteration, tflops in [(280, 60.1, 126), (350, 50.2, 121), (420, 44.4, 113)]:
+        gpus = nodes * 8
+        dp = gpus // 280
+        out.append(dict(id=f'mtnlg-530b-a100-{gpus}gpu-tp8-pp35', half='check',
+                        source=f"Smith et al. 2022, arXiv:2201.11990, section 2.4: global batch 1920 on {nodes} DGX A100 nodes, "
+                               f"{iteration} s per iteration, {tflops} TFLOP/s per GPU (as quoted by cli99/llm-analysis "
+                               "examples/megatron-turing-nlg/README.md)",
+                        url='https://arxiv.org/abs/2201.11990', gpu='a100-80gb', gpus=gpus, gpus_per_node=8, world_gbs=25,
+                        interconnect='Selene: DGX A100 nodes of 8, 8 x 200 Gb/s HDR InfiniBand per node: 25 GB/s per GPU',
+                        engine='deepspeed', strategy='zero1', strategy_as_published=f'TP 8, PP 35, DP {dp}', precision='bf16',
+                        attention='eager', model='mt-nlg-530b', layers=105, hidden=20480, heads=128, kv_heads=128, ffn=4 * 20480,
+                        vocab=50257, **gpt, seq_len=2048, micro_batch=1, grad_accum=1920 // dp, recompute='full', tp=8, sp=False,
+                        pp=35, pp_schedule='1f1b', tokens_per_s_per_gpu=round(1920 * 2048 / (iteration * gpus), 3), notes=mtnlg_note))
+    return out
+
+
 def ratios():
     """Sources that publish only ratios: each row's speedup in throughput per GPU over the configuration its `over` names."""
     out = []
@@ -375,8 +464,10 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 #          the ZeRO++ blog's speedups (V100: DeepSpeed's overlap was inferred from them before this corpus existed)
 #   check  llm-foundry 'A100 40GB', 'H100 80GB BF16 (Large Scale)', 'H100 80GB FP8'; the PyTorch/IBM FSDP blog;
 #          Megatron-Bridge; FlagPerf ChatGLM3; the Hugging Face DeepSpeed/FSDP blog; frontier-torchtitan (MI250X); the Frontier
-#          paper's speedups (MI250X); NeMo 24.07's and Megatron-Bridge's tensor-, pipeline- and context-parallel rows (added
-#          later, to the checking half: no fit saw them)
+#          paper's speedups (MI250X); NeMo 24.07's and Megatron-Bridge's tensor-, pipeline- and context-parallel rows, and
+#          the tensor- and pipeline-parallel runs of two papers and a benchmark suite (Narayanan et al. 2021's 1T GPT, MT-NLG
+#          530B's three cluster sizes, the JUPITER benchmark's 13B GPT), each quoted figure turned into tokens/s per GPU by
+#          the source's own count (added later, to the checking half: no fit saw them)
 # The constants fitted (docs/simulator.md lists them) were fitted on the fitting half only (bench/fit_simulator.py).
 #
 # Keys: gpu (a device preset, data/devices), gpus, gpus_per_node, node_gbs and world_gbs (link per GPU per direction, from
@@ -397,7 +488,7 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 
 
 def main():
-    runs = llmfoundry() + others() + model_parallel() + ratios()
+    runs = llmfoundry() + others() + model_parallel() + papers() + ratios()
     ids = [r['id'] for r in runs]
     assert len(ids) == len(set(ids)), [i for i in ids if ids.count(i) > 1]
     with open(OUT, 'w') as f:

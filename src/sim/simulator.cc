@@ -286,11 +286,16 @@ void price_pipeline(const SimInput& stage, const ComputeTime& c, int seq_len, Si
   for (int l = 0; l < kNumLevels; ++l) r.bytes_per_level[l] += 2 * static_cast<std::uint64_t>(p.virtual_stages) * m * x.bytes[l];
 }
 
-void hold_in_flight_activations(const SimInput& stage, SimResult& r) {
+// What each micro-batch in flight keeps (its saved activations) is held once per micro-batch; the working set of the
+// one block being recomputed (SavedActivations::recomputing, in the engines' "activations") once.
+void hold_in_flight_activations(const SimInput& stage, int seq_len, SimResult& r) {
   const double in_flight = in_flight_micro_batches(stage.pipeline, stage.grad_accum);
+  const double once = stage.engine.memory == MemoryMethod::allocations
+                          ? 0.0
+                          : saved_activations(stage.model, stage.micro_batch, seq_len, op_options(stage)).recomputing;
   r.memory_total = 0;
   for (auto& [part, bytes] : r.memory_bytes) {
-    if (part == "activations") bytes *= in_flight;
+    if (part == "activations") bytes = (bytes - once) * in_flight + once;
     r.memory_total += bytes;
   }
   r.judge_memory(stage.system.memory_bytes, stage.engine);
@@ -353,7 +358,7 @@ SimResult simulate(const SimInput& job) {
   r.tokens_per_s_per_device = tokens / r.step_time_s / devices;
   r.tflops_per_device = job.model.flops_per_token(seq_len) * tokens / r.step_time_s / 1e12 / devices;
   memory_per_rank(in, topo, layout, seq_len, r);
-  if (piped) hold_in_flight_activations(in, r);
+  if (piped) hold_in_flight_activations(in, seq_len, r);
   return r;
 }
 
