@@ -11,13 +11,15 @@ tz_install clang libclang-rt-14-dev
 limit=(-runs="${1:-20000}")
 [ "${1:-}" = "--seconds" ] && limit=(-max_total_time="${2:?give the seconds}")
 build="$TZ_ROOT/build-fuzz"
-parsers=(run_config system deepspeed token_file safetensors checkpoint_meta megatron_index bpe_encode hf_config model_toml tokenizer_json)
 if [ ! -f "$build/build.ninja" ]; then
   CC=clang CXX=clang++ cmake -S "$TZ_ROOT" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTZ_BUILD_FUZZ=ON \
     -DTZ_BUILD_TESTS=OFF -DTZ_WITH_CUDA=OFF -DTZ_WITH_NCCL=OFF >/dev/null
 fi
 cmake --build "$build" -j "$(nproc)" --target fuzz_parsers
 fuzzer="$build/tests/fuzz/fuzz_parsers"
+# The parsers, as the fuzzer lists them when TZ_FUZZ_PARSER names none (its kParsers: one list, not two).
+read -r -a parsers <<< "$(env -u TZ_FUZZ_PARSER "$fuzzer" 2>&1 | sed -n "s/^fuzz_parsers: set TZ_FUZZ_PARSER to one of: \(.*\) (got '')$/\1/p")"
+[ "${#parsers[@]}" -gt 0 ] || { echo "fuzz.sh: $fuzzer listed no parsers" >&2; exit 1; }
 status=0
 for p in "${parsers[@]}"; do
   work="$build/corpus-$p"  # the seeds plus what the fuzzer found interesting; the committed seeds stay as they are

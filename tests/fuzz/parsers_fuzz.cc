@@ -110,7 +110,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   const char* name = std::getenv("TZ_FUZZ_PARSER");
   for (const char* p : kParsers)
     if (name && parser_under_test.empty() && std::string_view(name) == p) parser_under_test = p;
-  if (parser_under_test.empty()) {
+  if (parser_under_test.empty()) {  // scripts/fuzz.sh reads its list of parsers from this line
     std::fprintf(stderr, "fuzz_parsers: set TZ_FUZZ_PARSER to one of:");
     for (const char* p : kParsers) std::fprintf(stderr, " %s", p);
     std::fprintf(stderr, " (got '%s')\n", name ? name : "");
