@@ -32,7 +32,10 @@ struct CommBenchOptions {
 // first, empty for flat rows. A pipelined collective aims at its slowest hop's time.
 // equal_to_hier (pipelined rows): whether every rank's result is the
 // unpipelined hierarchical one's bit for bit, both run on the same input
-// (each rank's own pseudo-random values, not a constant).
+// (each rank's own pseudo-random values, not a constant). An all-gather's
+// must be; a float reduce-scatter's may differ in rounding where a hop
+// group has more than 2 members and MPI sums a chunk in another order than
+// the whole message (docs/algorithms.md, "One hop plan, pipelined hops").
 struct CommBenchRow {
   std::string collective;  // all_gather | reduce_scatter | all_reduce
   std::string algorithm;   // flat | hier | pipelined (hier with its hops pipelined)

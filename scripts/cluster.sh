@@ -25,7 +25,7 @@
 #   scripts/cluster.sh run -- tierzero ARGS...
 #                              mpirun across it, with the matching --topology appended
 #   scripts/cluster.sh counters  bytes received so far into every package and node (one JSON line)
-#   scripts/cluster.sh check   exit 0 when namespaces, tbf and htb are permitted here
+#   scripts/cluster.sh check   exit 0 when namespaces, tbf, htb and u32 filters are permitted here
 set -euo pipefail
 NODES=${NODES:-2}
 NODE_PKGS=${NODE_PKGS:-2}
@@ -43,12 +43,13 @@ pkg_ip() { echo "10.77.0.$((1 + $1 * NODE_PKGS + $2))"; }
 shape() {  # shape NS DEV RATE
   ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$3" burst 256kb latency 50ms
 }
-kbit() {  # kbit RATE: a tc rate (kbit, mbit, gbit) in kbit/s
-  case "$1" in
-    *gbit) echo $((${1%gbit} * 1000000)) ;;
-    *mbit) echo $((${1%mbit} * 1000)) ;;
-    *kbit) echo "${1%kbit}" ;;
-    *) echo "cluster.sh: rate '$1' is not N followed by kbit, mbit or gbit" >&2; return 1 ;;
+kbit() {  # kbit RATE: a tc rate (a whole number of kbit, mbit or gbit, any case) in kbit/s
+  local r=${1,,}
+  [[ $r =~ ^([0-9]+)(k|m|g)bit$ ]] || { echo "cluster.sh: rate '$1' is not a whole number followed by kbit, mbit or gbit" >&2; return 1; }
+  case "${BASH_REMATCH[2]}" in
+    g) echo $((BASH_REMATCH[1] * 1000000)) ;;
+    m) echo $((BASH_REMATCH[1] * 1000)) ;;
+    k) echo $((BASH_REMATCH[1])) ;;
   esac
 }
 # shape_classes NS DEV MATCH N: a package's link of NIC=package, both classes: packets whose address MATCH (dst or src)
@@ -72,7 +73,12 @@ down() {
 
 up() {
   case "$NIC" in package | node) ;; *) echo "cluster.sh: NIC is '$NIC'; it takes package (a NIC per package) or node (one per node)" >&2; exit 2 ;; esac
-  kbit "$WORLD_RATE" > /dev/null || exit 2
+  [[ $NODES =~ ^[1-9][0-9]*$ && $NODE_PKGS =~ ^[1-9][0-9]*$ && $GPUS =~ ^[1-9][0-9]*$ ]] ||
+    { echo "cluster.sh: NODES ($NODES), NODE_PKGS ($NODE_PKGS) and GPUS ($GPUS) must be positive integers" >&2; exit 2; }
+  local world
+  world=$(kbit "$WORLD_RATE") && kbit "$NODE_RATE" > /dev/null || exit 2
+  [ "$NIC" = node ] || [ $((world / NODE_PKGS)) -ge 1 ] ||
+    { echo "cluster.sh: WORLD_RATE $WORLD_RATE over $NODE_PKGS packages is under 1 kbit per NIC" >&2; exit 2; }
   command -v ip >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q iproute2; }
   down
   mkdir -p "$STATE"
@@ -111,7 +117,8 @@ up() {
       fi
     done
   done
-  # This host's port (unshaped) so mpirun can reach the daemons it starts.
+  # This host's port so mpirun can reach the daemons it starts (unshaped on its side; with NIC=package its few
+  # control bytes share each package's NIC class).
   ip link add "$PREFIX-host" type veth peer name "$PREFIX-hostf"
   ip link set "$PREFIX-hostf" netns "$FABRIC"
   ip netns exec "$FABRIC" ip link set "$PREFIX-hostf" master br-world up
@@ -176,7 +183,9 @@ check() {
   ip netns exec "$PREFIX-probe" ip link add p0 type veth peer name p1 2>/dev/null &&
     ip netns exec "$PREFIX-probe" ip link add b0 type bridge 2>/dev/null &&
     ip netns exec "$PREFIX-probe" tc qdisc add dev p0 root tbf rate 1gbit burst 32kb latency 50ms 2>/dev/null &&
-    ip netns exec "$PREFIX-probe" tc qdisc add dev p1 root handle 1: htb default 20 2>/dev/null || ok=1
+    ip netns exec "$PREFIX-probe" tc qdisc add dev p1 root handle 1: htb default 20 2>/dev/null &&
+    ip netns exec "$PREFIX-probe" tc class add dev p1 parent 1: classid 1:10 htb rate 1mbit 2>/dev/null &&
+    ip netns exec "$PREFIX-probe" tc filter add dev p1 parent 1: protocol ip prio 1 u32 match ip dst 10.0.0.1/32 flowid 1:10 2>/dev/null || ok=1
   ip netns del "$PREFIX-probe"
   return $ok
 }

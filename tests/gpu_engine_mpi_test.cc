@@ -233,8 +233,9 @@ TEST(GpuEngine, TwoIdenticalRunsGiveIdenticalBits) {
   }
 }
 
-// Issue 54's pipelined hops on the device: zero3 and hier3 with three-level gathers and reductions cut into 1 KiB
-// chunks (several per unit and bucket of gpt-tiny) against the same plans whole, on the same NCCL world.
+// Issue 54's pipelined hops on the device: zero3 and hier3 with hierarchical gathers and reductions (three_level,
+// over the layout's two levels) cut into 1 KiB chunks (several per unit and bucket of gpt-tiny) against the same
+// plans whole, on the same NCCL world.
 TEST(GpuEngine, PipelinedHopsTrainAsWholeHops) {
   TZ_NEED_GPU();
   if (test::world_size() < 4) GTEST_SKIP() << "pipelined hops need two levels: 4 GPUs or more";

@@ -388,7 +388,7 @@ def papers():
                            "without --accumulate-allreduce-grads-in-fp32): reduce_bytes = 2; biases and tied embeddings Megatron-LM's "
                            "defaults; the machine inferred (see interconnect); the JUBE figure is the mean over every logged "
                            "interval, the first (warm-up) one included: in the 175B example log of the same file the first "
-                           "interval is 36% slower than the next four")))
+                           "interval is 34% slower than the mean of the next four")))
     # Smith et al. 2022 (MT-NLG 530B): GBS 1920 of 2048 tokens per iteration of 60.1, 50.2 and 44.4 s on 280, 350 and 420
     # DGX A100 nodes (126, 121 and 113 TFLOP/s per GPU).
     mtnlg_note = ("Megatron-DeepSpeed: Megatron's tensor slicing (8-way, within the node) and DeepSpeed's pipeline (35 stages "

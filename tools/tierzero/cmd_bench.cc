@@ -50,7 +50,7 @@ int run_comm(const CommArgs& a, Context& ctx) {
       for (Level l : topo.levels()) std::printf(" %s=%.0f", std::string(level_name(l)).c_str(), r.bytes_per_level[static_cast<int>(l)]);
       if (!r.hop_time_s.empty()) std::printf("   hops alone (s):");
       for (const auto& [l, t] : r.hop_time_s) std::printf(" %s=%.6f", std::string(level_name(l)).c_str(), t);
-      if (r.equal_to_hier) std::printf("   %s", *r.equal_to_hier ? "bit for bit hier's" : "NOT hier's result");
+      if (r.equal_to_hier) std::printf("   %s", *r.equal_to_hier ? "bit for bit hier's" : "not hier's bits");
       std::printf("\n");
     }
     std::cout.flush();
