@@ -287,9 +287,9 @@ TEST(Gemm, Bf16LayersWithinBoundOfFp32) {
     ops::matmul_backward(o.dx.data(), o.dw.data(), db.data(), dout.data(), x.data(), w.data(), N, C, F);
     o.att_out.resize(static_cast<std::size_t>(N) * C);
     std::vector<float> att(static_cast<std::size_t>(B) * H * T * T), scratch(ops::attention_scratch(T, H));
-    ops::attention_forward(o.att_out.data(), att.data(), qkv.data(), B, T, C, H, KV);
+    ops::attention_forward(o.att_out.data(), att.data(), qkv.data(), B, T, C, H, whole_kv_heads(H, KV));
     o.dqkv.resize(qkv.size());
-    ops::attention_backward(o.dqkv.data(), datt.data(), qkv.data(), att.data(), scratch.data(), B, T, C, H, KV);
+    ops::attention_backward(o.dqkv.data(), datt.data(), qkv.data(), att.data(), scratch.data(), B, T, C, H, whole_kv_heads(H, KV));
     o.probs.resize(static_cast<std::size_t>(N) * V);
     o.loss = ops::head_forward(o.probs.data(), x.data(), wte.data(), targets.data(), N, C, V);
     o.head_dx.resize(x.size()), o.head_dw.assign(wte.size(), 0.0f);

@@ -58,7 +58,7 @@ struct Fp32Math {
 // (no GPU needed).
 TEST(GpuOps, AttentionBackwardRefusesANullScratch) {
   try {
-    gpu::attention_backward(nullptr, nullptr, nullptr, nullptr, nullptr, 2, 24, 64, 4, 4);
+    gpu::attention_backward(nullptr, nullptr, nullptr, nullptr, nullptr, 2, 24, 64, 4, whole_kv_heads(4, 4));
     FAIL() << "accepted a null scratch";
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("attention_backward needs a scratch of attention_scratch(Tn, H) = 2304 floats"), std::string::npos)
@@ -99,19 +99,21 @@ TEST(GpuOps, LayersMatchTheCpu) {
     expect_close(download(gdW), dW, 1e-5, "matmul dW");
     expect_close(download(gdb), db, 1e-5, "matmul db");
   }
-  for (int KV : {H, H / 2, 1}) {  // causal attention: multi-head, grouped-query, multi-query
-    const int Wd = C + 2 * KV * (C / H);
+  // Causal attention: multi-head, grouped-query, multi-query, and a tensor-parallel member's query heads reading two
+  // key/value heads from the middle of a group (the first one's second and third query heads, the next one's first two).
+  for (const KvHeads heads : {whole_kv_heads(H, H), whole_kv_heads(H, H / 2), whole_kv_heads(H, 1), KvHeads{2, 3, 1}}) {
+    const int KV = heads.count, Wd = C + 2 * KV * (C / H);
     const auto qkv = random_vector(N * Wd, 13);
     std::vector<float> out(N * C), att(B * H * T * T), dqkv(N * Wd), scratch(ops::attention_scratch(T, H));
     auto gqkv = upload(qkv), gout = upload(out), gatt = upload(att), gdout = upload(dout), gdqkv = upload(dqkv);
     gpu::DeviceArray<float> gscratch(gpu::attention_scratch(T, H));
-    ops::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, H, KV);
-    gpu::attention_forward(gout.data(), gatt.data(), gqkv.data(), B, T, C, H, KV);
-    const std::string kv = " (KV " + std::to_string(KV) + ")";
+    ops::attention_forward(out.data(), att.data(), qkv.data(), B, T, C, H, heads);
+    gpu::attention_forward(gout.data(), gatt.data(), gqkv.data(), B, T, C, H, heads);
+    const std::string kv = " (KV " + std::to_string(KV) + ", offset " + std::to_string(heads.offset) + ")";
     expect_close(download(gatt), att, 1e-5, ("attention probabilities" + kv).c_str());
     expect_close(download(gout), out, 1e-5, ("attention out" + kv).c_str());
-    ops::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), scratch.data(), B, T, C, H, KV);
-    gpu::attention_backward(gdqkv.data(), gdout.data(), gqkv.data(), gatt.data(), gscratch.data(), B, T, C, H, KV);
+    ops::attention_backward(dqkv.data(), dout.data(), qkv.data(), att.data(), scratch.data(), B, T, C, H, heads);
+    gpu::attention_backward(gdqkv.data(), gdout.data(), gqkv.data(), gatt.data(), gscratch.data(), B, T, C, H, heads);
     expect_close(download(gdqkv), dqkv, 1e-5, ("attention dqkv" + kv).c_str());
   }
   {  // RMSNorm forward and backward (dx, dw accumulate), RoPE both ways, SwiGLU

@@ -25,10 +25,20 @@ namespace tierzero::test {
 // The tiny model of each architecture the engine trains: GPT-2's and the Llama family's.
 inline const char* const kTinyModels[] = {"gpt-tiny", "llama-tiny"};
 
+// A preset, or kGqa63: llama-tiny with llama-mini's 6 query heads over 3 key/value heads (C 48), which a
+// tensor-parallel group of 2 neither splits nor shares whole (each member holds two heads, head 1 on both).
+inline constexpr const char* kGqa63 = "gqa-6-3";
+inline GptConfig test_model(const std::string& name) {
+  if (name != kGqa63) return gpt_preset(name);
+  GptConfig c = gpt_preset("llama-tiny");
+  c.name = kGqa63, c.channels = 48, c.heads = 6, c.kv_heads = 3;
+  return c;
+}
+
 inline TrainConfig tiny_run(int micro_batch, int grad_accum, int seq_len, std::int64_t steps, DType dtype = DType::bf16,
                             const char* model = "gpt-tiny") {
   TrainConfig c;
-  c.model = gpt_preset(model);
+  c.model = test_model(model);
   c.micro_batch = micro_batch, c.grad_accum = grad_accum, c.seq_len = seq_len, c.steps = steps;
   c.param_dtype = dtype;
   return c;

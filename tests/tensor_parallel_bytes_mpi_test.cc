@@ -68,13 +68,16 @@ TEST(TensorParallelBytes, BytesPerLevelAreTheSimulators) {
           for (const bool recompute : {false, true}) expect_the_simulators_bytes(spec, MeshShape{2, level, sp}, model, name, recompute);
 }
 
-// llama-tiny's 2 key/value heads shared by 2 members each at tp 4 (dp 1): the engine's sums of their gradients,
-// one per block and micro-batch, and its buffer for them, priced as well.
+// llama-tiny's 2 key/value heads shared by 2 members each at tp 4 (dp 1), and 6 query heads over 3 key/value
+// heads at tp 2 (dp 2; each member holds two, one of them shared): the engine's sums of their gradients, one per
+// block and micro-batch, and its buffer for them, priced as well.
 TEST(TensorParallelBytes, SharedKeyValueHeadsBytesAreTheSimulators) {
   if (test::world_size() != 4) GTEST_SKIP() << "the layouts are of 4 ranks";
   for (const bool sp : {false, true})
-    for (const bool recompute : {false, true})
+    for (const bool recompute : {false, true}) {
       expect_the_simulators_bytes("node=4", MeshShape{4, Level::node, sp}, "llama-tiny", "zero3", recompute);
+      expect_the_simulators_bytes("node=2,world=2", MeshShape{2, Level::node, sp}, test::kGqa63, "zeropp", recompute);
+    }
 }
 
 // Eight ranks: the data-parallel hops over two levels beside the tensor group (2x2x2, tp 2 on the package), and

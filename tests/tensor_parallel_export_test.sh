@@ -4,7 +4,8 @@
 # ranks, with sequence parallelism) train 4 steps at --tp 2 and save;
 # `ckpt export --format hf` puts the members' slices together. Each export
 # is read back with --init (gpt-tiny at TP 2, llama-tiny at TP 4: its 2
-# key/value heads then shared by 2 members each) for one step at a learning
+# key/value heads then shared by 2 members each; a model of 6 query heads
+# over 3 key/value heads at TP 2 and 1) for one step at a learning
 # rate of 1e-30, which leaves every fp32 weight as it is (an update below
 # half an ulp of any weight the step moves), and saved.
 # Checks, per reload:
@@ -22,9 +23,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/script_lib.sh"
 common=(--strategy zero3 --seq-len 32 --micro-batch 2 --param-dtype fp32 --val-fraction 0.1 --eval-batches 4 --log-every 100)
 # val_loss FILE: the validation loss of the metrics' last row.
 val_loss() { python3 -c 'import json, sys; print(repr([json.loads(l) for l in open(sys.argv[1])][-1]["val_loss"]))' "$1"; }
-# check MODEL RANKS SP RELOAD_TP...: trains MODEL at TP 2 on RANKS (SP: --sp or ''), exports, reloads at each RELOAD_TP.
+# check MODEL RANKS SP RELOAD_TP...: trains MODEL (a preset or a model file) at TP 2 on RANKS (SP: --sp or ''), exports, reloads at each RELOAD_TP.
 check() {
-  local model=$1 ranks=$2 sp=$3 d=$tmp/$1
+  local model=$1 ranks=$2 sp=$3 d=$tmp/$(basename "$1" .toml)
   shift 3
   mkdir -p "$d"
   "$mpirun" --oversubscribe -np "$ranks" "$tz" train --model "$model" --tp 2 $sp --steps 4 "${common[@]}" --save-dir "$d/run" \
@@ -50,5 +51,9 @@ assert got == want if exact else abs(got - want) <= 1e-6 * want' "$want" "$got" 
 }
 check gpt-tiny 2 '' 2
 check llama-tiny 4 --sp 4
+# 6 query heads over 3 key/value heads (llama-mini's), which TP 2 neither splits nor shares whole: each member holds
+# two heads, head 1 on both; the export takes it from member 0, its owner. Reloaded at TP 1 (the whole model).
+printf 'preset = "llama-tiny"\nchannels = 48\nheads = 6\nkv_heads = 3\n' > "$tmp/gqa63.toml"
+check "$tmp/gqa63.toml" 2 '' 2 1
 [ $fail -eq 0 ] && echo "tensor_parallel_export: all passed"
 exit $fail

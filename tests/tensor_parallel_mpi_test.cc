@@ -3,7 +3,9 @@
 // 4 (dp 2: the tensor group on the world level, and on the node level of
 // node=2,world=2, under zero3 and unquantised zeropp), and gpt-tiny at tp 4
 // and llama-tiny at tp 4 on 4 ranks (its 2 key/value heads each shared by 2
-// members), each with and without sequence parallelism, and gpt-tiny with a
+// members) and 6 query heads over 3 key/value heads at tp 2 (test::kGqa63: each
+// member holds two, one of them shared), each with and without sequence
+// parallelism, and gpt-tiny with a
 // vocabulary of 259 (split unevenly) at tp = the world, give the single-rank
 // run's losses and gradient norms, step by step over 20 steps, and its
 // weights, within fp32 reduction-order tolerance. The gradient norm is the
@@ -11,7 +13,7 @@
 // counted once and split ones (the vocabulary's rows among them) once per
 // member: counted on both members it would be larger by the norm of the
 // positions, norms and biases (and, at tp 4, llama-tiny's shared key/value
-// heads). Checkpoints saved at tp 1, 2 and 4 (shared heads) resume at other
+// heads). Checkpoints saved at tp 1, 2 and 4 (shared heads; and kGqa63's at 2) resume at other
 // degrees, the reader taking each element from one member, also with a
 // vocabulary split unevenly, tied and untied.
 #include <gtest/gtest.h>
@@ -119,6 +121,7 @@ TEST(TensorParallelEngine, TrainsAsTheSingleRankRunDoes) {
     for (const char* model : test::kTinyModels) expect_the_single_rank_run(model, 2, sp);
     if (w == 4)  // llama-tiny's 2 key/value heads each shared by 2 members
       for (const char* model : test::kTinyModels) expect_the_single_rank_run(model, 4, sp);
+    expect_the_single_rank_run(test::kGqa63, 2, sp);
   }
   expect_the_single_rank_run("gpt-tiny", w, false, 259);
 }
@@ -203,6 +206,8 @@ TEST(TensorParallelEngine, CheckpointsResumeAtEveryDegree) {
   // 259 rows: 130 + 129 at tp 2, 65 + 65 + 65 + 64 at tp 4 (a tied head, then an untied one).
   expect_resumes_at_every_degree("gpt-tiny", 2, {1, 4}, 259);
   expect_resumes_at_every_degree("llama-tiny", 2, {1}, 259);
+  expect_resumes_at_every_degree(test::kGqa63, 2, {2, 1});  // head 1 saved from member 0, its owner
+  expect_resumes_at_every_degree(test::kGqa63, 1, {2});
 }
 
 }  // namespace

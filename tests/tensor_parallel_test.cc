@@ -5,17 +5,18 @@
 // group of members run as threads of one process computes the whole
 // model's loss and every gradient (in double precision), with and without
 // recomputation and sequence parallelism, also when members share key/value
-// heads (their gradients then equal on every sharer, bit for bit), the same
+// heads (their gradients then equal on every holder, bit for bit), the same
 // loss on every member and each member's probabilities its vocabulary
 // columns of the whole model's, and the runs the members count in the
 // gradient norm give the whole model's norm; the group's gradients are its
 // loss's finite differences. A degree that does not divide
-// the model's heads or MLP (or, with sequence parallelism, the sequence;
-// or neither divides nor is a multiple of the key/value heads), or exceeds
-// its vocabulary, is an error naming the values; one that does not divide
-// the vocabulary splits it unevenly.
+// the model's heads or MLP (or, with sequence parallelism, the sequence),
+// or exceeds its vocabulary, is an error naming the values; one that does
+// not divide the vocabulary splits it unevenly, one that does not divide
+// the key/value heads has the members whose query heads read a head hold it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <barrier>
 #include <cmath>
 #include <random>
@@ -38,26 +39,38 @@ namespace {
 // and 4 do not divide (259 = 130 + 129 = 65 + 65 + 65 + 64 rows), with learned
 // positions and with RoPE; each at tp 2 and 4 (the multi-query one at 2): at
 // tp 4 llama-tiny's and the Qwen2 shape's 2 key/value heads are each shared
-// by 2 members, at tp 2 the multi-query head by both.
+// by 2 members, at tp 2 the multi-query head by both. And two whose key/value
+// heads tp neither divides nor is a multiple of: 6 query heads over 3 at
+// tp 2 (llama-mini's heads: member 0 reads heads 0 and 1, member 1 heads 1
+// and 2), and 12 over 3 at tp 2 and 4 (at 4 the members hold 1, 2, 2 and 1
+// heads, and member 1's query heads start in the middle of a group).
 std::vector<GptConfig> models() {
-  GptConfig qwen = gpt_preset("llama-tiny"), gqa8 = qwen, mqa = qwen, odd = gpt_preset("gpt-tiny");
+  GptConfig qwen = gpt_preset("llama-tiny"), gqa8 = qwen, mqa = qwen, odd = gpt_preset("gpt-tiny"), gqa6 = qwen, gqa12 = qwen;
   qwen.name = "qwen-like", qwen.bias = Bias::qkv, qwen.tied = true;
   gqa8.name = "gqa-8", gqa8.heads = 8, gqa8.kv_heads = 4, gqa8.ffn = 96;
   mqa.name = "mqa", mqa.kv_heads = 1;
   odd.name = "odd-vocab", odd.vocab = 259, odd.tied = false;
   GptConfig odd_llama = gqa8;
   odd_llama.name = "odd-vocab-llama", odd_llama.vocab = 259;
-  return {gpt_preset("gpt-tiny"), gpt_preset("llama-tiny"), qwen, gqa8, mqa, odd, odd_llama};
+  gqa6.name = "gqa-6-3", gqa6.channels = 48, gqa6.heads = 6, gqa6.kv_heads = 3;
+  gqa12.name = "gqa-12-3", gqa12.channels = 48, gqa12.heads = 12, gqa12.kv_heads = 3, gqa12.bias = Bias::qkv;
+  return {gpt_preset("gpt-tiny"), gpt_preset("llama-tiny"), qwen, gqa8, mqa, odd, odd_llama, gqa6, gqa12};
 }
-std::vector<int> degrees(const GptConfig& c) { return c.name == "mqa" ? std::vector<int>{2} : std::vector<int>{2, 4}; }
+std::vector<int> degrees(const GptConfig& c) {
+  return c.name == "mqa" || c.name == "gqa-6-3" ? std::vector<int>{2} : std::vector<int>{2, 4};
+}
 
-// How many members hold each element of a whole tensor: every member a replicated one's, the members sharing a
-// key/value head its key and value rows (past the C query rows of attn_w and attn_b), one member the rest.
+// How many members hold each element of a whole tensor: every member a replicated one's, the members whose query
+// heads read a key/value head its key and value rows (past the C query rows of attn_w and attn_b), one member the rest.
 int holders(const GptConfig& c, const TensorInfo& whole, TpSplit split, std::size_t element, int n) {
   if (split == TpSplit::replicated) return n;
   const bool qkv = whole.name.ends_with("attn_w") || whole.name.ends_with("attn_b");
-  const std::size_t width = whole.shape.size() == 2 ? static_cast<std::size_t>(whole.shape[1]) : 1;
-  return qkv && element / width >= static_cast<std::size_t>(c.channels) && c.kv() < n ? n / c.kv() : 1;
+  const std::size_t width = whole.shape.size() == 2 ? static_cast<std::size_t>(whole.shape[1]) : 1, row = element / width;
+  if (!qkv || row < static_cast<std::size_t>(c.channels)) return 1;
+  const int head = static_cast<int>((row - c.channels) / c.head_size()) % c.kv(), group = c.heads / c.kv();
+  int count = 0;  // members with a query head in [head * group, (head + 1) * group)
+  for (int r = 0; r < n; ++r) count += r * c.heads / n < (head + 1) * group && (r + 1) * c.heads / n > head * group;
+  return count;
 }
 
 TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
@@ -98,9 +111,13 @@ TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
       std::size_t replicated = 0;
       for (const TensorInfo& t : members[0].tensors())
         if (t.split == TpSplit::replicated) replicated += t.numel;
-      // Each shared key/value head's rows (and biases) held by n / KV members: (n / KV - 1) extra copies of each block's 2 KV D rows.
-      const std::size_t kv_rows = 2 * static_cast<std::size_t>(c.kv() * c.head_size()), shared = c.kv() < n ? n / c.kv() - 1 : 0;
-      const std::size_t kv_extra = shared * c.layers * kv_rows * (c.channels + (c.qkv_bias() ? 1 : 0));
+      // Each key/value head's rows (and biases) held by `holders` members: that less one extra copy of its 2 D rows
+      // (key and value) in each block.
+      std::size_t extra_heads = 0;
+      const TensorInfo& attn = whole.tensor("h.0.attn_w");
+      for (int h = 0; h < c.kv(); ++h)
+        extra_heads += holders(c, attn, TpSplit::column, static_cast<std::size_t>(c.channels + h * c.head_size()) * c.channels, n) - 1;
+      const std::size_t kv_extra = extra_heads * c.layers * 2 * c.head_size() * (c.channels + (c.qkv_bias() ? 1 : 0));
       EXPECT_EQ(member_total, whole.num_params() + (n - 1) * replicated + kv_extra);
     }
 }
@@ -157,14 +174,37 @@ TEST(TensorParallel, SplitsArePlacedAsMegatronSplitsThem) {
   EXPECT_EQ(shared.local_kv(), 1);
   EXPECT_EQ(shared.tensor("h.0.attn_w").shape, (std::vector<int>{48, 64}));
   const std::vector<TpSlice> mine = {
-      {0, 48 * 64, 16 * 64}, {16 * 64, 80 * 64, 16 * 64, 1, 0, 0, 2}, {32 * 64, 112 * 64, 16 * 64, 1, 0, 0, 2}};
+      {0, 48 * 64, 16 * 64}, {16 * 64, 80 * 64, 16 * 64, 1, 0, 0, 2}, {32 * 64, 112 * 64, 16 * 64, 1, 0, 0, 2}};  // owner 2
   EXPECT_EQ(shared.tensor("h.0.attn_w").slices, mine);
   EXPECT_EQ(GptLayout(gpt_preset("llama-tiny"), TpShard{4, 2}).tensor("h.1.attn_w").slices[1], mine[1]);
   EXPECT_TRUE(mine[1].owned_by(2));
   EXPECT_FALSE(mine[1].owned_by(3));
-  EXPECT_EQ(tp_kv_sharers(gpt_preset("llama-tiny"), 4), 2);
+  EXPECT_EQ(tp_kv_owner(gpt_preset("llama-tiny"), 4, 1), 2);
+  EXPECT_EQ(tp_kv_owner(gpt_preset("llama-tiny"), 2, 1), -1);
   EXPECT_EQ(tp_kv_grad_elements(gpt_preset("llama-tiny"), 4), 2u * 2 * 16 * 64);  // both heads' key and value rows
   EXPECT_EQ(tp_kv_grad_elements(gpt_preset("llama-tiny"), 2), 0u);
+  // 12 query heads over 3 key/value heads (D 4) at tp 4: member 1 runs query heads 3..5, the last of head 0's group
+  // and two of head 1's, so it holds heads 0 (owned by member 0) and 1 (its own, shared with member 2).
+  GptConfig gqa12 = gpt_preset("llama-tiny");
+  gqa12.channels = 48, gqa12.heads = 12, gqa12.kv_heads = 3;
+  const TpKvHeads kv = tp_kv_heads(gqa12, 4, 1);
+  EXPECT_EQ(kv.first, 0);
+  EXPECT_EQ(kv.heads.count, 2);
+  EXPECT_EQ(kv.heads.offset, 3);
+  EXPECT_EQ(kv.heads.of(0), 0);
+  EXPECT_EQ(kv.heads.of(1), 1);
+  EXPECT_EQ(kv.heads.first_reader(1, 3), 1);
+  std::vector<int> counts;
+  for (int r = 0; r < 4; ++r) counts.push_back(tp_kv_heads(gqa12, 4, r).heads.count);
+  EXPECT_EQ(counts, (std::vector<int>{1, 2, 2, 1}));
+  EXPECT_EQ(tp_local_kv(gqa12, 4), 2);
+  EXPECT_EQ(tp_kv_grad_elements(gqa12, 4), 2u * 3 * 4 * 48);
+  const GptLayout mid(gqa12, TpShard{4, 1});  // rows: 12 query rows (12..23), 8 key rows (48.., 52..), 8 value rows (60.., 64..)
+  EXPECT_EQ(mid.tensor("h.0.attn_w").slices, (std::vector<TpSlice>{{0, 12 * 48, 12 * 48},
+                                                                     {12 * 48, 48 * 48, 4 * 48, 1, 0, 0, 0},
+                                                                     {16 * 48, 52 * 48, 4 * 48, 1, 0, 0, 1},
+                                                                     {20 * 48, 60 * 48, 4 * 48, 1, 0, 0, 0},
+                                                                     {24 * 48, 64 * 48, 4 * 48, 1, 0, 0, 1}}));
 }
 
 // The member's view reads whole[r, 32 + c] at its proj_w[r, c], and any split of the member's arena into reads gives the same values.
@@ -234,6 +274,7 @@ class ThreadGroup {
             .reduce_scatter = [this, r](const double* send, double* recv, std::size_t n) { reduce_scatter(r, send, recv, n); },
             .sequence_parallel = sp,
             .start_sum = {},  // blocking collectives only: the model then calls the blocking ones
+            .start_all_gather = {},
             .start_reduce_scatter = {},
             .finish = {}};
   }
@@ -319,7 +360,10 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
                       ASSERT_EQ(mine, grads[0][members[0].tensors()[i].offset + s.local + j]) << t.name;
                     }
                     if (!s.owned_by(r)) {  // a shared key/value head's: its owner's, bit for bit
-                      ASSERT_EQ(mine, grads[r - r % s.sharers][t.offset + s.local + k * s.local_stride + j]) << t.name;
+                      const TensorInfo& there = members[s.owner].tensors()[i];
+                      const TpSlice& same = *std::find_if(there.slices.begin(), there.slices.end(),
+                                                          [&](const TpSlice& o) { return o.global == s.global; });
+                      ASSERT_EQ(mine, grads[s.owner][there.offset + same.local + j]) << t.name;
                     }
                   }
           }
@@ -338,17 +382,20 @@ TEST(TensorParallel, AGroupOfMembersComputesTheWholeModelsLossAndGradients) {
 
 // The group's own gradients against finite differences of the group's loss (the whole model's parameters
 // perturbed, each member running its slices of them: a replicated element on every member, a shared key/value
-// head's on each sharer), in double precision: gpt-tiny at tp 2 with sequence parallelism and llama-tiny at tp 4
-// (its key/value heads shared), three elements of every tensor, each member's gradient of the elements it holds
+// head's on each holder), in double precision: gpt-tiny at tp 2 with sequence parallelism, llama-tiny at tp 4
+// (its key/value heads shared) and 12 query heads over 3 key/value heads at tp 4 with sequence parallelism (heads
+// held by two members, 1 or 2 per member), three elements of every tensor, each member's gradient of the elements it holds
 // within 1e-7 + 1e-6 |g| of (L(p + h) - L(p - h)) / 2h at h = 1e-5 (central differences err by ~h^2 f''' and
 // eps L / h: ~1e-9 here). A gradient a member misses or holds twice is off by its whole size.
 TEST(TensorParallel, TheGroupsGradientsAreItsLossesFiniteDifferences) {
   const int B = 2, T = 8;
   std::vector<int> tokens(B * T), targets(B * T);
   for (int i = 0; i < B * T; ++i) tokens[i] = (i * 37 + 11) % 256, targets[i] = (i * 53 + 7) % 256;
-  for (const auto& [name, n, sp] : {std::tuple{"gpt-tiny", 2, true}, std::tuple{"llama-tiny", 4, false}}) {
-    SCOPED_TRACE(std::string(name) + " at tp " + std::to_string(n));
-    const GptConfig c = gpt_preset(name);
+  GptConfig gqa12 = gpt_preset("llama-tiny");  // members holding 1, 2, 2 and 1 of its 3 key/value heads
+  gqa12.name = "gqa-12-3", gqa12.channels = 48, gqa12.heads = 12, gqa12.kv_heads = 3;
+  for (const auto& [c, n, sp] : {std::tuple{gpt_preset("gpt-tiny"), 2, true}, std::tuple{gpt_preset("llama-tiny"), 4, false},
+                                 std::tuple{gqa12, 4, true}}) {
+    SCOPED_TRACE(c.name + " at tp " + std::to_string(n));
     const GptLayout whole(c);
     std::vector<float> init(whole.num_params());
     gpt_init(whole, 7, init.data());
@@ -422,7 +469,7 @@ TEST(TensorParallel, ADegreeThatDoesNotDivideTheModelNamesTheValues) {
   EXPECT_EQ(error_of(gpt_preset("gpt-tiny"), 3), "tp = 3 does not divide the 4 heads of model 'gpt-tiny'");
   GptConfig gqa6 = gpt_preset("llama-tiny");  // 6 query heads, 2 key/value heads
   gqa6.name = "gqa-6", gqa6.channels = 96, gqa6.heads = 6, gqa6.ffn = 192;
-  EXPECT_EQ(error_of(gqa6, 3), "tp = 3 neither divides nor is a multiple of the 2 key/value heads of model 'gqa-6'");
+  EXPECT_EQ(error_of(gqa6, 3), "");  // member 1's query heads read both key/value heads
   EXPECT_EQ(error_of(gqa6, 2), "");
   EXPECT_EQ(error_of(gpt_preset("llama-tiny"), 4), "");  // its 2 key/value heads shared by 2 members each
   GptConfig odd = gpt_preset("gpt-tiny");

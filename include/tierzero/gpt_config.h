@@ -127,10 +127,10 @@ struct TpShard {
 // How a tensor is split across a tensor-parallel group:
 //   column      its output rows, by heads and MLP columns: attn_w and
 //               attn_b (the member's query heads, then its key heads, then
-//               its value heads: three ranges; when the group outnumbers
-//               the key/value heads, the key and value ranges are the one
-//               head its query heads use, shared with the members beside
-//               it: tp_kv_sharers), fc_w and fc_b (SwiGLU: its gate rows,
+//               its value heads: the key and value heads its query heads
+//               read, tp_kv_heads, some of them held by the members beside
+//               it too when tp does not divide the key/value heads), fc_w
+//               and fc_b (SwiGLU: its gate rows,
 //               then its up rows)
 //   row         its input columns: proj_w [C, C/N] and fcproj_w [C, F/N]
 //               (strided: one run per output row)
@@ -149,16 +149,16 @@ std::string_view tp_split_name(TpSplit s);  // "replicated", "column", "row", "v
 // Where a tensor's local elements lie in the whole tensor: `count` runs of
 // `length` elements, run i at local + i * local_stride in the member's
 // tensor and at global + i * global_stride in the whole one (elements from
-// each tensor's first). `sharers` consecutive members hold the same
-// elements (a replicated key/value head's rows: tp_kv_sharers; else 1), and
-// the first of them owns them. Value type.
+// each tensor's first). `owner`: the member that owns the elements when
+// several members hold them (a shared key/value head's rows: tp_kv_owner),
+// -1 when the holder alone does. Value type.
 struct TpSlice {
   std::size_t local = 0, global = 0, length = 0, count = 1, local_stride = 0, global_stride = 0;
-  int sharers = 1;
-  bool owned_by(int tp_rank) const { return tp_rank % sharers == 0; }
+  int owner = -1;
+  bool owned_by(int tp_rank) const { return owner < 0 || owner == tp_rank; }
   bool operator==(const TpSlice& o) const {
     return local == o.local && global == o.global && length == o.length && count == o.count && local_stride == o.local_stride &&
-           global_stride == o.global_stride && sharers == o.sharers;
+           global_stride == o.global_stride && owner == o.owner;
   }
 };
 
@@ -197,17 +197,50 @@ struct HeadOffsets {
   std::size_t lnf_w, lnf_b, lm_head;
 };
 
+// Which key/value head each query head reads in grouped-query attention:
+// of the `count` key/value heads held, the h-th query head run reads head
+// (offset + h) / group. The whole model's: count KV, group H / KV, offset
+// 0 (whole_kv_heads); a tensor-parallel member's: tp_kv_heads. Value type.
+struct KvHeads {
+  int count = 1;
+  int group = 1;   // query heads per key/value head, in the whole model
+  int offset = 0;  // the first query head's place in its group
+  int of(int h) const { return (offset + h) / group; }
+  // The first of the H query heads run that reads held head j (H for j = count).
+  int first_reader(int j, int H) const {
+    const int q = j * group - offset;
+    return q < 0 ? 0 : (q > H ? H : q);
+  }
+};
+inline KvHeads whole_kv_heads(int H, int KV) { return {KV, H / KV, 0}; }
+
 // Grouped-query attention under tensor parallelism (as Megatron-LM and vLLM
-// run it): a group of tp members splits the KV key/value heads when tp
-// divides them, kv / tp each; when tp is a multiple of KV, member r holds
-// the one head its query heads use (r KV / tp), which tp / KV consecutive
-// members share. A member's key/value heads, how many members hold each,
-// and the elements of the per-block group sum that gives each sharer the
-// whole gradient of its head (every head's key and value rows and biases:
-// 0 when the heads are split).
+// run it): member r runs query heads [r H / tp, (r + 1) H / tp) and holds
+// the key/value heads they read, from head `first` on. When tp divides the
+// KV key/value heads these are KV / tp heads of its own. Otherwise a head
+// can be read by the query heads of several members (all of them when tp is
+// a multiple of KV; two beside each other, as 6 query heads over 3
+// key/value heads at tp 2): each of them holds it whole (as Megatron-LM
+// replicates the heads where tp exceeds them), computes the part of its
+// gradient from its own query heads, and a group sum per block and
+// micro-batch (tp_kv_grad_elements: every head's key and value rows and
+// biases; 0 when tp divides KV) gives each of them the whole gradient. The
+// first of them owns it (tp_kv_owner: counts it in the gradient norm,
+// saves it); -1 for a head one member holds.
+struct TpKvHeads {
+  int first = 0;
+  KvHeads heads;
+};
+TpKvHeads tp_kv_heads(const GptConfig& c, int tp, int rank);
+int tp_kv_owner(const GptConfig& c, int tp, int head);
+// The most key/value heads a member holds (what its buffers are sized for).
 int tp_local_kv(const GptConfig& c, int tp);
-int tp_kv_sharers(const GptConfig& c, int tp);
 std::size_t tp_kv_grad_elements(const GptConfig& c, int tp);
+
+// The member of a tensor-parallel group of tp whose slices are the most
+// elements (members differ by a vocabulary row or a key/value head; the
+// first of the largest): the one whose memory decides whether a plan fits.
+TpShard largest_member(const GptConfig& c, int tp);
 
 // The arena of the whole model (tp 1) or of one tensor-parallel member's
 // slices (TpShard): the same tensors and units in the same order, split
@@ -220,7 +253,8 @@ class GptLayout {
   const TpShard& tp() const { return tp_; }
   // The member's query heads, key/value heads and MLP columns (the whole model's at tp 1).
   int local_heads() const { return config_.heads / tp_.size; }
-  int local_kv() const { return tp_local_kv(config_, tp_.size); }
+  int local_kv() const { return kv_heads().heads.count; }
+  TpKvHeads kv_heads() const { return tp_kv_heads(config_, tp_.size, tp_.rank); }
   int local_ffn() const { return config_.ffn_size() / tp_.size; }
   // The member's vocabulary rows [vocab_begin(), vocab_begin() + local_vocab()): the vocabulary split as evenly
   // as it goes, the first V % N members one row more than the others (the whole vocabulary at tp 1).

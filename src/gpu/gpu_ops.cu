@@ -473,21 +473,23 @@ void matmul_backward(float* dx, float* dw, float* db, const float* dout, const f
   matmul_backward_weight(dw, db, dout, x, N, IC, OC);
 }
 
-// Multi-head attention (KV = H) runs each sequence's heads as one batched
-// product; grouped-query attention batches the H / KV query heads of one
-// key/value head (the key/value operand's stride 0), and in backward adds
-// each query head's key/value gradient in turn (beta 1 after the group's first).
-void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H, int KV) {
-  const int hs = C / H, W = C + 2 * KV * hs, rep = H / KV;
+// Multi-head attention (one query head per key/value head) runs each
+// sequence's heads as one batched product; grouped-query attention batches
+// the query heads that read one key/value head (kv.first_reader; the
+// key/value operand's stride 0), and in backward adds each query head's
+// key/value gradient in turn (beta 1 after the first of them).
+void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H, KvHeads kv) {
+  const int hs = C / H, KV = kv.count, W = C + 2 * KV * hs;
+  const bool mha = kv.group == 1;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
-  const long long tt = static_cast<long long>(Tn) * Tn, kv_stride = rep == 1 ? hs : 0;
+  const long long tt = static_cast<long long>(Tn) * Tn, kv_stride = mha ? hs : 0;
   for (int b = 0; b < B; ++b) {
     const float* seq = qkv + static_cast<std::size_t>(b) * Tn * W;
     float* a = att + static_cast<std::size_t>(b) * H * tt;
     float* y = out + static_cast<std::size_t>(b) * Tn * C;
-    // One product per group of query heads sharing a key/value head (every head at once when KV = H).
-    for (int g = 0; g < (rep == 1 ? 1 : KV); ++g) {
-      const int heads = rep == 1 ? H : rep, h0 = g * rep;
+    // One product per key/value head and the query heads reading it (every head at once for multi-head attention).
+    for (int g = 0; g < (mha ? 1 : KV); ++g) {
+      const int h0 = mha ? 0 : kv.first_reader(g, H), heads = mha ? H : kv.first_reader(g + 1, H) - h0;
       const float* q = seq + static_cast<std::size_t>(h0) * hs;
       const float* k = seq + C + static_cast<std::size_t>(g) * hs;
       const float* v = k + static_cast<std::size_t>(KV) * hs;
@@ -501,8 +503,9 @@ void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, 
 }
 
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B, int Tn, int C,
-                        int H, int KV) {
-  const int hs = C / H, W = C + 2 * KV * hs, rep = H / KV;
+                        int H, KvHeads kv) {
+  const int hs = C / H, KV = kv.count, W = C + 2 * KV * hs;
+  const bool mha = kv.group == 1;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hs));
   const long long tt = static_cast<long long>(Tn) * Tn;
   TZ_CHECK(scratch, Error,
@@ -515,28 +518,30 @@ void attention_backward(float* dqkv, const float* dout, const float* qkv, const 
     const float* dy = dout + static_cast<std::size_t>(b) * Tn * C;
     const float *k = seq + C, *v = seq + C + static_cast<std::size_t>(KV) * hs;
     float *dk = dseq + C, *dv = dseq + C + static_cast<std::size_t>(KV) * hs;
-    if (rep == 1) {  // every head at once
+    if (mha) {  // every head at once
       gemm(false, true, Tn, Tn, hs, 1.0f, dy, C, v, W, 0.0f, da, Tn, H, hs, hs, tt);        // dP = dY V^T
       gemm(true, false, Tn, hs, Tn, 1.0f, a, Tn, dy, C, 0.0f, dv, W, H, tt, hs, hs);        // dV = P^T dY
     } else {
       for (int g = 0; g < KV; ++g) {
-        const std::size_t h0 = static_cast<std::size_t>(g) * rep;
-        gemm(false, true, Tn, Tn, hs, 1.0f, dy + h0 * hs, C, v + g * hs, W, 0.0f, da + h0 * tt, Tn, rep, hs, 0, tt);
-        for (int r = 0; r < rep; ++r)
+        const std::size_t h0 = static_cast<std::size_t>(kv.first_reader(g, H));
+        const int heads = kv.first_reader(g + 1, H) - static_cast<int>(h0);
+        gemm(false, true, Tn, Tn, hs, 1.0f, dy + h0 * hs, C, v + g * hs, W, 0.0f, da + h0 * tt, Tn, heads, hs, 0, tt);
+        for (int r = 0; r < heads; ++r)
           gemm(true, false, Tn, hs, Tn, 1.0f, a + (h0 + r) * tt, Tn, dy + (h0 + r) * hs, C, r == 0 ? 0.0f : 1.0f, dv + g * hs, W);
       }
     }
     const std::size_t rows = static_cast<std::size_t>(H) * Tn;
     causal_softmax_backward_kernel<<<grid_for(rows, 1), kThreads, 0, stream()>>>(da, a, rows, Tn);
     launched("attention softmax backward");
-    if (rep == 1) {
+    if (mha) {
       gemm(false, false, Tn, hs, Tn, scale, da, Tn, k, W, 0.0f, dseq, W, H, tt, hs, hs);  // dQ = dS K / sqrt(hs)
       gemm(true, false, Tn, hs, Tn, scale, da, Tn, seq, W, 0.0f, dk, W, H, tt, hs, hs);  // dK = dS^T Q / sqrt(hs)
     } else {
       for (int g = 0; g < KV; ++g) {
-        const std::size_t h0 = static_cast<std::size_t>(g) * rep;
-        gemm(false, false, Tn, hs, Tn, scale, da + h0 * tt, Tn, k + g * hs, W, 0.0f, dseq + h0 * hs, W, rep, tt, 0, hs);
-        for (int r = 0; r < rep; ++r)
+        const std::size_t h0 = static_cast<std::size_t>(kv.first_reader(g, H));
+        const int heads = kv.first_reader(g + 1, H) - static_cast<int>(h0);
+        gemm(false, false, Tn, hs, Tn, scale, da + h0 * tt, Tn, k + g * hs, W, 0.0f, dseq + h0 * hs, W, heads, tt, 0, hs);
+        for (int r = 0; r < heads; ++r)
           gemm(true, false, Tn, hs, Tn, scale, da + (h0 + r) * tt, Tn, seq + (h0 + r) * hs, W, r == 0 ? 0.0f : 1.0f, dk + g * hs, W);
       }
     }

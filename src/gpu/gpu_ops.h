@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "quant/quant.h"
+#include "tierzero/gpt_config.h"
 
 namespace tierzero::gpu {
 
@@ -113,10 +114,10 @@ void matmul_forward(float* out, const float* x, const float* w, const float* b, 
 void matmul_backward(float* dx, float* dw, float* db, const float* dout, const float* x, const float* w, int N, int IC, int OC);
 void matmul_backward_input(float* dx, const float* dout, const float* w, int N, int IC, int OC);
 void matmul_backward_weight(float* dw, float* db, const float* dout, const float* x, int N, int IC, int OC);
-void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H, int KV);
+void attention_forward(float* out, float* att, const float* qkv, int B, int Tn, int C, int H, KvHeads kv);
 // scratch: attention_scratch(Tn, H) elements.
 void attention_backward(float* dqkv, const float* dout, const float* qkv, const float* att, float* scratch, int B, int Tn, int C,
-                        int H, int KV);
+                        int H, KvHeads kv);
 void swiglu_forward(float* out, const float* x, int N, int F);
 void swiglu_backward(float* dx, const float* x, const float* dout, int N, int F);
 constexpr std::size_t attention_scratch(int Tn, int H) { return static_cast<std::size_t>(H) * Tn * Tn; }

@@ -24,10 +24,10 @@
 // gradients of the two column-parallel projections' inputs in backward.
 // Every member then holds the same residuals and norms, which run whole;
 // the members must call the same passes in the same order.
-// When the group outnumbers the key/value heads (tierzero/gpt_config.h:
-// tp_kv_sharers), the members sharing a head each hold its rows whole and
-// compute part of their gradient (from their own query heads); a group sum
-// per block and micro-batch gives each sharer the whole gradient.
+// When the group does not divide the key/value heads (tierzero/gpt_config.h:
+// tp_kv_heads), the members whose query heads read a head each hold its rows
+// whole and compute part of their gradient (from their own query heads); a
+// group sum per block and micro-batch gives each of them the whole gradient.
 //
 // The vocabulary is split too (TpSplit::vocab; Megatron's vocabulary-parallel
 // embedding and cross-entropy): the member looks up the rows of the batch
@@ -179,10 +179,11 @@ class GptModel {
   // Sequence parallel: the norms' weight gradients gathered in the `dnorm` scratch (weights, then biases),
   // summed over the group and added into `dw` (and `db`, LayerNorm only), `count` norms.
   void add_norm_grads(T* const* dw, T* const* db, int count);
-  // A key/value head shared by several members: its key and value rows' gradients `dk` [2D, C] (and biases
-  // `dbk` [2D], or null), each sharer's partial (the first sharer's added to the rows' earlier sum, the others'
-  // alone), summed over the group in the `dkv` scratch (each head's place, zeros elsewhere): the same whole
-  // gradient on every sharer.
+  // Key/value heads shared by several members (tp_kv_owner): the gradients of the member's key rows `dk`
+  // [KV D, C] and value rows after them (and biases `dbk` [2 KV D], or null), each holder's partial (the owner's
+  // added to the rows' earlier sum, the others' alone: zero_kv_grads_of_others clears theirs first), summed over
+  // the group in the `dkv` scratch (each head's place, zeros elsewhere): the same whole gradient on every holder.
+  void zero_kv_grads_of_others(T* dk, T* dbk);
   void sum_kv_grads(T* dk, T* dbk);
   // Where wpe starts in the embed unit (after the member's wte rows).
   std::size_t wpe_offset() const;

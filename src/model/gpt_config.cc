@@ -169,8 +169,6 @@ void check_tp(const GptConfig& c, int tp) {
     TZ_CHECK(n % tp == 0, ConfigError, degree + " does not divide the " + std::to_string(n) + " " + what + " of model '" + c.name + "'");
   };
   divides(c.heads, "heads");
-  TZ_CHECK(c.kv() % tp == 0 || tp % c.kv() == 0, ConfigError,
-           degree + " neither divides nor is a multiple of the " + std::to_string(c.kv()) + " key/value heads of model '" + c.name + "'");
   divides(c.ffn_size(), "MLP columns (ffn)");
   TZ_CHECK(tp <= c.vocab, ConfigError, degree + " exceeds the vocabulary of " + std::to_string(c.vocab) + " of model '" + c.name + "'");
 }
@@ -180,12 +178,35 @@ int GptLayout::vocab_first(int rank) const {
   return rank * q + std::min(rank, extra);
 }
 
-int tp_local_kv(const GptConfig& c, int tp) { return std::max(1, c.kv() / tp); }
+TpKvHeads tp_kv_heads(const GptConfig& c, int tp, int rank) {
+  const int run = c.heads / tp, q0 = rank * run, group = c.heads / c.kv();
+  const int first = q0 / group, last = (q0 + run - 1) / group;
+  return {first, {last - first + 1, group, q0 % group}};
+}
 
-int tp_kv_sharers(const GptConfig& c, int tp) { return std::max(1, tp / c.kv()); }
+int tp_kv_owner(const GptConfig& c, int tp, int head) {
+  const int run = c.heads / tp, group = c.heads / c.kv();
+  const int first = head * group / run, last = ((head + 1) * group - 1) / run;  // the members whose query heads read it
+  return first == last ? -1 : first;
+}
+
+int tp_local_kv(const GptConfig& c, int tp) {
+  int most = 0;
+  for (int r = 0; r < tp; ++r) most = std::max(most, tp_kv_heads(c, tp, r).heads.count);
+  return most;
+}
+
+TpShard largest_member(const GptConfig& c, int tp) {
+  if (c.vocab % tp == 0 && c.kv() % tp == 0) return {tp, 0};  // every member's slices the same size
+  TpShard largest{tp, 0};
+  std::size_t most = 0;
+  for (int r = 0; r < tp; ++r)
+    if (const std::size_t n = GptLayout(c, TpShard{tp, r}).num_params(); n > most) most = n, largest.rank = r;
+  return largest;
+}
 
 std::size_t tp_kv_grad_elements(const GptConfig& c, int tp) {
-  if (tp_kv_sharers(c, tp) == 1) return 0;
+  if (c.kv() % tp == 0) return 0;
   const std::size_t rows = 2 * static_cast<std::size_t>(c.kv()) * static_cast<std::size_t>(c.head_size());
   return rows * (static_cast<std::size_t>(c.channels) + (c.qkv_bias() ? 1 : 0));
 }
@@ -200,11 +221,12 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
   const std::size_t n = static_cast<std::size_t>(tp.size), r = static_cast<std::size_t>(tp.rank);
   std::size_t global_total = 0;
   auto unit = [&](const std::string& name) { units_.push_back({name, total_, 0}); };
-  // `parts`: a column-split tensor's row ranges (q | k | v; gate | up), each cut in `pieces` of which member r holds
-  // piece r * pieces / n: n pieces, or fewer shared by n / pieces members each (key/value heads).
+  // `parts`: a column-split tensor's row ranges (q | k | v; gate | up), each cut in n pieces of which member r holds
+  // piece r, or (pieces 0) in key/value heads of which it holds its tp_kv_heads, a shared one's owned by tp_kv_owner.
   struct Part {
     int rows, pieces;
   };
+  const TpKvHeads kv = tp_kv_heads(c, tp.size, tp.rank);
   auto add = [&](const std::string& name, std::vector<int> shape, TpSplit split = TpSplit::replicated, std::vector<Part> parts = {}) {
     std::size_t whole = 1;
     for (int d : shape) whole *= static_cast<std::size_t>(d);
@@ -224,9 +246,23 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
       const std::size_t width = shape.size() == 2 ? static_cast<std::size_t>(shape[1]) : 1;
       std::size_t rows = 0, first = 0;
       for (const Part& part : parts) {
-        const std::size_t pieces = static_cast<std::size_t>(part.pieces), local = static_cast<std::size_t>(part.rows) / pieces;
-        t.slices.push_back({rows * width, (first + r * pieces / n * local) * width, local * width, 1, 0, 0, static_cast<int>(n / pieces)});
-        rows += local, first += static_cast<std::size_t>(part.rows);
+        if (part.pieces > 0) {
+          const std::size_t local = static_cast<std::size_t>(part.rows) / n;
+          t.slices.push_back({rows * width, (first + r * local) * width, local * width});
+          rows += local;
+        } else {
+          const std::size_t D = static_cast<std::size_t>(c.head_size());
+          for (int h = kv.first; h < kv.first + kv.heads.count; ++h) {
+            const int owner = tp_kv_owner(c, tp.size, h);
+            TpSlice& last = t.slices.back();
+            if (owner < 0 && last.owner < 0 && last.local + last.length == rows * width && h > kv.first)
+              last.length += D * width;  // a head of its own next to the last: one run
+            else
+              t.slices.push_back({rows * width, (first + static_cast<std::size_t>(h) * D) * width, D * width, 1, 0, 0, owner});
+            rows += D;
+          }
+        }
+        first += static_cast<std::size_t>(part.rows);
       }
       t.shape[0] = static_cast<int>(rows);
     }
@@ -240,8 +276,8 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
   };
   auto maybe = [&](bool present, const std::string& name, std::vector<int> shape, TpSplit split = TpSplit::replicated,
                    std::vector<Part> parts = {}) { return present ? add(name, std::move(shape), split, std::move(parts)) : kAbsent; };
-  const int N = tp.size, kv_pieces = std::min(N, c.kv());
-  const std::vector<Part> qkv_parts = {{C, N}, {KVD, kv_pieces}, {KVD, kv_pieces}};
+  const int N = tp.size;
+  const std::vector<Part> qkv_parts = {{C, N}, {KVD, 0}, {KVD, 0}};
   const std::vector<Part> fc_parts = swiglu ? std::vector<Part>{{F, N}, {F, N}} : std::vector<Part>{{F, N}};
   unit("embed");
   add("wte", {V, C}, TpSplit::vocab);

@@ -159,21 +159,37 @@ void GptModel<T, Ops>::add_norm_grads(T* const* dw, T* const* db, int count) {
 }
 
 template <class T, class Ops>
+void GptModel<T, Ops>::zero_kv_grads_of_others(T* dk, T* dbk) {
+  const GptConfig& c = layout_.config();
+  const TpKvHeads kv = layout_.kv_heads();
+  const std::size_t D = static_cast<std::size_t>(c.head_size()), C = static_cast<std::size_t>(c.channels), KV = kv.heads.count;
+  for (std::size_t j = 0; j < KV; ++j) {
+    const int owner = tp_kv_owner(c, layout_.tp().size, kv.first + static_cast<int>(j));
+    if (owner < 0 || owner == layout_.tp().rank) continue;
+    Ops::zero(dk + j * D * C, D * C), Ops::zero(dk + (KV + j) * D * C, D * C);  // its key rows, its value rows
+    if (dbk) Ops::zero(dbk + j * D, D), Ops::zero(dbk + (KV + j) * D, D);
+  }
+}
+
+template <class T, class Ops>
 void GptModel<T, Ops>::sum_kv_grads(T* dk, T* dbk) {
   const GptConfig& c = layout_.config();
-  const std::size_t rows = 2 * static_cast<std::size_t>(c.head_size()), weights = rows * c.channels;
-  const std::size_t head = static_cast<std::size_t>(layout_.tp().rank) * c.kv() / layout_.tp().size;
+  const TpKvHeads kv = layout_.kv_heads();
+  const std::size_t D = static_cast<std::size_t>(c.head_size()), C = static_cast<std::size_t>(c.channels), KV = kv.heads.count;
   T* g = buf_->dkv.data();
-  // The head's weight rows at its place among every head's; its biases after all the weights.
-  T* wslot = g + head * weights;
-  T* bslot = dbk ? g + c.kv() * weights + head * rows : nullptr;
+  // Each head's key then value weight rows at its place among every head's; the biases after all the weights.
+  T* bias = g + static_cast<std::size_t>(c.kv()) * 2 * D * C;
+  auto slots = [&](std::size_t j, auto&& move) {
+    const std::size_t head = static_cast<std::size_t>(kv.first) + j;
+    move(g + head * 2 * D * C, dk + j * D * C, D * C);
+    move(g + head * 2 * D * C + D * C, dk + (KV + j) * D * C, D * C);
+    if (dbk) move(bias + head * 2 * D, dbk + j * D, D), move(bias + head * 2 * D + D, dbk + (KV + j) * D, D);
+  };
   Ops::zero(buf_->dkv);
-  Ops::residual_forward(wslot, wslot, dk, weights);
-  if (dbk) Ops::residual_forward(bslot, bslot, dbk, rows);
+  for (std::size_t j = 0; j < KV; ++j) slots(j, [](T* slot, T* mine, std::size_t n) { Ops::residual_forward(slot, slot, mine, n); });
   group_.sum(g, buf_->dkv.size());
-  Ops::zero(dk, weights);
-  Ops::residual_forward(dk, dk, wslot, weights);
-  if (dbk) Ops::zero(dbk, rows), Ops::residual_forward(dbk, dbk, bslot, rows);
+  for (std::size_t j = 0; j < KV; ++j)
+    slots(j, [](T* slot, T* mine, std::size_t n) { Ops::zero(mine, n), Ops::residual_forward(mine, mine, slot, n); });
 }
 
 template <class T, class Ops>
@@ -211,7 +227,7 @@ void GptModel<T, Ops>::block_forward_into(int layer, const T* p, int acts) {
   Ops::matmul_forward(k.qkv.data(), gather_rows(k.ln1.data()), p + o.attn_w, tensor_at(p, o.attn_b), N, C, W);
   if (c.positions == Positions::rope)
     Ops::rope_forward(k.qkv.data(), buf_->rope_cos.data(), buf_->rope_sin.data(), batch_, seq_len_, H, KV, D);
-  Ops::attention_forward(k.atty.data(), k.att.data(), k.qkv.data(), batch_, seq_len_, A, H, KV);
+  Ops::attention_forward(k.atty.data(), k.att.data(), k.qkv.data(), batch_, seq_len_, A, H, layout_.kv_heads().heads);
   Ops::matmul_forward(partial1, k.atty.data(), p + o.proj_w, adds_bias ? tensor_at(p, o.proj_b) : nullptr, N, A, C);
   sum_rows(partial1, k.res2.data());
   Ops::residual_forward(k.res2.data(), k.res2.data(), x, k.res2.size());
@@ -308,19 +324,17 @@ void GptModel<T, Ops>::block_backward(int layer, const T* p, T* dp) {
   norm_backward(b.dres.data(), dln2_w, dln2_b, dln2, k.res2.data(), p + o.ln2_w, k.ln2_mean.data(), k.ln2_rstd.data(), rows_);
   Ops::matmul_backward(b.datty.data(), dp + o.proj_w, tensor_at(dp, o.proj_b), gather_rows(b.dres.data()), k.atty.data(), p + o.proj_w, N,
                        A, C);
-  Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, A, H, KV);
+  Ops::attention_backward(b.dqkv.data(), b.datty.data(), k.qkv.data(), k.att.data(), b.att_scratch.data(), batch_, seq_len_, A, H,
+                          layout_.kv_heads().heads);
   if (c.positions == Positions::rope)
     Ops::rope_backward(b.dqkv.data(), b.rope_cos.data(), b.rope_sin.data(), batch_, seq_len_, H, KV, D);
-  // A shared key/value head: the sharers' partial gradients summed, the owner's adding to what the rows held.
-  const int sharers = tp_kv_sharers(c, layout_.tp().size);
+  // Shared key/value heads: the holders' partial gradients summed, the owner's adding to what the rows held.
+  const bool shared = buf_->dkv.size() > 0;
   T* dk = dp + o.attn_w + static_cast<std::size_t>(A) * C;
   T* dbk = o.attn_b == kAbsent ? nullptr : dp + o.attn_b + A;
-  if (sharers > 1 && layout_.tp().rank % sharers != 0) {
-    Ops::zero(dk, static_cast<std::size_t>(2 * D) * C);
-    if (dbk) Ops::zero(dbk, static_cast<std::size_t>(2 * D));
-  }
+  if (shared) zero_kv_grads_of_others(dk, dbk);
   const T* dln1 = column_parallel_backward(dp + o.attn_w, tensor_at(dp, o.attn_b), b.dqkv.data(), k.ln1.data(), p + o.attn_w, W);
-  if (sharers > 1) sum_kv_grads(dk, dbk);
+  if (shared) sum_kv_grads(dk, dbk);
   norm_backward(b.dres.data(), dln1_w, dln1_b, dln1, x, p + o.ln1_w, k.ln1_mean.data(), k.ln1_rstd.data(), rows_);
   if (sp_) {
     T* const w[] = {dp + o.ln1_w, dp + o.ln2_w};

@@ -218,14 +218,14 @@ void matmul_backward_weight(T* dw, T* db, const T* dout, const T* x, int N, int 
 }
 
 template <class T>
-void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H, int KV) {
-  const int hs = C / H, W = C + 2 * KV * hs, rep = H / KV;
+void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H, KvHeads kv) {
+  const int hs = C / H, KV = kv.count, W = C + 2 * KV * hs;
   const T scale = T(1) / std::sqrt(static_cast<T>(hs));
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
       const T* seq = qkv + static_cast<std::size_t>(b) * Tn * W;
       const T* q = seq + h * hs;
-      const T* k = seq + C + (h / rep) * hs;
+      const T* k = seq + C + kv.of(h) * hs;
       const T* v = k + KV * hs;
       T* a = att + (static_cast<std::size_t>(b) * H + h) * Tn * Tn;
       gemm<T>(false, true, Tn, Tn, hs, scale, q, W, k, W, T(0), a, Tn);  // scores = q k^T / sqrt(hs)
@@ -239,20 +239,20 @@ void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H
 }
 
 template <class T>
-void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H, int KV) {
-  const int hs = C / H, W = C + 2 * KV * hs, rep = H / KV;
+void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H, KvHeads kv) {
+  const int hs = C / H, KV = kv.count, W = C + 2 * KV * hs;
   const T scale = T(1) / std::sqrt(static_cast<T>(hs));
   for (int b = 0; b < B; ++b)
     for (int h = 0; h < H; ++h) {
-      const std::size_t so = static_cast<std::size_t>(b) * Tn * W, ko = C + static_cast<std::size_t>(h / rep) * hs;
+      const std::size_t so = static_cast<std::size_t>(b) * Tn * W, ko = C + static_cast<std::size_t>(kv.of(h)) * hs;
       const T* q = qkv + so + h * hs;
       const T* k = qkv + so + ko;
       const T* v = k + KV * hs;
       T* dq = dqkv + so + h * hs;
       T* dk = dqkv + so + ko;
       T* dv = dk + KV * hs;
-      // The first query head of a group writes its key/value head's gradients, the others add.
-      const T first = h % rep == 0 ? T(0) : T(1);
+      // The first query head reading a key/value head writes its gradients, the others add.
+      const T first = h == 0 || kv.of(h) != kv.of(h - 1) ? T(0) : T(1);
       const T* a = att + (static_cast<std::size_t>(b) * H + h) * Tn * Tn;
       const T* dy = dout + static_cast<std::size_t>(b) * Tn * C + h * hs;
       T* da = scratch;
@@ -389,8 +389,8 @@ double vocab_softmax_loss(T* probs, const T* sums, int N, int V) {
   template void rmsnorm_backward<T>(T*, T*, const T*, const T*, const T*, const T*, int, int);                   \
   template void rope_forward<T>(T*, const T*, const T*, int, int, int, int, int);                                \
   template void rope_backward<T>(T*, const T*, const T*, int, int, int, int, int);                               \
-  template void attention_forward<T>(T*, T*, const T*, int, int, int, int, int);                                \
-  template void attention_backward<T>(T*, const T*, const T*, const T*, T*, int, int, int, int, int);            \
+  template void attention_forward<T>(T*, T*, const T*, int, int, int, int, KvHeads);                            \
+  template void attention_backward<T>(T*, const T*, const T*, const T*, T*, int, int, int, int, KvHeads);        \
   template void swiglu_forward<T>(T*, const T*, int, int);                                                       \
   template void swiglu_backward<T>(T*, const T*, const T*, int, int);                                            \
   template void gelu_forward<T>(T*, const T*, std::size_t);                                                      \

@@ -70,18 +70,18 @@ void matmul_backward_weight(T* dw, T* db, const T* dout, const T* x, int N, int 
 template <class T>
 void matmul_backward(T* dx, T* dw, T* db, const T* dout, const T* x, const T* w, int N, int IC, int OC);
 
-// Causal self-attention with KV key/value heads shared by H / KV query heads
-// each (grouped-query attention; KV = H is multi-head attention):
-// qkv[B,T,(H + 2 KV) D] holds the H query heads, then the KV key heads, then
-// the KV value heads, D columns each (KV = H: q | k | v of 3C); query head h
-// reads key/value head h / (H / KV). out[B,T,C], att[B,H,T,T] softmax
-// probabilities (saved).
+// Causal self-attention with kv.count key/value heads read by the H query
+// heads (grouped-query attention; whole_kv_heads(H, H) is multi-head
+// attention): qkv[B,T,(H + 2 KV) D] holds the H query heads, then the KV key
+// heads, then the KV value heads, D columns each (KV = H: q | k | v of 3C);
+// query head h reads key/value head kv.of(h) (h / (H / KV) for the whole
+// model's). out[B,T,C], att[B,H,T,T] softmax probabilities (saved).
 template <class T>
-void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H, int KV);
+void attention_forward(T* out, T* att, const T* qkv, int B, int Tn, int C, int H, KvHeads kv);
 // scratch: attention_scratch(Tn, H) elements. Writes dqkv.
 constexpr std::size_t attention_scratch(int Tn, int /*H*/) { return static_cast<std::size_t>(Tn) * Tn; }
 template <class T>
-void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H, int KV);
+void attention_backward(T* dqkv, const T* dout, const T* qkv, const T* att, T* scratch, int B, int Tn, int C, int H, KvHeads kv);
 
 // GELU, tanh approximation (GPT-2; PyTorch's approximate='tanh').
 template <class T>

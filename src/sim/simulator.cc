@@ -327,7 +327,7 @@ SimResult simulate(const SimInput& job) {
   check_context(in, seq_len);
   const int rows_seq = seq_len / in.context.degree;  // a context-parallel member's tokens of each sequence
   in.mesh.check_sp(rows_seq);
-  const GptLayout layout(in.model, TpShard{in.mesh.tp, 0});  // a tensor-parallel member's slices (the whole model at tp 1)
+  const GptLayout layout(in.model, largest_member(in.model, in.mesh.tp));  // the whole model at tp 1
   SimResult r;
   const std::vector<Op> ops = micro_batch_ops(in.model, in.micro_batch, seq_len, op_options(in));  // one micro-batch's
   const ComputeTime c = compute_time(in, topo, layout, ops, r);
