@@ -13,7 +13,10 @@
 //     first step;
 //   - pipelined hops (hop_chunk_bytes) over NCCL, each hop's communicator on
 //     its own stream, train bit for bit as whole hops and move the traffic
-//     model's bytes (4 GPUs or more: two levels).
+//     model's bytes (4 GPUs or more: two levels);
+//   - tensor parallelism (and sequence parallelism) on the device, its
+//     collectives over NCCL on the engine's one schedule, follows the same
+//     mesh on the CPU (2 GPUs or more).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -27,6 +30,7 @@
 #include "tierzero/sharded_trainer.h"
 #include "gpu/gpu_quant.h"
 #include "tierzero/gpu_backend.h"
+#include "tierzero/mesh.h"
 #include "gpu/gpu_ops.h"
 #include "tierzero/mpi.h"
 #include "tierzero/order_check.h"
@@ -254,6 +258,45 @@ TEST(GpuEngine, PipelinedHopsTrainAsWholeHops) {
     EXPECT_EQ(b.last_step_bytes(), total_bytes(step_transfers(cut, topo, cfg, nccl->rank()))) << name;
     EXPECT_EQ(a.gather_master(), b.gather_master()) << name;
   }
+}
+
+// Issue 52's tensor parallelism on the device: TP 2 on the layout's innermost level, with and without sequence
+// parallelism, zero3 over the data ranks, the model's collectives over the tensor group's NCCL communicator, queued
+// on the engine's one schedule with the data-parallel ones (Backend::concurrent_queues), against the same mesh on
+// the CPU with MPI, fp32 GEMMs (rounding only): the CPU's losses and gradient norms over 3 steps, its weights after
+// them, and no device allocation in a steady-state step. gpt-tiny and llama-tiny (GQA, SwiGLU, an untied
+// vocabulary-parallel head).
+TEST(GpuEngine, TensorParallelOnCudaFollowsTheCpu) {
+  TZ_NEED_GPU();
+  if (test::world_size() % 2 != 0) GTEST_SKIP() << "tensor parallelism of degree 2 needs an even number of GPUs, 2 or more";
+  const Topology topo = gpu_layout();
+  auto nccl = nccl_world(topo);
+  auto cpu_world = mpi_world(topo);
+  const TokenData data = TokenData::builtin();
+  for (const char* model : test::kTinyModels)
+    for (const bool sp : {false, true}) {
+      SCOPED_TRACE(std::string(model) + (sp ? " at tp 2 with sequence parallelism" : " at tp 2"));
+      TrainConfig cfg = test::tiny_run(4, 2, 64, 5, DType::bf16, model);
+      cfg.matmul = MatmulType::fp32;
+      const MeshShape shape{2, std::nullopt, sp};
+      const Mesh gpu_mesh(*nccl, shape), cpu_mesh(*cpu_world, shape);
+      const Plan plan = fit_to(strategy_plan("zero3"), gpu_mesh.data_topology());
+      ShardedTrainer cpu(cfg, plan, cpu_mesh, data);
+      ShardedTrainer gpu(cfg, plan, gpu_mesh, data, {}, gpu::cuda_backend());
+      for (int i = 0; i < 3; ++i) {
+        const StepStats c = cpu.step(), g = gpu.step();
+        EXPECT_NEAR(g.loss, c.loss, 1e-4 * c.loss) << "step " << i;
+        EXPECT_NEAR(g.grad_norm, c.grad_norm, 1e-3 * c.grad_norm) << "step " << i;
+      }
+      const std::uint64_t before = gpu::device_allocations();
+      gpu.step(), cpu.step();
+      EXPECT_EQ(gpu::device_allocations(), before) << "the steady-state step allocated device memory";
+      const std::vector<float> wc = cpu.gather_master(), wg = gpu.gather_master();
+      ASSERT_EQ(wc.size(), wg.size());
+      double worst = 0;
+      for (std::size_t i = 0; i < wc.size(); ++i) worst = std::max(worst, std::abs(static_cast<double>(wc[i]) - wg[i]));
+      EXPECT_LT(worst, 1e-4);
+    }
 }
 
 }  // namespace

@@ -56,8 +56,6 @@ ShardedTrainer::Impl::Impl(const TrainConfig& c, const Plan& pl, const Mesh& m, 
       dsize(dtype_size(c.param_dtype)),
       control(m.world().host()) {
   cfg.validate();
-  TZ_CHECK(mesh.tp() == 1 || be.name == "cpu", ConfigError,
-           "tp = " + std::to_string(mesh.tp()) + ": tensor parallelism runs on the CPU backend only so far, not '" + be.name + "'");
   plan.validate(mesh.data_topology());
   TZ_CHECK(data.vocab() <= static_cast<std::uint32_t>(cfg.model.vocab), ConfigError,
            "data '" + data.origin() + "' has vocabulary " + std::to_string(data.vocab()) + " but the model's is " +
@@ -98,8 +96,8 @@ void ShardedTrainer::Impl::build_communicators(bool concurrent_queues) {
   reduce_schedule = own_reduce_schedule ? own_reduce_schedule.get() : schedule.get();
   std::vector<const ExecClock*> clocks = {&schedule->clock(), &reduce_schedule->clock()};
   if (mesh.tensor()) {
-    tensor_lane = std::make_unique<TensorLane>(*mesh.tensor(), mem);
-    clocks.push_back(&tensor_lane->clock());
+    tensor_lane = std::make_unique<TensorLane>(*mesh.tensor(), mem, concurrent_queues ? nullptr : schedule.get());
+    if (tensor_lane->owns_schedule()) clocks.push_back(&tensor_lane->clock());
   }
   meter = std::make_unique<WaitMeter>(clocks);
   if (plan.params) {

@@ -5,7 +5,8 @@
 
 namespace tierzero {
 
-TensorLane::TensorLane(Communicator& group, Memory& mem) : group_(group), mem_(mem), schedule_(mem) {}
+TensorLane::TensorLane(Communicator& group, Memory& mem, CommSchedule* shared)
+    : group_(group), mem_(mem), own_(shared ? nullptr : std::make_unique<CommSchedule>(mem)), schedule_(shared ? *shared : *own_) {}
 
 template <class Queue>
 void TensorLane::start(Queue&& queue) {

@@ -184,10 +184,10 @@ std::string not_run_note(const EngineProfile& engine, const std::vector<std::str
                      engine.name);
 }
 
-// "tierzero runs tensor parallelism on CPU ranks only so far (...): tp 2 on mi250x-gcd priced as if it ran it", or "".
+// "tierzero has run tensor parallelism on CPU ranks only so far (...): tp 2 on mi250x-gcd priced as if it ran it", or "".
 std::string tp_note(const SimInput& in) {
   if (in.mesh.tp == 1 || in.engine.runs_tensor_parallel(in.system.device.sm_count)) return "";
-  return fmt::format("{} runs tensor parallelism on CPU ranks only so far (data/engines/{}.toml: tensor_parallel): tp {} on {} priced as if it "
+  return fmt::format("{} has run tensor parallelism on CPU ranks only so far (data/engines/{}.toml: tensor_parallel): tp {} on {} priced as if it "
                      "ran it",
                      in.engine.name, in.engine.name, in.mesh.tp, in.system.device.name.empty() ? in.system.name : in.system.device.name);
 }
