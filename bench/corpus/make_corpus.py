@@ -262,7 +262,7 @@ def model_parallel():
     """The tensor-, pipeline- and context-parallel rows (checking half, added after the split): NeMo 24.07's pretraining
     table and Megatron-Bridge's DGX-H100 tables (26.02, 25.11), every row with TP, PP or CP above 1 the simulator can
     price: dense models it has a shape for. Left out: Nemotron's squared-ReLU MLP, the MoE models, Llama 3.1 405B (126
-    layers over PP 8 x VP 8, which Megatron splits unevenly), Llama 2 13B's PP 4 over 2 nodes (its stages straddle the
+    layers over PP 8 x VP 8, which Megatron splits unevenly: an uneven split under the interleaved schedule is not modelled), Llama 2 13B's PP 4 over 2 nodes (its stages straddle the
     nodes), the fine-tuning rows (packed SFT and LoRA)."""
     gpt3 = dict(mlp='gelu', norm='layernorm', positions='learned', tied=True, bias='all', vocab=50257)
     shapes = {
