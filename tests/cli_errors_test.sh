@@ -74,6 +74,15 @@ expect_exit 2 "\-\-micro-batch: must be at least 1, got 0" 1 -- "$tz" simulate -
 expect_exit 2 "the tierzero engine has no context parallelism (data/engines: context_parallel); use cp = 1" 1 -- "$tz" simulate --system dgx-h100 --model llama3-8b --ranks 16 --cp 2 --seq-len 4096
 expect_exit 2 "tp 1 x pp 1 x cp 3 = 3 does not divide the job's 16 ranks" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 16 --cp 3 --seq-len 4096 --strategy zero1
 expect_exit 2 "the fsdp2 engine does not run a2a context parallelism (it runs ring; data/engines: context_parallel)" 1 -- "$tz" memory --system dgx-h100 --engine fsdp2 --model llama3-8b --ranks 16 --cp 2 --cp-kind a2a --seq-len 4096 --strategy zero3
+# A pipeline's uneven split (--pp-split): a stage left without a layer (more stages than layers), layers that do not
+# split evenly over the inner stages, ends that do not add up, an interleaved schedule, a name none of the forms.
+expect_exit 2 "pipeline split ends:1,1: the 10 layers left of the model's 12 do not split evenly over the 14 other stages, at least 1 each" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model gpt2-124m --ranks 128 --pp 16 --pp-split ends:1,1 --strategy zero1
+expect_exit 2 "pipeline split ends:2,1: the 29 layers left of the model's 32 do not split evenly over the 2 other stages, at least 1 each" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 32 --pp 4 --pp-split ends:2,1 --strategy zero1
+expect_exit 2 "pipeline split ends:10,20: the two stages hold 30 of the model's 32 layers" 1 -- "$tz" memory --system dgx-h100 --engine megatron --model llama3-8b --ranks 16 --pp 2 --pp-split ends:10,20 --strategy zero1
+expect_exit 2 "pipeline split ends:16,16 with the interleaved schedule: only 1f1b splits the layers unevenly here (split even)" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 16 --pp 2 --pp-schedule interleaved:2 --pp-split ends:16,16 --strategy zero1
+expect_exit 2 "pipeline split embedding: pp = 4 does not divide the model's 32 layers + 2 (the embedding and the head counted as layers)" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 32 --pp 4 --pp-split embedding --strategy zero1
+expect_exit 2 "pipeline split 'ends:0,3': even, embedding, or ends:F,L (F and L >= 1 layers on the first and last stages)" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 32 --pp 4 --pp-split ends:0,3 --strategy zero1
+expect_exit 0 "pipeline of 4 stages on the world level (1f1b, layers split ends:1,1)" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 32 --pp 4 --pp-split ends:1,1 --strategy zero1
 expect_exit 2 "\-\-model-code: megatron-te not in {engine,fms,hf-transformers,torchtitan}" 1 -- "$tz" simulate --model-code megatron-te
 # A model code prices its norms and rotary embedding: the assumptions say it, the step is slower.
 expect_exit 0 "engine fsdp, model code hf-transformers" 1 -- "$tz" simulate --system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3 --model-code hf-transformers

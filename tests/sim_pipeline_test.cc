@@ -9,8 +9,10 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "config_error.h"
+#include "sim/compute_model.h"
 #include "sim/op_list.h"
 #include "sim/pipeline.h"
 #include "tierzero/planner.h"
@@ -156,6 +158,109 @@ TEST(Pipeline, AShapeTheEngineOrTheModelCannotRunIsRefusedWithItsValues) {
   EXPECT_EQ(error_of(in), "pp_level package: the job's topology node=8,world=4 has no such level");
   EXPECT_EQ(engine_profile("megatron").pipeline, (std::vector<std::string>{"1f1b", "interleaved"}));
   EXPECT_TRUE(engine_profile("fsdp").pipeline.empty());
+}
+
+// The splits place the layers as the engines do: even (Megatron-LM's default), ends:F,L (Megatron-Core's
+// --decoder-first/last-pipeline-num-layers: the rest evenly over the inner stages), embedding (Megatron-DeepSpeed's
+// 'type:transformer|embedding': (L + 2) / p items a stage, the end stages' one the embedding; BLOOM's README:
+// [embed | 5], 6 on each of the ten inner stages, [5 | embed]); a stage without a layer, layers the inner stages
+// cannot share evenly, ends that do not add up and an uneven interleaved schedule are refused with their values.
+TEST(Pipeline, TheSplitsPlaceTheLayersAsTheEnginesDo) {
+  PipelineShape p{4, 1, std::nullopt};
+  EXPECT_EQ(stage_layers(p, 12), (std::vector<int>{3, 3, 3, 3}));
+  EXPECT_EQ(p.split_name(), "even");
+  p.set_split("ends:2,2");
+  EXPECT_EQ(p.split_name(), "ends:2,2");
+  EXPECT_EQ(stage_layers(p, 10), (std::vector<int>{2, 3, 3, 2}));
+  p.set_split("ends:3,1");
+  EXPECT_EQ(stage_layers(p, 10), (std::vector<int>{3, 3, 3, 1}));
+  p.set_split("embedding");
+  EXPECT_EQ(stage_layers(p, 10), (std::vector<int>{2, 3, 3, 2}));
+  PipelineShape bloom{12, 1, std::nullopt};
+  bloom.set_split("embedding");
+  EXPECT_EQ(stage_layers(bloom, 70), (std::vector<int>{5, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 5}));
+  PipelineShape two{2, 1, std::nullopt};
+  two.set_split("ends:4,6");
+  EXPECT_EQ(stage_layers(two, 10), (std::vector<int>{4, 6}));
+  const auto error = [](PipelineShape shape, int layers) { return test::config_error_of([&] { stage_layers(shape, layers); }); };
+  EXPECT_EQ(error(PipelineShape{4, 1, std::nullopt}, 10), "pp = 4 does not divide the model's 10 layers");
+  p.set_split("ends:1,1");
+  EXPECT_EQ(error(p, 3), "pipeline split ends:1,1: the 1 layers left of the model's 3 do not split evenly over the 2 other stages, at least 1 each");
+  EXPECT_EQ(stage_layers(p, 4), (std::vector<int>{1, 1, 1, 1}));
+  p.set_split("ends:3,3");
+  EXPECT_EQ(error(p, 6), "pipeline split ends:3,3: the 0 layers left of the model's 6 do not split evenly over the 2 other stages, at least 1 each");
+  EXPECT_EQ(error(two, 11), "pipeline split ends:4,6: the two stages hold 10 of the model's 11 layers");
+  p.set_split("embedding");
+  EXPECT_EQ(error(p, 2), "pipeline split embedding: pp = 4 leaves the end stages no layer of the model's 2");
+  EXPECT_EQ(error(p, 11), "pipeline split embedding: pp = 4 does not divide the model's 11 layers + 2 (the embedding and the head counted as layers)");
+  p.set_split("ends:2,2");
+  p.set_schedule("interleaved:2");
+  EXPECT_EQ(error(p, 10), "pipeline split ends:2,2 with the interleaved schedule: only 1f1b splits the layers unevenly here (split even)");
+  for (const char* bad : {"ends:0,2", "ends:2", "ends:a,2", "ends:2,", "balanced", "ends:1,1,1"}) EXPECT_THROW(p.set_split(bad), ConfigError) << bad;
+  p.set_split("even");
+  EXPECT_EQ(p.split, PipelineShape::Split::even);
+}
+
+// A 10-layer model on 4 stages (Llama 3 70B's blocks, TP 8 in the node, a stage per node, 8 micro-batches). Where
+// the end stages hold the most layers (ends:3,3: 3, 2, 2, 3), the step and the memory are the end stages', those of
+// the even 12-layer pipeline's stages of 3 blocks; an even split stated as ends (ends:20,20 of 80) is the even one.
+TEST(Pipeline, TheEndStagesDecideWhereTheyHoldTheMostLayers) {
+  SimInput even = job(4);
+  even.model.layers = 12;
+  SimInput uneven = job(4);
+  uneven.model.layers = 10;
+  uneven.pipeline.set_split("ends:3,3");
+  const SimResult e = priced(even), u = priced(uneven);
+  EXPECT_EQ(u.step_time_s, e.step_time_s);
+  EXPECT_EQ(u.tokens_per_s_per_device, e.tokens_per_s_per_device);
+  EXPECT_EQ(u.memory_bytes, e.memory_bytes);
+  EXPECT_EQ(u.memory_total, e.memory_total);
+  EXPECT_LT(u.tflops_per_device, e.tflops_per_device);  // the same time for fewer of the model's FLOPs
+  SimInput stated = job(4);
+  stated.pipeline.set_split("ends:20,20");
+  const SimResult a = priced(job(4)), b = priced(stated);
+  EXPECT_EQ(a.step_time_s, b.step_time_s);
+  EXPECT_EQ(a.memory_bytes, b.memory_bytes);
+}
+
+// Where an inner stage holds the most (ends:1,1 of 10 layers: 1, 4, 4, 1), the step is that stage's, in closed form
+// from the op list's one-block figures t (no embedding, head or loss): 8 micro-batches of 4 t, and a bubble of 3
+// slots of 4 t; the device holds its blocks' activations for min(p - 1, m) = 3 micro-batches in flight (stage 1's),
+// no logits, and its blocks' parameters with no vocabulary matrix (C and the final norm's C beside them: the
+// layout's one embedding row per member).
+TEST(Pipeline, AnInnerStageWithMoreLayersDecidesWithoutTheVocabulary) {
+  SimInput in = job(4);
+  in.model.layers = 10;
+  in.pipeline.set_split("ends:1,1");
+  const SimResult r = priced(in);
+  OpOptions o = op_options(in);
+  o.vocabulary = false;
+  GptConfig block = in.model;
+  block.layers = 1;
+  const std::vector<Op> ops = micro_batch_ops(block, 1, 4096, o);
+  for (const Op& op : ops) EXPECT_TRUE(op.name != "embedding" && op.name != "head" && op.name != "loss" && op.name != "norm_f") << op.name;
+  EngineProfile engine = in.engine;
+  engine.attention = o.attention;
+  const ComputeTime t = price_ops(ops, in.system, engine);
+  EXPECT_NEAR(r.gemm_s, 8 * 4 * t.gemm_s, 1e-12 * r.gemm_s);
+  EXPECT_NEAR(r.forward_s, 8 * 4 * t.forward_s, 1e-12 * r.forward_s);
+  EXPECT_NEAR(r.pipeline_bubble_s, 4 * t.total() * 3, 1e-12 * r.pipeline_bubble_s);
+  EXPECT_NEAR(r.compute_s, 8 * 4 * t.total() + r.pipeline_bubble_s + r.optimizer_s, 1e-12 * r.compute_s);
+  GptConfig four = in.model;
+  four.layers = 4;
+  const SavedActivations acts = saved_activations(four, 1, 4096, o);
+  EXPECT_NEAR(parts(r)["activations"], acts.saved * 3 + acts.recomputing, 1e-9 * parts(r)["activations"]);
+  EXPECT_EQ(parts(r)["logits"], 0.0);
+  four.vocab = 8, four.tied = true;  // one row per member, one matrix
+  const GptLayout layout(four, TpShard{8, 0});
+  EXPECT_EQ(parts(r)["params"], 2.0 * static_cast<double>(layout.num_params()));  // bf16, replicated: no data parallelism
+  EXPECT_EQ(layout.num_params() - 4 * layout.units()[layout.block_unit(0)].numel, 2u * 8192);
+  // The end stages (1 block, the head and the embedding) are faster and lighter than the inner one.
+  SimInput ends = in;
+  ends.pipeline = {};
+  ends.ranks = 8;
+  ends.model.layers = 1;
+  EXPECT_LT(priced(ends).compute_s * (8 + 3) / 8.0, r.compute_s);
 }
 
 // The planner tries 2, 4 and 8 stages over the nodes where the engine runs 1F1B and they divide the level and the

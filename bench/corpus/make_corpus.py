@@ -262,7 +262,7 @@ def model_parallel():
     """The tensor-, pipeline- and context-parallel rows (checking half, added after the split): NeMo 24.07's pretraining
     table and Megatron-Bridge's DGX-H100 tables (26.02, 25.11), every row with TP, PP or CP above 1 the simulator can
     price: dense models it has a shape for. Left out: Nemotron's squared-ReLU MLP, the MoE models, Llama 3.1 405B (126
-    layers over PP 8 x VP 8, which Megatron splits unevenly), Llama 2 13B's PP 4 over 2 nodes (its stages straddle the
+    layers over PP 8 x VP 8, which Megatron splits unevenly: an uneven split under the interleaved schedule is not modelled), Llama 2 13B's PP 4 over 2 nodes (its stages straddle the
     nodes), the fine-tuning rows (packed SFT and LoRA)."""
     gpt3 = dict(mlp='gelu', norm='layernorm', positions='learned', tied=True, bias='all', vocab=50257)
     shapes = {
@@ -330,11 +330,13 @@ def model_parallel():
 def papers():
     """Runs from papers that quote their throughput as text (checking half, added after the split; no fit saw them):
     Narayanan et al. 2021 (the abstract's 1T run, configured by Megatron-LM's examples/sc21/run_table_1.sh),
-    Smith et al. 2022 (MT-NLG 530B, section 2.4's three cluster sizes) and the JUPITER benchmark suite's Megatron-LM
-    benchmark (its 13B row). Each row's tokens/s per GPU is the quoted
+    Smith et al. 2022 (MT-NLG 530B, section 2.4's three cluster sizes), the JUPITER benchmark suite's Megatron-LM
+    benchmark (its 13B row) and BigScience's BLOOM 176B (tr11-176B-ml, 70 layers over 12 stages, split unevenly as its
+    README says). Each row's tokens/s per GPU is the quoted
     figure turned into tokens by the source's own count (its FLOP formula, or its iteration time and batch). Left out:
     Dash et al. 2023 (arXiv:2312.12705, Frontier: configurations only in tables not available as text), the Llama 3
-    paper's Table 4 (virtual stages not given; 126 layers over 16 stages), BLOOM 176B (70 layers over 12 stages),
+    paper's Table 4 (its virtual stages are not given, its schedule is Meta's own variant of the interleaved one, with
+    micro-batches not a multiple of the stages, and its 16K-GPU rows use its all-gather context parallelism),
     frontier-torchtitan's 5120-GCD run and FZJ-JSC/jubench-megatron-lm's GPT-3 175B on JUWELS Booster (TP 8 across two
     levels: the simulator places a tensor group on one)."""
     out = []
@@ -389,6 +391,34 @@ def papers():
                            "defaults; the machine inferred (see interconnect); the JUBE figure is the mean over every logged "
                            "interval, the first (warm-up) one included: in the 175B example log of the same file the first "
                            "interval is 34% slower than the mean of the next four")))
+    # BigScience's BLOOM 176B: the README's first-epoch iteration, 2048 sequences of 2048 tokens in 104.70 s on 48 nodes of 8.
+    bloom = 'https://github.com/bigscience-workshop/bigscience/blob/00327f8c3533c39b3cc17013f0d0d2b770eb2bb9/train/tr11-176B-ml/'
+    out.append(dict(id='bloom-176b-a100-384gpu-tp4-pp12', half='check',
+                    source="bigscience-workshop/bigscience train/tr11-176B-ml/README.md (commit 00327f8), 'Important checkpoints': "
+                           "'iteration 85376/ 115311 | ... | elapsed time per iteration (s): 104.70 | ... | global batch size: 2048 | ... "
+                           "samples per second: 19.561 | TFLOPs: 149.77'",
+                    url=bloom + 'README.md', gpu='a100-80gb', gpus=384, gpus_per_node=8, world_gbs=6.25,
+                    interconnect=("Jean Zay's A100 80GB nodes (the README's Hardware: 8 GPUs per node with NVLink, 4 Omni-Path links "
+                                  "per node): 4 x 100 Gb/s (Omni-Path's link rate) per node of 8, 6.25 GB/s per GPU"),
+                    engine='deepspeed', strategy='zero1',
+                    strategy_as_published='TP 4, PP 12, DP 8; DeepSpeed ZeRO stage 0 with its BF16_Optimizer (its own ZeRO stage 1)',
+                    precision='bf16', attention='eager', model='bloom-176b', layers=70, hidden=14336, heads=112, kv_heads=112,
+                    ffn=4 * 14336, vocab=250880, **gpt, seq_len=2048, micro_batch=2, grad_accum=2048 // (2 * 8), recompute='full',
+                    tp=4, sp=False, pp=12, pp_schedule='1f1b', pp_split='embedding', reduce_bytes=4,
+                    tokens_per_s_per_gpu=round(2048 * 2048 / (104.70 * 384), 3),
+                    notes=("tokens/s per GPU = 2048 x 2048 / (104.70 s x 384 GPUs); the run as the README and tr11-176B-ml.slurm "
+                           "(same commit) give it: Megatron-DeepSpeed, 70 layers, hidden 14336, 112 heads, sequence 2048, vocabulary "
+                           "padded to 250880, tied embedding, TP 4, PP 12, DP 8, micro-batch 2, global batch 2048 (grad_accum = 2048 / "
+                           "(2 x 8) = 128), --bf16, --checkpoint-activations (full recomputation), --pp-partition-method "
+                           "'type:transformer|embedding', which the README spells out: '[embed | 5 transformer blocks]', 6 blocks on "
+                           "each of pp ranks 1-10, '[5 transformer blocks | embed]' (pp_split = embedding: (70 + 2) / 12 - 1 = 5 on the "
+                           "end stages); ZeRO stage 0 with the BF16_Optimizer, which the README says implements its own ZeRO stage 1 "
+                           "and accumulates the gradients in fp32: zero1 with reduce_bytes = 4 (inferred: the fp32 gradients are the "
+                           "ones reduced); inferred, not stated: ALiBi priced as learned positions (the simulator has no ALiBi: "
+                           "one lookup of a 2048 x 14336 table more), the embedding layernorm not priced, attention as Megatron's "
+                           "fused softmax between two GEMMs (2022, no FlashAttention): eager, the NVLink within the node a DGX "
+                           "A100's, Omni-Path's 100 Gb/s per link; the slurm script sets CUDA_LAUNCH_BLOCKING=1, which the README "
+                           "says has 'a tiny impact or no impact at all' on throughput")))
     # Smith et al. 2022 (MT-NLG 530B): GBS 1920 of 2048 tokens per iteration of 60.1, 50.2 and 44.4 s on 280, 350 and 420
     # DGX A100 nodes (126, 121 and 113 TFLOP/s per GPU).
     mtnlg_note = ("Megatron-DeepSpeed: Megatron's tensor slicing (8-way, within the node) and DeepSpeed's pipeline (35 stages "
@@ -465,8 +495,8 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 #   check  llm-foundry 'A100 40GB', 'H100 80GB BF16 (Large Scale)', 'H100 80GB FP8'; the PyTorch/IBM FSDP blog;
 #          Megatron-Bridge; FlagPerf ChatGLM3; the Hugging Face DeepSpeed/FSDP blog; frontier-torchtitan (MI250X); the Frontier
 #          paper's speedups (MI250X); NeMo 24.07's and Megatron-Bridge's tensor-, pipeline- and context-parallel rows, and
-#          the tensor- and pipeline-parallel runs of two papers and a benchmark suite (Narayanan et al. 2021's 1T GPT, MT-NLG
-#          530B's three cluster sizes, the JUPITER benchmark's 13B GPT), each quoted figure turned into tokens/s per GPU by
+#          the tensor- and pipeline-parallel runs of two papers, a benchmark suite and a training log (Narayanan et al. 2021's
+#          1T GPT, MT-NLG 530B's three cluster sizes, the JUPITER benchmark's 13B GPT, BLOOM 176B), each quoted figure turned into tokens/s per GPU by
 #          the source's own count (added later, to the checking half: no fit saw them)
 # The constants fitted (docs/simulator.md lists them) were fitted on the fitting half only (bench/fit_simulator.py).
 #
@@ -478,9 +508,9 @@ HEADER = '''# Published training runs: the corpus `tierzero validate` checks the
 # backward_prefetch and tp_comm_overlap (the run's mixed precision, loss, FSDP1 backward prefetch and Transformer Engine's
 # userbuffer overlap, over the engine's defaults), model (a model table, docs/models.md's keys), seq_len, micro_batch,
 # grad_accum, recompute (none, full, selective, selective-op, every:N),
-# tp, sp, pp, pp_schedule, cp and cp_kind (the tensor-parallel degree with sequence parallelism, the pipeline stages and
-# schedule, the context-parallel degree and kind, as simulate's --tp, --sp, --pp, --pp-schedule, --cp and --cp-kind take
-# them; default none), network_stated (false where the source does not state its network: the links taken are an assumption, and validate prices
+# tp, sp, pp, pp_schedule, pp_split, cp and cp_kind (the tensor-parallel degree with sequence parallelism, the pipeline
+# stages, schedule and split of the layers, the context-parallel degree and kind, as simulate's --tp, --sp, --pp,
+# --pp-schedule, --pp-split, --cp and --cp-kind take them; default none), network_stated (false where the source does not state its network: the links taken are an assumption, and validate prices
 # a multi-node row at the network's bandwidth x 0.75 to x 1.25 besides), tokens_per_s_per_gpu (as published),
 # oom (a configuration the source says ran out of memory), or, where a source publishes only ratios (the ZeRO++ blog, the
 # Frontier paper), speedup: the ratio of this run's throughput per GPU over that of the run with the keys of `over` changed.

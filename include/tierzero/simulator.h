@@ -74,12 +74,26 @@ struct Recompute {
 // consecutive blocks each; a step's micro-batches (SimInput::grad_accum)
 // flow through them in the 1F1B schedule, or, with virtual_stages > 1,
 // interleaved: each rank holds that many chunks of layers / (stages x
-// virtual_stages) blocks. The data-parallel ranks are the world's with the
-// pipeline (and the tensor group) factored out. Value type.
+// virtual_stages) blocks. `split` says how the layers fall on the stages
+// (sim/pipeline.h, stage_layers): even (Megatron-LM's default: stages x
+// virtual_stages divide the layers); ends (Megatron-Core's
+// --decoder-first-pipeline-num-layers and --decoder-last-pipeline-num-layers:
+// first_layers and last_layers on the end stages, the rest evenly over the
+// others); embedding (Megatron-DeepSpeed's --pp-partition-method
+// 'type:transformer|embedding': DeepSpeed's PipelineModule balances the
+// blocks with the embedding and the tied head counted as one layer each).
+// The data-parallel ranks are the world's with the pipeline (and the tensor
+// group) factored out. Value type.
 struct PipelineShape {
+  enum class Split { even, ends, embedding };
   int stages = 1;
   int virtual_stages = 1;
   std::optional<Level> level;
+  Split split = Split::even;
+  int first_layers = 0, last_layers = 0;  // Split::ends
+  // The stage simulate() prices (set by sim/pipeline.h's pipeline_stages, 0 otherwise): 0 the end stages (the
+  // first's embedding with the last's head, as today's one stage), s > 0 interior stage s, without either.
+  int priced_stage = 0;
   Level level_in(const Topology& world) const;
   // The world with the level's fan-out divided by the stages; throws
   // ConfigError naming the values when stages < 1, the level is one the
@@ -89,6 +103,10 @@ struct PipelineShape {
   std::string schedule() const;
   // Sets virtual_stages from a schedule's name; throws ConfigError naming the forms.
   void set_schedule(std::string_view name);
+  // "even", "ends:F,L" or "embedding".
+  std::string split_name() const;
+  // Sets split (and first_layers, last_layers) from its name; throws ConfigError naming the forms.
+  void set_split(std::string_view name);
   bool operator==(const PipelineShape&) const = default;
 };
 

@@ -116,6 +116,7 @@ PublishedRun read_run(const toml::table& t, const std::string& where, const Over
   if (const toml::node* n = t.get("sp")) in.mesh.sp = get<bool>(*n, "sp", where);
   in.pipeline.stages = degree("pp");
   if (const std::string schedule = text("pp_schedule", false); !schedule.empty()) in.pipeline.set_schedule(schedule);
+  if (const std::string split = text("pp_split", false); !split.empty()) in.pipeline.set_split(split);
   in.context.degree = degree("cp");
   if (const std::string kind = text("cp_kind", false); !kind.empty()) in.context.kind = ContextShape::parse_kind(kind);
   in.plan = fit_to(strategy_plan(text("strategy")), in.data_topology());

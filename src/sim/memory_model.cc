@@ -169,8 +169,9 @@ Parts engine_parts(const SimInput& in, const Topology& topo, const GptLayout& la
   const double tokens = static_cast<double>(in.micro_batch) * seq_len / in.context.degree, a = e.activation_bytes;  // a member's
   const SavedActivations acts = saved_activations(m, in.micro_batch, seq_len, op_options(in));
   const double saved = acts.saved, recomputing = acts.recomputing;
-  // fp32 log-softmax and its gradient, of a tensor-parallel member's vocabulary columns
-  const double logits = tokens * std::ceil(static_cast<double>(m.vocab) / in.mesh.tp) * (e.fused_loss ? a : 8.0);
+  // fp32 log-softmax and its gradient, of a tensor-parallel member's vocabulary columns (none on a pipeline's interior stage)
+  const double logits =
+      in.pipeline.priced_stage == 0 ? tokens * std::ceil(static_cast<double>(m.vocab) / in.mesh.tp) * (e.fused_loss ? a : 8.0) : 0.0;
   return {{"params", params}, {"bwd_params", 0.0}, {"grads", grads}, {"optim", optim}, {"gathered", gathered},
           {"activations", saved + recomputing}, {"logits", std::max(logits - recomputing, 0.0)}};
 }

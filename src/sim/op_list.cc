@@ -155,7 +155,7 @@ std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len
   // The embedding: gather the token rows (and add the positions); backward
   // scatters the rows' gradients into the table.
   const double lookups = m.positions == Positions::learned ? 2 : 1;
-  ends.memory("embedding", (lookups + 1) * N * h * a, (lookups + 1) * N * h * a);
+  if (o.vocabulary) ends.memory("embedding", (lookups + 1) * N * h * a, (lookups + 1) * N * h * a);
   OpBuilder blocks(out, L, o.fp8);
   const std::size_t block_begin = out.size();
   block_ops(blocks, m, batch, seq, o);
@@ -186,6 +186,7 @@ std::vector<Op> micro_batch_ops(const GptConfig& m, int micro_batch, int seq_len
   // once and writes their gradient in place; otherwise they are upcast to
   // fp32, log-softmaxed, and the gradient goes back through both (PyTorch's
   // autocast cross_entropy).
+  if (!o.vocabulary) return out;
   const double R = o.sp ? N / o.tp : N;
   ends.coded("norm_f", o.code.norm, R * h, 2 * R * h * a, 3 * R * h * a);
   ends.linear("head", N, V, h);
@@ -201,6 +202,7 @@ OpOptions op_options(const SimInput& in) {
   o.code = in.model_code;
   o.tp = in.mesh.tp, o.sp = in.mesh.sp;
   o.cp = in.context.degree, o.ulysses = in.context.kind == ContextShape::Kind::a2a;
+  o.vocabulary = in.pipeline.priced_stage == 0;
   return o;
 }
 

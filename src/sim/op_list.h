@@ -59,6 +59,8 @@ struct OpOptions {
   // of the ring); a2a (ulysses), the whole sequence for 1/cp of the heads.
   int cp = 1;
   bool ulysses = false;
+  // The embedding and the head with its loss (false: a pipeline's interior stage, which holds neither; sim/pipeline.h).
+  bool vocabulary = true;
 };
 
 // The options of `in`'s step: its attention, engine, recomputation, model code, tensor- and context-parallel degrees.

@@ -300,11 +300,9 @@ void hold_in_flight_activations(const SimInput& stage, int seq_len, SimResult& r
   }
   r.judge_memory(stage.system.memory_bytes, stage.engine);
 }
-}  // namespace
 
-SimResult simulate(const SimInput& job) {
-  const std::optional<SimInput> stage = pipeline_stage(job);
-  const SimInput& in = stage ? *stage : job;  // a pipeline's stage; the job itself without one
+// The step of `in`: the job itself, or one of its pipeline's stages (sim/pipeline.h), whose FLOPs per token are the job's.
+SimResult price_stage(const SimInput& in, const SimInput& job) {
   const bool piped = in.pipeline.stages > 1;
   const Topology topo = in.data_topology();  // the states, their collectives and their bytes are the data-parallel ranks'
   in.plan.validate(topo);
@@ -360,6 +358,27 @@ SimResult simulate(const SimInput& job) {
   memory_per_rank(in, topo, layout, seq_len, r);
   if (piped) hold_in_flight_activations(in, seq_len, r);
   return r;
+}
+}  // namespace
+
+// A pipeline's step waits on its slowest stage, and the device must hold its most loaded one: the slowest stage's
+// result with the memory of the stage that needs the most.
+SimResult simulate(const SimInput& job) {
+  const std::vector<SimInput> stages = pipeline_stages(job);
+  if (stages.empty()) return price_stage(job, job);
+  SimResult slowest = price_stage(stages[0], job);
+  SimResult fullest = slowest;
+  for (std::size_t i = 1; i < stages.size(); ++i) {
+    const SimResult r = price_stage(stages[i], job);
+    if (r.memory_total > fullest.memory_total) fullest = r;
+    if (r.step_time_s > slowest.step_time_s) slowest = r;
+  }
+  slowest.memory_bytes = fullest.memory_bytes;
+  slowest.memory_total = fullest.memory_total;
+  slowest.largest_allocation = fullest.largest_allocation;
+  slowest.host_bytes = fullest.host_bytes, slowest.file_bytes = fullest.file_bytes;
+  slowest.judge_memory(job.system.memory_bytes, job.engine);
+  return slowest;
 }
 
 }  // namespace tierzero

@@ -48,13 +48,16 @@ std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& wo
     flat_from_each(out, Collective::all_gather, world, members, me, tokens, sizeof(float));
     flat_all_reduce(out, Phase::tensor, world, members, me, 2 * tokens, sizeof(float));
   };
+  // A pipeline's interior stage has no embedding, head or loss (sim/pipeline.h): none of their collectives.
+  const bool vocabulary = in.pipeline.priced_stage == 0;
+  const int ends = vocabulary ? 2 : 0;
   if (!in.mesh.sp) {
     // Per micro-batch: each block's two sums in forward (again where recomputed) and two in backward; the
     // vocabulary-parallel embedding's lookup and the head's input gradient.
-    const auto calls = static_cast<long>(4.0 * in.model.layers + 2 * recomputed + 2);
+    const auto calls = static_cast<long>(4.0 * in.model.layers + 2 * recomputed + ends);
     for (int micro = 0; micro < in.grad_accum; ++micro) {
       for (long i = 0; i < calls; ++i) flat_all_reduce(out, Phase::tensor, world, members, me, n, esize);
-      loss_statistics();
+      if (vocabulary) loss_statistics();
     }
     return out;
   }
@@ -66,13 +69,13 @@ std::vector<HopTransfer> tensor_transfers(const SimInput& in, const Topology& wo
   const std::size_t piece = n / static_cast<std::size_t>(in.mesh.tp);
   const std::size_t norm_params = in.model.norm == Norm::layernorm ? 2 * C : C;
   const double L = in.model.layers;
-  const auto gathers = static_cast<long>(6 * L + 2 * recomputed + 2), scatters = static_cast<long>(4 * L + 2 * recomputed + 2);
+  const auto gathers = static_cast<long>(6 * L + 2 * recomputed + ends), scatters = static_cast<long>(4 * L + 2 * recomputed + ends);
   for (int micro = 0; micro < in.grad_accum; ++micro) {
-    loss_statistics();
+    if (vocabulary) loss_statistics();
     for (long i = 0; i < gathers; ++i) flat_from_each(out, Collective::all_gather, world, members, me, piece, esize);
     for (long i = 0; i < scatters; ++i) flat_from_each(out, Collective::reduce_scatter, world, members, me, piece, esize);
     for (int l = 0; l < in.model.layers; ++l) flat_all_reduce(out, Phase::tensor, world, members, me, 2 * norm_params, esize);
-    flat_all_reduce(out, Phase::tensor, world, members, me, norm_params, esize);
+    if (vocabulary) flat_all_reduce(out, Phase::tensor, world, members, me, norm_params, esize);
   }
   return out;
 }

@@ -39,7 +39,7 @@ struct SimArgs {
   int tp = 1;            // --tp: the tensor-parallel degree (tierzero/mesh.h)
   std::string tp_level;  // --tp-level: its level ("": the innermost declared)
   int pp = 1;            // --pp: pipeline stages (tierzero/simulator.h, PipelineShape)
-  std::string pp_schedule = "1f1b", pp_level;
+  std::string pp_schedule = "1f1b", pp_level, pp_split = "even";
   int cp = 1;            // --cp: context-parallel degree (tierzero/simulator.h, ContextShape)
   std::string cp_kind = "ring", cp_level;
   bool sp = false;       // --sp: sequence parallelism
@@ -69,6 +69,7 @@ SimInput job(const SimArgs& a) {
   check_tp(in.model, a.tp);
   in.pipeline.stages = a.pp;
   in.pipeline.set_schedule(a.pp_schedule);
+  in.pipeline.set_split(a.pp_split);
   if (!a.pp_level.empty()) in.pipeline.level = parse_level(a.pp_level);
   in.context.degree = a.cp;
   in.context.kind = ContextShape::parse_kind(a.cp_kind);
@@ -380,6 +381,7 @@ int run_plan(const SimArgs& a) {
       j["tp_level"] = c.mesh.tp_level ? nlohmann::ordered_json(std::string(level_name(*c.mesh.tp_level))) : nlohmann::ordered_json();
       j["pp"] = c.pipeline.stages;
       j["pp_schedule"] = c.pipeline.schedule();
+      j["pp_split"] = c.pipeline.split_name();
       j["cp"] = c.context.degree;
       j["cp_kind"] = c.context.kind_name();
       j["cp_level"] = c.context.level ? nlohmann::ordered_json(std::string(level_name(*c.context.level))) : nlohmann::ordered_json();
@@ -505,6 +507,11 @@ void add_common(CLI::App* c, SimArgs& a) {
                 "layers; the engine must run the schedule (data/engines: pipeline)")
       ->check(at_least(1));
   c->add_option("--pp-schedule", a.pp_schedule, "1f1b, or interleaved:V (V chunks of layers per rank, Megatron-LM's virtual stages)")
+      ->capture_default_str();
+  c->add_option("--pp-split", a.pp_split,
+                "How the layers fall on the stages: even (N divides them), ends:F,L (F on the first stage, L on the last, the rest "
+                "evenly: Megatron-Core's --decoder-first/last-pipeline-num-layers), embedding (the embedding and the head counted "
+                "as a layer each: Megatron-DeepSpeed's --pp-partition-method 'type:transformer|embedding'); 1f1b only")
       ->capture_default_str();
   c->add_option("--pp-level", a.pp_level, "The level the pipeline's stages lie along (package, node, world; default: the outermost declared)");
   c->add_option("--cp", a.cp,

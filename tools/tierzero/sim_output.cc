@@ -72,7 +72,8 @@ std::string assumed(const SimInput& in, const Recompute& recompute) {
   const char* prefetch = in.engine.backward_prefetch == BackwardPrefetch::post ? " with backward prefetch post" : "";
   const PipelineShape& p = in.pipeline;
   const std::string pipeline =
-      p.stages == 1 ? "" : fmt::format(", pipeline of {} stages on the {} level ({})", p.stages, level_name(p.level_in(in.topology())), p.schedule());
+      p.stages == 1 ? "" : fmt::format(", pipeline of {} stages on the {} level ({}{})", p.stages, level_name(p.level_in(in.topology())), p.schedule(),
+                                        p.split == PipelineShape::Split::even ? "" : ", layers split " + p.split_name());
   const ContextShape& c = in.context;
   const std::string context =
       c.degree == 1 ? "" : fmt::format(", context parallel {} on the {} level ({})", c.degree, level_name(c.level_in(in.data_topology())), c.kind_name());
