@@ -222,9 +222,10 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
   std::size_t global_total = 0;
   auto unit = [&](const std::string& name) { units_.push_back({name, total_, 0}); };
   // `parts`: a column-split tensor's row ranges (q | k | v; gate | up), each cut in n pieces of which member r holds
-  // piece r, or (pieces 0) in key/value heads of which it holds its tp_kv_heads, a shared one's owned by tp_kv_owner.
+  // piece r, or (kv_heads) in key/value heads of which it holds its tp_kv_heads, a shared one's owned by tp_kv_owner.
   struct Part {
-    int rows, pieces;
+    int rows;
+    bool kv_heads = false;
   };
   const TpKvHeads kv = tp_kv_heads(c, tp.size, tp.rank);
   auto add = [&](const std::string& name, std::vector<int> shape, TpSplit split = TpSplit::replicated, std::vector<Part> parts = {}) {
@@ -246,7 +247,7 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
       const std::size_t width = shape.size() == 2 ? static_cast<std::size_t>(shape[1]) : 1;
       std::size_t rows = 0, first = 0;
       for (const Part& part : parts) {
-        if (part.pieces > 0) {
+        if (!part.kv_heads) {
           const std::size_t local = static_cast<std::size_t>(part.rows) / n;
           t.slices.push_back({rows * width, (first + r * local) * width, local * width});
           rows += local;
@@ -255,8 +256,8 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
           for (int h = kv.first; h < kv.first + kv.heads.count; ++h) {
             const int owner = tp_kv_owner(c, tp.size, h);
             TpSlice& last = t.slices.back();
-            if (owner < 0 && last.owner < 0 && last.local + last.length == rows * width && h > kv.first)
-              last.length += D * width;  // a head of its own next to the last: one run
+            if (owner < 0 && last.owner < 0 && h > kv.first)
+              last.length += D * width;  // a head of its own after another: one run
             else
               t.slices.push_back({rows * width, (first + static_cast<std::size_t>(h) * D) * width, D * width, 1, 0, 0, owner});
             rows += D;
@@ -276,9 +277,8 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
   };
   auto maybe = [&](bool present, const std::string& name, std::vector<int> shape, TpSplit split = TpSplit::replicated,
                    std::vector<Part> parts = {}) { return present ? add(name, std::move(shape), split, std::move(parts)) : kAbsent; };
-  const int N = tp.size;
-  const std::vector<Part> qkv_parts = {{C, N}, {KVD, 0}, {KVD, 0}};
-  const std::vector<Part> fc_parts = swiglu ? std::vector<Part>{{F, N}, {F, N}} : std::vector<Part>{{F, N}};
+  const std::vector<Part> qkv_parts = {{C}, {KVD, true}, {KVD, true}};
+  const std::vector<Part> fc_parts = swiglu ? std::vector<Part>{{F}, {F}} : std::vector<Part>{{F}};
   unit("embed");
   add("wte", {V, C}, TpSplit::vocab);
   if (c.positions == Positions::learned) add("wpe", {T, C});
@@ -295,7 +295,7 @@ GptLayout::GptLayout(const GptConfig& c, TpShard tp) : config_(c), tp_(tp) {
     b.ln2_w = add(p + "ln2_w", {C});
     b.ln2_b = maybe(layernorm, p + "ln2_b", {C});
     b.fc_w = add(p + "fc_w", {swiglu ? 2 * F : F, C}, TpSplit::column, fc_parts);
-    b.fc_b = maybe(c.linear_bias(), p + "fc_b", {F}, TpSplit::column, {{F, N}});
+    b.fc_b = maybe(c.linear_bias(), p + "fc_b", {F}, TpSplit::column, {{F}});
     b.fcproj_w = add(p + "fcproj_w", {C, F}, TpSplit::row);
     b.fcproj_b = maybe(c.linear_bias(), p + "fcproj_b", {C});
     block_ = b;
