@@ -100,7 +100,7 @@ void fold(PlanCandidate& l, const PlanCandidate& c) {
 
 // The tensor-parallel meshes the search tries: tp 1 and, where the engine runs tensor parallelism on the device,
 // 2, 4 and 8 on each level inside a node (package, node) whose fan-out the degree divides, as the model's heads,
-// key/value heads and MLP size allow.
+// MLP size and vocabulary allow.
 std::vector<MeshShape> tensor_meshes(const SimInput& base) {
   std::vector<MeshShape> out = {MeshShape{}};
   if (!base.engine.runs_tensor_parallel(base.system.device.sm_count)) return out;

@@ -497,8 +497,8 @@ void add_common(CLI::App* c, SimArgs& a) {
   c->add_option("--tp", a.tp,
                 "Tensor-parallel degree (default 1): groups of N ranks on --tp-level hold one copy of the model, split Megatron-style "
                 "by heads and MLP columns (an all-reduce of the activations after each row-parallel projection, and of the "
-                "gradients before each column-parallel one); the plan shards over the rest. N must divide the level, heads, "
-                "key/value heads and MLP size")
+                "gradients before each column-parallel one); the plan shards over the rest. N must divide the level, heads "
+                "and MLP size")
       ->check(at_least(1));
   c->add_option("--tp-level", a.tp_level, "The level the tensor-parallel groups lie in (package, node, world; default: the innermost declared)");
   c->add_option("--pp", a.pp,

@@ -616,7 +616,8 @@ void add_train_command(CLI::App& app, Context& ctx) {
   c->add_option("--tp", a->tp,
                 "Tensor-parallel degree (default: the plan's tp, else 1): groups of N ranks on --tp-level each hold one copy of the model, "
                 "split Megatron-style by heads and MLP columns; the plan shards over the rest (docs/architecture.md, the mesh). "
-                "N must divide the level, the heads, key/value heads and MLP size; CPU only")
+                "N must divide the level, the heads and the MLP size (key/value heads it does not divide are held by each member whose "
+                "query heads read them); the CUDA path is compiled but has not run on a GPU")
       ->check(at_least(1));
   c->add_option("--tp-level", a->tp_level,
                 "The level the tensor-parallel groups lie in (package, node, world; default: the plan's tp_level, else the innermost declared)");
