@@ -198,6 +198,13 @@ TEST(TensorParallel, SplitsArePlacedAsMegatronSplitsThem) {
   for (int r = 0; r < 4; ++r) counts.push_back(tp_kv_heads(gqa12, 4, r).heads.count);
   EXPECT_EQ(counts, (std::vector<int>{1, 2, 2, 1}));
   EXPECT_EQ(tp_local_kv(gqa12, 4), 2);
+  // The member the simulator prices: the most parameters, the first of them (members 1 and 2 hold 2 heads each).
+  EXPECT_EQ(largest_member(gqa12, 4), (TpShard{4, 1}));
+  EXPECT_GT(GptLayout(gqa12, TpShard{4, 1}).num_params(), GptLayout(gqa12, TpShard{4, 0}).num_params());
+  GptConfig odd_vocab = gpt_preset("llama-tiny");  // every member one key/value head; a vocabulary of 259: member 0 a row more
+  odd_vocab.vocab = 259;
+  EXPECT_EQ(largest_member(odd_vocab, 4), (TpShard{4, 0}));
+  EXPECT_EQ(largest_member(gpt_preset("llama-tiny"), 2), (TpShard{2, 0}));  // the members alike
   EXPECT_EQ(tp_kv_grad_elements(gqa12, 4), 2u * 3 * 4 * 48);
   const GptLayout mid(gqa12, TpShard{4, 1});  // rows: 12 query rows (12..23), 8 key rows (48.., 52..), 8 value rows (60.., 64..)
   EXPECT_EQ(mid.tensor("h.0.attn_w").slices, (std::vector<TpSlice>{{0, 12 * 48, 12 * 48},
