@@ -97,21 +97,23 @@ TEST(ModelCode, TheOpListCountsTheCodesKernels) {
 // Q and K in 6 kernels forward and 34 in 9 backward (megatron/model/rotary_pos_embedding.py); its LayerNorm Apex's fused
 // one, at the op list's minimum (2a forward, 3a backward).
 TEST(ModelCode, MegatronLmsLocalLayersRotateInPyTorchAndNormFused) {
-  const GptConfig m = llama8b();
-  const double N = 2.0 * 4096, h = m.channels, kv = static_cast<double>(m.kv()) * m.head_size(), a = 2;
-  OpOptions o;
-  o.code = model_code("megatron-lm-local");
-  const std::vector<Op> ops = micro_batch_ops(m, 2, 4096, o);
-  const Op& rope = find(ops, "rope", OpPass::forward);
+  OpOptions engine, local, hf;
+  local.code = model_code("megatron-lm-local");
+  hf.code = model_code("hf-transformers");  // 20 and 24 bytes per element of Q and K (the test above)
+  const auto ops = [](const OpOptions& o) { return micro_batch_ops(llama8b(), 2, 4096, o); };
+  const std::vector<Op> mine = ops(local), theirs = ops(hf), plain = ops(engine);
+  const Op& rope = find(mine, "rope", OpPass::forward);
   EXPECT_TRUE(rope.coded);
-  EXPECT_DOUBLE_EQ(rope.bytes, 24 * N * (h + kv));
+  EXPECT_DOUBLE_EQ(rope.bytes, find(theirs, "rope", OpPass::forward).bytes / 20 * 24);
   EXPECT_DOUBLE_EQ(rope.kernels, 6);
-  EXPECT_DOUBLE_EQ(find(ops, "rope_grad", OpPass::backward).bytes, 34 * N * (h + kv));
-  EXPECT_DOUBLE_EQ(find(ops, "rope_grad", OpPass::backward).kernels, 9);
-  const Op& n1 = find(ops, "norm1", OpPass::forward);
-  EXPECT_FALSE(n1.coded);
-  EXPECT_DOUBLE_EQ(n1.bytes, 2 * N * h * a);
-  EXPECT_DOUBLE_EQ(find(ops, "norm1_grad", OpPass::backward).bytes, 3 * N * h * a);
+  const Op& back = find(mine, "rope_grad", OpPass::backward);
+  EXPECT_DOUBLE_EQ(back.bytes, find(theirs, "rope_grad", OpPass::backward).bytes / 24 * 34);
+  EXPECT_DOUBLE_EQ(back.kernels, 9);
+  for (const char* norm : {"norm1", "norm2", "norm_f"}) {
+    EXPECT_FALSE(find(mine, norm, OpPass::forward).coded) << norm;
+    EXPECT_DOUBLE_EQ(find(mine, norm, OpPass::forward).bytes, find(plain, norm, OpPass::forward).bytes) << norm;
+  }
+  EXPECT_DOUBLE_EQ(find(mine, "norm1_grad", OpPass::backward).bytes, find(plain, "norm1_grad", OpPass::backward).bytes);
 }
 
 // A coded op moves its own bytes: the engine's elementwise_traffic scales the others only.
