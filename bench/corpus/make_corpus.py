@@ -381,13 +381,16 @@ def papers():
                     precision='bf16', precision_as_published='fp16 (--fp16)', attention='flash2', model_code='megatron-lm-local',
                     model='gpt-13b-jsc', layers=40, hidden=5120, heads=32, kv_heads=32, ffn=20480, mlp='gelu', norm='layernorm',
                     positions='rope', tied=True, bias='all', vocab=50257,
-                    seq_len=2048, micro_batch=1, grad_accum=256, recompute='selective', tp=2, sp=True, pp=4, pp_schedule='1f1b',
+                    seq_len=2048, micro_batch=1, grad_accum=256, recompute='none', tp=2, sp=True, pp=4, pp_schedule='1f1b',
                     reduce_bytes=2, fused_loss=False, tokens_per_s_per_gpu=round(60777.68 / 32, 3),
                     notes=("tokens/s per GPU = the table's 60777.68 tokens/sec (the JUBE result: global batch x sequence / mean "
                            "iteration time, benchmark/jube/nlp_benchmark.yaml) / 32 GPUs; the run as benchmark/slurm/jobscript_13B.sbatch "
                            "and the JUBE script give it: Megatron-LM at commit f772743, 40 layers, hidden 5120, 32 heads, ffn 20480, "
                            "sequence 2048, rope, GPT-2 BPE (vocab 50257), --use-flash-attn (FlashAttention-2 on the A100), "
-                           "--sequence-parallel, --recompute-granularity selective, --use-distributed-optimizer, TP 2, PP 4 (1F1B, "
+                           "--sequence-parallel, --recompute-granularity selective (which Megatron-LM's local layers apply to the "
+                           "attention core only without FlashAttention: megatron/model/transformer.py runs core_attention_flash "
+                           "unchecked, so nothing is recomputed and the blocks keep FlashAttention's set, as selective would: "
+                           "recompute = none), --use-distributed-optimizer, TP 2, PP 4 (1F1B, "
                            "no virtual stages), micro-batch 1, 256 accumulation steps; fp16 priced as bf16 (the same GEMM rate); "
                            "gradients held and reduced in fp16 (inferred: Megatron-LM keeps the grad buffer in the parameters' dtype "
                            "without --accumulate-allreduce-grads-in-fp32): reduce_bytes = 2; Megatron-LM's own layers, not Transformer "
