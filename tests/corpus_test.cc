@@ -125,8 +125,11 @@ TEST(Corpus, PricesTheModelParallelRunsAsTheirRowsGiveThem) {
 // network not stated: priced as a range), BLOOM 176B's 2048 sequences of 2048 per 104.70 s on 384 A100s (70 layers on
 // 12 stages, the end stages 5 beside the embedding, as its README gives them). All six trained: none called "does not
 // fit" (the 1T's 64 stages of 2 blocks hold 64 micro-batches' block inputs and one block's recomputation, 52 GB, not 64
-// recomputations, 146 GB). Their errors pinned as the halves' (+0.9% for the 1T; MT-NLG's three over-predicted by
-// 18-22%, the 13B by 23%, BLOOM by 5.3%).
+// recomputations, 146 GB). Their errors pinned as the halves' (+0.4% for the 1T; MT-NLG's three over-predicted by
+// 17-21%, the 13B by 18.9%, BLOOM by 5.1%). The two Megatron-LM runs compute their loss unfused in fp32 (their
+// gpt_model.py's vocab_parallel_cross_entropy(output.float(), ...)), and the 13B, without Transformer Engine, rotates
+// its queries and keys with Megatron-LM's own PyTorch code (data/model-code/megatron-lm-local.toml) and, with
+// FlashAttention, recomputes nothing under --recompute-granularity selective.
 TEST(Corpus, PricesThePapersRunsFromTheirQuotedFigures) {
   std::map<std::string, const RunCheck*> runs;
   for (const RunCheck& c : builtin_checks())
@@ -140,7 +143,8 @@ TEST(Corpus, PricesThePapersRunsFromTheirQuotedFigures) {
   EXPECT_EQ(t.run->input.pipeline.stages, 64);
   EXPECT_EQ(t.run->input.mesh.tp, 8);
   EXPECT_TRUE(t.fits) << t.result.memory_total / 1e9 << " GB";
-  EXPECT_LE(std::abs(t.error), 0.009 + 0.003);
+  EXPECT_FALSE(t.run->input.engine.fused_loss);
+  EXPECT_LE(std::abs(t.error), 0.004 + 0.003);
   const int gpus[] = {2240, 2800, 3360};
   const double seconds[] = {60.1, 50.2, 44.4};
   std::vector<RunCheck> mtnlg;
@@ -153,14 +157,17 @@ TEST(Corpus, PricesThePapersRunsFromTheirQuotedFigures) {
   }
   const CorpusSummary m = summarize(mtnlg);
   EXPECT_EQ(m.trained_not_fitting, 0);
-  EXPECT_LE(m.max_abs_error, 0.219 + 0.003);
+  EXPECT_LE(m.max_abs_error, 0.208 + 0.003);
   const RunCheck& j = *runs.at("jubench-megatron-gpt-13b-a100-40gb-32gpu-tp2-pp4");
   EXPECT_NEAR(j.run->tokens_per_s_per_gpu, 60777.68 / 32, 1e-3);
   EXPECT_EQ(j.run->input.mesh.tp, 2);
   EXPECT_EQ(j.run->input.pipeline.stages, 4);
   EXPECT_TRUE(j.fits);
   EXPECT_TRUE(j.network_range());
-  EXPECT_LE(std::abs(j.error), 0.232 + 0.003);
+  EXPECT_EQ(j.run->input.model_code.name, "megatron-lm-local");
+  EXPECT_FALSE(j.run->input.engine.fused_loss);
+  EXPECT_EQ(j.run->input.recompute.kind, Recompute::Kind::none);
+  EXPECT_LE(std::abs(j.error), 0.189 + 0.003);
   const RunCheck& b = *runs.at("bloom-176b-a100-384gpu-tp4-pp12");
   EXPECT_NEAR(b.run->tokens_per_s_per_gpu, 2048.0 * 2048 / (104.70 * 384), 1e-3);
   EXPECT_EQ(b.run->input.pipeline.split_name(), "embedding");
@@ -169,7 +176,7 @@ TEST(Corpus, PricesThePapersRunsFromTheirQuotedFigures) {
   EXPECT_EQ(stage_layers(b.run->input.pipeline, b.run->input.model.layers), bloom);
   EXPECT_TRUE(b.fits) << b.result.memory_total / 1e9 << " GB";
   EXPECT_FALSE(b.network_range());
-  EXPECT_LE(std::abs(b.error), 0.053 + 0.003);
+  EXPECT_LE(std::abs(b.error), 0.051 + 0.003);
 }
 
 // The runs predicted at the memory limit (SimResult::at_memory_limit: less free than a block's allocation, so the

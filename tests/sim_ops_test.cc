@@ -30,15 +30,17 @@ const Op& find(const std::vector<Op>& ops, const std::string& name, OpPass pass)
 
 TEST(ModelCode, EveryFileParsesWithItsSources) {
   const std::vector<std::string> names = model_code_names();
-  EXPECT_EQ(names, (std::vector<std::string>{"fms", "hf-transformers", "torchtitan"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"fms", "hf-transformers", "megatron-lm-local", "torchtitan"}));
   for (const std::string& n : names) {
     const ModelCode c = model_code(n);
     EXPECT_EQ(c.name, n);
-    EXPECT_TRUE(c.norm.listed && c.rope.listed) << n;
-    EXPECT_FALSE(c.source_of("norm").empty()) << n;
+    const bool norm = n != "megatron-lm-local";  // Apex's fused LayerNorm: the engine's kernels
+    EXPECT_EQ(c.norm.listed, norm) << n;
+    EXPECT_TRUE(c.rope.listed) << n;
+    EXPECT_EQ(c.source_of("norm").empty(), !norm) << n;
     EXPECT_FALSE(c.source_of("rope").empty()) << n;
     EXPECT_FALSE(c.source_of("code").empty()) << n;
-    EXPECT_GT(c.norm_saved_bytes, 0) << n;
+    EXPECT_EQ(c.norm_saved_bytes > 0, norm) << n;
   }
   EXPECT_FALSE(model_code("").norm.listed);
   EXPECT_FALSE(model_code("engine").rope.listed);
@@ -89,6 +91,29 @@ TEST(ModelCode, TheOpListCountsTheCodesKernels) {
   const std::vector<Op> rec = micro_batch_ops(m, 2, 4096, hf);
   EXPECT_DOUBLE_EQ(find(rec, "norm1", OpPass::recompute).bytes, 36 * N * h);
   EXPECT_TRUE(find(rec, "norm1", OpPass::recompute).coded);
+}
+
+// Megatron-LM's local layers (no Transformer Engine): the rotary embedding as PyTorch expressions, 24 bytes per element of
+// Q and K in 6 kernels forward and 34 in 9 backward (megatron/model/rotary_pos_embedding.py); its LayerNorm Apex's fused
+// one, at the op list's minimum (2a forward, 3a backward).
+TEST(ModelCode, MegatronLmsLocalLayersRotateInPyTorchAndNormFused) {
+  OpOptions engine, local, hf;
+  local.code = model_code("megatron-lm-local");
+  hf.code = model_code("hf-transformers");  // 20 and 24 bytes per element of Q and K (the test above)
+  const auto ops = [](const OpOptions& o) { return micro_batch_ops(llama8b(), 2, 4096, o); };
+  const std::vector<Op> mine = ops(local), theirs = ops(hf), plain = ops(engine);
+  const Op& rope = find(mine, "rope", OpPass::forward);
+  EXPECT_TRUE(rope.coded);
+  EXPECT_DOUBLE_EQ(rope.bytes, find(theirs, "rope", OpPass::forward).bytes / 20 * 24);
+  EXPECT_DOUBLE_EQ(rope.kernels, 6);
+  const Op& back = find(mine, "rope_grad", OpPass::backward);
+  EXPECT_DOUBLE_EQ(back.bytes, find(theirs, "rope_grad", OpPass::backward).bytes / 24 * 34);
+  EXPECT_DOUBLE_EQ(back.kernels, 9);
+  for (const char* norm : {"norm1", "norm2", "norm_f"}) {
+    EXPECT_FALSE(find(mine, norm, OpPass::forward).coded) << norm;
+    EXPECT_DOUBLE_EQ(find(mine, norm, OpPass::forward).bytes, find(plain, norm, OpPass::forward).bytes) << norm;
+  }
+  EXPECT_DOUBLE_EQ(find(mine, "norm1_grad", OpPass::backward).bytes, find(plain, "norm1_grad", OpPass::backward).bytes);
 }
 
 // A coded op moves its own bytes: the engine's elementwise_traffic scales the others only.

@@ -358,13 +358,16 @@ def papers():
                     precision='bf16', precision_as_published='fp16 (--fp16)', attention='eager',
                     model='gpt-1t', layers=l, hidden=h, heads=160, kv_heads=160, ffn=4 * h, vocab=v, **gpt,
                     seq_len=s, micro_batch=1, grad_accum=3072 // 6, recompute='full', tp=8, sp=False, pp=64, pp_schedule='1f1b',
-                    reduce_bytes=2, tokens_per_s_per_gpu=round(tflops * 1e12 / flops_per_token, 3),
+                    reduce_bytes=2, fused_loss=False, tokens_per_s_per_gpu=round(tflops * 1e12 / flops_per_token, 3),
                     notes=(f"{tflops:.2f} TFLOP/s per GPU (502 PFLOP/s / 3072) over the paper's {flops_per_token / 1e12:.4f} TFLOPs per token; "
                            "the configuration from " + sc21 + "; grad_accum = GBS / (MBS x DP 6) = 512; sequence parallelism did not "
                            "exist (2021): sp = false; attention as Megatron's fused softmax between two GEMMs (no FlashAttention in 2021): "
                            "eager; fp16 priced as bf16 (the same GEMM rate on the A100); gradients held and all-reduced in fp16 (inferred: "
                            "Megatron's local DDP keeps main_grad in the parameters' dtype unless --accumulate-allreduce-grads-in-fp32): "
-                           "reduce_bytes = 2; the shape: GPT-3's (learned positions, tied embedding, biases, GELU MLP of 4h)")))
+                           "reduce_bytes = 2; the loss in fp32 and unfused: Megatron-LM's gpt_model.py computes "
+                           "vocab_parallel_cross_entropy(output.float(), labels) unless --fp16-lm-cross-entropy, which CONFIG.sh does "
+                           "not pass (the engine file's fused loss is Megatron-Core's, later): fused_loss = false; "
+                           "the shape: GPT-3's (learned positions, tied embedding, biases, GELU MLP of 4h)")))
     # The JUPITER benchmark suite's Megatron-LM benchmark (JSC): its 13B evaluation model on 8 nodes of 4 A100 40GB.
     jsc = 'https://github.com/FZJ-JSC/jubench-megatron-lm/blob/d79ae122f7a4c0a842f6cb6aed4395db2a05002a/DESCRIPTION.md'
     out.append(dict(id='jubench-megatron-gpt-13b-a100-40gb-32gpu-tp2-pp4', half='check',
@@ -375,20 +378,27 @@ def papers():
                                   "description of its nodes: 4 A100 40GB fully connected by NVLink 3 (4 links of 25 GB/s per direction "
                                   "between each pair: 100 GB/s) and 4 HDR200 InfiniBand adapters per node (25 GB/s per GPU)"),
                     engine='megatron', strategy='zero1', strategy_as_published='TP 2, PP 4, DP 4, --use-distributed-optimizer',
-                    precision='bf16', precision_as_published='fp16 (--fp16)', attention='flash2',
+                    precision='bf16', precision_as_published='fp16 (--fp16)', attention='flash2', model_code='megatron-lm-local',
                     model='gpt-13b-jsc', layers=40, hidden=5120, heads=32, kv_heads=32, ffn=20480, mlp='gelu', norm='layernorm',
                     positions='rope', tied=True, bias='all', vocab=50257,
-                    seq_len=2048, micro_batch=1, grad_accum=256, recompute='selective', tp=2, sp=True, pp=4, pp_schedule='1f1b',
-                    reduce_bytes=2, tokens_per_s_per_gpu=round(60777.68 / 32, 3),
+                    seq_len=2048, micro_batch=1, grad_accum=256, recompute='none', tp=2, sp=True, pp=4, pp_schedule='1f1b',
+                    reduce_bytes=2, fused_loss=False, tokens_per_s_per_gpu=round(60777.68 / 32, 3),
                     notes=("tokens/s per GPU = the table's 60777.68 tokens/sec (the JUBE result: global batch x sequence / mean "
                            "iteration time, benchmark/jube/nlp_benchmark.yaml) / 32 GPUs; the run as benchmark/slurm/jobscript_13B.sbatch "
                            "and the JUBE script give it: Megatron-LM at commit f772743, 40 layers, hidden 5120, 32 heads, ffn 20480, "
                            "sequence 2048, rope, GPT-2 BPE (vocab 50257), --use-flash-attn (FlashAttention-2 on the A100), "
-                           "--sequence-parallel, --recompute-granularity selective, --use-distributed-optimizer, TP 2, PP 4 (1F1B, "
+                           "--sequence-parallel, --recompute-granularity selective (which Megatron-LM's local layers apply to the "
+                           "attention core only without FlashAttention: megatron/model/transformer.py runs core_attention_flash "
+                           "unchecked, so nothing is recomputed and the blocks keep FlashAttention's set, as selective would: "
+                           "recompute = none), --use-distributed-optimizer, TP 2, PP 4 (1F1B, "
                            "no virtual stages), micro-batch 1, 256 accumulation steps; fp16 priced as bf16 (the same GEMM rate); "
                            "gradients held and reduced in fp16 (inferred: Megatron-LM keeps the grad buffer in the parameters' dtype "
-                           "without --accumulate-allreduce-grads-in-fp32): reduce_bytes = 2; biases and tied embeddings Megatron-LM's "
-                           "defaults; the machine inferred (see interconnect); the JUBE figure is the mean over every logged "
+                           "without --accumulate-allreduce-grads-in-fp32): reduce_bytes = 2; Megatron-LM's own layers, not Transformer "
+                           "Engine's (src/compile_build.sh installs FlashAttention-2 and Apex, no Transformer Engine: --transformer-impl "
+                           "local), so the rotary embedding as megatron/model/rotary_pos_embedding.py writes it: model_code = "
+                           "megatron-lm-local; the loss in fp32 and unfused (gpt_model.py: vocab_parallel_cross_entropy(output.float(), "
+                           "labels) without --fp16-lm-cross-entropy, which the scripts do not pass): fused_loss = false; biases and "
+                           "tied embeddings Megatron-LM's defaults; the machine inferred (see interconnect); the JUBE figure is the mean over every logged "
                            "interval, the first (warm-up) one included: in the 175B example log of the same file the first "
                            "interval is 34% slower than the mean of the next four")))
     # BigScience's BLOOM 176B: the README's first-epoch iteration, 2048 sequences of 2048 tokens in 104.70 s on 48 nodes of 8.

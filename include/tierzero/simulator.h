@@ -175,9 +175,14 @@ struct SimResult {
   double gemm_s = 0, attention_s = 0, memory_ops_s = 0, recompute_s = 0, optimizer_s = 0;
   double forward_s = 0, backward_s = 0;  // the same by pass (backward with its recomputation), without the optimizer
   // Pipeline parallelism (SimInput::pipeline): the schedule's bubble (in
-  // compute_s) and its point-to-point transfers of activations and their
-  // gradients between stages, on the critical path (in step_time_s).
+  // compute_s: its slots are a micro-batch's compute and exposed tensor and
+  // context collectives) and its point-to-point transfers of activations and
+  // their gradients between stages, on the critical path (in step_time_s).
   double pipeline_bubble_s = 0, pipeline_p2p_s = 0;
+  // Tensor parallelism (SimInput::mesh): the tensor group's collectives on
+  // the critical path, every micro-batch's: their time less what runs under
+  // the GEMMs beside them (in exposed_comm_s).
+  double tensor_exposed_s = 0;
   // Context parallelism (SimInput::context): the time of its exchanges (in
   // comm_s), and the part on the critical path (in step_time_s): the ring's
   // steps whose transfer outlasts the attention block beside it, by the

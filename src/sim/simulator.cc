@@ -125,9 +125,10 @@ std::vector<double> pipeline_repeats(const std::vector<HopTransfer>& transfers, 
 // move the engine's gradient bytes; an engine that accumulates a replicated
 // plan's gradients locally reduces once per step, not per micro-batch. The
 // tensor-parallel collectives carry `rows_seq` tokens per sequence (a
-// context-parallel member's).
+// context-parallel member's); `tensor_s` receives their time, every
+// micro-batch's (a part of the step-phase total).
 double price_communication(const SimInput& in, const Topology& topo, const TrainConfig& cfg, const GptLayout& layout, int rows_seq,
-                           SimResult& r) {
+                           SimResult& r, double& tensor_s) {
   const Topology world = in.topology();
   const TensorMember member{layout.tp(), world, 0};
   std::vector<HopTransfer> transfers = step_transfers(in.plan, topo, cfg, 0, in.mesh.tp > 1 ? &member : nullptr);
@@ -180,6 +181,7 @@ double price_communication(const SimInput& in, const Topology& topo, const Train
     r.comm_s += t;
     if (h.phase == Phase::step || h.phase == Phase::tensor) step_phase += t;
     else r.overlappable_s += t + q;
+    if (h.phase == Phase::tensor) tensor_s += t;
     if (h.phase == Phase::forward) forward += t + q, r.overlappable_by_kind.forward += t + q;
     if (h.phase == Phase::backward) r.overlappable_by_kind.backward += t + q;
     if (h.phase == Phase::reduce) reduce += t + q, r.overlappable_by_kind.reduce += t + q;
@@ -257,15 +259,18 @@ double offload_time(const SimInput& in, const Topology& topo, const GptLayout& l
 }
 
 // A pipeline's stage (sim/pipeline.h) on top of the data-parallel step: the schedule's bubble, slots of one
-// micro-batch's forward and backward in which the stage waits; each slot's activation in and gradient back, from and
+// micro-batch's forward and backward in which the stage waits, each as long as a stage takes for them: their compute
+// and the collectives on their critical path, `exposed_per_micro_batch` (the warm-up's forwards and the cool-down's
+// backwards run stage after stage, each with its tensor group's exposed collectives and its context ring's exposed
+// steps, as in the steady state); each slot's activation in and gradient back, from and
 // to the neighbouring stages (v per micro-batch interleaved), priced exposed, but for an interleaved schedule of an
 // engine that overlaps them (EngineProfile::pipeline_p2p_overlap): there the 2 v m sends of the steady state each run
 // beside the next chunk's forward or backward and only what outlasts it is exposed, the 2 (p - 1) of the warm-up and
 // cool-down stay exposed; the first stage's in-flight activations.
-void price_pipeline(const SimInput& stage, const ComputeTime& c, int seq_len, SimResult& r) {
+void price_pipeline(const SimInput& stage, const ComputeTime& c, int seq_len, double exposed_per_micro_batch, SimResult& r) {
   const PipelineShape& p = stage.pipeline;
   const int m = stage.grad_accum;
-  r.pipeline_bubble_s = c.total() / m * (schedule_slots(p, m) - m);
+  r.pipeline_bubble_s = (c.total() / m + exposed_per_micro_batch) * (schedule_slots(p, m) - m);
   r.compute_s += r.pipeline_bubble_s;
   const Topology world = stage.topology();
   const HopTransfer x = stage_transfer(stage, world, seq_len);
@@ -330,9 +335,9 @@ SimResult price_stage(const SimInput& in, const SimInput& job) {
   const std::vector<Op> ops = micro_batch_ops(in.model, in.micro_batch, seq_len, op_options(in));  // one micro-batch's
   const ComputeTime c = compute_time(in, topo, layout, ops, r);
   r.compute_s = c.total() + r.optimizer_s;
-  if (piped) price_pipeline(in, c, rows_seq, r);
   price_context(in, seq_len, r);
-  const double exposed = price_communication(in, topo, cfg, layout, rows_seq, r);
+  double tensor_s = 0;
+  const double exposed = price_communication(in, topo, cfg, layout, rows_seq, r, tensor_s);
   r.offload_s = offload_time(in, topo, layout);
   // Forward gathers hide under the forward's compute, backward gathers and reductions under the backward's (and its
   // recomputation), each kind by the system's overlap times the engine's (backward gathers issued after the unit's
@@ -346,6 +351,8 @@ SimResult price_stage(const SimInput& in, const SimInput& job) {
   // The tensor-parallel input-gradient collectives the engine runs under the weight gradients' GEMMs (and, sequence
   // parallel, the saved inputs' gathers under the input gradients').
   const double hidden_t = tensor_overlap_hidden(in, in.topology(), rows_seq, ops);
+  r.tensor_exposed_s = std::max(0.0, tensor_s - hidden_t);
+  if (piped) price_pipeline(in, c, rows_seq, (r.tensor_exposed_s + r.context_exposed_s) / in.grad_accum, r);
   r.step_time_s = r.compute_s + r.overlappable_s + exposed - (hidden_f + hidden_b) * (1 - in.engine.overlap_slowdown) - hidden_t +
                   r.offload_s + r.pipeline_p2p_s + r.context_exposed_s;
   r.exposed_comm_s = r.step_time_s - r.compute_s - r.offload_s;
