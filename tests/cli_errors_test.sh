@@ -83,7 +83,7 @@ expect_exit 2 "pipeline split ends:16,16 with the interleaved schedule: only 1f1
 expect_exit 2 "pipeline split embedding: pp = 4 does not divide the model's 32 layers + 2 (the embedding and the head counted as layers)" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 32 --pp 4 --pp-split embedding --strategy zero1
 expect_exit 2 "pipeline split 'ends:0,3': even, embedding, or ends:F,L (F and L >= 1 layers on the first and last stages)" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 32 --pp 4 --pp-split ends:0,3 --strategy zero1
 expect_exit 0 "pipeline of 4 stages on the world level (1f1b, layers split ends:1,1)" 1 -- "$tz" simulate --system dgx-h100 --engine megatron --model llama3-8b --ranks 32 --pp 4 --pp-split ends:1,1 --strategy zero1
-expect_exit 2 "\-\-model-code: megatron-te not in {engine,fms,hf-transformers,torchtitan}" 1 -- "$tz" simulate --model-code megatron-te
+expect_exit 2 "\-\-model-code: megatron-te not in {engine,fms,hf-transformers,megatron-lm-local,torchtitan}" 1 -- "$tz" simulate --model-code megatron-te
 # A model code prices its norms and rotary embedding: the assumptions say it, the step is slower.
 expect_exit 0 "engine fsdp, model code hf-transformers" 1 -- "$tz" simulate --system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3 --model-code hf-transformers
 expect_exit 0 "engine fsdp, norms and rotary embedding as the engine's kernels (--model-code" 1 -- "$tz" simulate --system dgx-h100 --engine fsdp --model llama3-8b --ranks 8 --strategy zero3
