@@ -373,6 +373,28 @@ TEST(Simulator, OverlapHidesCommunicationUnderCompute) {
   EXPECT_LT(hidden({1, 0, 0.1}), hidden({1, 0.1, 0.1}));
 }
 
+// An engine that accumulates a replicated plan's gradients over the step's
+// micro-batches (accumulate_locally: Megatron-LM) reduces them once, in the
+// last micro-batch's backward (overlap_grad_reduce), so the reduction hides
+// under that micro-batch's backward alone: 1/m of the step's; a reduction per
+// micro-batch may hide under all of it.
+TEST(Simulator, AOnceAStepReductionHidesUnderTheLastMicroBatchOnly) {
+  SimInput in = frontier("ddp", 384);
+  in.system.links.back().bandwidth_Bps /= 20;  // a reduction longer than one micro-batch's backward
+  in.grad_accum = 4;
+  in.engine.overlap = {1, 1, 1}, in.engine.overlap_slowdown = 0;
+  for (const bool once : {true, false}) {
+    in.engine.accumulate_locally = once;
+    in.system.overlap = {0, 0, 0};
+    const SimResult serial = simulate(in);
+    const double reduce = serial.overlappable_by_kind.reduce, backward = serial.backward_s;
+    ASSERT_GT(reduce, backward / in.grad_accum) << once;
+    in.system.overlap = {1, 1, 1};
+    const double hidden = serial.step_time_s - simulate(in).step_time_s;
+    EXPECT_NEAR(hidden, std::min(reduce, once ? backward / in.grad_accum : backward), 1e-9) << once;
+  }
+}
+
 // Every collective call pays the system's call overhead; DeepSpeed issues
 // one gather per parameterised module, tierzero one per unit.
 TEST(Simulator, CallsCostTheirOverheadAndDeepSpeedIssuesOnePerModule) {

@@ -347,7 +347,11 @@ SimResult price_stage(const SimInput& in, const SimInput& job) {
   const Overlap& o = r.overlappable_by_kind;
   const double hidden_f = so.forward * eo.forward * std::min(o.forward, c.forward_s);
   const double backward_gathers = in.engine.backward_prefetch == BackwardPrefetch::post ? 0.0 : eo.backward;
-  const double hidden_b = std::min(so.backward * backward_gathers * o.backward + so.reduce * eo.reduce * o.reduce, c.backward_s + c.recompute_s);
+  // An engine that reduces once per step (accumulate_locally, the gradients not partitioned) runs the reduction in
+  // the last micro-batch's backward: it can hide under that one only.
+  const double backward = c.backward_s + c.recompute_s;
+  const double reduce_cover = in.engine.accumulate_locally && !in.plan.params ? backward / in.grad_accum : backward;
+  const double hidden_b = std::min(so.backward * backward_gathers * o.backward + std::min(so.reduce * eo.reduce * o.reduce, reduce_cover), backward);
   // The tensor-parallel input-gradient collectives the engine runs under the weight gradients' GEMMs (and, sequence
   // parallel, the saved inputs' gathers under the input gradients').
   const double hidden_t = tensor_overlap_hidden(in, in.topology(), rows_seq, ops);
