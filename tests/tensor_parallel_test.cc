@@ -107,7 +107,12 @@ TEST(TensorParallel, EveryMembersSlicesTileEachWholeTensorOnce) {
           ASSERT_EQ(owners[e], 1) << w.name << " element " << e;
         }
       }
-      for (const GptLayout& m : members) member_total += m.num_params();
+      std::size_t largest = 0;  // the first member of the most parameters: the one the simulator prices
+      for (std::size_t r = 0; r < members.size(); ++r) {
+        member_total += members[r].num_params();
+        if (members[r].num_params() > members[largest].num_params()) largest = r;
+      }
+      EXPECT_EQ(largest_member(c, n), (TpShard{n, static_cast<int>(largest)}));
       std::size_t replicated = 0;
       for (const TensorInfo& t : members[0].tensors())
         if (t.split == TpSplit::replicated) replicated += t.numel;

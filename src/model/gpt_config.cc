@@ -197,11 +197,16 @@ int tp_local_kv(const GptConfig& c, int tp) {
 }
 
 TpShard largest_member(const GptConfig& c, int tp) {
-  if (c.vocab % tp == 0 && c.kv() % tp == 0) return {tp, 0};  // every member's slices the same size
+  // Members differ only by their vocabulary rows (of wte, and of an untied lm_head) and by their key/value heads
+  // (2 D rows of C, and biases, in every block); the rest of their slices are alike.
+  const double row = static_cast<double>(c.channels) * (c.tied ? 1 : 2);
+  const double head = 2.0 * c.head_size() * (c.channels + (c.qkv_bias() ? 1 : 0)) * c.layers;
   TpShard largest{tp, 0};
-  std::size_t most = 0;
-  for (int r = 0; r < tp; ++r)
-    if (const std::size_t n = GptLayout(c, TpShard{tp, r}).num_params(); n > most) most = n, largest.rank = r;
+  double most = -1;
+  for (int r = 0; r < tp; ++r) {
+    const int rows = c.vocab / tp + (r < c.vocab % tp ? 1 : 0);
+    if (const double n = rows * row + tp_kv_heads(c, tp, r).heads.count * head; n > most) most = n, largest.rank = r;
+  }
   return largest;
 }
 
